@@ -1,0 +1,188 @@
+package codec
+
+import (
+	"errors"
+	"fmt"
+	"strconv"
+)
+
+// Kind names a body-compression codec.
+type Kind uint8
+
+const (
+	// None stores buffers as they are.
+	None Kind = iota
+	// LZ4 is the LZ4 frame format (Arrow's LZ4_FRAME).
+	LZ4
+	// Zstd is Zstandard (Arrow's ZSTD).
+	Zstd
+)
+
+// String returns the name used in settings: "none", "lz4" or "zstd".
+func (k Kind) String() string {
+	switch k {
+	case None:
+		return "none"
+	case LZ4:
+		return "lz4"
+	case Zstd:
+		return "zstd"
+	}
+	return "kind(" + strconv.Itoa(int(k)) + ")"
+}
+
+// ParseKind parses a codec name as used in settings.
+func ParseKind(s string) (Kind, error) {
+	switch s {
+	case "none":
+		return None, nil
+	case "lz4":
+		return LZ4, nil
+	case "zstd":
+		return Zstd, nil
+	}
+	return 0, fmt.Errorf("codec: %q is not one of \"zstd\", \"lz4\", \"none\"", s)
+}
+
+// Level ranges and defaults, by kind.
+const (
+	// ZstdMinLevel .. ZstdMaxLevel is the zstd scale; 0 asks for the
+	// library's default level.
+	ZstdMinLevel     = 1
+	ZstdMaxLevel     = 22
+	ZstdDefaultLevel = 3
+	// LZ4MinLevel is LZ4's fast mode; 1..LZ4MaxLevel are its high-compression levels.
+	LZ4MinLevel     = 0
+	LZ4MaxLevel     = 9
+	LZ4DefaultLevel = 0
+)
+
+// ErrLevel is returned by New for a level outside the codec's range.
+var ErrLevel = errors.New("codec: level out of range")
+
+// Codec compresses buffers with one codec at one level. The zero value is
+// None. A Codec is a small value that refers to a shared encoder pool: copy
+// it freely and use it from any number of goroutines.
+type Codec struct {
+	kind  Kind
+	level int
+	pool  *encoderPool // nil for None
+}
+
+// New returns the codec kind at level, validated once here so that nothing
+// on the per-buffer path needs checking:
+//   - Zstd: 1..22 on the zstd scale, or 0 for the default (3); mapped to the
+//     encoder's four speeds with zstd.EncoderLevelFromZstd.
+//   - LZ4: 0 (fast) .. 9 (high compression).
+//   - None: level must be 0.
+func New(kind Kind, level int) (Codec, error) {
+	switch kind {
+	case None:
+		if level != 0 {
+			return Codec{}, fmt.Errorf("%w: codec none takes no level, got %d", ErrLevel, level)
+		}
+		return Codec{}, nil
+	case Zstd:
+		if level == 0 {
+			level = ZstdDefaultLevel
+		}
+		if level < ZstdMinLevel || level > ZstdMaxLevel {
+			return Codec{}, fmt.Errorf("%w: zstd level %d is not within %d..%d", ErrLevel, level, ZstdMinLevel, ZstdMaxLevel)
+		}
+		return Codec{kind: kind, level: level, pool: zstdPool(level)}, nil
+	case LZ4:
+		if level < LZ4MinLevel || level > LZ4MaxLevel {
+			return Codec{}, fmt.Errorf("%w: lz4 level %d is not within %d..%d", ErrLevel, level, LZ4MinLevel, LZ4MaxLevel)
+		}
+		return Codec{kind: kind, level: level, pool: lz4Pool(level)}, nil
+	}
+	return Codec{}, fmt.Errorf("codec: unknown kind %d", kind)
+}
+
+// MustNew is New for levels known to be valid; it panics otherwise.
+func MustNew(kind Kind, level int) Codec {
+	c, err := New(kind, level)
+	if err != nil {
+		panic(err)
+	}
+	return c
+}
+
+// Kind returns the codec's kind.
+func (c Codec) Kind() Kind { return c.kind }
+
+// Level returns the level as requested on the codec's own scale (0 for None,
+// 3 for a zstd codec built with level 0).
+func (c Codec) Level() int { return c.level }
+
+// Effective says what the level becomes in the encoder, for people:
+// "zstd fastest", "zstd default", "zstd better", "zstd best", "lz4 fast",
+// "lz4 level 5", or "none". Levels with the same effective name produce the
+// same bytes and share one pool.
+func (c Codec) Effective() string {
+	if c.pool == nil {
+		return "none"
+	}
+	return c.pool.name
+}
+
+// String returns kind and level, e.g. "zstd/3", "lz4/0", "none".
+func (c Codec) String() string {
+	if c.kind == None {
+		return "none"
+	}
+	return c.kind.String() + "/" + strconv.Itoa(c.level)
+}
+
+// Encode appends the compressed form of src to dst and returns the extended
+// slice, which aliases dst when dst had room (as append does). For None it
+// appends src unchanged. Encode is safe for concurrent use: each call borrows
+// an encoder from the codec's pool for its duration and returns it, reset,
+// before it returns.
+func (c Codec) Encode(dst, src []byte) []byte {
+	if c.pool == nil {
+		return append(dst, src...)
+	}
+	e := c.pool.get()
+	dst = e.encode(dst, src)
+	c.pool.put(e)
+	return dst
+}
+
+// Encoder is an encoder borrowed from a codec's pool for a run of Encode
+// calls (one frame's buffers, say) without a pool round trip per buffer.
+// It must be used by one goroutine and given back with Close.
+type Encoder struct {
+	pool *encoderPool
+	enc  encoder
+}
+
+// Encoder borrows an encoder from the codec's pool. For None it returns an
+// Encoder that copies.
+func (c Codec) Encoder() *Encoder {
+	if c.pool == nil {
+		return &Encoder{}
+	}
+	return &Encoder{pool: c.pool, enc: c.pool.get()}
+}
+
+// Encode appends the compressed form of src to dst; see Codec.Encode.
+// It panics when called after Close.
+func (e *Encoder) Encode(dst, src []byte) []byte {
+	if e.pool == nil {
+		return append(dst, src...)
+	}
+	if e.enc == nil {
+		panic("codec: Encode on a closed Encoder")
+	}
+	return e.enc.encode(dst, src)
+}
+
+// Close resets the encoder and returns it to its pool. Calling Close more
+// than once is safe.
+func (e *Encoder) Close() {
+	if e.enc != nil {
+		e.pool.put(e.enc)
+		e.enc = nil
+	}
+}

@@ -1,0 +1,97 @@
+package codec
+
+import (
+	"strconv"
+	"sync"
+
+	"github.com/klauspost/compress/zstd"
+	"github.com/pierrec/lz4/v4"
+)
+
+// encoder is one single-threaded compressor.
+type encoder interface {
+	// encode appends the compressed form of src to dst.
+	encode(dst, src []byte) []byte
+	// reset drops every reference to caller memory before the encoder goes
+	// back to its pool.
+	reset()
+}
+
+// itemPool is what an encoderPool keeps idle encoders in: a sync.Pool in
+// production, a recording pool in tests (sync.Pool may drop items, so it
+// cannot prove that every encoder came back).
+type itemPool interface {
+	Get() any
+	Put(any)
+}
+
+// encoderPool holds idle encoders of one codec at one effective level.
+type encoderPool struct {
+	name  string
+	items itemPool
+	build func() encoder
+}
+
+func newEncoderPool(name string, build func() encoder) *encoderPool {
+	return &encoderPool{name: name, items: &sync.Pool{}, build: build}
+}
+
+func (p *encoderPool) get() encoder {
+	if e, ok := p.items.Get().(encoder); ok {
+		return e
+	}
+	return p.build()
+}
+
+func (p *encoderPool) put(e encoder) {
+	e.reset()
+	p.items.Put(e)
+}
+
+// One pool per effective level, built at init: a handful of structs, no
+// encoders until first use.
+var (
+	zstdPools [zstd.SpeedBestCompression - zstd.SpeedFastest + 1]*encoderPool // indexed by level - SpeedFastest
+	lz4Pools  [LZ4MaxLevel + 1]*encoderPool
+)
+
+func init() {
+	for l := zstd.SpeedFastest; l <= zstd.SpeedBestCompression; l++ {
+		l := l
+		zstdPools[l-zstd.SpeedFastest] = newEncoderPool("zstd "+zstdSpeedName(l), func() encoder { return newZstdEncoder(l) })
+	}
+	for l := LZ4MinLevel; l <= LZ4MaxLevel; l++ {
+		name := "lz4 fast"
+		if l > 0 {
+			name = "lz4 level " + strconv.Itoa(l)
+		}
+		lvl := lz4Level(l)
+		lz4Pools[l] = newEncoderPool(name, func() encoder { return newLZ4Encoder(lvl) })
+	}
+}
+
+func zstdPool(level int) *encoderPool {
+	return zstdPools[zstd.EncoderLevelFromZstd(level)-zstd.SpeedFastest]
+}
+func lz4Pool(level int) *encoderPool { return lz4Pools[level] }
+
+// zstdSpeedName shortens zstd.EncoderLevel.String ("better" for
+// "better-compression", "best" for "best-compression").
+func zstdSpeedName(l zstd.EncoderLevel) string {
+	switch l {
+	case zstd.SpeedBetterCompression:
+		return "better"
+	case zstd.SpeedBestCompression:
+		return "best"
+	}
+	return l.String()
+}
+
+// lz4Level maps 0..9 to the library's levels: 0 is fast mode, 1..9 the
+// high-compression levels Level1..Level9.
+func lz4Level(l int) lz4.CompressionLevel {
+	if l == 0 {
+		return lz4.Fast
+	}
+	return lz4.CompressionLevel(1 << (8 + l))
+}

@@ -1,0 +1,13 @@
+// Package source owns the contract between Quiver's data sources and the
+// plugin: a small required interface (Source) plus optional capabilities a
+// source may implement (HealthChecker, ResourceHandler, io.Closer), discovered
+// by type assertion once, when the data-source instance is built.
+//
+// A source turns one query into frames and hands each frame to a Sink as soon
+// as it is complete; it never encodes them. Errors that are the user's fault
+// are wrapped with BadQuery, failures of the system behind the source with
+// Upstream; the plugin classifies them once, at the gRPC edge.
+//
+// source imports the SDK's data package and arrow-go only; never the SDK's
+// backend package, never pkg/plugin.
+package source

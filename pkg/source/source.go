@@ -1,0 +1,105 @@
+package source
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"time"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/grafana/grafana-plugin-sdk-go/data"
+)
+
+// Query is one query of a request, as a source sees it.
+type Query struct {
+	RefID         string
+	JSON          []byte // the query model as the frontend sent it
+	From, To      time.Time
+	Interval      time.Duration
+	MaxDataPoints int64
+	Limits        Limits
+}
+
+// Limits bound what one query may produce. Zero means "no limit".
+type Limits struct {
+	MaxSeries int   // frames per query
+	MaxPoints int64 // rows summed over all frames of a query
+}
+
+// Sink receives the frames of one query. Implementations are safe for use by
+// one goroutine at a time. A frame handed to a Sink belongs to it: the source
+// must not modify it afterwards. An error from a Sink (for example a limit
+// that was hit, or a cancelled request) must be returned by the source as is.
+type Sink interface {
+	// Frame hands over one frame built with the SDK's data package.
+	Frame(f *data.Frame) error
+	// Record hands over one frame as an Arrow record whose schema carries
+	// Grafana's metadata (see package frame). The Sink releases it.
+	Record(rec arrow.RecordBatch) error
+}
+
+// Source answers queries. Implementations must be safe for concurrent use.
+type Source interface {
+	Query(ctx context.Context, q Query, sink Sink) error
+}
+
+// HealthChecker is implemented by sources that can check their upstream.
+// The returned error's message is shown to the administrator as is.
+type HealthChecker interface {
+	CheckHealth(ctx context.Context) error
+}
+
+// ResourceHandler is implemented by sources that serve resource calls
+// (schema browsing for the query editor, for example).
+type ResourceHandler interface {
+	Resources() http.Handler
+}
+
+// Kind says whose fault an error is.
+type Kind uint8
+
+const (
+	// KindQuery: the query or its parameters are wrong; the user can fix it.
+	KindQuery Kind = iota + 1
+	// KindUpstream: the system behind the source failed or timed out.
+	KindUpstream
+	// KindLimit: the query asked for more than the configured limits allow.
+	KindLimit
+)
+
+// Error carries a Kind with the error it classifies.
+type Error struct {
+	Kind Kind
+	Err  error
+}
+
+func (e *Error) Error() string { return e.Err.Error() }
+func (e *Error) Unwrap() error { return e.Err }
+
+// BadQuery returns a KindQuery error with a formatted message.
+func BadQuery(format string, args ...any) error {
+	return &Error{Kind: KindQuery, Err: fmt.Errorf(format, args...)}
+}
+
+// Upstream marks err as a failure of the upstream system. It returns nil for nil.
+func Upstream(err error) error {
+	if err == nil {
+		return nil
+	}
+	return &Error{Kind: KindUpstream, Err: err}
+}
+
+// LimitExceeded returns a KindLimit error with a formatted message.
+func LimitExceeded(format string, args ...any) error {
+	return &Error{Kind: KindLimit, Err: fmt.Errorf(format, args...)}
+}
+
+// KindOf reports the Kind of err, or 0 when err carries none.
+func KindOf(err error) Kind {
+	var e *Error
+	if errors.As(err, &e) {
+		return e.Kind
+	}
+	return 0
+}
