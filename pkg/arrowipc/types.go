@@ -1,0 +1,109 @@
+package arrowipc
+
+import (
+	"fmt"
+
+	"github.com/apache/arrow-go/v18/arrow"
+)
+
+// Arrow format enums (Schema.fbs, Message.fbs) used by this package.
+const (
+	fbTypeInt           byte = 2
+	fbTypeFloatingPoint byte = 3
+	fbTypeBinary        byte = 4
+	fbTypeUtf8          byte = 5
+	fbTypeBool          byte = 6
+	fbTypeTimestamp     byte = 10
+
+	fbPrecisionSingle int16 = 1
+	fbPrecisionDouble int16 = 2
+
+	fbTimeUnitNanosecond int16 = 3
+
+	fbHeaderSchema      byte = 1
+	fbHeaderRecordBatch byte = 3
+
+	fbMetadataV5 int16 = 4
+
+	fbCompressionLZ4Frame int8 = 0
+	fbCompressionZstd     int8 = 1
+)
+
+// layout is how a column's values are laid out in body buffers.
+type layout uint8
+
+const (
+	layoutFixed  layout = iota // validity + values of width bytes each
+	layoutBitmap               // validity + values bitmap (bool)
+	layoutVar                  // validity + int32 offsets + data (utf8, binary)
+)
+
+// typeInfo is one row of the table of supported column types: how the type
+// is written in the schema and how its values are laid out in the body.
+type typeInfo struct {
+	fbType   byte
+	bitWidth int32 // Int: bit width
+	signed   bool  // Int
+	prec     int16 // FloatingPoint
+	layout   layout
+	width    int // bytes per value for layoutFixed
+}
+
+// types is the one table of column types the encoder writes, keyed by
+// arrow-go's type ID. Timestamps need a further check (unit), see lookupType.
+var types = map[arrow.Type]typeInfo{
+	arrow.BOOL:      {fbType: fbTypeBool, layout: layoutBitmap},
+	arrow.INT8:      {fbType: fbTypeInt, bitWidth: 8, signed: true, width: 1},
+	arrow.INT16:     {fbType: fbTypeInt, bitWidth: 16, signed: true, width: 2},
+	arrow.INT32:     {fbType: fbTypeInt, bitWidth: 32, signed: true, width: 4},
+	arrow.INT64:     {fbType: fbTypeInt, bitWidth: 64, signed: true, width: 8},
+	arrow.UINT8:     {fbType: fbTypeInt, bitWidth: 8, width: 1},
+	arrow.UINT16:    {fbType: fbTypeInt, bitWidth: 16, width: 2},
+	arrow.UINT32:    {fbType: fbTypeInt, bitWidth: 32, width: 4},
+	arrow.UINT64:    {fbType: fbTypeInt, bitWidth: 64, width: 8},
+	arrow.FLOAT32:   {fbType: fbTypeFloatingPoint, prec: fbPrecisionSingle, width: 4},
+	arrow.FLOAT64:   {fbType: fbTypeFloatingPoint, prec: fbPrecisionDouble, width: 8},
+	arrow.STRING:    {fbType: fbTypeUtf8, layout: layoutVar},
+	arrow.BINARY:    {fbType: fbTypeBinary, layout: layoutVar},
+	arrow.TIMESTAMP: {fbType: fbTypeTimestamp, width: 8},
+}
+
+// UnsupportedTypeError reports a column whose type Grafana's reader does not
+// accept.
+type UnsupportedTypeError struct {
+	Field string
+	Type  arrow.DataType
+	Hint  string
+}
+
+func (e *UnsupportedTypeError) Error() string {
+	msg := fmt.Sprintf("arrowipc: field %q: type %s is not one Grafana can read", e.Field, typeName(e.Type))
+	if e.Hint != "" {
+		msg += " (" + e.Hint + ")"
+	}
+	return msg
+}
+
+func typeName(t arrow.DataType) string {
+	if t == nil {
+		return "<nil>"
+	}
+	return t.String()
+}
+
+// lookupType returns the table row for a field's type, or an
+// *UnsupportedTypeError.
+func lookupType(name string, t arrow.DataType) (typeInfo, error) {
+	if t == nil {
+		return typeInfo{}, &UnsupportedTypeError{Field: name, Type: t}
+	}
+	info, ok := types[t.ID()]
+	if !ok {
+		return typeInfo{}, &UnsupportedTypeError{Field: name, Type: t}
+	}
+	if ts, isTS := t.(*arrow.TimestampType); isTS && ts.Unit != arrow.Nanosecond {
+		return typeInfo{}, &UnsupportedTypeError{Field: name, Type: t,
+			Hint: "Grafana reads every timestamp as nanoseconds; convert to timestamp[ns] first"}
+	}
+	return info, nil
+}
