@@ -1,0 +1,87 @@
+package frame
+
+import (
+	"encoding/json"
+	"fmt"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/grafana/grafana-plugin-sdk-go/data"
+)
+
+// Metadata keys Grafana's decoder reads (SDK data/arrow.go).
+const (
+	KeyName   = "name"   // schema: the frame's name
+	KeyRefID  = "refId"  // schema: the query's refId
+	KeyMeta   = "meta"   // schema: data.FrameMeta as JSON, only when set
+	KeyTSType = "tstype" // field: the TypeScript type (see TSType)
+	KeyLabels = "labels" // field: data.Labels as JSON, only when non-nil
+	KeyConfig = "config" // field: data.FieldConfig as JSON, only when set
+)
+
+// TypeScript type names the SDK writes under KeyTSType.
+const (
+	TSNumber  = "number"
+	TSString  = "string"
+	TSBoolean = "boolean"
+	TSTime    = "time"
+	TSEnum    = "enum"
+	TSOther   = "other"
+)
+
+// Timestamp is the one timestamp type Grafana's reader interprets correctly:
+// nanoseconds, no time zone (the reader ignores both unit and zone).
+var Timestamp = &arrow.TimestampType{Unit: arrow.Nanosecond}
+
+// TSType returns the TypeScript type the SDK writes for a column of Arrow
+// type t: "time" for timestamps, "number" for integers and floats,
+// "boolean", "string", and "other" for binary (JSON). A uint16 column meant
+// as an enum takes TSEnum instead; the caller says so.
+func TSType(t arrow.DataType) (string, error) {
+	switch t.ID() {
+	case arrow.TIMESTAMP:
+		return TSTime, nil
+	case arrow.INT8, arrow.INT16, arrow.INT32, arrow.INT64,
+		arrow.UINT8, arrow.UINT16, arrow.UINT32, arrow.UINT64,
+		arrow.FLOAT32, arrow.FLOAT64:
+		return TSNumber, nil
+	case arrow.BOOL:
+		return TSBoolean, nil
+	case arrow.STRING:
+		return TSString, nil
+	case arrow.BINARY:
+		return TSOther, nil
+	}
+	return "", fmt.Errorf("frame: arrow type %s has no Grafana field type", t)
+}
+
+// SchemaMetadata returns the schema metadata of a frame as the SDK writes it.
+func SchemaMetadata(name, refID string, meta *data.FrameMeta) (arrow.Metadata, error) {
+	if meta == nil {
+		return arrow.NewMetadata([]string{KeyName, KeyRefID}, []string{name, refID}), nil
+	}
+	b, err := json.Marshal(meta)
+	if err != nil {
+		return arrow.Metadata{}, fmt.Errorf("frame: encoding meta: %w", err)
+	}
+	return arrow.NewMetadata([]string{KeyMeta, KeyName, KeyRefID}, []string{string(b), name, refID}), nil
+}
+
+// FieldMetadata returns a field's metadata as the SDK writes it: config and
+// labels only when set, tstype always.
+func FieldMetadata(tstype string, labels data.Labels, config *data.FieldConfig) (arrow.Metadata, error) {
+	keys := make([]string, 0, 3)
+	values := make([]string, 0, 3)
+	if config != nil {
+		b, err := json.Marshal(config)
+		if err != nil {
+			return arrow.Metadata{}, fmt.Errorf("frame: encoding field config: %w", err)
+		}
+		keys, values = append(keys, KeyConfig), append(values, string(b))
+	}
+	if labels != nil {
+		b, _ := appendLabelsJSON(nil, labels, nil)
+		keys, values = append(keys, KeyLabels), append(values, string(b))
+	}
+	keys, values = append(keys, KeyTSType), append(values, tstype)
+	return arrow.NewMetadata(keys, values), nil
+}

@@ -1,0 +1,16 @@
+// Package frame owns Grafana's frame contract on the wire: the schema
+// metadata (name, refId, meta) and field metadata (tstype, labels, config)
+// that the SDK's decoder reads, exactly as the SDK writes them, and the
+// table of column types a Grafana frame can hold.
+//
+// Its Encoder writes a frame as one Arrow IPC file through package arrowipc
+// from either of two inputs, and produces byte-identical output for the same
+// data:
+//   - a *data.Frame, whose field vectors are read in place (no arrow.Table
+//     copy, no boxing per value);
+//   - an Arrow record whose schema carries Grafana's metadata (built with
+//     SchemaMetadata and FieldMetadata), as a streaming source produces it.
+//
+// frame imports the SDK's data package, arrow-go and arrowipc; never the
+// SDK's backend package, never a source or the plugin.
+package frame

@@ -1,0 +1,233 @@
+package frame
+
+import (
+	"encoding/binary"
+	"encoding/json"
+	"fmt"
+	"time"
+	"unsafe"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/grafana/grafana-plugin-sdk-go/data"
+
+	"github.com/quiverdata/quiver/pkg/arrowipc"
+)
+
+// scratch is one column's reusable memory for what cannot be viewed in
+// place: bitmaps, converted times, gathered nullable values, string offsets
+// and bytes.
+type scratch struct {
+	validity []byte
+	values   []byte
+	offsets  []byte
+}
+
+// kind is one row of the table of SDK field types: the Arrow column it
+// becomes and how its vector is laid out as an arrowipc.Column.
+type kind struct {
+	arrow    arrow.DataType
+	nullable bool
+	tstype   string
+	column   func(f *data.Field, s *scratch) arrowipc.Column
+}
+
+// kinds is the one table of SDK field types this package writes, with the
+// Arrow types the SDK's own MarshalArrow gives them.
+var kinds = map[data.FieldType]kind{
+	data.FieldTypeInt8:            {arrow.PrimitiveTypes.Int8, false, TSNumber, fixed[int8]},
+	data.FieldTypeNullableInt8:    {arrow.PrimitiveTypes.Int8, true, TSNumber, nullableFixed[int8]},
+	data.FieldTypeInt16:           {arrow.PrimitiveTypes.Int16, false, TSNumber, fixed[int16]},
+	data.FieldTypeNullableInt16:   {arrow.PrimitiveTypes.Int16, true, TSNumber, nullableFixed[int16]},
+	data.FieldTypeInt32:           {arrow.PrimitiveTypes.Int32, false, TSNumber, fixed[int32]},
+	data.FieldTypeNullableInt32:   {arrow.PrimitiveTypes.Int32, true, TSNumber, nullableFixed[int32]},
+	data.FieldTypeInt64:           {arrow.PrimitiveTypes.Int64, false, TSNumber, fixed[int64]},
+	data.FieldTypeNullableInt64:   {arrow.PrimitiveTypes.Int64, true, TSNumber, nullableFixed[int64]},
+	data.FieldTypeUint8:           {arrow.PrimitiveTypes.Uint8, false, TSNumber, fixed[uint8]},
+	data.FieldTypeNullableUint8:   {arrow.PrimitiveTypes.Uint8, true, TSNumber, nullableFixed[uint8]},
+	data.FieldTypeUint16:          {arrow.PrimitiveTypes.Uint16, false, TSNumber, fixed[uint16]},
+	data.FieldTypeNullableUint16:  {arrow.PrimitiveTypes.Uint16, true, TSNumber, nullableFixed[uint16]},
+	data.FieldTypeUint32:          {arrow.PrimitiveTypes.Uint32, false, TSNumber, fixed[uint32]},
+	data.FieldTypeNullableUint32:  {arrow.PrimitiveTypes.Uint32, true, TSNumber, nullableFixed[uint32]},
+	data.FieldTypeUint64:          {arrow.PrimitiveTypes.Uint64, false, TSNumber, fixed[uint64]},
+	data.FieldTypeNullableUint64:  {arrow.PrimitiveTypes.Uint64, true, TSNumber, nullableFixed[uint64]},
+	data.FieldTypeFloat32:         {arrow.PrimitiveTypes.Float32, false, TSNumber, fixed[float32]},
+	data.FieldTypeNullableFloat32: {arrow.PrimitiveTypes.Float32, true, TSNumber, nullableFixed[float32]},
+	data.FieldTypeFloat64:         {arrow.PrimitiveTypes.Float64, false, TSNumber, fixed[float64]},
+	data.FieldTypeNullableFloat64: {arrow.PrimitiveTypes.Float64, true, TSNumber, nullableFixed[float64]},
+	data.FieldTypeEnum:            {arrow.PrimitiveTypes.Uint16, false, TSEnum, fixed[data.EnumItemIndex]},
+	data.FieldTypeNullableEnum:    {arrow.PrimitiveTypes.Uint16, true, TSEnum, nullableFixed[data.EnumItemIndex]},
+	data.FieldTypeBool:            {arrow.FixedWidthTypes.Boolean, false, TSBoolean, bools},
+	data.FieldTypeNullableBool:    {arrow.FixedWidthTypes.Boolean, true, TSBoolean, nullableBools},
+	data.FieldTypeTime:            {Timestamp, false, TSTime, times},
+	data.FieldTypeNullableTime:    {Timestamp, true, TSTime, nullableTimes},
+	data.FieldTypeString:          {arrow.BinaryTypes.String, false, TSString, varWidth[string]},
+	data.FieldTypeNullableString:  {arrow.BinaryTypes.String, true, TSString, nullableVarWidth[string]},
+	data.FieldTypeJSON:            {arrow.BinaryTypes.Binary, false, TSOther, varWidth[json.RawMessage]},
+	data.FieldTypeNullableJSON:    {arrow.BinaryTypes.Binary, true, TSOther, nullableVarWidth[json.RawMessage]},
+}
+
+func lookupKind(f *data.Field) (kind, error) {
+	k, ok := kinds[f.Type()]
+	if !ok {
+		return kind{}, fmt.Errorf("frame: field %q: field type %s cannot be written", f.Name, f.Type())
+	}
+	return k, nil
+}
+
+// view returns the field's vector as the slice it is, without copying. Every
+// SDK vector is a Go slice and PointerAt(i) returns &vector[i]; the
+// PointerAt contract test pins this, so an SDK that changes it fails loudly.
+func view[T any](f *data.Field) []T {
+	n := f.Len()
+	if n == 0 {
+		return nil
+	}
+	return unsafe.Slice(f.PointerAt(0).(*T), n)
+}
+
+// asBytes reinterprets a slice of fixed-width numbers as its little-endian
+// bytes (every platform Grafana runs plugins on is little-endian).
+func asBytes[T any](v []T) []byte {
+	if len(v) == 0 {
+		return nil
+	}
+	var zero T
+	return unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(v))), len(v)*int(unsafe.Sizeof(zero)))
+}
+
+type fixedWidth interface {
+	~int8 | ~int16 | ~int32 | ~int64 | ~uint8 | ~uint16 | ~uint32 | ~uint64 | ~float32 | ~float64
+}
+
+func fixed[T fixedWidth](f *data.Field, _ *scratch) arrowipc.Column {
+	return arrowipc.Column{Values: asBytes(view[T](f))}
+}
+
+// validity fills s.validity for n rows from isNull and returns the null count.
+func validity[P any](s *scratch, v []*P) int {
+	n := len(v)
+	s.validity = resize(s.validity, (n+7)/8)
+	clear(s.validity)
+	nulls := 0
+	for i, p := range v {
+		if p == nil {
+			nulls++
+			continue
+		}
+		s.validity[i>>3] |= 1 << (i & 7)
+	}
+	return nulls
+}
+
+func resize(b []byte, n int) []byte {
+	if cap(b) < n {
+		return make([]byte, n, n+n/4)
+	}
+	return b[:n]
+}
+
+func nullableFixed[T fixedWidth](f *data.Field, s *scratch) arrowipc.Column {
+	v := view[*T](f)
+	var zero T
+	size := int(unsafe.Sizeof(zero))
+	s.values = resize(s.values, len(v)*size)
+	vals := unsafe.Slice((*T)(unsafe.Pointer(unsafe.SliceData(s.values))), len(v))
+	for i, p := range v {
+		if p != nil {
+			vals[i] = *p
+		} else {
+			vals[i] = 0
+		}
+	}
+	c := arrowipc.Column{Values: s.values}
+	if nulls := validity(s, v); nulls > 0 {
+		c.NullCount, c.Validity = nulls, s.validity
+	}
+	return c
+}
+
+func bools(f *data.Field, s *scratch) arrowipc.Column {
+	v := view[bool](f)
+	s.values = resize(s.values, (len(v)+7)/8)
+	clear(s.values)
+	for i, b := range v {
+		if b {
+			s.values[i>>3] |= 1 << (i & 7)
+		}
+	}
+	return arrowipc.Column{Values: s.values}
+}
+
+func nullableBools(f *data.Field, s *scratch) arrowipc.Column {
+	v := view[*bool](f)
+	s.values = resize(s.values, (len(v)+7)/8)
+	clear(s.values)
+	for i, b := range v {
+		if b != nil && *b {
+			s.values[i>>3] |= 1 << (i & 7)
+		}
+	}
+	c := arrowipc.Column{Values: s.values}
+	if nulls := validity(s, v); nulls > 0 {
+		c.NullCount, c.Validity = nulls, s.validity
+	}
+	return c
+}
+
+func times(f *data.Field, s *scratch) arrowipc.Column {
+	v := view[time.Time](f)
+	s.values = resize(s.values, 8*len(v))
+	for i := range v {
+		binary.LittleEndian.PutUint64(s.values[8*i:], uint64(v[i].UnixNano()))
+	}
+	return arrowipc.Column{Values: s.values}
+}
+
+func nullableTimes(f *data.Field, s *scratch) arrowipc.Column {
+	v := view[*time.Time](f)
+	s.values = resize(s.values, 8*len(v))
+	for i, p := range v {
+		var ns int64
+		if p != nil {
+			ns = p.UnixNano()
+		}
+		binary.LittleEndian.PutUint64(s.values[8*i:], uint64(ns))
+	}
+	c := arrowipc.Column{Values: s.values}
+	if nulls := validity(s, v); nulls > 0 {
+		c.NullCount, c.Validity = nulls, s.validity
+	}
+	return c
+}
+
+type bytesLike interface{ ~string | ~[]byte }
+
+func varWidth[T bytesLike](f *data.Field, s *scratch) arrowipc.Column {
+	v := view[T](f)
+	s.offsets = resize(s.offsets, 4*(len(v)+1))[:4]
+	binary.LittleEndian.PutUint32(s.offsets, 0)
+	s.values = s.values[:0]
+	for _, x := range v {
+		s.values = append(s.values, x...)
+		s.offsets = binary.LittleEndian.AppendUint32(s.offsets, uint32(len(s.values)))
+	}
+	return arrowipc.Column{Offsets: s.offsets, Values: s.values}
+}
+
+func nullableVarWidth[T bytesLike](f *data.Field, s *scratch) arrowipc.Column {
+	v := view[*T](f)
+	s.offsets = resize(s.offsets, 4*(len(v)+1))[:4]
+	binary.LittleEndian.PutUint32(s.offsets, 0)
+	s.values = s.values[:0]
+	for _, p := range v {
+		if p != nil {
+			s.values = append(s.values, *p...)
+		}
+		s.offsets = binary.LittleEndian.AppendUint32(s.offsets, uint32(len(s.values)))
+	}
+	c := arrowipc.Column{Offsets: s.offsets, Values: s.values}
+	if nulls := validity(s, v); nulls > 0 {
+		c.NullCount, c.Validity = nulls, s.validity
+	}
+	return c
+}

@@ -1,0 +1,328 @@
+package frame_test
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"math"
+	"testing"
+	"time"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/ipc"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/grafana/grafana-plugin-sdk-go/data"
+
+	"github.com/quiverdata/quiver/pkg/arrowipc"
+	"github.com/quiverdata/quiver/pkg/codec"
+	"github.com/quiverdata/quiver/pkg/frame"
+	"github.com/quiverdata/quiver/pkg/frame/frametest"
+)
+
+// codecs is every codec at a spread of levels.
+var codecs = []codec.Codec{
+	codec.MustNew(codec.None, 0),
+	codec.MustNew(codec.LZ4, 0), codec.MustNew(codec.LZ4, 9),
+	codec.MustNew(codec.Zstd, 1), codec.MustNew(codec.Zstd, 3), codec.MustNew(codec.Zstd, 7), codec.MustNew(codec.Zstd, 19),
+}
+
+func newEncoder(t testing.TB, c codec.Codec, minSavings float64) *frame.Encoder {
+	t.Helper()
+	e, err := frame.NewEncoder(arrowipc.Options{Codec: c, MinSavings: minSavings})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return e
+}
+
+// readBack decodes b with Grafana's decoder and with arrow-go's file reader
+// and checks both agree with want.
+func readBack(t testing.TB, b []byte, want *data.Frame) {
+	t.Helper()
+	got, err := data.UnmarshalArrowFrame(b)
+	if err != nil {
+		t.Fatalf("data.UnmarshalArrowFrame: %v", err)
+	}
+	if err := frametest.Equal(want, got); err != nil {
+		t.Fatalf("SDK decode: %v", err)
+	}
+	r, err := ipc.NewFileReader(bytes.NewReader(b), ipc.WithAllocator(memory.NewGoAllocator()))
+	if err != nil {
+		t.Fatalf("ipc.NewFileReader: %v", err)
+	}
+	defer r.Close()
+	rows := int64(0)
+	for i := 0; i < r.NumRecords(); i++ {
+		rec, err := r.RecordBatch(i)
+		if err != nil {
+			t.Fatalf("arrow-go record %d: %v", i, err)
+		}
+		rows += rec.NumRows()
+	}
+	if wantRows, _ := want.RowLen(); rows != int64(wantRows) || r.Schema().NumFields() != len(want.Fields) {
+		t.Fatalf("arrow-go: %d rows %d fields, want %d rows %d fields", rows, r.Schema().NumFields(), wantRows, len(want.Fields))
+	}
+}
+
+func TestRoundTripAllTypes(t *testing.T) {
+	for _, c := range codecs {
+		for _, rows := range []int{0, 1, 9, 1000} {
+			for _, ms := range []float64{0, 0.1} {
+				t.Run(fmt.Sprintf("codec=%s/rows=%d/minSavings=%v", c, rows, ms), func(t *testing.T) {
+					f := frametest.AllTypes(rows, uint64(rows))
+					e := newEncoder(t, c, ms)
+					b, err := e.AppendFrame(nil, f)
+					if err != nil {
+						t.Fatal(err)
+					}
+					readBack(t, b, f)
+					// The encoder reused for a second frame writes the same bytes.
+					again, err := e.AppendFrame(nil, f)
+					if err != nil || !bytes.Equal(b, again) {
+						t.Fatalf("second encode differs (err %v)", err)
+					}
+				})
+			}
+		}
+	}
+}
+
+func TestRoundTripEdgeFrames(t *testing.T) {
+	noFields := data.NewFrame("empty")
+	noFields.RefID = "B"
+	unicode := data.NewFrame("日本語 🚀", data.NewField("valeur ✨", data.Labels{"clé": "välue\u2028"}, []string{"ünï", "", "\x00\xff"}))
+	floats := data.NewFrame("floats", data.NewField("v", nil, frametest.Floats))
+	for _, f := range []*data.Frame{noFields, unicode, floats} {
+		for _, c := range codecs {
+			b, err := newEncoder(t, c, 0).AppendFrame(nil, f)
+			if err != nil {
+				t.Fatalf("%s %q: %v", c, f.Name, err)
+			}
+			// Invalid UTF-8 reads back as the SDK's JSON writer replaced it.
+			want := f
+			if f == unicode {
+				want = f.EmptyCopy()
+				want.Fields[0].Labels = data.Labels{"clé": "välue\u2028"}
+				want.AppendRow("ünï")
+				want.AppendRow("")
+				want.AppendRow("\x00\xff")
+			}
+			readBack(t, b, want)
+		}
+	}
+}
+
+// The SDK's own MarshalArrow path (FrameToArrowTable) and ours write the
+// same schema, metadata and buffers for the same frame: fed the SDK's
+// record, AppendRecord must produce exactly AppendFrame's bytes.
+func TestSameBytesAsRecordPath(t *testing.T) {
+	for _, c := range codecs {
+		for _, rows := range []int{0, 5, 300} {
+			f := frametest.AllTypes(rows, 42)
+			e := newEncoder(t, c, 0.1)
+			fromFrame, err := e.AppendFrame(nil, f)
+			if err != nil {
+				t.Fatal(err)
+			}
+			tbl, err := data.FrameToArrowTable(f)
+			if err != nil {
+				t.Fatal(err)
+			}
+			tr := array.NewTableReader(tbl, -1)
+			var recs []arrow.RecordBatch
+			for tr.Next() {
+				rec := tr.RecordBatch()
+				rec.Retain()
+				recs = append(recs, rec)
+			}
+			if len(recs) == 0 { // a table of 0 rows yields no record
+				recs = append(recs, array.NewRecordBatch(tbl.Schema(), emptyColumns(tbl.Schema()), 0))
+			}
+			if len(recs) != 1 {
+				t.Fatalf("table of %d rows gave %d records", rows, len(recs))
+			}
+			fromRecord, err := e.AppendRecord(nil, recs[0])
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !bytes.Equal(fromFrame, fromRecord) {
+				t.Errorf("codec=%s rows=%d: frame path %d bytes, record path %d bytes, not identical", c, rows, len(fromFrame), len(fromRecord))
+			}
+			// And with metadata built by this package rather than the SDK.
+			md, err := frame.SchemaMetadata(f.Name, f.RefID, f.Meta)
+			if err != nil {
+				t.Fatal(err)
+			}
+			fields := tbl.Schema().Fields()
+			for i, fld := range f.Fields {
+				ts, err := frame.TSType(fields[i].Type)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if fld.Type().NonNullableType() == data.FieldTypeEnum {
+					ts = frame.TSEnum
+				}
+				if fields[i].Metadata, err = frame.FieldMetadata(ts, fld.Labels, fld.Config); err != nil {
+					t.Fatal(err)
+				}
+			}
+			ours := array.NewRecordBatch(arrow.NewSchema(fields, &md), recs[0].Columns(), recs[0].NumRows())
+			fromOurs, err := e.AppendRecord(nil, ours)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !bytes.Equal(fromFrame, fromOurs) {
+				t.Errorf("codec=%s rows=%d: metadata built by package frame differs from the SDK's", c, rows)
+			}
+			ours.Release()
+			recs[0].Release()
+			tr.Release()
+			tbl.Release()
+		}
+	}
+}
+
+func emptyColumns(s *arrow.Schema) []arrow.Array {
+	cols := make([]arrow.Array, s.NumFields())
+	for i, f := range s.Fields() {
+		cols[i] = array.MakeArrayOfNull(memory.DefaultAllocator, f.Type, 0)
+	}
+	return cols
+}
+
+// The encoder reads SDK vectors in place through PointerAt(0): pin that
+// PointerAt(i) of every field type is &vector[i], so that an SDK which
+// changes its vectors fails here and not by writing wrong frames.
+func TestPointerAtViewsVector(t *testing.T) {
+	f := frametest.AllTypes(3, 7)
+	for _, fld := range f.Fields {
+		p0 := fmt.Sprintf("%p", fld.PointerAt(0))
+		p1 := fmt.Sprintf("%p", fld.PointerAt(1))
+		if p0 == p1 {
+			t.Errorf("field %q: PointerAt(0) and PointerAt(1) are the same pointer", fld.Name)
+		}
+		// Writing through the pointer must change the field's value.
+		before := fmt.Sprint(fld.At(1))
+		fld.Set(1, fld.At(0))
+		after := fmt.Sprint(fld.At(1))
+		_ = before
+		if after != fmt.Sprint(fld.At(0)) {
+			t.Errorf("field %q: Set did not write the vector", fld.Name)
+		}
+	}
+	// The view itself: a float64 vector viewed through PointerAt is the
+	// vector, and a change through the view shows in At.
+	fld := data.NewField("v", nil, []float64{1, 2, 3})
+	p := fld.PointerAt(1).(*float64)
+	*p = 42
+	if fld.At(1).(float64) != 42 {
+		t.Fatal("PointerAt(1) does not point into the float64 vector")
+	}
+	tm := data.NewField("t", nil, []time.Time{{}, {}})
+	if _, ok := tm.PointerAt(0).(*time.Time); !ok {
+		t.Fatalf("PointerAt of a time vector is %T, want *time.Time", tm.PointerAt(0))
+	}
+	nf := data.NewField("n", nil, []*float64{nil, new(float64)})
+	if _, ok := nf.PointerAt(0).(**float64); !ok {
+		t.Fatalf("PointerAt of a nullable float64 vector is %T, want **float64", nf.PointerAt(0))
+	}
+}
+
+func TestLabelsJSONMatchesSDK(t *testing.T) {
+	for _, l := range []data.Labels{
+		{}, {"a": "b"}, {"z": "1", "a": "2", "m": "3"},
+		{"html": "<script>&</script>", "ctl": "\x01\x1f\t\n\r\b\f", "q": `"\`},
+		{"bad utf8": "\xff\xfe", "sep": "\u2028\u2029", "ünï": "日本"},
+	} {
+		want, err := json.Marshal(l)
+		if err != nil {
+			t.Fatal(err)
+		}
+		md, err := frame.FieldMetadata(frame.TSNumber, l, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := md.Values()[md.FindKey(frame.KeyLabels)]; got != string(want) {
+			t.Errorf("labels %v: got %s, want %s", l, got, want)
+		}
+	}
+}
+
+func FuzzLabelsJSON(f *testing.F) {
+	f.Add("k", "v")
+	f.Add("<&>", "\xff\u2028")
+	f.Fuzz(func(t *testing.T, k, v string) {
+		l := data.Labels{k: v, "fixed": v + k}
+		want, err := json.Marshal(l)
+		if err != nil {
+			t.Skip()
+		}
+		md, err := frame.FieldMetadata(frame.TSNumber, l, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := md.Values()[md.FindKey(frame.KeyLabels)]; got != string(want) {
+			t.Errorf("got %s, want %s", got, want)
+		}
+	})
+}
+
+func TestUnsupportedAndBadInput(t *testing.T) {
+	e := newEncoder(t, codec.MustNew(codec.Zstd, 3), 0)
+	if _, err := e.AppendFrame(nil, nil); err == nil {
+		t.Error("nil frame accepted")
+	}
+	uneven := data.NewFrame("uneven", data.NewField("a", nil, []int64{1, 2}), data.NewField("b", nil, []int64{1}))
+	if _, err := e.AppendFrame([]byte("keep"), uneven); err == nil {
+		t.Error("fields of different lengths accepted")
+	}
+	// After errors the encoder still writes good frames.
+	good := data.NewFrame("good", data.NewField("v", nil, []float64{1, math.Pi}))
+	b, err := e.AppendFrame(nil, good)
+	if err != nil {
+		t.Fatal(err)
+	}
+	readBack(t, b, good)
+}
+
+// seriesFrame is a typical time series: time + float64 random walk with labels.
+func seriesFrame(rows int) *data.Frame {
+	ts := make([]time.Time, rows)
+	vs := make([]float64, rows)
+	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	v := 100.0
+	for i := range ts {
+		ts[i] = t0.Add(time.Duration(i) * time.Second)
+		v += math.Sin(float64(i)) * 1.7
+		vs[i] = v
+	}
+	return data.NewFrame("cpu",
+		data.NewField("time", nil, ts),
+		data.NewField("value", data.Labels{"host": "web-01", "region": "eu-west", "job": "node"}, vs))
+}
+
+// Steady state: a reused encoder writing a frame of a size it has seen into
+// a reused buffer allocates nothing.
+func TestAppendFrameSteadyStateAllocs(t *testing.T) {
+	if testing.Short() {
+		t.Skip("allocation counts need warm pools; skipped in -short")
+	}
+	f := seriesFrame(256)
+	for _, c := range []codec.Codec{codec.MustNew(codec.None, 0), codec.MustNew(codec.LZ4, 0), codec.MustNew(codec.Zstd, 3)} {
+		e := newEncoder(t, c, 0.1)
+		buf, err := e.AppendFrame(nil, f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		allocs := testing.AllocsPerRun(100, func() {
+			buf, err = e.AppendFrame(buf[:0], f)
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if allocs > 0 {
+			t.Errorf("codec=%s: %.1f allocations per frame in steady state, want 0", c, allocs)
+		}
+	}
+}
