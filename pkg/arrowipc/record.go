@@ -15,7 +15,8 @@ import (
 func (e *Encoder) AppendRecords(dst []byte, schema *arrow.Schema, recs ...arrow.RecordBatch) ([]byte, error) {
 	fields := e.recFields[:0]
 	kvs := e.recKVs[:0]
-	for _, f := range schema.Fields() {
+	for i := range schema.NumFields() {
+		f := schema.Field(i) // Fields() would copy the slice
 		start := len(kvs)
 		kvs = appendMetadata(kvs, f.Metadata)
 		fields = append(fields, Field{Name: f.Name, Type: f.Type, Nullable: f.Nullable, Metadata: kvs[start:len(kvs):len(kvs)]})

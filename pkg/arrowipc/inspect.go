@@ -1,0 +1,120 @@
+package arrowipc
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+
+	flatbuffers "github.com/google/flatbuffers/go"
+)
+
+// BatchInfo describes one record batch of a file, as Inspect reads it.
+type BatchInfo struct {
+	Rows int64
+	// Codec is the compression the batch declares: "none", "lz4" or "zstd".
+	Codec string
+	// Buffers counts the batch's non-empty body buffers; Compressed those of
+	// them stored compressed (the others are stored raw).
+	Buffers, Compressed int
+	// BodyBytes is the batch's body length on the wire.
+	BodyBytes int64
+}
+
+// Inspect reads the footer and record-batch messages of an Arrow IPC file
+// and reports what each batch declares and how its buffers are stored. It
+// is a diagnostic reader of the format this package writes, for tests and
+// tools; it does not decode values.
+func Inspect(file []byte) (batches []BatchInfo, err error) {
+	defer func() {
+		// The flatbuffers accessors index without checks: a malformed file
+		// is an error here, never a panic.
+		if r := recover(); r != nil {
+			batches, err = nil, fmt.Errorf("arrowipc: malformed file: %v", r)
+		}
+	}()
+	n := len(file)
+	if n < 8+10 || string(file[:6]) != magic || string(file[n-6:]) != magic {
+		return nil, errors.New("arrowipc: not an Arrow IPC file")
+	}
+	flen := int(binary.LittleEndian.Uint32(file[n-10:]))
+	if flen <= 0 || flen > n-18 {
+		return nil, fmt.Errorf("arrowipc: footer length %d out of range", flen)
+	}
+	footer := file[n-10-flen : n-10]
+	ft := root(footer)
+	var out []BatchInfo
+	vec, count := vector(ft, 3)
+	for i := 0; i < count; i++ {
+		at := vec + flatbuffers.UOffsetT(24*i)
+		off := int64(binary.LittleEndian.Uint64(footer[at:]))
+		metaLen := int64(int32(binary.LittleEndian.Uint32(footer[at+8:])))
+		body := int64(binary.LittleEndian.Uint64(footer[at+16:]))
+		if off < 8 || off+metaLen+body > int64(n) || metaLen < 8 {
+			return nil, fmt.Errorf("arrowipc: block %d out of range", i)
+		}
+		msg := file[off+8 : off+metaLen]
+		info, err := inspectBatch(msg, file[off+metaLen:off+metaLen+body])
+		if err != nil {
+			return nil, fmt.Errorf("arrowipc: block %d: %w", i, err)
+		}
+		out = append(out, info)
+	}
+	return out, nil
+}
+
+func inspectBatch(msg, body []byte) (BatchInfo, error) {
+	m := root(msg)
+	if ht := field(m, 1); ht == 0 || m.GetByte(m.Pos+flatbuffers.UOffsetT(ht)) != fbHeaderRecordBatch {
+		return BatchInfo{}, errors.New("not a record batch")
+	}
+	rb := &flatbuffers.Table{Bytes: msg, Pos: m.Indirect(m.Pos + flatbuffers.UOffsetT(field(m, 2)))}
+	info := BatchInfo{Codec: "none", BodyBytes: int64(len(body))}
+	if o := field(rb, 0); o != 0 {
+		info.Rows = rb.GetInt64(rb.Pos + flatbuffers.UOffsetT(o))
+	}
+	compressed := false
+	if o := field(rb, 3); o != 0 {
+		c := &flatbuffers.Table{Bytes: msg, Pos: rb.Indirect(rb.Pos + flatbuffers.UOffsetT(o))}
+		info.Codec = "lz4"
+		if co := field(c, 0); co != 0 && c.GetInt8(c.Pos+flatbuffers.UOffsetT(co)) == fbCompressionZstd {
+			info.Codec = "zstd"
+		}
+		compressed = true
+	}
+	vec, count := vector(rb, 2)
+	for i := 0; i < count; i++ {
+		at := vec + flatbuffers.UOffsetT(16*i)
+		off := int64(binary.LittleEndian.Uint64(msg[at:]))
+		length := int64(binary.LittleEndian.Uint64(msg[at+8:]))
+		if length == 0 {
+			continue
+		}
+		if off < 0 || off+length > int64(len(body)) {
+			return BatchInfo{}, fmt.Errorf("buffer %d out of the body", i)
+		}
+		info.Buffers++
+		if compressed && length >= 8 && int64(binary.LittleEndian.Uint64(body[off:])) != -1 {
+			info.Compressed++
+		}
+	}
+	return info, nil
+}
+
+func root(b []byte) *flatbuffers.Table {
+	return &flatbuffers.Table{Bytes: b, Pos: flatbuffers.GetUOffsetT(b)}
+}
+
+// field returns the vtable offset of slot i of t, 0 when absent.
+func field(t *flatbuffers.Table, slot int) flatbuffers.VOffsetT {
+	return t.Offset(flatbuffers.VOffsetT(4 + 2*slot))
+}
+
+// vector returns where the elements of the vector in slot i start, and how
+// many there are.
+func vector(t *flatbuffers.Table, slot int) (flatbuffers.UOffsetT, int) {
+	o := field(t, slot)
+	if o == 0 {
+		return 0, 0
+	}
+	return t.Vector(flatbuffers.UOffsetT(o)), t.VectorLen(flatbuffers.UOffsetT(o))
+}
