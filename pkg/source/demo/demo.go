@@ -1,0 +1,282 @@
+package demo
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"strconv"
+	"time"
+
+	"github.com/grafana/grafana-plugin-sdk-go/data"
+
+	"github.com/quiverdata/quiver/pkg/source"
+)
+
+// Scenarios.
+const (
+	RandomWalk = "random_walk"
+	Logs       = "logs"
+	Table      = "table"
+)
+
+// Bounds of the query model.
+const (
+	DefaultSeriesCount = 10
+	DefaultSeed        = 1
+	// MaxPointsPerSeries caps the points of one series whatever
+	// maxDataPoints asks for.
+	MaxPointsPerSeries = 100_000
+	// DefaultMaxDataPoints is used when the request carries none.
+	DefaultMaxDataPoints = 1000
+	// logLinesPerSource is how many lines each source of the logs scenario
+	// writes over the time range, at most.
+	logLinesPerSource = 200
+)
+
+// Query is the demo query model.
+type Query struct {
+	Scenario    string `json:"scenario"`
+	SeriesCount *int   `json:"seriesCount"`
+	Seed        *int64 `json:"seed"`
+}
+
+// Source generates frames. The zero value is ready to use.
+type Source struct{}
+
+var _ source.Source = Source{}
+
+// New returns the demo source.
+func New() Source { return Source{} }
+
+// Query answers one query; see the package documentation.
+func (Source) Query(ctx context.Context, q source.Query, sink source.Sink) error {
+	m, err := parse(q)
+	if err != nil {
+		return err
+	}
+	series := *m.SeriesCount
+	if q.Limits.MaxSeries > 0 && series > q.Limits.MaxSeries && m.Scenario == RandomWalk {
+		return source.LimitExceeded("seriesCount %d is above this data source's limit of %d series per query (setting maxSeries)", series, q.Limits.MaxSeries)
+	}
+	times, err := timeline(q)
+	if err != nil {
+		return err
+	}
+	seed := uint64(*m.Seed)
+	switch m.Scenario {
+	case RandomWalk:
+		if total := int64(series) * int64(len(times)); q.Limits.MaxPoints > 0 && total > q.Limits.MaxPoints {
+			return source.LimitExceeded("%d series × %d points = %d points is above this data source's limit of %d points per query (setting maxPoints); narrow the time range, lower seriesCount or raise the limit", series, len(times), total, q.Limits.MaxPoints)
+		}
+		return randomWalk(ctx, q.RefID, series, seed, times, sink)
+	case Logs:
+		lines := min(len(times), logLinesPerSource) * series
+		if q.Limits.MaxPoints > 0 && int64(lines) > q.Limits.MaxPoints {
+			return source.LimitExceeded("%d log lines are above this data source's limit of %d points per query (setting maxPoints)", lines, q.Limits.MaxPoints)
+		}
+		return sink.Frame(logs(q.RefID, series, seed, q.From, q.To, lines))
+	default: // Table
+		if q.Limits.MaxPoints > 0 && int64(series) > q.Limits.MaxPoints {
+			return source.LimitExceeded("%d rows are above this data source's limit of %d points per query (setting maxPoints)", series, q.Limits.MaxPoints)
+		}
+		return sink.Frame(table(q.RefID, series, seed, q.To))
+	}
+}
+
+func parse(q source.Query) (Query, error) {
+	var m Query
+	if len(bytes.TrimSpace(q.JSON)) > 0 {
+		if err := json.Unmarshal(q.JSON, &m); err != nil {
+			return m, source.BadQuery("demo query: %v", err)
+		}
+	}
+	if m.Scenario == "" {
+		m.Scenario = RandomWalk
+	}
+	switch m.Scenario {
+	case RandomWalk, Logs, Table:
+	default:
+		return m, source.BadQuery("demo query: scenario %q is not one of %q, %q, %q", m.Scenario, RandomWalk, Logs, Table)
+	}
+	if m.SeriesCount == nil {
+		n := DefaultSeriesCount
+		m.SeriesCount = &n
+	}
+	if *m.SeriesCount < 1 {
+		return m, source.BadQuery("demo query: seriesCount %d must be at least 1", *m.SeriesCount)
+	}
+	if m.Seed == nil {
+		s := int64(DefaultSeed)
+		m.Seed = &s
+	}
+	return m, nil
+}
+
+// timeline returns the timestamps of the query: from From to To in steps of
+// the query's interval, widened so that there are at most maxDataPoints of
+// them, aligned to the step so that the same instant gets the same value
+// whatever the range.
+func timeline(q source.Query) ([]time.Time, error) {
+	if !q.To.After(q.From) {
+		return nil, source.BadQuery("demo query: the time range is empty (from %s to %s)", q.From.Format(time.RFC3339), q.To.Format(time.RFC3339))
+	}
+	maxPoints := q.MaxDataPoints
+	if maxPoints <= 0 {
+		maxPoints = DefaultMaxDataPoints
+	}
+	maxPoints = min(maxPoints, MaxPointsPerSeries)
+	span := q.To.Sub(q.From)
+	step := q.Interval
+	if minStep := time.Duration(int64(span) / maxPoints); step < minStep {
+		step = minStep
+	}
+	step = max(step.Round(time.Millisecond), time.Millisecond)
+	start := q.From.Truncate(step)
+	if start.Before(q.From) {
+		start = start.Add(step)
+	}
+	n := int(q.To.Sub(start)/step) + 1
+	n = min(n, int(maxPoints))
+	times := make([]time.Time, n)
+	for i := range times {
+		times[i] = start.Add(time.Duration(i) * step).UTC()
+	}
+	return times, nil
+}
+
+var (
+	regions = []string{"eu-west", "eu-central", "us-east", "us-west", "ap-south", "ap-northeast"}
+	jobs    = []string{"node", "api", "db", "cache", "ingest"}
+)
+
+func seriesLabels(i int) data.Labels {
+	return data.Labels{
+		"host":   "host-" + strconv.Itoa(i+1),
+		"region": regions[i%len(regions)],
+		"job":    jobs[(i/len(regions))%len(jobs)],
+	}
+}
+
+// walk returns the random walk of series i at the given timestamps, from a
+// generator seeded by (seed, series): the same query over the same time
+// range returns the same values.
+func walk(seed uint64, i int, times []time.Time) []float64 {
+	values := make([]float64, len(times))
+	r := rand.New(rand.NewPCG(seed, uint64(i)))
+	v := 50 + 30*r.Float64()
+	drift := (r.Float64() - 0.5) * 0.02
+	for k := range values {
+		// a slow wave over the walk, so that series look alive on any range
+		t := float64(times[k].UnixMilli()) / 1000
+		v += drift + r.NormFloat64()*0.8
+		values[k] = v + 5*math.Sin(t/600+float64(i))
+	}
+	return values
+}
+
+func randomWalk(ctx context.Context, refID string, series int, seed uint64, times []time.Time, sink source.Sink) error {
+	for i := range series {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		f := data.NewFrame("",
+			data.NewField("time", nil, times),
+			data.NewField("value", seriesLabels(i), walk(seed, i, times)),
+		)
+		f.RefID = refID
+		f.Meta = &data.FrameMeta{Type: data.FrameTypeTimeSeriesMulti, TypeVersion: data.FrameTypeVersion{0, 1}}
+		if err := sink.Frame(f); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+var (
+	levels   = []string{"info", "info", "info", "info", "debug", "warn", "error"}
+	methods  = []string{"GET", "GET", "GET", "POST", "PUT", "DELETE"}
+	paths    = []string{"/api/v1/query", "/api/v1/query_range", "/api/dashboards/uid/quiver", "/api/datasources/proxy/7", "/login", "/metrics", "/api/search?query=cpu"}
+	messages = map[string][]string{
+		"info":  {"request served", "query executed", "cache refreshed", "session renewed"},
+		"debug": {"plan chosen", "connection reused", "batch flushed"},
+		"warn":  {"slow query", "retrying upstream", "cache miss storm"},
+		"error": {"upstream timeout", "query failed: deadline exceeded", "connection reset by peer"},
+	}
+)
+
+// logs returns one logs frame of n lines from series sources, newest first.
+func logs(refID string, sources int, seed uint64, from, to time.Time, n int) *data.Frame {
+	r := rand.New(rand.NewPCG(seed, 0x10c5))
+	ts := make([]time.Time, n)
+	body := make([]string, n)
+	sev := make([]string, n)
+	lbls := make([]json.RawMessage, n)
+	span := to.Sub(from)
+	for k := range n {
+		ts[k] = to.Add(-time.Duration(int64(span) / int64(n) * int64(k))).UTC()
+		src := r.IntN(sources)
+		lvl := levels[r.IntN(len(levels))]
+		msgs := messages[lvl]
+		status := 200
+		switch lvl {
+		case "warn":
+			status = 429
+		case "error":
+			status = 503
+		}
+		body[k] = fmt.Sprintf(`ts=%s level=%s msg=%q method=%s path=%s status=%d duration_ms=%d trace_id=%016x host=host-%d`,
+			ts[k].Format(time.RFC3339Nano), lvl, msgs[r.IntN(len(msgs))], methods[r.IntN(len(methods))],
+			paths[r.IntN(len(paths))], status, 1+r.IntN(900), r.Uint64(), src+1)
+		sev[k] = lvl
+		l := seriesLabels(src)
+		lbls[k] = json.RawMessage(fmt.Sprintf(`{"host":%q,"job":%q,"region":%q}`, l["host"], l["job"], l["region"]))
+	}
+	f := data.NewFrame("logs",
+		data.NewField("timestamp", nil, ts),
+		data.NewField("body", nil, body),
+		data.NewField("severity", nil, sev),
+		data.NewField("labels", nil, lbls),
+	)
+	f.RefID = refID
+	f.Meta = &data.FrameMeta{
+		Type:                   data.FrameTypeLogLines,
+		TypeVersion:            data.FrameTypeVersion{0, 0},
+		PreferredVisualization: data.VisTypeLogs,
+	}
+	return f
+}
+
+// table returns one frame with a row per host.
+func table(refID string, rows int, seed uint64, at time.Time) *data.Frame {
+	r := rand.New(rand.NewPCG(seed, 0x7ab1e))
+	host, region, job := make([]string, rows), make([]string, rows), make([]string, rows)
+	cpu := make([]float64, rows)
+	mem := make([]int64, rows)
+	up := make([]bool, rows)
+	since := make([]time.Time, rows)
+	for i := range rows {
+		l := seriesLabels(i)
+		host[i], region[i], job[i] = l["host"], l["region"], l["job"]
+		cpu[i] = math.Round(r.Float64()*10000) / 100
+		mem[i] = int64(256+r.IntN(32768)) << 20
+		up[i] = r.IntN(20) != 0
+		since[i] = at.Add(-time.Duration(r.Int64N(int64(30 * 24 * time.Hour)))).Truncate(time.Second).UTC()
+	}
+	f := data.NewFrame("hosts",
+		data.NewField("host", nil, host),
+		data.NewField("region", nil, region),
+		data.NewField("job", nil, job),
+		data.NewField("cpu %", nil, cpu),
+		data.NewField("memory", nil, mem),
+		data.NewField("up", nil, up),
+		data.NewField("since", nil, since),
+	)
+	f.Fields[3].Config = &data.FieldConfig{Unit: "percent"}
+	f.Fields[4].Config = &data.FieldConfig{Unit: "bytes"}
+	f.RefID = refID
+	f.Meta = &data.FrameMeta{PreferredVisualization: data.VisTypeTable}
+	return f
+}

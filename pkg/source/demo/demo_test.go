@@ -1,0 +1,152 @@
+package demo
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/grafana/grafana-plugin-sdk-go/data"
+
+	"github.com/quiverdata/quiver/pkg/source"
+)
+
+type collect struct{ frames []*data.Frame }
+
+func (c *collect) Frame(f *data.Frame) error { c.frames = append(c.frames, f); return nil }
+func (c *collect) Record(arrow.RecordBatch) error {
+	return errors.New("demo must hand over data.Frames")
+}
+
+var t0 = time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
+
+func query(js string) source.Query {
+	return source.Query{RefID: "A", JSON: []byte(js), From: t0.Add(-time.Hour), To: t0, Interval: 15 * time.Second, MaxDataPoints: 1000,
+		Limits: source.Limits{MaxSeries: 100, MaxPoints: 100_000}}
+}
+
+func run(t *testing.T, q source.Query) ([]*data.Frame, error) {
+	t.Helper()
+	var c collect
+	err := New().Query(context.Background(), q, &c)
+	return c.frames, err
+}
+
+func TestRandomWalk(t *testing.T) {
+	frames, err := run(t, query(`{"scenario":"random_walk","seriesCount":7,"seed":3}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(frames) != 7 {
+		t.Fatalf("%d frames, want 7", len(frames))
+	}
+	hosts := map[string]bool{}
+	for _, f := range frames {
+		if f.RefID != "A" || len(f.Fields) != 2 || f.Fields[0].Type() != data.FieldTypeTime || f.Fields[1].Type() != data.FieldTypeFloat64 {
+			t.Fatalf("frame shape: %d fields", len(f.Fields))
+		}
+		// 1 h at 15 s steps: 240 intervals, both ends included.
+		if f.Rows() != 241 {
+			t.Errorf("%d rows, want 241", f.Rows())
+		}
+		l := f.Fields[1].Labels
+		if l["host"] == "" || l["region"] == "" || l["job"] == "" {
+			t.Errorf("labels %v", l)
+		}
+		hosts[l["host"]] = true
+	}
+	if len(hosts) != 7 {
+		t.Errorf("%d distinct hosts, want 7", len(hosts))
+	}
+	again, _ := run(t, query(`{"scenario":"random_walk","seriesCount":7,"seed":3}`))
+	other, _ := run(t, query(`{"scenario":"random_walk","seriesCount":7,"seed":4}`))
+	if frames[3].At(1, 100) != again[3].At(1, 100) {
+		t.Error("same query, different values")
+	}
+	if frames[3].At(1, 100) == other[3].At(1, 100) {
+		t.Error("different seeds, same values")
+	}
+}
+
+func TestMaxDataPointsWidensTheStep(t *testing.T) {
+	q := query(`{"seriesCount":1}`)
+	q.MaxDataPoints = 100
+	q.Interval = time.Second
+	frames, err := run(t, q)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := frames[0].Rows(); n > 100 || n < 90 {
+		t.Errorf("%d points for maxDataPoints 100", n)
+	}
+}
+
+func TestLogsAndTable(t *testing.T) {
+	frames, err := run(t, query(`{"scenario":"logs","seriesCount":3}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := frames[0]
+	if len(frames) != 1 || f.Meta.PreferredVisualization != data.VisTypeLogs || f.Meta.Type != data.FrameTypeLogLines {
+		t.Fatalf("logs frame meta %+v", f.Meta)
+	}
+	if f.Rows() != 3*200 {
+		t.Errorf("%d lines, want 600", f.Rows())
+	}
+	line := f.Fields[1].At(0).(string)
+	if !strings.Contains(line, "level=") || len(line) < 80 {
+		t.Errorf("unrealistic line %q", line)
+	}
+	frames, err = run(t, query(`{"scenario":"table","seriesCount":12}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(frames) != 1 || frames[0].Rows() != 12 || len(frames[0].Fields) != 7 {
+		t.Fatalf("table: %d frames", len(frames))
+	}
+}
+
+func TestBadQueriesAndLimits(t *testing.T) {
+	for js, want := range map[string]string{
+		`{"scenario":"sine"}`: `scenario "sine" is not one of`,
+		`{"seriesCount":0}`:   "seriesCount 0 must be at least 1",
+		`{"seriesCount":"x"}`: "demo query",
+		`not json`:            "demo query",
+	} {
+		_, err := run(t, query(js))
+		if err == nil || !strings.Contains(err.Error(), want) || source.KindOf(err) != source.KindQuery {
+			t.Errorf("%s: %v (kind %d), want a query error saying %q", js, err, source.KindOf(err), want)
+		}
+	}
+	_, err := run(t, query(`{"seriesCount":101}`))
+	if source.KindOf(err) != source.KindLimit || !strings.Contains(err.Error(), "maxSeries") {
+		t.Errorf("series limit: %v", err)
+	}
+	_, err = run(t, query(`{"seriesCount":100}`)) // 100 × 241 points > 100 000? no: 24 100
+	if err != nil {
+		t.Errorf("within limits: %v", err)
+	}
+	q := query(`{"seriesCount":100}`)
+	q.Limits.MaxPoints = 1000
+	_, err = run(t, q)
+	if source.KindOf(err) != source.KindLimit || !strings.Contains(err.Error(), "maxPoints") {
+		t.Errorf("points limit: %v", err)
+	}
+	q = query(`{}`)
+	q.To = q.From
+	if _, err := run(t, q); source.KindOf(err) != source.KindQuery {
+		t.Errorf("empty range: %v", err)
+	}
+}
+
+func TestCancelStops(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	var c collect
+	err := New().Query(ctx, query(`{"seriesCount":50}`), &c)
+	if !errors.Is(err, context.Canceled) || len(c.frames) != 0 {
+		t.Errorf("cancelled query: %v, %d frames", err, len(c.frames))
+	}
+}

@@ -1,0 +1,10 @@
+// Package demo is Quiver's embedded data source: a deterministic generator
+// that needs no configuration, so that a fresh install answers queries at
+// once and the codecs can be compared on realistic frames.
+//
+// Query JSON: {"scenario": "random_walk" | "logs" | "table",
+// "seriesCount": N, "seed": S}. The same query over the same time range
+// always returns the same frames.
+//
+// demo imports package source and the SDK's data package only.
+package demo
