@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"time"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	flatbuffers "github.com/google/flatbuffers/go"
@@ -120,6 +121,7 @@ type Encoder struct {
 	packed []byte
 	kvs    []flatbuffers.UOffsetT
 	offs   []flatbuffers.UOffsetT
+	total  BodyStats
 
 	// AppendRecords scratch
 	recFields []Field
@@ -153,9 +155,43 @@ func (e *Encoder) Codec() codec.Codec { return e.codec }
 // schema again into the footer. A field whose type Grafana cannot read makes
 // Begin fail with an *UnsupportedTypeError.
 func (e *Encoder) Begin(dst []byte, fields []Field, meta []KeyValue) error {
-	e.dst, e.start, e.fields, e.meta = dst, len(dst), fields, meta
+	if err := e.open(dst, fields); err != nil {
+		return err
+	}
+	e.writeHeader(meta)
+	return nil
+}
+
+// AppendFile appends a whole file of one record batch to dst and returns
+// the extended slice (dst unextended on error). The batch's body is
+// compressed before the schema is written, and meta, called in between
+// with what compression did, returns the schema metadata: so a frame can
+// carry its own encoding statistics. An error from meta aborts the file.
+// Columns are as for WriteBatch.
+func (e *Encoder) AppendFile(dst []byte, fields []Field, rows int, cols []Column, meta func(BodyStats) ([]KeyValue, error)) ([]byte, error) {
+	if err := e.open(dst, fields); err != nil {
+		return e.reset(), err
+	}
+	compressed, err := e.prepare(rows, cols)
+	var kvs []KeyValue
+	if err == nil {
+		kvs, err = meta(e.total)
+	}
+	if err != nil {
+		e.fail(err)
+		return e.reset(), err
+	}
+	e.writeHeader(kvs)
+	e.writeBatch(int64(rows), compressed)
+	return e.Finish()
+}
+
+// open starts a file: it checks the field types and resets the state.
+func (e *Encoder) open(dst []byte, fields []Field) error {
+	e.dst, e.start, e.fields, e.meta = dst, len(dst), fields, nil
 	e.blocks = e.blocks[:0]
 	e.infos = e.infos[:0]
+	e.total = BodyStats{}
 	e.err = nil
 	e.state = stateOpen
 	for _, f := range fields {
@@ -165,13 +201,22 @@ func (e *Encoder) Begin(dst []byte, fields []Field, meta []KeyValue) error {
 		}
 		e.infos = append(e.infos, info)
 	}
+	return nil
+}
+
+// writeHeader writes the magic and the schema message.
+func (e *Encoder) writeHeader(meta []KeyValue) {
+	e.meta = meta
 	e.dst = append(e.dst, magic...)
 	e.dst = append(e.dst, 0, 0) // pad the magic to 8 bytes
 	e.b.Reset()
 	schema := e.writeSchema()
 	e.writeMessage(fbHeaderSchema, schema, 0)
-	return nil
 }
+
+// Stats returns what compression did to the bodies of the file being
+// written, or of the last file written, summed over its batches.
+func (e *Encoder) Stats() BodyStats { return e.total }
 
 func (e *Encoder) fail(err error) error {
 	if e.err == nil {
@@ -193,11 +238,37 @@ func (e *Encoder) WriteBatch(rows int, cols []Column) error {
 		}
 		return ErrState
 	}
+	compressed, err := e.prepare(rows, cols)
+	if err != nil {
+		return e.fail(err)
+	}
+	e.writeBatch(int64(rows), compressed)
+	return nil
+}
+
+// BodyStats says what compression did to record-batch bodies.
+type BodyStats struct {
+	Rows int64
+	// RawBytes is the size of the body buffers before compression,
+	// WireBytes as stored (with length prefixes), both without padding.
+	RawBytes, WireBytes int64
+	// Buffers counts the non-empty body buffers, Compressed those stored
+	// compressed.
+	Buffers, Compressed int
+	// Elapsed is the time spent checking and compressing the buffers.
+	Elapsed time.Duration
+}
+
+// prepare checks cols and lays out (compressing) the batch's buffers into
+// e.nodes, e.bufs and e.packed. It reports whether any buffer was kept
+// compressed.
+func (e *Encoder) prepare(rows int, cols []Column) (bool, error) {
+	start := time.Now()
 	if len(cols) != len(e.fields) {
-		return e.fail(fmt.Errorf("%w: %d columns for %d fields", ErrBatch, len(cols), len(e.fields)))
+		return false, fmt.Errorf("%w: %d columns for %d fields", ErrBatch, len(cols), len(e.fields))
 	}
 	if rows < 0 {
-		return e.fail(fmt.Errorf("%w: negative row count %d", ErrBatch, rows))
+		return false, fmt.Errorf("%w: negative row count %d", ErrBatch, rows)
 	}
 	e.nodes = e.nodes[:0]
 	e.bufs = e.bufs[:0]
@@ -209,7 +280,7 @@ func (e *Encoder) WriteBatch(rows int, cols []Column) error {
 		c := &cols[i]
 		info := e.infos[i]
 		if err := checkColumn(e.fields[i].Name, info, rows, c); err != nil {
-			return e.fail(err)
+			return false, err
 		}
 		nulls := c.NullCount
 		if nulls > 0 {
@@ -229,8 +300,22 @@ func (e *Encoder) WriteBatch(rows int, cols []Column) error {
 		}
 		e.nodes = append(e.nodes, fieldNode{length: int64(rows), nulls: int64(nulls)})
 	}
-	e.writeBatch(int64(rows), compressed)
-	return nil
+	t := &e.total
+	t.Rows += int64(rows)
+	for i := range e.bufs {
+		r := &e.bufs[i]
+		if r.rawLen == 0 {
+			continue
+		}
+		t.Buffers++
+		t.RawBytes += int64(r.rawLen)
+		t.WireBytes += int64(r.stored(compressed))
+		if r.packed {
+			t.Compressed++
+		}
+	}
+	t.Elapsed += time.Since(start)
+	return compressed, nil
 }
 
 // checkColumn checks that c holds what the schema and row count promise, so

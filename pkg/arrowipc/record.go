@@ -13,19 +13,7 @@ import (
 // of larger ones (non-zero array offsets); their columns must have the types
 // of schema's fields. On error dst is returned unextended.
 func (e *Encoder) AppendRecords(dst []byte, schema *arrow.Schema, recs ...arrow.RecordBatch) ([]byte, error) {
-	fields := e.recFields[:0]
-	kvs := e.recKVs[:0]
-	for i := range schema.NumFields() {
-		f := schema.Field(i) // Fields() would copy the slice
-		start := len(kvs)
-		kvs = appendMetadata(kvs, f.Metadata)
-		fields = append(fields, Field{Name: f.Name, Type: f.Type, Nullable: f.Nullable, Metadata: kvs[start:len(kvs):len(kvs)]})
-	}
-	start := len(kvs)
-	kvs = appendMetadata(kvs, schema.Metadata())
-	meta := kvs[start:]
-	e.recFields, e.recKVs = fields, kvs
-
+	fields, meta := e.schemaOf(schema)
 	err := e.Begin(dst, fields, meta)
 	for _, rec := range recs {
 		if err != nil {
@@ -43,6 +31,51 @@ func (e *Encoder) AppendRecords(dst []byte, schema *arrow.Schema, recs ...arrow.
 	return out, nil
 }
 
+// AppendRecord appends one Arrow IPC file of the single record rec, as
+// AppendFile does: meta receives what compression did and the record's
+// schema metadata, and returns the schema metadata to write.
+func (e *Encoder) AppendRecord(dst []byte, rec arrow.RecordBatch, meta func(BodyStats, []KeyValue) ([]KeyValue, error)) ([]byte, error) {
+	fields, schemaMeta := e.schemaOf(rec.Schema())
+	if err := e.open(dst, fields); err != nil {
+		return e.reset(), err
+	}
+	cols, err := e.columnsOf(rec)
+	if err == nil {
+		var compressed bool
+		compressed, err = e.prepare(int(rec.NumRows()), cols)
+		var kvs []KeyValue
+		if err == nil {
+			kvs, err = meta(e.total, schemaMeta)
+		}
+		if err == nil {
+			e.writeHeader(kvs)
+			e.writeBatch(rec.NumRows(), compressed)
+		}
+	}
+	clear(cols) // keep no reference to the record's memory
+	if err != nil {
+		e.fail(err)
+		return e.reset(), err
+	}
+	return e.Finish()
+}
+
+// schemaOf converts schema to Fields and metadata in encoder scratch.
+func (e *Encoder) schemaOf(schema *arrow.Schema) ([]Field, []KeyValue) {
+	fields := e.recFields[:0]
+	kvs := e.recKVs[:0]
+	for i := range schema.NumFields() {
+		f := schema.Field(i) // Fields() would copy the slice
+		start := len(kvs)
+		kvs = appendMetadata(kvs, f.Metadata)
+		fields = append(fields, Field{Name: f.Name, Type: f.Type, Nullable: f.Nullable, Metadata: kvs[start:len(kvs):len(kvs)]})
+	}
+	start := len(kvs)
+	kvs = appendMetadata(kvs, schema.Metadata())
+	e.recFields, e.recKVs = fields, kvs
+	return fields, kvs[start:]
+}
+
 func appendMetadata(kvs []KeyValue, md arrow.Metadata) []KeyValue {
 	keys, values := md.Keys(), md.Values()
 	for i := range keys {
@@ -51,12 +84,24 @@ func appendMetadata(kvs []KeyValue, md arrow.Metadata) []KeyValue {
 	return kvs
 }
 
-// writeRecord lays rec's arrays out as Columns, normalising sliced arrays
-// (bitmaps shifted to bit 0, offsets rebased to 0) into encoder scratch, and
-// writes them as one batch.
+// writeRecord writes rec as one batch.
 func (e *Encoder) writeRecord(rec arrow.RecordBatch) error {
+	cols, err := e.columnsOf(rec)
+	if err == nil {
+		err = e.WriteBatch(int(rec.NumRows()), cols)
+	}
+	clear(cols) // keep no reference to the record's memory
+	if err != nil {
+		return e.fail(err)
+	}
+	return nil
+}
+
+// columnsOf lays rec's arrays out as Columns, normalising sliced arrays
+// (bitmaps shifted to bit 0, offsets rebased to 0) into encoder scratch.
+func (e *Encoder) columnsOf(rec arrow.RecordBatch) ([]Column, error) {
 	if int(rec.NumCols()) != len(e.fields) {
-		return e.fail(fmt.Errorf("%w: record has %d columns, schema %d fields", ErrBatch, rec.NumCols(), len(e.fields)))
+		return nil, fmt.Errorf("%w: record has %d columns, schema %d fields", ErrBatch, rec.NumCols(), len(e.fields))
 	}
 	rows := int(rec.NumRows())
 	cols := e.recCols[:0]
@@ -66,17 +111,15 @@ func (e *Encoder) writeRecord(rec arrow.RecordBatch) error {
 	for i, arr := range rec.Columns() {
 		f := &e.fields[i]
 		if !arrow.TypeEqual(arr.DataType(), f.Type) {
-			return e.fail(fmt.Errorf("%w: field %q: column of type %s, schema says %s", ErrBatch, f.Name, arr.DataType(), f.Type))
+			return cols, fmt.Errorf("%w: field %q: column of type %s, schema says %s", ErrBatch, f.Name, arr.DataType(), f.Type)
 		}
 		if arr.Len() != rows {
-			return e.fail(fmt.Errorf("%w: field %q: %d rows, record has %d", ErrBatch, f.Name, arr.Len(), rows))
+			return cols, fmt.Errorf("%w: field %q: %d rows, record has %d", ErrBatch, f.Name, arr.Len(), rows)
 		}
 		cols = append(cols, e.columnOf(arr, e.infos[i], e.scratch[2*i:2*i+2]))
 	}
 	e.recCols = cols
-	err := e.WriteBatch(rows, cols)
-	clear(cols) // keep no reference to the record's memory
-	return err
+	return cols, nil
 }
 
 // columnOf returns arr as a Column. scratch holds two reusable buffers (for

@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
+	"slices"
+	"time"
 	"unsafe"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -12,10 +14,21 @@ import (
 	"github.com/quiverdata/quiver/pkg/arrowipc"
 )
 
+// Option configures an Encoder at construction.
+type Option func(*Encoder)
+
+// WithStats makes every frame carry its own encoding statistics in
+// meta.stats, where Grafana's query inspector shows them: body bytes raw and
+// on the wire, their ratio, the codec and level, and the encode time. Frames
+// with stats differ from run to run (the time), frames without do not.
+func WithStats() Option { return func(e *Encoder) { e.stats = true } }
+
 // Encoder writes Grafana frames as Arrow IPC files. It is not safe for
 // concurrent use; its scratch memory is reused from one frame to the next.
 type Encoder struct {
-	ipc *arrowipc.Encoder
+	ipc   *arrowipc.Encoder
+	stats bool
+	codec string // the codec as stats show it
 
 	fields  []arrowipc.Field
 	kvs     []arrowipc.KeyValue
@@ -23,24 +36,41 @@ type Encoder struct {
 	scratch []scratch
 	text    []byte // metadata JSON of the frame being written
 	keys    []string
+
+	// the frame being written, for the metadata callbacks
+	cur        *data.Frame
+	start      time.Time
+	frameMeta  func(arrowipc.BodyStats) ([]arrowipc.KeyValue, error)
+	recordMeta func(arrowipc.BodyStats, []arrowipc.KeyValue) ([]arrowipc.KeyValue, error)
 }
 
 // NewEncoder returns an Encoder that writes with the given options.
-func NewEncoder(o arrowipc.Options) (*Encoder, error) {
+func NewEncoder(o arrowipc.Options, opts ...Option) (*Encoder, error) {
 	ipc, err := arrowipc.NewEncoder(o)
 	if err != nil {
 		return nil, err
 	}
-	return &Encoder{ipc: ipc}, nil
+	e := &Encoder{ipc: ipc}
+	for _, opt := range opts {
+		opt(e)
+	}
+	c := o.Codec
+	e.codec = c.String() + " (" + c.Effective() + ")"
+	// Bound once here: a method value made per frame would allocate.
+	e.frameMeta = e.schemaMetaOfFrame
+	e.recordMeta = e.schemaMetaOfRecord
+	return e, nil
 }
 
-// IPC returns the wrapped Arrow IPC encoder.
+// IPC returns the wrapped Arrow IPC encoder (its codec, the stats of the
+// last file).
 func (e *Encoder) IPC() *arrowipc.Encoder { return e.ipc }
 
 // AppendFrame appends f as one Arrow IPC file (one record batch) to dst and
 // returns the extended slice; on error, dst unextended. The field vectors
 // are read in place.
 func (e *Encoder) AppendFrame(dst []byte, f *data.Frame) ([]byte, error) {
+	e.start = time.Now()
 	if f == nil {
 		return dst, fmt.Errorf("frame: nil frame")
 	}
@@ -88,32 +118,111 @@ func (e *Encoder) AppendFrame(dst []byte, f *data.Frame) ([]byte, error) {
 		}
 		e.cols = append(e.cols, c)
 	}
+	e.cur = f
+	out, err := e.ipc.AppendFile(dst, e.fields, rows, e.cols, e.frameMeta)
+	e.cur = nil
+	clear(e.cols) // keep no reference to the frame's vectors
+	if err != nil {
+		return dst, fmt.Errorf("frame: %q: %w", f.Name, err)
+	}
+	return out, nil
+}
+
+// schemaMetaOfFrame returns the schema metadata of e.cur, called once its
+// body is compressed.
+func (e *Encoder) schemaMetaOfFrame(st arrowipc.BodyStats) ([]arrowipc.KeyValue, error) {
+	f := e.cur
 	start := len(e.kvs)
-	if f.Meta != nil {
-		b, err := json.Marshal(f.Meta)
+	meta := f.Meta
+	if e.stats {
+		meta = e.withStats(meta, st)
+	}
+	if meta != nil {
+		b, err := json.Marshal(meta)
 		if err != nil {
-			return dst, fmt.Errorf("frame: %q: encoding meta: %w", f.Name, err)
+			return nil, fmt.Errorf("encoding meta: %w", err)
 		}
 		e.kvs = append(e.kvs, arrowipc.KeyValue{Key: KeyMeta, Value: string(b)})
 	}
 	e.kvs = append(e.kvs,
 		arrowipc.KeyValue{Key: KeyName, Value: f.Name},
 		arrowipc.KeyValue{Key: KeyRefID, Value: f.RefID})
-	meta := e.kvs[start:]
+	return e.kvs[start:], nil
+}
 
-	err = e.ipc.Begin(dst, e.fields, meta)
-	if err == nil {
-		err = e.ipc.WriteBatch(rows, e.cols)
-	}
-	out, ferr := e.ipc.Finish()
-	clear(e.cols) // keep no reference to the frame's vectors
-	if err == nil {
-		err = ferr
-	}
+// AppendRecord appends rec, whose schema carries Grafana's metadata (see
+// SchemaMetadata and FieldMetadata), as one Arrow IPC file to dst. For the
+// same data it writes the same bytes as AppendFrame.
+func (e *Encoder) AppendRecord(dst []byte, rec arrow.RecordBatch) ([]byte, error) {
+	e.start = time.Now()
+	out, err := e.ipc.AppendRecord(dst, rec, e.recordMeta)
 	if err != nil {
-		return dst, fmt.Errorf("frame: %q: %w", f.Name, err)
+		return dst, fmt.Errorf("frame: %w", err)
 	}
 	return out, nil
+}
+
+// schemaMetaOfRecord returns a record's schema metadata, with stats added to
+// its meta when the encoder writes stats.
+func (e *Encoder) schemaMetaOfRecord(st arrowipc.BodyStats, kvs []arrowipc.KeyValue) ([]arrowipc.KeyValue, error) {
+	if !e.stats {
+		return kvs, nil
+	}
+	var meta *data.FrameMeta
+	at := -1
+	for i, kv := range kvs {
+		if kv.Key == KeyMeta {
+			at = i
+			m, err := data.FrameMetaFromJSON(kv.Value)
+			if err != nil {
+				return nil, fmt.Errorf("reading the record's meta: %w", err)
+			}
+			meta = m
+		}
+	}
+	b, err := json.Marshal(e.withStats(meta, st))
+	if err != nil {
+		return nil, fmt.Errorf("encoding meta: %w", err)
+	}
+	out := make([]arrowipc.KeyValue, 0, len(kvs)+1)
+	if at < 0 { // "meta" sorts before "name" and "refId"
+		out = append(out, arrowipc.KeyValue{Key: KeyMeta, Value: string(b)})
+		return append(out, kvs...), nil
+	}
+	out = append(out, kvs...)
+	out[at].Value = string(b)
+	return out, nil
+}
+
+// Stat names, as the query inspector shows them.
+const (
+	StatRawBytes  = "Quiver body bytes (raw)"
+	StatWireBytes = "Quiver body bytes (wire)"
+	StatRatio     = "Quiver compression ratio"
+	StatEncode    = "Quiver encode time"
+	StatCodec     = "Quiver codec "
+)
+
+// withStats returns a copy of meta (or a new one) with the encoding stats
+// of this frame appended.
+func (e *Encoder) withStats(meta *data.FrameMeta, st arrowipc.BodyStats) *data.FrameMeta {
+	m := data.FrameMeta{}
+	if meta != nil {
+		m = *meta
+	}
+	ratio := 1.0
+	if st.WireBytes > 0 {
+		ratio = math.Round(float64(st.RawBytes)/float64(st.WireBytes)*100) / 100
+	}
+	elapsed := time.Since(e.start)
+	m.Stats = append(slices.Clip(m.Stats),
+		data.QueryStat{FieldConfig: data.FieldConfig{DisplayName: StatRawBytes, Unit: "decbytes"}, Value: float64(st.RawBytes)},
+		data.QueryStat{FieldConfig: data.FieldConfig{DisplayName: StatWireBytes, Unit: "decbytes"}, Value: float64(st.WireBytes)},
+		data.QueryStat{FieldConfig: data.FieldConfig{DisplayName: StatRatio}, Value: ratio},
+		data.QueryStat{FieldConfig: data.FieldConfig{DisplayName: StatEncode, Unit: "µs"}, Value: math.Round(float64(elapsed.Nanoseconds())/10) / 100},
+		data.QueryStat{FieldConfig: data.FieldConfig{DisplayName: StatCodec + e.codec}, Value: float64(e.ipc.Codec().Level())},
+	)
+	return &m
 }
 
 // bytesView returns b as a string without copying. The caller must not
@@ -123,15 +232,4 @@ func bytesView(b []byte) string {
 		return ""
 	}
 	return unsafe.String(unsafe.SliceData(b), len(b))
-}
-
-// AppendRecord appends rec, whose schema carries Grafana's metadata (see
-// SchemaMetadata and FieldMetadata), as one Arrow IPC file to dst. For the
-// same data it writes the same bytes as AppendFrame.
-func (e *Encoder) AppendRecord(dst []byte, rec arrow.RecordBatch) ([]byte, error) {
-	out, err := e.ipc.AppendRecords(dst, rec.Schema(), rec)
-	if err != nil {
-		return dst, fmt.Errorf("frame: %w", err)
-	}
-	return out, nil
 }

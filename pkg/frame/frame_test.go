@@ -326,3 +326,66 @@ func TestAppendFrameSteadyStateAllocs(t *testing.T) {
 		}
 	}
 }
+
+func TestStatsInMeta(t *testing.T) {
+	f := seriesFrame(4096)
+	f.Meta = &data.FrameMeta{Notices: []data.Notice{{Text: "kept"}}}
+	e, err := frame.NewEncoder(arrowipc.Options{Codec: codec.MustNew(codec.Zstd, 3), MinSavings: 0.1}, frame.WithStats())
+	if err != nil {
+		t.Fatal(err)
+	}
+	check := func(b []byte) {
+		t.Helper()
+		got, err := data.UnmarshalArrowFrame(b)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got.Meta == nil || len(got.Meta.Notices) != 1 || got.Meta.Notices[0].Text != "kept" {
+			t.Fatalf("meta lost: %+v", got.Meta)
+		}
+		stats := map[string]float64{}
+		for _, s := range got.Meta.Stats {
+			stats[s.DisplayName] = s.Value
+		}
+		raw, wire := stats[frame.StatRawBytes], stats[frame.StatWireBytes]
+		if raw != 4096*16 || wire <= 0 || wire >= raw {
+			t.Errorf("raw %v wire %v: want 65536 raw bytes compressed", raw, wire)
+		}
+		if r := stats[frame.StatRatio]; r < 1 || math.Abs(r-raw/wire) > 0.01 {
+			t.Errorf("ratio %v for %v/%v", r, raw, wire)
+		}
+		if lvl, ok := stats[frame.StatCodec+"zstd/3 (zstd default)"]; !ok || lvl != 3 {
+			t.Errorf("codec stat missing: %v", stats)
+		}
+		if _, ok := stats[frame.StatEncode]; !ok {
+			t.Errorf("encode time missing: %v", stats)
+		}
+		// Values are untouched by the stats.
+		if err := frametest.Equal(seriesFrame(4096), withoutMeta(got)); err != nil {
+			t.Error(err)
+		}
+	}
+	b, err := e.AppendFrame(nil, f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	check(b)
+	tbl, err := data.FrameToArrowTable(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tbl.Release()
+	tr := array.NewTableReader(tbl, -1)
+	defer tr.Release()
+	tr.Next()
+	b, err = e.AppendRecord(nil, tr.RecordBatch())
+	if err != nil {
+		t.Fatal(err)
+	}
+	check(b)
+}
+
+func withoutMeta(f *data.Frame) *data.Frame {
+	f.Meta = nil
+	return f
+}
