@@ -1,0 +1,322 @@
+package flightsql
+
+import (
+	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"encoding/base64"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"net/url"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/apache/arrow-go/v18/arrow/flight"
+	"github.com/apache/arrow-go/v18/arrow/flight/flightsql"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/credentials"
+	"google.golang.org/grpc/credentials/insecure"
+	"google.golang.org/grpc/metadata"
+	"google.golang.org/grpc/status"
+
+	"github.com/quiverdata/quiver/pkg/settings"
+)
+
+// conn holds the gRPC clients of one data-source instance: the configured
+// address, plus one client per other endpoint location a server points to.
+// Every call carries the custom headers and the authorization header.
+type conn struct {
+	address  string
+	timeout  time.Duration
+	tls      *tls.Config // nil: plaintext
+	mem      memory.Allocator
+	dialOpts []grpc.DialOption
+	headers  []string // key, value pairs
+	auth     authenticator
+	secrets  []string // values never to show in a message
+
+	main *flightsql.Client
+
+	mu      sync.Mutex
+	remotes map[string]*flightsql.Client // by location URI
+	closed  bool
+}
+
+// maxMessage bounds one gRPC message (one record batch): the byte limit plus
+// room for the message that crosses it, at most what gRPC can take.
+func maxMessage(byteLimit int64) int {
+	return int(min(max(byteLimit+64<<20, 64<<20), math.MaxInt32))
+}
+
+func newConn(cfg settings.FlightSQL, mem memory.Allocator, extra []grpc.DialOption) (*conn, error) {
+	c := &conn{
+		address: cfg.Address,
+		timeout: cfg.TimeoutDuration(),
+		mem:     mem,
+		remotes: map[string]*flightsql.Client{},
+		auth:    authenticator{kind: cfg.AuthType, user: cfg.Username, pass: cfg.Password},
+	}
+	for _, s := range []settings.Secret{cfg.Token, cfg.Password, cfg.TLSClientKey} {
+		if s.IsSet() {
+			c.secrets = append(c.secrets, s.Reveal())
+		}
+	}
+	if cfg.AuthType == settings.AuthToken {
+		c.auth.static = "Bearer " + cfg.Token.Reveal()
+	}
+	if cfg.AuthType == settings.AuthPassword {
+		basic := "Basic " + base64.StdEncoding.EncodeToString([]byte(cfg.Username+":"+cfg.Password.Reveal()))
+		c.auth.basic = basic
+		c.secrets = append(c.secrets, basic[len("Basic "):])
+	}
+	for _, h := range cfg.Headers {
+		c.headers = append(c.headers, strings.ToLower(h.Name), h.Value.Reveal())
+		c.secrets = append(c.secrets, h.Value.Reveal())
+	}
+	if cfg.TLSEnabled {
+		t, err := tlsConfig(cfg)
+		if err != nil {
+			return nil, err
+		}
+		c.tls = t
+	}
+	c.dialOpts = append([]grpc.DialOption{
+		grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(maxMessage(cfg.ByteLimit))),
+		grpc.WithUserAgent("quiver-flightsql"),
+	}, extra...)
+	main, err := c.dial(cfg.Address, c.tls)
+	if err != nil {
+		return nil, err
+	}
+	c.main = main
+	return c, nil
+}
+
+func tlsConfig(cfg settings.FlightSQL) (*tls.Config, error) {
+	t := &tls.Config{
+		MinVersion:         tls.VersionTLS12,
+		ServerName:         cfg.TLSServerName,
+		InsecureSkipVerify: cfg.TLSSkipVerify, //nolint:gosec // an explicit, unsafe-labelled setting
+	}
+	if cfg.TLSAuthWithCACert {
+		pool := x509.NewCertPool()
+		if !pool.AppendCertsFromPEM([]byte(cfg.TLSCACert.Reveal())) {
+			return nil, errors.New("flightsql: tlsCACert: no PEM certificate found")
+		}
+		t.RootCAs = pool
+	}
+	if cfg.TLSAuth {
+		cert, err := tls.X509KeyPair([]byte(cfg.TLSClientCert.Reveal()), []byte(cfg.TLSClientKey.Reveal()))
+		if err != nil {
+			return nil, fmt.Errorf("flightsql: tlsClientCert/tlsClientKey: %w", err)
+		}
+		t.Certificates = []tls.Certificate{cert}
+	}
+	return t, nil
+}
+
+func (c *conn) dial(address string, t *tls.Config) (*flightsql.Client, error) {
+	creds := insecure.NewCredentials()
+	if t != nil {
+		creds = credentials.NewTLS(t)
+	}
+	opts := append([]grpc.DialOption{grpc.WithTransportCredentials(creds)}, c.dialOpts...)
+	mw := []flight.ClientMiddleware{flight.CreateClientMiddleware(flight.NewCookieMiddleware())}
+	cl, err := flightsql.NewClient(address, nil, mw, opts...)
+	if err != nil {
+		return nil, fmt.Errorf("flightsql: connecting to %q: %w", address, err)
+	}
+	cl.Alloc = c.mem
+	return cl, nil
+}
+
+// clientFor returns the client that serves an endpoint: the main one when the
+// endpoint names no location (or asks to reuse the connection), otherwise a
+// client for the first location this package can reach.
+func (c *conn) clientFor(ep *flight.FlightEndpoint) (*flightsql.Client, error) {
+	if len(ep.GetLocation()) == 0 {
+		return c.main, nil
+	}
+	var errs []error
+	for _, loc := range ep.GetLocation() {
+		cl, err := c.remote(loc.GetUri())
+		if err == nil {
+			return cl, nil
+		}
+		errs = append(errs, err)
+	}
+	return nil, errors.Join(errs...)
+}
+
+func (c *conn) remote(uri string) (*flightsql.Client, error) {
+	if uri == flight.LocationReuseConnection {
+		return c.main, nil
+	}
+	u, err := url.Parse(uri)
+	if err != nil {
+		return nil, fmt.Errorf("flightsql: endpoint location %q: %w", uri, err)
+	}
+	var t *tls.Config
+	switch u.Scheme {
+	case "arrow-flight-reuse-connection":
+		return c.main, nil
+	case "grpc", "grpc+tcp":
+		if c.tls != nil {
+			return nil, fmt.Errorf("flightsql: endpoint location %q is plaintext while TLS is on; refusing to send credentials without TLS", uri)
+		}
+	case "grpc+tls":
+		if c.tls == nil {
+			return nil, fmt.Errorf("flightsql: endpoint location %q needs TLS: turn tlsEnabled on", uri)
+		}
+		t = c.tls.Clone()
+		t.ServerName = "" // verify the location's own host name
+	default:
+		return nil, fmt.Errorf("flightsql: endpoint location %q: scheme %q is not supported (grpc, grpc+tcp, grpc+tls)", uri, u.Scheme)
+	}
+	if u.Host == c.address && (t == nil) == (c.tls == nil) {
+		return c.main, nil
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.closed {
+		return nil, errors.New("flightsql: source is closed")
+	}
+	if cl, ok := c.remotes[uri]; ok {
+		return cl, nil
+	}
+	cl, err := c.dial(u.Host, t)
+	if err != nil {
+		return nil, err
+	}
+	c.remotes[uri] = cl
+	return cl, nil
+}
+
+func (c *conn) close() error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.closed {
+		return nil
+	}
+	c.closed = true
+	errs := []error{c.main.Close()}
+	for _, cl := range c.remotes {
+		errs = append(errs, cl.Close())
+	}
+	return errors.Join(errs...)
+}
+
+// outgoing returns ctx carrying the headers and authorization of a call, and
+// the authorization value it used.
+func (c *conn) outgoing(ctx context.Context) (context.Context, string, error) {
+	authz, err := c.auth.value(ctx, c)
+	if err != nil {
+		return nil, "", err
+	}
+	kv := c.headers
+	if authz != "" {
+		kv = append(kv[:len(kv):len(kv)], "authorization", authz)
+	}
+	if len(kv) == 0 {
+		return ctx, "", nil
+	}
+	return metadata.AppendToOutgoingContext(ctx, kv...), authz, nil
+}
+
+// do runs fn with the call metadata. When the server answers Unauthenticated
+// to a token obtained by the password handshake, it authenticates again and
+// retries fn once.
+func (c *conn) do(ctx context.Context, fn func(ctx context.Context) error) error {
+	for attempt := 0; ; attempt++ {
+		cctx, authz, err := c.outgoing(ctx)
+		if err != nil {
+			return err
+		}
+		err = fn(cctx)
+		if err == nil || attempt > 0 || c.auth.kind != settings.AuthPassword || status.Code(err) != codes.Unauthenticated {
+			return err
+		}
+		c.auth.invalidate(authz)
+	}
+}
+
+// authenticator supplies the authorization header: a static bearer token, or
+// one obtained by the Flight SQL basic handshake and kept until rejected.
+type authenticator struct {
+	kind   string
+	static string // "Bearer <token>"
+	basic  string // "Basic <base64>"
+	user   string
+	pass   settings.Secret
+
+	mu     sync.Mutex
+	bearer string
+}
+
+func (a *authenticator) value(ctx context.Context, c *conn) (string, error) {
+	switch a.kind {
+	case settings.AuthToken:
+		return a.static, nil
+	case settings.AuthPassword:
+	default:
+		return "", nil
+	}
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.bearer != "" {
+		return a.bearer, nil
+	}
+	tok, err := c.handshake(ctx, a.basic)
+	if err != nil {
+		return "", err
+	}
+	a.bearer = tok
+	return tok, nil
+}
+
+func (a *authenticator) invalidate(stale string) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.bearer == stale {
+		a.bearer = ""
+	}
+}
+
+// handshake runs the Flight SQL basic-auth handshake: the Handshake call
+// carries "authorization: Basic …" and the server answers with
+// "authorization: Bearer …" in its headers or trailers.
+func (c *conn) handshake(ctx context.Context, basic string) (string, error) {
+	kv := append(c.headers[:len(c.headers):len(c.headers)], "authorization", basic)
+	hctx, cancel := context.WithCancel(metadata.AppendToOutgoingContext(ctx, kv...))
+	defer cancel()
+	stream, err := c.main.Client.Handshake(hctx)
+	if err != nil {
+		return "", c.upstream("authenticating", err)
+	}
+	if err := stream.CloseSend(); err != nil {
+		return "", c.upstream("authenticating", err)
+	}
+	header, err := stream.Header()
+	if err != nil {
+		return "", c.upstream("authenticating", err)
+	}
+	for {
+		if _, err := stream.Recv(); err != nil {
+			if errors.Is(err, io.EOF) {
+				break
+			}
+			return "", c.upstream("authenticating", err)
+		}
+	}
+	for _, v := range metadata.Join(header, stream.Trailer()).Get("authorization") {
+		if v != "" {
+			return v, nil
+		}
+	}
+	return "", c.upstream("authenticating", errors.New("the server accepted the handshake but returned no bearer token"))
+}

@@ -1,0 +1,87 @@
+// Package flightsql is Quiver's Apache Arrow Flight SQL source: it runs a
+// query's SQL on a Flight SQL server and turns the Arrow stream into Grafana
+// frames while it arrives, without copying it into Go values first.
+//
+// It owns the connection (TLS with CA / client certificate / skip-verify /
+// server name; authentication none, bearer token, or username + password
+// through the Flight SQL basic handshake, re-authenticating once when the
+// server rejects the bearer token; custom gRPC headers), the macros, the
+// normalisation of Arrow types to what Grafana reads, the split into frames,
+// the row and byte limits, the health check and the schema-browsing
+// resources. It imports pkg/source, pkg/settings, arrow-go and the SDK's data
+// package; never the SDK's backend package, never pkg/plugin.
+//
+// # Reading
+//
+// Every endpoint of the FlightInfo is read, in order; an endpoint with a
+// location is read from that location (grpc, grpc+tcp, grpc+tls, or
+// arrow-flight-reuse-connection), with the same credentials. A plaintext
+// location is refused while TLS is on. A stream that fails after some batches
+// fails the query: the reader's error is checked after its loop. Rows beyond
+// the rowLimit setting, and bytes beyond the byteLimit setting (counted as
+// the Arrow buffer sizes of the batches read, so approximate), are not read:
+// the stream is cancelled and the first frame carries a warning notice.
+//
+// # Formats
+//
+//   - time_series: the time column is the column named "time" when it is a
+//     timestamp, else the first timestamp column, else an integer column named
+//     "time" holding Unix time (seconds, milliseconds, microseconds or
+//     nanoseconds, told apart by magnitude as Grafana's SQL data sources do).
+//     Numeric columns are values; every other column is a label (null labels
+//     are left out). One frame per (label set × value column), frame type
+//     timeseries-multi, each sorted by time; rows with a null time are left
+//     out with a notice.
+//   - table: one frame, the columns as returned (normalised).
+//   - logs: one log-lines frame: the time column, the body (the first text
+//     column named body, message, msg, line or log, else the first text
+//     column) and a JSON "labels" column holding the other columns of each
+//     row as text; preferredVisualisationType "logs".
+//
+// With no format, time_series is used when the result has a time column,
+// table otherwise.
+//
+// # Types
+//
+// One table (conversions, keyed by Arrow type ID) says what each type
+// becomes: timestamps of any unit and zone → timestamp[ns] without zone
+// (the same instant); date32/date64 → timestamp[ns] at midnight UTC;
+// decimal32/64/128/256 → float64 (notice when the declared precision exceeds
+// 15 digits); float16 → float32; large_utf8, utf8_view → utf8; dictionaries →
+// their values, normalised; duration → int64 with the unit in the field
+// config (ns, µs, ms, s); time32/time64 → text (15:04:05.000); extension
+// types (uuid, …) → their text form; null → an all-null text column;
+// binary, large_binary, binary_view, fixed_size_binary → base64 text;
+// lists, structs, maps and unions → JSON in a binary column (Grafana reads a
+// binary column as JSON values, so opaque bytes may never go into one).
+// Anything else (intervals, run-end encoded) fails the query naming the
+// column and its type.
+//
+// # Macros
+//
+// Macros are expanded before the SQL is sent, outside string literals,
+// quoted identifiers ("x", `x`) and comments (--, /* */). Quotes inside
+// literals are escaped by doubling them (standard SQL); backslash escapes
+// are not recognised. Times are UTC.
+//
+//	$__timeFilter(col)         (col >= '2006-01-02 15:04:05.000' AND col <= '…')
+//	$__timeFrom(), $__timeTo() '2006-01-02 15:04:05.000'
+//	    A plain string literal compared with a timestamp column: DataFusion-based
+//	    servers (InfluxDB 3, GreptimeDB), Dremio, Apache Doris, StarRocks,
+//	    DuckDB and PostgreSQL cast it implicitly. Not SQLite (no timestamp type).
+//	$__unixEpochFilter(col)    (col >= 1700000000 AND col <= 1700003600), seconds
+//	$__unixEpochMsFilter(col), $__unixEpochNanoFilter(col): milliseconds, nanoseconds
+//	$__unixEpochFrom(), $__unixEpochTo() and the Ms / Nano variants: integers
+//	    Integer comparisons: any dialect, for integer time columns.
+//	$__interval                the query interval as Grafana writes it (1m, 30s, 500ms)
+//	$__interval_ms             the query interval in milliseconds
+//	$__timeGroup(col, 5m)      date_bin(INTERVAL '300 seconds', col, TIMESTAMP '1970-01-01 00:00:00')
+//	$__timeGroupAlias(col, 5m) the same, followed by AS "time"
+//	    date_bin: DataFusion-based servers, PostgreSQL 14+, DuckDB. Not Dremio,
+//	    Doris or StarRocks (use their own time_bucket / date_trunc there).
+//	    The interval may be quoted and may be $__interval; units ms, s, m, h, d, w.
+//	$__unixEpochGroup(col, 5m) (floor(col / 300) * 300), for integer seconds: any dialect.
+//	$__catalog, $__schema      the catalog and schema settings, as written there.
+//
+// An unknown $__name is an error that lists the known macros.
+package flightsql

@@ -1,0 +1,76 @@
+package flightsql
+
+import (
+	"encoding/json"
+	"fmt"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/grafana/grafana-plugin-sdk-go/data"
+
+	"github.com/quiverdata/quiver/pkg/frame"
+)
+
+// Metadata keys of Grafana's Arrow frames (package frame owns them).
+const (
+	mdConfig = frame.KeyConfig
+)
+
+// outField is one column of a frame on its way to the Sink.
+type outField struct {
+	name   string
+	arr    arrow.Array
+	labels data.Labels // nil: no labels key
+	config string      // FieldConfig JSON; "": no config key
+}
+
+// newFrameRecord builds the record of one frame: the schema carries Grafana's
+// metadata exactly as the SDK writes it, and a field is nullable exactly when
+// its column holds nulls. It takes over the arrays of fields (releasing them
+// in every case), so the caller only owns the returned record.
+func newFrameRecord(name, refID string, meta *data.FrameMeta, fields []outField) (arrow.RecordBatch, error) {
+	defer func() {
+		for _, f := range fields {
+			f.arr.Release()
+		}
+	}()
+	afs := make([]arrow.Field, len(fields))
+	cols := make([]arrow.Array, len(fields))
+	rows := -1
+	for i, f := range fields {
+		c, ok := columns[f.arr.DataType().ID()]
+		if !ok {
+			return nil, fmt.Errorf("flightsql: internal: column %q has type %s after normalisation", f.name, f.arr.DataType())
+		}
+		if rows >= 0 && f.arr.Len() != rows {
+			return nil, fmt.Errorf("flightsql: internal: column %q has %d rows, want %d", f.name, f.arr.Len(), rows)
+		}
+		rows = f.arr.Len()
+		md, err := frame.FieldMetadata(c.tstype, f.labels, nil)
+		if err != nil {
+			return nil, fmt.Errorf("flightsql: metadata of %q: %w", f.name, err)
+		}
+		if f.config != "" { // "config" sorts first, as the SDK writes it
+			md = arrow.NewMetadata(append([]string{frame.KeyConfig}, md.Keys()...), append([]string{f.config}, md.Values()...))
+		}
+		afs[i] = arrow.Field{Name: f.name, Type: f.arr.DataType(), Nullable: f.arr.NullN() > 0, Metadata: md}
+		cols[i] = f.arr
+	}
+	md, err := frame.SchemaMetadata(name, refID, meta)
+	if err != nil {
+		return nil, fmt.Errorf("flightsql: %w", err)
+	}
+	if rows < 0 {
+		rows = 0
+	}
+	return array.NewRecordBatch(arrow.NewSchema(afs, &md), cols, int64(rows)), nil
+}
+
+// fieldConfigJSON returns the JSON of cfg as the SDK writes it.
+func fieldConfigJSON(cfg *data.FieldConfig) string {
+	b, err := json.Marshal(cfg)
+	if err != nil {
+		return "" // a FieldConfig built by this package always marshals
+	}
+	return string(b)
+}

@@ -1,0 +1,95 @@
+package flightsql
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/flight"
+	"github.com/apache/arrow-go/v18/arrow/flight/flightsql"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+)
+
+// CheckHealth connects and asks the server for its name (GetSqlInfo). When
+// the server does not implement that, it runs SELECT 1 instead. Failures are
+// described in words the administrator can act on and carry no secret.
+func (s *Source) CheckHealth(ctx context.Context) error {
+	ctx, cancel := context.WithTimeout(ctx, s.cfg.TimeoutDuration())
+	defer cancel()
+	err := s.readInfo(ctx, "health check", func(ctx context.Context) (*flight.FlightInfo, error) {
+		return s.conn.main.GetSqlInfo(ctx, []flightsql.SqlInfo{flightsql.SqlInfoFlightSqlServerName})
+	}, func(arrow.RecordBatch) error { return nil })
+	if err == nil || !fallbackWorthy(err) {
+		return err
+	}
+	err = s.readInfo(ctx, "health check (SELECT 1)", func(ctx context.Context) (*flight.FlightInfo, error) {
+		return s.conn.main.Execute(ctx, "SELECT 1")
+	}, func(arrow.RecordBatch) error { return nil })
+	return err
+}
+
+// fallbackWorthy reports whether a failed GetSqlInfo may still leave a
+// working server: not for connection, TLS, authentication or timeouts.
+func fallbackWorthy(err error) bool {
+	if errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled) {
+		return false
+	}
+	var ue *upstreamError
+	if errors.As(err, &ue) {
+		err = ue.err
+	}
+	switch status.Code(err) {
+	case codes.Unauthenticated, codes.PermissionDenied, codes.Unavailable, codes.DeadlineExceeded, codes.Canceled:
+		return false
+	}
+	return true
+}
+
+// readInfo gets a FlightInfo from call and hands every batch of every
+// endpoint to fn, without limits or normalisation (for small metadata
+// results). Records are valid only during fn.
+func (s *Source) readInfo(ctx context.Context, what string, call func(context.Context) (*flight.FlightInfo, error), fn func(arrow.RecordBatch) error) error {
+	var info *flight.FlightInfo
+	err := s.conn.do(ctx, func(cctx context.Context) (err error) {
+		info, err = call(cctx)
+		return err
+	})
+	if err != nil {
+		return s.conn.upstream(what, err)
+	}
+	for i, ep := range info.GetEndpoint() {
+		if err := s.readAllOf(ctx, ep, fmt.Sprintf("%s: endpoint %d of %d", what, i+1, len(info.GetEndpoint())), fn); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (s *Source) readAllOf(ctx context.Context, ep *flight.FlightEndpoint, what string, fn func(arrow.RecordBatch) error) error {
+	cl, err := s.conn.clientFor(ep)
+	if err != nil {
+		return s.conn.upstream(what, err)
+	}
+	ectx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	var rdr *flight.Reader
+	err = s.conn.do(ectx, func(cctx context.Context) (err error) {
+		rdr, err = cl.DoGet(cctx, ep.GetTicket())
+		return err
+	})
+	if err != nil {
+		return s.conn.upstream(what, err)
+	}
+	defer rdr.Release()
+	for rdr.Next() {
+		if err := fn(rdr.RecordBatch()); err != nil {
+			return err
+		}
+	}
+	if err := rdr.Err(); err != nil {
+		return s.conn.upstream(what, err)
+	}
+	return nil
+}

@@ -1,0 +1,552 @@
+package flightsql
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"runtime"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/ipc"
+	"github.com/grafana/grafana-plugin-sdk-go/data"
+
+	"github.com/quiverdata/quiver/pkg/source"
+)
+
+var metricsSchema = arrow.NewSchema([]arrow.Field{
+	{Name: "ts", Type: &arrow.TimestampType{Unit: arrow.Millisecond, TimeZone: "UTC"}, Nullable: true},
+	{Name: "host", Type: &arrow.DictionaryType{IndexType: arrow.PrimitiveTypes.Int32, ValueType: arrow.BinaryTypes.String}, Nullable: true},
+	{Name: "dc", Type: arrow.BinaryTypes.String, Nullable: true},
+	{Name: "cpu", Type: arrow.PrimitiveTypes.Float64, Nullable: true},
+	{Name: "reqs", Type: arrow.PrimitiveTypes.Int64, Nullable: true},
+}, nil)
+
+type metricRow struct {
+	ts   int64 // ms
+	host string
+	dc   *string
+	cpu  float64
+	reqs int64
+}
+
+// metricBatches writes rows into batches of size n.
+func metricBatches(t *testing.T, rows []metricRow, n int) []arrow.RecordBatch {
+	t.Helper()
+	var out []arrow.RecordBatch
+	for len(rows) > 0 {
+		k := min(n, len(rows))
+		chunk := rows[:k]
+		rows = rows[k:]
+		out = append(out, batch(metricsSchema, func(b *array.RecordBuilder) {
+			for _, r := range chunk {
+				b.Field(0).(*array.TimestampBuilder).Append(arrow.Timestamp(r.ts))
+				if err := b.Field(1).(*array.BinaryDictionaryBuilder).AppendString(r.host); err != nil {
+					t.Fatal(err)
+				}
+				if r.dc == nil {
+					b.Field(2).AppendNull()
+				} else {
+					b.Field(2).(*array.StringBuilder).Append(*r.dc)
+				}
+				b.Field(3).(*array.Float64Builder).Append(r.cpu)
+				b.Field(4).(*array.Int64Builder).Append(r.reqs)
+			}
+		}))
+	}
+	return out
+}
+
+func TestTimeSeriesThousandSeriesUnsorted(t *testing.T) {
+	const hosts, points = 1000, 5
+	eu := "eu"
+	var rows []metricRow
+	for p := range points {
+		for h := range hosts {
+			var dc *string
+			if h%2 == 0 {
+				dc = &eu
+			}
+			rows = append(rows, metricRow{ts: 1_700_000_000_000 + int64(p)*1000, host: fmt.Sprintf("h%03d", h), dc: dc, cpu: float64(h) + float64(p)/10, reqs: int64(h*100 + p)})
+		}
+	}
+	rand.New(rand.NewPCG(1, 2)).Shuffle(len(rows), func(i, j int) { rows[i], rows[j] = rows[j], rows[i] })
+	srv := newMemServer()
+	srv.set("metrics", &dataset{schema: metricsSchema, endpoints: [][]arrow.RecordBatch{metricBatches(t, rows, 333)}})
+	s := newTestSource(t, baseConfig(startServer(t, srv, serverOpts{})))
+
+	sink, err := runQuery(t, s, "metrics", FormatTimeSeries, source.Limits{MaxSeries: 2000, MaxPoints: 10000})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(sink.frames) != hosts*2 {
+		t.Fatalf("%d frames, want %d", len(sink.frames), hosts*2)
+	}
+	seen := map[string]bool{}
+	for i, f := range sink.frames {
+		if len(f.Fields) != 2 || f.Fields[0].Name != "ts" || f.Fields[0].Type() != data.FieldTypeTime {
+			t.Fatalf("frame %d: fields %v", i, f.Fields)
+		}
+		if f.Meta == nil || f.Meta.Type != data.FrameTypeTimeSeriesMulti {
+			t.Fatalf("frame %d: meta %+v", i, f.Meta)
+		}
+		v := f.Fields[1]
+		var h, p int
+		if _, err := fmt.Sscanf(v.Labels["host"], "h%d", &h); err != nil {
+			t.Fatalf("labels %v", v.Labels)
+		}
+		if (h%2 == 0) != (v.Labels["dc"] == "eu") || (h%2 == 1 && len(v.Labels) != 1) {
+			t.Errorf("labels of host %d: %v", h, v.Labels)
+		}
+		key := v.Name + v.Labels.String()
+		if seen[key] {
+			t.Errorf("series %s twice", key)
+		}
+		seen[key] = true
+		if f.Rows() != points {
+			t.Fatalf("series %s has %d rows", key, f.Rows())
+		}
+		for p = range points {
+			if got, want := f.Fields[0].At(p).(time.Time), time.UnixMilli(1_700_000_000_000+int64(p)*1000); !got.Equal(want) {
+				t.Fatalf("series %s row %d: time %v, want %v (not sorted?)", key, p, got, want)
+			}
+			switch v.Name {
+			case "cpu":
+				if got := v.At(p).(float64); got != float64(h)+float64(p)/10 {
+					t.Fatalf("series %s row %d: %v", key, p, got)
+				}
+			case "reqs":
+				if got := v.At(p).(int64); got != int64(h*100+p) {
+					t.Fatalf("series %s row %d: %v", key, p, got)
+				}
+			default:
+				t.Fatalf("value field %q", v.Name)
+			}
+		}
+		if v.Nullable() || f.Fields[0].Nullable() {
+			t.Errorf("series %s: nullable fields without nulls", key)
+		}
+	}
+}
+
+func TestTimeSeriesLimits(t *testing.T) {
+	var rows []metricRow
+	for h := range 10 {
+		rows = append(rows, metricRow{ts: 1_700_000_000_000, host: fmt.Sprintf("h%d", h), cpu: 1, reqs: 1})
+	}
+	srv := newMemServer()
+	srv.set("metrics", &dataset{schema: metricsSchema, endpoints: [][]arrow.RecordBatch{metricBatches(t, rows, 3)}})
+	s := newTestSource(t, baseConfig(startServer(t, srv, serverOpts{})))
+
+	_, err := runQuery(t, s, "metrics", FormatTimeSeries, source.Limits{MaxSeries: 19})
+	mustKind(t, err, source.KindLimit, "more than 19 series", "maxSeries")
+	_, err = runQuery(t, s, "metrics", FormatTimeSeries, source.Limits{MaxPoints: 15})
+	mustKind(t, err, source.KindLimit, "more than 15 points", "maxPoints")
+	_, err = runQuery(t, s, "metrics", FormatTable, source.Limits{MaxPoints: 9})
+	mustKind(t, err, source.KindLimit, "more than 9 rows", "maxPoints")
+	sink, err := runQuery(t, s, "metrics", FormatTimeSeries, source.Limits{MaxSeries: 20, MaxPoints: 20})
+	if err != nil || len(sink.frames) != 20 {
+		t.Fatalf("at the limits: %d frames, %v", len(sink.frames), err)
+	}
+}
+
+func TestTimeSeriesNullTimeAndNeedsColumns(t *testing.T) {
+	schema := arrow.NewSchema([]arrow.Field{
+		{Name: "time", Type: &arrow.TimestampType{Unit: arrow.Second}, Nullable: true},
+		{Name: "v", Type: arrow.PrimitiveTypes.Int32, Nullable: true},
+	}, nil)
+	rec := batch(schema, func(b *array.RecordBuilder) {
+		b.Field(0).(*array.TimestampBuilder).AppendValues([]arrow.Timestamp{3, 0, 1}, []bool{true, false, true})
+		b.Field(1).(*array.Int32Builder).AppendValues([]int32{30, 0, 10}, []bool{true, true, false})
+	})
+	srv := newMemServer()
+	srv.set("q", &dataset{schema: schema, endpoints: [][]arrow.RecordBatch{{rec}}})
+	noValues := arrow.NewSchema([]arrow.Field{{Name: "time", Type: arrow.FixedWidthTypes.Date32}, {Name: "s", Type: arrow.BinaryTypes.String}}, nil)
+	srv.set("novalues", &dataset{schema: noValues, endpoints: [][]arrow.RecordBatch{{}}})
+	noTime := arrow.NewSchema([]arrow.Field{{Name: "n", Type: arrow.PrimitiveTypes.Int64}}, nil)
+	srv.set("notime", &dataset{schema: noTime, endpoints: [][]arrow.RecordBatch{{}}})
+	s := newTestSource(t, baseConfig(startServer(t, srv, serverOpts{})))
+
+	sink, err := runQuery(t, s, "q", FormatTimeSeries, source.Limits{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(sink.frames) != 1 || sink.frames[0].Rows() != 2 {
+		t.Fatalf("frames %v", sink.frames)
+	}
+	f := sink.frames[0]
+	if f.Fields[0].At(0).(time.Time).Unix() != 1 || f.Fields[1].At(0).(*int32) != nil || *f.Fields[1].At(1).(*int32) != 30 {
+		t.Errorf("values: %v %v", f.Fields[0].At(0), f.Fields[1].At(1))
+	}
+	if f.Meta == nil || len(f.Meta.Notices) != 1 || !strings.Contains(f.Meta.Notices[0].Text, "1 rows with a null time") {
+		t.Errorf("meta %+v", f.Meta)
+	}
+	_, err = runQuery(t, s, "novalues", FormatTimeSeries, source.Limits{})
+	mustKind(t, err, source.KindQuery, "needs at least one numeric value column", "s (utf8)")
+	_, err = runQuery(t, s, "notime", FormatTimeSeries, source.Limits{})
+	mustKind(t, err, source.KindQuery, "needs a timestamp column", "n (int64)", "format table")
+	// Without a format: table when there is no time column.
+	sink = &frameSink{t: t}
+	if err := s.Query(context.Background(), source.Query{RefID: "B", JSON: []byte(`{"rawSql":"notime"}`)}, sink); err != nil {
+		t.Fatal(err)
+	}
+	if len(sink.frames) != 1 || sink.frames[0].Fields[0].Name != "n" || sink.frames[0].RefID != "B" {
+		t.Fatalf("auto format: %v", sink.frames)
+	}
+}
+
+func TestTableAndLogs(t *testing.T) {
+	eu := "eu"
+	rows := []metricRow{{ts: 2000, host: "a", dc: &eu, cpu: 1.5, reqs: 1}, {ts: 1000, host: "b\"x", cpu: 2.5, reqs: 2}}
+	srv := newMemServer()
+	srv.set("m", &dataset{schema: metricsSchema, endpoints: [][]arrow.RecordBatch{metricBatches(t, rows, 1)}})
+	logSchema := arrow.NewSchema([]arrow.Field{
+		{Name: "level", Type: arrow.BinaryTypes.String},
+		{Name: "time", Type: &arrow.TimestampType{Unit: arrow.Microsecond}},
+		{Name: "message", Type: arrow.BinaryTypes.LargeString},
+		{Name: "code", Type: arrow.PrimitiveTypes.Int16, Nullable: true},
+	}, nil)
+	logRec := batch(logSchema, func(b *array.RecordBuilder) {
+		b.Field(0).(*array.StringBuilder).AppendValues([]string{"error", "info"}, nil)
+		b.Field(1).(*array.TimestampBuilder).AppendValues([]arrow.Timestamp{5, 6}, nil)
+		b.Field(2).(*array.LargeStringBuilder).AppendValues([]string{"disk full", "ok\n"}, nil)
+		b.Field(3).(*array.Int16Builder).AppendValues([]int16{507, 0}, []bool{true, false})
+	})
+	srv.set("logs", &dataset{schema: logSchema, endpoints: [][]arrow.RecordBatch{{logRec}}})
+	s := newTestSource(t, baseConfig(startServer(t, srv, serverOpts{})))
+
+	sink, err := runQuery(t, s, "m", FormatTable, source.Limits{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := sink.frames[0]
+	if len(sink.frames) != 1 || f.Rows() != 2 || len(f.Fields) != 5 || f.Meta != nil {
+		t.Fatalf("table: %d frames, %d rows, meta %+v", len(sink.frames), f.Rows(), f.Meta)
+	}
+	if f.Fields[1].At(1).(string) != `b"x` || f.Fields[2].At(1).(*string) != nil {
+		t.Errorf("table values: %v %v", f.Fields[1].At(1), f.Fields[2].At(1))
+	}
+	if f.Fields[0].At(0).(time.Time).UnixMilli() != 2000 {
+		t.Errorf("table keeps the order as returned: %v", f.Fields[0].At(0))
+	}
+
+	sink, err = runQuery(t, s, "logs", FormatLogs, source.Limits{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f = sink.frames[0]
+	if f.Meta == nil || f.Meta.PreferredVisualization != data.VisTypeLogs || f.Meta.Type != data.FrameTypeLogLines {
+		t.Fatalf("logs meta %+v", f.Meta)
+	}
+	if len(f.Fields) != 3 || f.Fields[0].Name != "time" || f.Fields[1].Name != "message" || f.Fields[2].Name != "labels" {
+		t.Fatalf("logs fields %v", f.Fields)
+	}
+	if got := string(f.Fields[2].At(0).(json.RawMessage)); got != `{"level":"error","code":"507"}` {
+		t.Errorf("labels row 0: %s", got)
+	}
+	if got := string(f.Fields[2].At(1).(json.RawMessage)); got != `{"level":"info"}` {
+		t.Errorf("labels row 1: %s", got)
+	}
+	if f.Fields[1].At(1).(string) != "ok\n" || f.Fields[0].At(0).(time.Time).UnixNano() != 5000 {
+		t.Errorf("logs values: %q %v", f.Fields[1].At(1), f.Fields[0].At(0))
+	}
+}
+
+func TestRowAndByteLimitsTruncateWithNotice(t *testing.T) {
+	var rows []metricRow
+	for i := range 100 {
+		rows = append(rows, metricRow{ts: int64(i), host: "a", cpu: float64(i), reqs: int64(i)})
+	}
+	srv := newMemServer()
+	srv.set("m", &dataset{schema: metricsSchema, endpoints: [][]arrow.RecordBatch{metricBatches(t, rows, 10)}, block: true})
+	addr := startServer(t, srv, serverOpts{})
+
+	cfg := baseConfig(addr)
+	cfg.RowLimit = 25
+	s := newTestSource(t, cfg)
+	sink, err := runQuery(t, s, "m", FormatTable, source.Limits{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := sink.frames[0]
+	if f.Rows() != 25 || f.Meta == nil || len(f.Meta.Notices) != 1 || !strings.Contains(f.Meta.Notices[0].Text, "truncated to 25 rows (rowLimit setting)") {
+		t.Fatalf("rows %d meta %+v", f.Rows(), f.Meta)
+	}
+	if f.Meta.Notices[0].Severity != data.NoticeSeverityWarning {
+		t.Errorf("severity %v", f.Meta.Notices[0].Severity)
+	}
+
+	// Exactly at the limit: nothing was dropped, so no notice.
+	cfg.RowLimit = 100
+	s = newTestSource(t, cfg)
+	srv.set("m2", &dataset{schema: metricsSchema, endpoints: [][]arrow.RecordBatch{metricBatches(t, rows, 10)}})
+	sink, err = runQuery(t, s, "m2", FormatTable, source.Limits{})
+	if err != nil || sink.frames[0].Rows() != 100 || sink.frames[0].Meta != nil {
+		t.Fatalf("at the limit: %v %+v", err, sink.frames)
+	}
+
+	per := recordBytes(metricBatches(t, rows[:10], 10)[0])
+	cfg = baseConfig(addr)
+	cfg.ByteLimit = per*3 + per/2 // three and a half batches
+	s = newTestSource(t, cfg)
+	sink, err = runQuery(t, s, "m", FormatTimeSeries, source.Limits{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Bytes are counted as the buffers read from the wire, which are a little
+	// larger than the batches built here: between 2 and 3.5 batches are kept.
+	if len(sink.frames) != 2 || sink.frames[0].Rows() < 20 || sink.frames[0].Rows() > 35 || sink.frames[0].Meta == nil ||
+		!strings.Contains(fmt.Sprint(sink.frames[0].Meta.Notices), "byteLimit setting") {
+		t.Fatalf("byte limit: %d frames, rows %d, meta %+v", len(sink.frames), sink.frames[0].Rows(), sink.frames[0].Meta)
+	}
+	if sink.frames[1].Meta.Notices != nil {
+		t.Errorf("the notice belongs on the first frame only")
+	}
+	// The blocked server streams ended because the client went away.
+	waitFor(t, func() bool { return srv.streamed.Load() >= 2 })
+}
+
+func waitFor(t *testing.T, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatal("condition not met in 10s")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+func TestEndpointsAndLocations(t *testing.T) {
+	mk := func(from int) []arrow.RecordBatch {
+		var rows []metricRow
+		for i := range 4 {
+			rows = append(rows, metricRow{ts: int64(from + i), host: "a", cpu: float64(from + i)})
+		}
+		return metricBatches(t, rows, 2)
+	}
+	srv, other := newMemServer(), newMemServer()
+	addr := startServer(t, srv, serverOpts{})
+	otherAddr := startServer(t, other, serverOpts{})
+	d := &dataset{schema: metricsSchema, endpoints: [][]arrow.RecordBatch{mk(0), mk(4), mk(8)},
+		locations: []string{"", "grpc+tcp://" + otherAddr, "arrow-flight-reuse-connection://?"}}
+	srv.set("m", d)
+	other.set("m", d)
+	s := newTestSource(t, baseConfig(addr))
+	sink, err := runQuery(t, s, "m", FormatTable, source.Limits{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := sink.frames[0]
+	if f.Rows() != 12 {
+		t.Fatalf("%d rows, want 12 from 3 endpoints", f.Rows())
+	}
+	for i := range 12 {
+		if got := f.Fields[3].At(i).(float64); got != float64(i) {
+			t.Fatalf("row %d: %v (endpoints out of order?)", i, got)
+		}
+	}
+	if len(other.seenHeaders()) != 1 {
+		t.Errorf("the located endpoint was read %d times from its location", len(other.seenHeaders()))
+	}
+
+	// A plaintext location is refused when TLS is on; an unknown scheme names itself.
+	c := &conn{tls: nil, address: addr}
+	if _, err := c.remote("http://x:1"); err == nil || !strings.Contains(err.Error(), `scheme "http" is not supported`) {
+		t.Errorf("scheme: %v", err)
+	}
+	c.tls = newPKI(t).serverTLS(t, false)
+	if _, err := c.remote("grpc://x:1"); err == nil || !strings.Contains(err.Error(), "refusing to send credentials without TLS") {
+		t.Errorf("plaintext: %v", err)
+	}
+}
+
+func TestFailureAfterBatchesIsAnError(t *testing.T) {
+	var rows []metricRow
+	for i := range 50 {
+		rows = append(rows, metricRow{ts: int64(i), host: "a", cpu: 1})
+	}
+	srv := newMemServer()
+	srv.set("m", &dataset{schema: metricsSchema, endpoints: [][]arrow.RecordBatch{metricBatches(t, rows, 10)}, failAfter: 3})
+	s := newTestSource(t, baseConfig(startServer(t, srv, serverOpts{})))
+	for _, format := range []string{FormatTable, FormatTimeSeries, FormatLogs} {
+		sink, err := runQuery(t, s, "m", format, source.Limits{})
+		mustKind(t, err, source.KindUpstream, "disk on fire", "endpoint 1 of 1")
+		if len(sink.frames) != 0 {
+			t.Errorf("%s: %d frames sent despite the failure", format, len(sink.frames))
+		}
+	}
+}
+
+func TestSinkErrorPropagatesUnchanged(t *testing.T) {
+	var rows []metricRow
+	for h := range 3 {
+		rows = append(rows, metricRow{ts: 1, host: fmt.Sprint(h), cpu: 1})
+	}
+	srv := newMemServer()
+	srv.set("m", &dataset{schema: metricsSchema, endpoints: [][]arrow.RecordBatch{metricBatches(t, rows, 2)}})
+	s := newTestSource(t, baseConfig(startServer(t, srv, serverOpts{})))
+	for _, format := range []string{FormatTable, FormatTimeSeries, FormatLogs} {
+		sink := &frameSink{t: t, err: errSink}
+		err := s.Query(context.Background(), source.Query{RefID: "A", JSON: []byte(`{"rawSql":"m","format":"` + format + `"}`)}, sink)
+		if err != errSink { //nolint:errorlint // the very same error is the contract
+			t.Errorf("%s: got %v, want the sink's error unchanged", format, err)
+		}
+	}
+}
+
+func TestBadQueries(t *testing.T) {
+	srv := newMemServer()
+	s := newTestSource(t, baseConfig(startServer(t, srv, serverOpts{})))
+	for _, tc := range []struct{ js, want string }{
+		{`{`, "not valid JSON"},
+		{`{"rawSql":"  "}`, "rawSql: the query has no SQL"},
+		{`{"rawSql":"x","format":"graph"}`, `format: "graph" is not one of "time_series", "table", "logs"`},
+		{`{"rawSql":"select $__nope"}`, "unknown macro $__nope"},
+	} {
+		err := s.Query(context.Background(), source.Query{JSON: []byte(tc.js)}, &frameSink{t: t})
+		mustKind(t, err, source.KindQuery, tc.want)
+	}
+	// The server's own message for a query it rejects.
+	_, err := runQuery(t, s, "SELEC 1", FormatTable, source.Limits{})
+	mustKind(t, err, source.KindUpstream, "executing the query", `syntax error near "SELEC 1"`)
+}
+
+// TestMetadataAsTheSDKWritesIt decodes our frames with the SDK, marshals
+// them again with the SDK and compares every metadata key and flag.
+func TestMetadataAsTheSDKWritesIt(t *testing.T) {
+	eu := "eu"
+	rows := []metricRow{{ts: 2000, host: "a", dc: &eu, cpu: 1.5, reqs: 1}, {ts: 1000, host: "b", cpu: 2.5, reqs: 2}}
+	srv := newMemServer()
+	srv.set("m", &dataset{schema: metricsSchema, endpoints: [][]arrow.RecordBatch{metricBatches(t, rows, 1)}})
+	dur := arrow.NewSchema([]arrow.Field{{Name: "d", Type: arrow.FixedWidthTypes.Duration_s}}, nil)
+	srv.set("dur", &dataset{schema: dur, endpoints: [][]arrow.RecordBatch{{batch(dur, func(b *array.RecordBuilder) { b.Field(0).(*array.DurationBuilder).Append(3) })}}})
+	cfg := baseConfig(startServer(t, srv, serverOpts{}))
+	cfg.RowLimit = 1 // a notice in the meta
+	s := newTestSource(t, cfg)
+	for _, q := range []struct{ sql, format string }{{"m", FormatTimeSeries}, {"m", FormatTable}, {"m", FormatLogs}, {"dur", FormatTable}} {
+		sink, err := runQuery(t, s, q.sql, q.format, source.Limits{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i, f := range sink.frames {
+			b, err := f.MarshalArrow()
+			if err != nil {
+				t.Fatal(err)
+			}
+			r, err := ipc.NewFileReader(bytes.NewReader(b))
+			if err != nil {
+				t.Fatal(err)
+			}
+			sdk := r.Schema()
+			ours := sink.schemas[i]
+			_ = r.Close()
+			if !sdk.Metadata().Equal(ours.Metadata()) {
+				t.Errorf("%s/%s: schema metadata\nours %v\nsdk  %v", q.sql, q.format, ours.Metadata(), sdk.Metadata())
+			}
+			for j, fo := range ours.Fields() {
+				fs := sdk.Field(j)
+				if fo.Name != fs.Name || !arrow.TypeEqual(fo.Type, fs.Type) || fo.Nullable != fs.Nullable || !fo.Metadata.Equal(fs.Metadata) {
+					t.Errorf("%s/%s field %d:\nours %v\nsdk  %v", q.sql, q.format, j, fo, fs)
+				}
+			}
+		}
+	}
+}
+
+func TestCancelMidStream(t *testing.T) {
+	var rows []metricRow
+	for i := range 20 {
+		rows = append(rows, metricRow{ts: int64(i), host: "a", cpu: 1})
+	}
+	srv := newMemServer()
+	srv.set("m", &dataset{schema: metricsSchema, endpoints: [][]arrow.RecordBatch{metricBatches(t, rows, 10)}, block: true})
+	s := newTestSource(t, baseConfig(startServer(t, srv, serverOpts{})))
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() {
+		done <- s.Query(ctx, source.Query{RefID: "A", JSON: []byte(`{"rawSql":"m","format":"table"}`)}, &frameSink{t: t})
+	}()
+	<-srv.doGets // the server sent every batch and now holds the stream open
+	cancel()
+	select {
+	case err := <-done:
+		if !errors.Is(err, context.Canceled) || !strings.Contains(err.Error(), "query cancelled") {
+			t.Fatalf("got %v", err)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("Query did not return after cancellation")
+	}
+	waitFor(t, func() bool { return srv.streamed.Load() == 1 })
+}
+
+func TestTimeout(t *testing.T) {
+	srv := newMemServer()
+	srv.set("m", &dataset{schema: metricsSchema, endpoints: [][]arrow.RecordBatch{nil}, block: true})
+	cfg := baseConfig(startServer(t, srv, serverOpts{}))
+	cfg.Timeout = 1
+	s := newTestSource(t, cfg)
+	start := time.Now()
+	_, err := runQuery(t, s, "m", FormatTable, source.Limits{})
+	mustKind(t, err, source.KindUpstream, "timed out after 1s", "timeout setting")
+	if time.Since(start) > 10*time.Second {
+		t.Errorf("timeout took %v", time.Since(start))
+	}
+}
+
+// TestNoGoroutineLeak runs finished, failed, truncated and cancelled queries
+// and checks that closing the Source leaves no goroutine of its own behind.
+func TestNoGoroutineLeak(t *testing.T) {
+	var rows []metricRow
+	for i := range 40 {
+		rows = append(rows, metricRow{ts: int64(i), host: fmt.Sprint(i % 4), cpu: 1})
+	}
+	srv := newMemServer()
+	srv.set("m", &dataset{schema: metricsSchema, endpoints: [][]arrow.RecordBatch{metricBatches(t, rows, 10)}})
+	srv.set("fail", &dataset{schema: metricsSchema, endpoints: [][]arrow.RecordBatch{metricBatches(t, rows, 10)}, failAfter: 2})
+	srv.set("block", &dataset{schema: metricsSchema, endpoints: [][]arrow.RecordBatch{metricBatches(t, rows, 10)}, block: true})
+	addr := startServer(t, srv, serverOpts{})
+	time.Sleep(50 * time.Millisecond)
+	before := runtime.NumGoroutine()
+
+	cfg := baseConfig(addr)
+	cfg.RowLimit = 15
+	s, err := New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, q := range []string{"m", "fail", "block", "nope"} {
+		_, _ = runQuery(t, s, q, FormatTimeSeries, source.Limits{})
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	go func() { <-srv.doGets; cancel() }()
+	for len(srv.doGets) > 0 {
+		<-srv.doGets
+	}
+	cfg.RowLimit = 1000
+	s2, err := New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_ = s2.Query(ctx, source.Query{JSON: []byte(`{"rawSql":"block","format":"table"}`)}, &frameSink{t: t})
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := s2.Close(); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for runtime.NumGoroutine() > before {
+		if time.Now().After(deadline) {
+			buf := make([]byte, 1<<20)
+			t.Fatalf("%d goroutines, %d before:\n%s", runtime.NumGoroutine(), before, buf[:runtime.Stack(buf, true)])
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}

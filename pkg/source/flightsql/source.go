@@ -1,0 +1,343 @@
+package flightsql
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/flight"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/grafana/grafana-plugin-sdk-go/data"
+	"google.golang.org/grpc"
+
+	"github.com/quiverdata/quiver/pkg/settings"
+	"github.com/quiverdata/quiver/pkg/source"
+)
+
+// Compile-time checks of the capabilities Source offers.
+var (
+	_ source.Source          = (*Source)(nil)
+	_ source.HealthChecker   = (*Source)(nil)
+	_ source.ResourceHandler = (*Source)(nil)
+)
+
+// Formats of the query JSON's "format" key.
+const (
+	FormatTimeSeries = "time_series"
+	FormatTable      = "table"
+	FormatLogs       = "logs"
+)
+
+// Source answers queries from one Flight SQL server. It is safe for
+// concurrent use; Close it when the data-source instance goes away.
+type Source struct {
+	cfg  settings.FlightSQL
+	mem  memory.Allocator
+	conn *conn
+}
+
+// Option configures a Source at construction.
+type Option func(*options)
+
+type options struct {
+	mem      memory.Allocator
+	dialOpts []grpc.DialOption
+}
+
+// WithAllocator sets the allocator of every Arrow buffer the Source makes
+// (default memory.DefaultAllocator).
+func WithAllocator(mem memory.Allocator) Option { return func(o *options) { o.mem = mem } }
+
+// WithDialOptions adds gRPC dial options (a custom dialer, say). Transport
+// credentials come from the settings and cannot be replaced.
+func WithDialOptions(opts ...grpc.DialOption) Option {
+	return func(o *options) { o.dialOpts = append(o.dialOpts, opts...) }
+}
+
+// New validates cfg and returns a Source for it. It does not contact the
+// server: connection problems show in CheckHealth and in queries.
+func New(cfg settings.FlightSQL, opts ...Option) (*Source, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, fmt.Errorf("flightsql: %w", err)
+	}
+	o := options{mem: memory.DefaultAllocator}
+	for _, opt := range opts {
+		opt(&o)
+	}
+	c, err := newConn(cfg, o.mem, o.dialOpts)
+	if err != nil {
+		return nil, err
+	}
+	return &Source{cfg: cfg, mem: o.mem, conn: c}, nil
+}
+
+// Close closes every connection of the Source. It is safe to call twice.
+func (s *Source) Close() error { return s.conn.close() }
+
+// queryModel is the query JSON of a Flight SQL query.
+type queryModel struct {
+	RawSQL string `json:"rawSql"`
+	Format string `json:"format"`
+}
+
+func parseQuery(b []byte) (queryModel, error) {
+	var m queryModel
+	if err := json.Unmarshal(b, &m); err != nil {
+		return m, source.BadQuery("flightsql: the query is not valid JSON: %w", err)
+	}
+	if strings.TrimSpace(m.RawSQL) == "" {
+		return m, source.BadQuery("flightsql: rawSql: the query has no SQL")
+	}
+	switch m.Format {
+	case "", FormatTimeSeries, FormatTable, FormatLogs:
+	default:
+		return m, source.BadQuery(`flightsql: format: %q is not one of "time_series", "table", "logs"`, m.Format)
+	}
+	return m, nil
+}
+
+// Query runs the query's SQL (macros expanded) and hands its frames to sink.
+func (s *Source) Query(ctx context.Context, q source.Query, sink source.Sink) (err error) {
+	m, err := parseQuery(q.JSON)
+	if err != nil {
+		return err
+	}
+	interval := q.Interval
+	if interval <= 0 {
+		interval = defaultInterval(q)
+	}
+	sql, err := expandMacros(m.RawSQL, macroEnv{from: q.From, to: q.To, interval: interval, catalog: s.cfg.Catalog, schema: s.cfg.Schema})
+	if err != nil {
+		return err
+	}
+
+	qctx, cancel := context.WithTimeout(ctx, s.cfg.TimeoutDuration())
+	defer cancel()
+
+	var fb frameBuilder
+	defer func() {
+		if fb != nil {
+			fb.release()
+		}
+	}()
+	newBuilder := func(schema *arrow.Schema) (frameBuilder, error) {
+		format := m.Format
+		if format == "" {
+			format = FormatTable
+			if _, _, ok := timeColumn(schema); ok {
+				format = FormatTimeSeries
+			}
+		}
+		switch format {
+		case FormatTimeSeries:
+			b, err := newSeriesBuilder(s.mem, q.RefID, q.Limits, schema)
+			if err != nil {
+				return nil, err // not a typed nil in the interface
+			}
+			return b, nil
+		case FormatLogs:
+			b, err := newLogsBuilder(s.mem, q.RefID, q.Limits, schema)
+			if err != nil {
+				return nil, err
+			}
+			return b, nil
+		}
+		return newTableBuilder(s.mem, q.RefID, q.Limits, schema), nil
+	}
+	notices, err := s.stream(qctx, sql, func(p *plan) error {
+		if fb != nil {
+			return nil
+		}
+		fb, err = newBuilder(p.out)
+		return err
+	}, func(rec arrow.RecordBatch) error { return fb.add(rec) })
+	if err != nil {
+		if cerr := ctx.Err(); cerr != nil {
+			return fmt.Errorf("flightsql: query cancelled: %w", cerr)
+		}
+		if errors.Is(qctx.Err(), context.DeadlineExceeded) && source.KindOf(err) != source.KindUpstream {
+			return source.Upstream(fmt.Errorf("flightsql: the query timed out after %s (timeout setting): %w", s.cfg.TimeoutDuration(), err))
+		}
+		return err
+	}
+	if fb == nil {
+		return nil // no endpoint: no data
+	}
+	return fb.finish(sink, notices)
+}
+
+// defaultInterval is the time range over the requested points when Grafana
+// sent no interval, at least 1ms.
+func defaultInterval(q source.Query) time.Duration {
+	points := q.MaxDataPoints
+	if points <= 0 {
+		points = 1000
+	}
+	return max((q.To.Sub(q.From) / time.Duration(points)).Truncate(time.Millisecond), time.Millisecond)
+}
+
+// streamState tracks what one query has read, against the row and byte limits.
+type streamState struct {
+	rows, bytes int64
+	out         *arrow.Schema // normalised schema of the first endpoint
+	plan        *plan
+	notices     []data.Notice
+	seen        map[string]bool
+}
+
+func (st *streamState) notice(text string) {
+	if st.seen[text] {
+		return
+	}
+	if st.seen == nil {
+		st.seen = map[string]bool{}
+	}
+	st.seen[text] = true
+	st.notices = append(st.notices, data.Notice{Severity: data.NoticeSeverityWarning, Text: text})
+}
+
+// stream executes sql and reads every endpoint of its FlightInfo in order.
+// Each upstream schema is planned once (onPlan sees the plan before its
+// batches); every batch is normalised and handed to onBatch, which must not
+// keep it. Reading stops at the row or byte limit with a notice.
+func (s *Source) stream(ctx context.Context, sql string, onPlan func(*plan) error, onBatch func(arrow.RecordBatch) error) ([]data.Notice, error) {
+	var info *flight.FlightInfo
+	err := s.conn.do(ctx, func(cctx context.Context) (err error) {
+		info, err = s.conn.main.Execute(cctx, sql)
+		return err
+	})
+	if err != nil {
+		return nil, s.conn.upstream("executing the query", err)
+	}
+	st := &streamState{}
+	eps := info.GetEndpoint()
+	for i, ep := range eps {
+		done, err := s.readEndpoint(ctx, st, ep, fmt.Sprintf("reading endpoint %d of %d", i+1, len(eps)), onPlan, onBatch)
+		if err != nil {
+			return nil, err
+		}
+		if done {
+			break
+		}
+	}
+	return st.notices, nil
+}
+
+// readEndpoint reads one endpoint; done reports that a limit was reached.
+func (s *Source) readEndpoint(ctx context.Context, st *streamState, ep *flight.FlightEndpoint, what string,
+	onPlan func(*plan) error, onBatch func(arrow.RecordBatch) error) (done bool, err error) {
+	cl, err := s.conn.clientFor(ep)
+	if err != nil {
+		return false, source.Upstream(err)
+	}
+	// Cancelling ectx stops the server's stream when reading ends early.
+	ectx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	var rdr *flight.Reader
+	err = s.conn.do(ectx, func(cctx context.Context) (err error) {
+		rdr, err = cl.DoGet(cctx, ep.GetTicket())
+		return err
+	})
+	if err != nil {
+		return false, s.conn.upstream(what, err)
+	}
+	defer rdr.Release()
+
+	if st.plan == nil || !st.plan.in.Equal(rdr.Schema()) {
+		p, err := newPlan(rdr.Schema())
+		if err != nil {
+			return false, err
+		}
+		if st.out != nil && !st.out.Equal(p.out) {
+			return false, source.Upstream(fmt.Errorf("flightsql: %s: its schema differs from the first endpoint's: %s", what, describeColumns(rdr.Schema())))
+		}
+		st.plan, st.out = p, p.out
+		for _, n := range p.notices() {
+			st.notice(n)
+		}
+		if err := onPlan(p); err != nil {
+			return false, err
+		}
+	}
+
+	rowLimit, byteLimit := s.cfg.RowLimit, s.cfg.ByteLimit
+	for rdr.Next() {
+		rec := rdr.RecordBatch()
+		n := rec.NumRows()
+		if n == 0 {
+			continue
+		}
+		keep := n
+		if st.rows+n > rowLimit {
+			keep = rowLimit - st.rows
+			st.notice(fmt.Sprintf("The result was truncated to %d rows (rowLimit setting): the server had more. Narrow the query or raise rowLimit.", rowLimit))
+			done = true
+		}
+		size := recordBytes(rec)
+		if st.bytes+size > byteLimit {
+			if fit := (byteLimit - st.bytes) * n / size; fit < keep {
+				keep = fit
+			}
+			st.notice(fmt.Sprintf("The result was truncated after about %d bytes (byteLimit setting): the server had more. Narrow the query or raise byteLimit.", byteLimit))
+			done = true
+		}
+		if keep > 0 {
+			if err := s.consume(st.plan, rec, keep, onBatch); err != nil {
+				return false, err
+			}
+		}
+		st.rows += keep
+		st.bytes += size * keep / n
+		if done {
+			return true, nil
+		}
+	}
+	if err := rdr.Err(); err != nil {
+		return false, s.conn.upstream(what, err)
+	}
+	return false, nil
+}
+
+// consume normalises the first keep rows of rec and hands them to onBatch.
+func (s *Source) consume(p *plan, rec arrow.RecordBatch, keep int64, onBatch func(arrow.RecordBatch) error) error {
+	if keep < rec.NumRows() {
+		rec = rec.NewSlice(0, keep)
+		defer rec.Release()
+	}
+	norm, err := p.apply(s.mem, rec)
+	if err != nil {
+		return source.BadQuery("%w", err)
+	}
+	defer norm.Release()
+	return onBatch(norm)
+}
+
+// recordBytes is the size of rec's buffers, children and dictionaries
+// included: what reading it from the server cost in memory.
+func recordBytes(rec arrow.RecordBatch) int64 {
+	var n int64
+	for _, c := range rec.Columns() {
+		n += dataBytes(c.Data())
+	}
+	return n
+}
+
+func dataBytes(d arrow.ArrayData) int64 {
+	var n int64
+	for _, b := range d.Buffers() {
+		if b != nil {
+			n += int64(b.Len())
+		}
+	}
+	for _, c := range d.Children() {
+		n += dataBytes(c)
+	}
+	if d.DataType().ID() == arrow.DICTIONARY {
+		n += dataBytes(d.Dictionary())
+	}
+	return n
+}

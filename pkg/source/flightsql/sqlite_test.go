@@ -1,0 +1,146 @@
+package flightsql
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/apache/arrow-go/v18/arrow/flight/flightsql/example"
+	"github.com/grafana/grafana-plugin-sdk-go/data"
+
+	"github.com/quiverdata/quiver/pkg/source"
+)
+
+// startSQLite serves arrow-go's SQLite example Flight SQL server with a
+// metrics table: time INTEGER (Unix milliseconds), host TEXT, value REAL.
+func startSQLite(t *testing.T) string {
+	t.Helper()
+	db, err := example.CreateDB()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	if _, err := db.Exec(`CREATE TABLE metrics (time INTEGER, host TEXT, value REAL, note TEXT)`); err != nil {
+		t.Fatal(err)
+	}
+	base := int64(1_700_000_000_000)
+	for i := range 30 {
+		// Inserted newest first, so the result is unsorted unless ordered.
+		ts := base + int64(29-i)*60_000
+		if _, err := db.Exec(`INSERT INTO metrics VALUES (?, ?, ?, ?)`, ts, fmt.Sprintf("h%d", i%3), float64(i), "n"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	srv, err := example.NewSQLiteFlightSQLServer(db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return startServer(t, srv, serverOpts{})
+}
+
+func TestSQLiteTimeSeries(t *testing.T) {
+	s := newTestSource(t, baseConfig(startSQLite(t)))
+	// The range covers minutes 0..19 of the 30 inserted (runQuery's range
+	// is 1_700_000_000 s + 1 h); cut it to the first 20 minutes.
+	sql := `SELECT time, host, value FROM metrics WHERE $__unixEpochMsFilter(time) AND time < 1700000000000 + 20*60000`
+	sink, err := runQuery(t, s, sql, FormatTimeSeries, source.Limits{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(sink.frames) != 3 {
+		t.Fatalf("%d frames, want one per host", len(sink.frames))
+	}
+	total := 0
+	for _, f := range sink.frames {
+		v := f.Fields[1]
+		if v.Name != "value" || len(v.Labels) != 1 || !strings.HasPrefix(v.Labels["host"], "h") {
+			t.Fatalf("field %s labels %v", v.Name, v.Labels)
+		}
+		if f.Fields[0].Type() != data.FieldTypeTime {
+			t.Fatalf("time field is %s", f.Fields[0].Type())
+		}
+		for i := range f.Rows() {
+			tm := f.Fields[0].At(i).(time.Time)
+			if i > 0 && !tm.After(f.Fields[0].At(i-1).(time.Time)) {
+				t.Fatalf("not sorted at row %d", i)
+			}
+			minute := (tm.UnixMilli() - 1_700_000_000_000) / 60_000
+			if minute < 0 || minute >= 20 {
+				t.Fatalf("row outside the range: %v", tm)
+			}
+			// value i was inserted at minute 29-i for host h(i%3).
+			if want := float64(29 - minute); v.At(i) != want || v.Labels["host"] != fmt.Sprintf("h%d", int(want)%3) {
+				t.Fatalf("minute %d: value %v host %s", minute, v.At(i), v.Labels["host"])
+			}
+		}
+		total += f.Rows()
+	}
+	if total != 20 {
+		t.Fatalf("%d rows, want 20", total)
+	}
+}
+
+func TestSQLiteTableAndHealth(t *testing.T) {
+	s := newTestSource(t, baseConfig(startSQLite(t)))
+	check(t, s)
+	sink, err := runQuery(t, s, `SELECT host, count(*) AS n FROM metrics GROUP BY host ORDER BY host`, FormatTable, source.Limits{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := sink.frames[0]
+	if f.Rows() != 3 || f.Fields[0].Name != "host" || fmt.Sprint(f.Fields[1].ConcreteAt(0)) != "10 true" {
+		t.Fatalf("table %v rows %d", f.Fields, f.Rows())
+	}
+	_, err = runQuery(t, s, `SELECT nope FROM metrics`, FormatTable, source.Limits{})
+	mustKind(t, err, source.KindUpstream, "no such column: nope")
+}
+
+func TestSQLiteResources(t *testing.T) {
+	s := newTestSource(t, baseConfig(startSQLite(t)))
+	h := s.Resources()
+	get := func(path string) (int, map[string]json.RawMessage) {
+		rec := httptest.NewRecorder()
+		h.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, path, nil))
+		var body map[string]json.RawMessage
+		if err := json.Unmarshal(rec.Body.Bytes(), &body); err != nil {
+			t.Fatalf("%s: %v: %s", path, err, rec.Body)
+		}
+		return rec.Code, body
+	}
+	code, body := get("/tables")
+	var tables []Table
+	if err := json.Unmarshal(body["tables"], &tables); err != nil || code != http.StatusOK {
+		t.Fatalf("tables: %d %s", code, body)
+	}
+	names := map[string]bool{}
+	for _, tb := range tables {
+		names[tb.Name] = true
+	}
+	if !names["metrics"] || !names["intTable"] {
+		t.Fatalf("tables %v", tables)
+	}
+
+	code, body = get("/columns?table=metrics")
+	var cols []Column
+	if err := json.Unmarshal(body["columns"], &cols); err != nil || code != http.StatusOK {
+		t.Fatalf("columns: %d %s", code, body)
+	}
+	if got := fmt.Sprint(cols); got != "[{time int64} {host utf8} {value float64} {note utf8}]" {
+		t.Errorf("columns %s", got)
+	}
+	if code, body = get("/columns"); code != http.StatusBadRequest || !strings.Contains(string(body["error"]), "the table parameter is required") {
+		t.Errorf("no table: %d %s", code, body)
+	}
+	if code, body = get("/columns?table=nope"); code != http.StatusNotFound || !strings.Contains(string(body["error"]), `table \"nope\" not found`) {
+		t.Errorf("unknown table: %d %s", code, body)
+	}
+	rec := httptest.NewRecorder()
+	h.ServeHTTP(rec, httptest.NewRequest(http.MethodPost, "/tables", nil))
+	if rec.Code != http.StatusMethodNotAllowed {
+		t.Errorf("POST /tables: %d", rec.Code)
+	}
+}
