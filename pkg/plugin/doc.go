@@ -1,0 +1,10 @@
+// Package plugin is Quiver's Grafana wiring: the data-source instance
+// factory (settings parsed and validated once per instance), health checks,
+// resource calls, and Quiver's own implementation of the plugin protocol's
+// Data service, which encodes every frame with package frame and pooled
+// codecs instead of the SDK's MarshalArrow.
+//
+// It is the only package besides main that imports the SDK's backend
+// package. Errors from sources are classified here, once, at the edge:
+// status code and error source (plugin or downstream) per query.
+package plugin

@@ -1,0 +1,127 @@
+package plugin
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"sync"
+
+	"github.com/grafana/grafana-plugin-sdk-go/backend"
+	"github.com/grafana/grafana-plugin-sdk-go/backend/instancemgmt"
+
+	"github.com/quiverdata/quiver/pkg/arrowipc"
+	"github.com/quiverdata/quiver/pkg/codec"
+	"github.com/quiverdata/quiver/pkg/frame"
+	"github.com/quiverdata/quiver/pkg/settings"
+	"github.com/quiverdata/quiver/pkg/source"
+	"github.com/quiverdata/quiver/pkg/source/demo"
+)
+
+// Instance is one configured data source: its settings, codec, source and a
+// pool of frame encoders configured with that codec.
+type Instance struct {
+	settings settings.Settings
+	// invalid is the settings error; an instance with invalid settings
+	// fails its health check and every query with this message.
+	invalid error
+	codec   codec.Codec
+	source  source.Source
+	// optional capabilities of source, found once
+	health    source.HealthChecker
+	resources backend.CallResourceHandler
+
+	encoders sync.Pool // *frame.Encoder
+	ipcOpts  arrowipc.Options
+	metrics  codecMetrics
+}
+
+var (
+	_ instancemgmt.InstanceDisposer = (*Instance)(nil)
+)
+
+// SourceFactory builds the source of an instance whose settings are valid.
+// It is a variable of the Service so that tests can substitute a source.
+type SourceFactory func(ctx context.Context, s settings.Settings) (source.Source, error)
+
+// DefaultSources builds the demo source, or the Flight SQL source.
+func DefaultSources(_ context.Context, s settings.Settings) (source.Source, error) {
+	switch s.Upstream {
+	case settings.UpstreamDemo:
+		return demo.New(), nil
+	case settings.UpstreamFlightSQL:
+		return newFlightSQL(s.FlightSQL)
+	}
+	return nil, fmt.Errorf("settings: upstream: %q is not one of %q, %q", s.Upstream, settings.UpstreamDemo, settings.UpstreamFlightSQL)
+}
+
+// newInstance parses and validates the instance settings once. Invalid
+// settings do not fail the factory (which would hide the reason behind a
+// generic error): the instance keeps the error and reports it.
+func newInstance(ctx context.Context, ds backend.DataSourceInstanceSettings, sources SourceFactory) *Instance {
+	inst := &Instance{}
+	s, err := settings.Parse(ds.JSONData, ds.DecryptedSecureJSONData)
+	if err == nil {
+		err = s.Validate()
+	}
+	if err != nil {
+		inst.invalid = err
+		return inst
+	}
+	inst.settings = s
+	c, err := codec.New(codecKind(s.Codec), s.CodecLevel())
+	if err != nil {
+		inst.invalid = fmt.Errorf("settings: %w", err)
+		return inst
+	}
+	inst.codec = c
+	inst.metrics = newCodecMetrics(c.String())
+	inst.ipcOpts = arrowipc.Options{Codec: c, MinSavings: s.MinSavings}
+	if _, err := arrowipc.NewEncoder(inst.ipcOpts); err != nil {
+		inst.invalid = fmt.Errorf("settings: %w", err)
+		return inst
+	}
+	src, err := sources(ctx, s)
+	if err != nil {
+		inst.invalid = err
+		return inst
+	}
+	inst.source = src
+	inst.health, _ = src.(source.HealthChecker)
+	if rh, ok := src.(source.ResourceHandler); ok {
+		inst.resources = httpadapterNew(rh.Resources())
+	}
+	return inst
+}
+
+func codecKind(name string) codec.Kind {
+	k, err := codec.ParseKind(name)
+	if err != nil {
+		return codec.Kind(255) // refused by codec.New; settings.Validate names it first
+	}
+	return k
+}
+
+// encoder borrows a frame encoder configured with the instance's codec.
+func (inst *Instance) encoder() *frame.Encoder {
+	if e, ok := inst.encoders.Get().(*frame.Encoder); ok {
+		return e
+	}
+	// The options were checked when the instance was built.
+	e, err := frame.NewEncoder(inst.ipcOpts, frame.WithStats())
+	if err != nil {
+		panic("plugin: frame encoder options were validated at construction: " + err.Error())
+	}
+	return e
+}
+
+func (inst *Instance) putEncoder(e *frame.Encoder) { inst.encoders.Put(e) }
+
+// Dispose closes the instance's source when Grafana replaces the instance
+// (its settings changed) or the plugin stops.
+func (inst *Instance) Dispose() {
+	if c, ok := inst.source.(io.Closer); ok {
+		if err := c.Close(); err != nil {
+			backend.Logger.Warn("closing data source", "error", err)
+		}
+	}
+}

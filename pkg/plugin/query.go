@@ -1,0 +1,300 @@
+package plugin
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"runtime/debug"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/grafana/grafana-plugin-sdk-go/backend"
+	"github.com/grafana/grafana-plugin-sdk-go/data"
+	"github.com/grafana/grafana-plugin-sdk-go/genproto/pluginv2"
+	"google.golang.org/grpc"
+
+	"github.com/quiverdata/quiver/pkg/source"
+)
+
+// QueryData answers every query of the request, each with its frames or its
+// own error: a query that fails does not fail the others.
+func (s *Service) QueryData(ctx context.Context, preq *pluginv2.QueryDataRequest) (*pluginv2.QueryDataResponse, error) {
+	req := backend.FromProto().QueryDataRequest(preq)
+	resp := &pluginv2.QueryDataResponse{Responses: make(map[string]*pluginv2.DataResponse, len(req.Queries))}
+	var mu sync.Mutex
+	s.eachQuery(ctx, req.PluginContext, req.Queries, func(q backend.DataQuery, inst *Instance, err error) {
+		dr := &pluginv2.DataResponse{Format: preq.Format}
+		if err == nil {
+			var frames frameList
+			err = s.runQuery(ctx, inst, q, req.Format, frames.add)
+			dr.Frames = frames.list
+		}
+		if err != nil {
+			status, src, msg := classify(err)
+			dr.Frames, dr.Error, dr.Status, dr.ErrorSource = nil, msg, int32(status), string(src)
+		} else {
+			dr.Status = int32(backend.StatusOK)
+		}
+		mu.Lock()
+		resp.Responses[q.RefID] = dr
+		mu.Unlock()
+	})
+	return resp, nil
+}
+
+// frameList keeps encoded frames in the order the source produced them.
+type frameList struct {
+	mu   sync.Mutex
+	list [][]byte
+}
+
+func (l *frameList) add(i int, b []byte) error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if i >= len(l.list) {
+		l.list = append(l.list, make([][]byte, i+1-len(l.list))...)
+	}
+	l.list[i] = b
+	return nil
+}
+
+// QueryChunkedData streams every frame as its own chunk as soon as it is
+// encoded; a query that fails sends one chunk with its error.
+func (s *Service) QueryChunkedData(preq *pluginv2.QueryChunkedDataRequest, stream grpc.ServerStreamingServer[pluginv2.QueryChunkedDataResponse]) error {
+	ctx := stream.Context()
+	req := backend.FromProto().QueryChunkedDataRequest(preq)
+	var (
+		mu      sync.Mutex // stream.Send is not safe for concurrent use
+		sendErr error
+	)
+	send := func(c *pluginv2.QueryChunkedDataResponse) error {
+		mu.Lock()
+		defer mu.Unlock()
+		if sendErr == nil {
+			sendErr = stream.Send(c)
+		}
+		return sendErr
+	}
+	s.eachQuery(ctx, req.PluginContext, req.Queries, func(q backend.DataQuery, inst *Instance, err error) {
+		if err == nil {
+			err = s.runQuery(ctx, inst, q, req.Format, func(i int, b []byte) error {
+				return send(&pluginv2.QueryChunkedDataResponse{
+					RefId: q.RefID, FrameId: strconv.Itoa(i), Frame: b,
+					Status: int32(backend.StatusOK), Format: preq.Format,
+				})
+			})
+		}
+		if err != nil {
+			status, src, msg := classify(err)
+			_ = send(&pluginv2.QueryChunkedDataResponse{
+				RefId: q.RefID, Error: msg, Status: int32(status), ErrorSource: string(src), Format: preq.Format,
+			})
+		}
+	})
+	mu.Lock()
+	defer mu.Unlock()
+	return sendErr
+}
+
+// eachQuery runs fn for every query, at most s.queries at once, each in its
+// own goroutine with a recover, after resolving the instance once.
+func (s *Service) eachQuery(ctx context.Context, pc backend.PluginContext, queries []backend.DataQuery, fn func(backend.DataQuery, *Instance, error)) {
+	inst, err := s.instance(ctx, pc)
+	if err == nil && inst.invalid != nil {
+		err = settingsError{inst.invalid}
+	}
+	sem := make(chan struct{}, s.queries)
+	var wg sync.WaitGroup
+	for _, q := range queries {
+		sem <- struct{}{}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			defer func() { <-sem }()
+			defer func() {
+				if p := recover(); p != nil {
+					backend.Logger.Error("panic in query", "refId", q.RefID, "panic", p, "stack", string(debug.Stack()))
+					fn(q, inst, fmt.Errorf("internal error in Quiver: %v", p))
+				}
+			}()
+			fn(q, inst, err)
+		}()
+	}
+	wg.Wait()
+}
+
+// runQuery asks the instance's source for the query's frames and encodes
+// them on the shared encode workers, calling emit with each frame's index
+// (in the order the source produced them) and bytes.
+func (s *Service) runQuery(ctx context.Context, inst *Instance, q backend.DataQuery, format backend.DataFrameFormat, emit func(int, []byte) error) error {
+	sq := source.Query{
+		RefID: q.RefID, JSON: q.JSON,
+		From: q.TimeRange.From, To: q.TimeRange.To,
+		Interval: q.Interval, MaxDataPoints: q.MaxDataPoints,
+		Limits: source.Limits{MaxSeries: inst.settings.MaxSeries, MaxPoints: inst.settings.MaxPoints},
+	}
+	ctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	k := &sink{ctx: ctx, cancel: cancel, svc: s, inst: inst, refID: q.RefID, limits: sq.Limits, json: format == backend.DataFrameFormat_JSON, emit: emit}
+	err := inst.source.Query(ctx, sq, k)
+	k.wg.Wait()
+	if kerr := k.failure(); kerr != nil {
+		return kerr // the sink's first error caused the source's
+	}
+	return err
+}
+
+// sink receives a query's frames, checks the limits and encodes each frame
+// on a shared encode worker as soon as one is free: the source waits while
+// all are busy, so that neither goroutines nor frames pile up.
+type sink struct {
+	ctx    context.Context
+	cancel context.CancelCauseFunc
+	svc    *Service
+	inst   *Instance
+	refID  string
+	limits source.Limits
+	json   bool
+	emit   func(int, []byte) error
+
+	wg     sync.WaitGroup
+	mu     sync.Mutex
+	err    error
+	frames int
+	rows   int64
+}
+
+var _ source.Sink = (*sink)(nil)
+
+func (k *sink) failure() error {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	return k.err
+}
+
+func (k *sink) fail(err error) {
+	k.mu.Lock()
+	if k.err == nil {
+		k.err = err
+	}
+	k.mu.Unlock()
+	k.cancel(err)
+}
+
+// admit counts a frame of rows rows against the limits and returns its index.
+func (k *sink) admit(rows int64) (int, error) {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	if k.err != nil {
+		return 0, k.err
+	}
+	if k.limits.MaxSeries > 0 && k.frames+1 > k.limits.MaxSeries {
+		k.err = source.LimitExceeded("the query returned more than %d series, this data source's limit (setting maxSeries)", k.limits.MaxSeries)
+		return 0, k.err
+	}
+	if k.limits.MaxPoints > 0 && k.rows+rows > k.limits.MaxPoints {
+		k.err = source.LimitExceeded("the query returned more than %d points, this data source's limit (setting maxPoints)", k.limits.MaxPoints)
+		return 0, k.err
+	}
+	k.frames++
+	k.rows += rows
+	return k.frames - 1, nil
+}
+
+func (k *sink) Frame(f *data.Frame) error {
+	if f.RefID == "" {
+		f.RefID = k.refID
+	}
+	return k.submit(int64(f.Rows()), func(buf []byte) ([]byte, error) {
+		if k.json {
+			return f.MarshalJSON()
+		}
+		e := k.inst.encoder()
+		defer k.inst.putEncoder(e)
+		start := time.Now()
+		out, err := e.AppendFrame(buf, f)
+		if err == nil {
+			k.inst.metrics.observe(e.IPC().Stats(), len(out), time.Since(start))
+		}
+		return out, err
+	}, nil)
+}
+
+func (k *sink) Record(rec arrow.RecordBatch) error {
+	return k.submit(rec.NumRows(), func(buf []byte) ([]byte, error) {
+		if k.json {
+			f, err := data.FromArrowRecord(rec)
+			if err != nil {
+				return nil, err
+			}
+			return f.MarshalJSON()
+		}
+		e := k.inst.encoder()
+		defer k.inst.putEncoder(e)
+		start := time.Now()
+		out, err := e.AppendRecord(buf, rec)
+		if err == nil {
+			k.inst.metrics.observe(e.IPC().Stats(), len(out), time.Since(start))
+		}
+		return out, err
+	}, rec.Release)
+}
+
+// submit admits a frame, waits for a free encode worker, and encodes the
+// frame there with encode (into a pooled buffer), then hands an exact-size
+// copy to emit. release, when set, runs once the frame is done with.
+func (k *sink) submit(rows int64, encode func([]byte) ([]byte, error), release func()) error {
+	idx, err := k.admit(rows)
+	if err != nil {
+		if release != nil {
+			release()
+		}
+		return err
+	}
+	select {
+	case k.svc.slots <- struct{}{}:
+	case <-k.ctx.Done():
+		if release != nil {
+			release()
+		}
+		return context.Cause(k.ctx)
+	}
+	k.wg.Add(1)
+	go func() {
+		defer k.wg.Done()
+		defer func() { <-k.svc.slots }()
+		if release != nil {
+			defer release()
+		}
+		defer func() {
+			if p := recover(); p != nil {
+				backend.Logger.Error("panic encoding a frame", "refId", k.refID, "panic", p, "stack", string(debug.Stack()))
+				k.fail(fmt.Errorf("internal error in Quiver while encoding a frame: %v", p))
+			}
+		}()
+		var (
+			b   []byte
+			err error
+		)
+		if k.json {
+			b, err = encode(nil)
+		} else {
+			buf := k.svc.buffers.Get()
+			var out []byte
+			out, err = encode((*buf)[:0])
+			b = bytes.Clone(out) // exact size: the pooled buffer goes back
+			*buf = out[:0]
+			k.svc.buffers.Put(buf)
+		}
+		if err != nil {
+			k.fail(fmt.Errorf("encoding frame %d: %w", idx, err))
+			return
+		}
+		if err := k.emit(idx, b); err != nil {
+			k.fail(err)
+		}
+	}()
+	return nil
+}

@@ -1,0 +1,30 @@
+package plugin
+
+import (
+	"fmt"
+
+	"github.com/grafana/grafana-plugin-sdk-go/backend"
+	"github.com/grafana/grafana-plugin-sdk-go/backend/grpcplugin"
+	"github.com/grafana/grafana-plugin-sdk-go/backend/tracing"
+	goplugin "github.com/hashicorp/go-plugin"
+)
+
+// Serve runs the plugin until Grafana stops it: health checks and resource
+// calls through the SDK's handlers and middlewares (and its standalone debug
+// mode), and Quiver's own Data service registered as the "data" plugin.
+// QueryDataHandler stays nil, so the SDK registers no "data" plugin of its
+// own (grpcplugin.Serve copies ExtraPlugins and adds "data" only for one).
+func Serve(o Options) error {
+	backend.SetupPluginEnvironment(PluginID)
+	if err := backend.SetupTracer(PluginID, tracing.Opts{}); err != nil {
+		return fmt.Errorf("plugin: setting up tracing: %w", err)
+	}
+	svc := NewService(o)
+	return backend.Manage(PluginID, backend.ServeOpts{
+		CheckHealthHandler:  svc,
+		CallResourceHandler: svc,
+		ExtraPlugins: goplugin.PluginSet{
+			"data": &grpcplugin.DataGRPCPlugin{DataServer: svc},
+		},
+	})
+}

@@ -1,0 +1,139 @@
+package plugin
+
+import (
+	"context"
+	"fmt"
+	"runtime"
+
+	"github.com/grafana/grafana-plugin-sdk-go/backend"
+	"github.com/grafana/grafana-plugin-sdk-go/backend/datasource"
+	"github.com/grafana/grafana-plugin-sdk-go/backend/instancemgmt"
+	"github.com/grafana/grafana-plugin-sdk-go/backend/resource/httpadapter"
+	"github.com/grafana/grafana-plugin-sdk-go/genproto/pluginv2"
+
+	"github.com/quiverdata/quiver/pkg/codec"
+)
+
+// PluginID is the plugin's id, as in plugin.json.
+const PluginID = "quiver-arrow-datasource"
+
+// Compile-time checks of what Service serves.
+var (
+	_ backend.CheckHealthHandler  = (*Service)(nil)
+	_ backend.CallResourceHandler = (*Service)(nil)
+	_ pluginv2.DataServer         = (*Service)(nil)
+)
+
+var httpadapterNew = httpadapter.New
+
+// Options configure a Service.
+type Options struct {
+	// Sources builds an instance's source; DefaultSources when nil.
+	Sources SourceFactory
+	// EncodeWorkers bounds how many frames are encoded at once across every
+	// query of every instance; GOMAXPROCS when 0.
+	EncodeWorkers int
+	// MaxParallelQueries bounds how many queries of one request run at
+	// once; 4 when 0.
+	MaxParallelQueries int
+}
+
+// Frame buffers: a pooled buffer starts at 64 KiB, and one that grew past
+// 8 MiB for a huge frame is dropped rather than kept.
+const (
+	frameBufInit = 64 << 10
+	frameBufMax  = 8 << 20
+)
+
+// Service serves health checks, resource calls and the Data service of
+// every data-source instance of the plugin.
+type Service struct {
+	pluginv2.UnimplementedDataServer
+
+	im      instancemgmt.InstanceManager
+	slots   chan struct{} // encode workers
+	queries int
+	buffers *codec.BufferPool
+}
+
+// NewService returns a Service.
+func NewService(o Options) *Service {
+	sources := o.Sources
+	if sources == nil {
+		sources = DefaultSources
+	}
+	workers := o.EncodeWorkers
+	if workers <= 0 {
+		workers = runtime.GOMAXPROCS(0)
+	}
+	queries := o.MaxParallelQueries
+	if queries <= 0 {
+		queries = 4
+	}
+	s := &Service{
+		slots:   make(chan struct{}, workers),
+		queries: queries,
+		buffers: codec.NewBufferPool(frameBufInit, frameBufMax),
+	}
+	s.im = datasource.NewInstanceManager(func(ctx context.Context, ds backend.DataSourceInstanceSettings) (instancemgmt.Instance, error) {
+		return newInstance(ctx, ds, sources), nil
+	})
+	return s
+}
+
+// instance returns the instance of a request's plugin context.
+func (s *Service) instance(ctx context.Context, pc backend.PluginContext) (*Instance, error) {
+	if pc.DataSourceInstanceSettings == nil {
+		return nil, fmt.Errorf("plugin: the request names no data source instance")
+	}
+	i, err := s.im.Get(ctx, pc)
+	if err != nil {
+		return nil, err
+	}
+	inst, ok := i.(*Instance)
+	if !ok {
+		return nil, fmt.Errorf("plugin: unexpected instance type %T", i)
+	}
+	return inst, nil
+}
+
+// CheckHealth reports invalid settings (naming the key and the accepted
+// values), then asks the source, when it can check its upstream.
+func (s *Service) CheckHealth(ctx context.Context, req *backend.CheckHealthRequest) (*backend.CheckHealthResult, error) {
+	inst, err := s.instance(ctx, req.PluginContext)
+	if err != nil {
+		return nil, err
+	}
+	if inst.invalid != nil {
+		return &backend.CheckHealthResult{Status: backend.HealthStatusError, Message: oneLine(inst.invalid)}, nil
+	}
+	if inst.health != nil {
+		if err := inst.health.CheckHealth(ctx); err != nil {
+			return &backend.CheckHealthResult{Status: backend.HealthStatusError, Message: oneLine(err)}, nil
+		}
+	}
+	what := "Demo source ready"
+	if inst.health != nil {
+		what = "Connected to " + inst.settings.FlightSQL.Address
+	}
+	return &backend.CheckHealthResult{
+		Status:  backend.HealthStatusOk,
+		Message: fmt.Sprintf("%s; frames are sent as %s (%s)", what, inst.codec, inst.codec.Effective()),
+	}, nil
+}
+
+// CallResource serves the source's resources (schema browsing for the
+// query editor), or 404 when the source has none.
+func (s *Service) CallResource(ctx context.Context, req *backend.CallResourceRequest, sender backend.CallResourceResponseSender) error {
+	inst, err := s.instance(ctx, req.PluginContext)
+	if err != nil {
+		return err
+	}
+	if inst.invalid != nil {
+		return sender.Send(&backend.CallResourceResponse{Status: 400, Body: []byte(oneLine(inst.invalid))})
+	}
+	if inst.resources == nil {
+		return sender.Send(&backend.CallResourceResponse{Status: 404, Body: []byte("this data source serves no resources")})
+	}
+	return inst.resources.CallResource(ctx, req, sender)
+}
