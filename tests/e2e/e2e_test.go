@@ -99,16 +99,16 @@ func TestHealthOK(t *testing.T) {
 
 func TestBadSettings(t *testing.T) {
 	for js, want := range map[string][]string{
-		`{"upstream":"mysql"}`:            {"upstream", `"demo"`, `"flightsql"`},
-		`{"codec":"brotli"}`:              {"codec", `"zstd"`, `"lz4"`, `"none"`},
-		`{"codec":"zstd","level":30}`:     {"level", "1 to 22"},
-		`{"codec":"lz4","level":12}`:      {"level", "0 to 9"},
-		`{"minSavings":1.5}`:              {"minSavings", "0 to 0.9"},
-		`{"maxSeries":0}`:                 {"maxSeries", "1 to 1000000"},
-		`{"maxPoints":-5}`:                {"maxPoints"},
-		`{"level":"high"}`:                {"level", "whole number"},
-		`not json`:                        {"jsonData"},
-		`{"upstream":"flightsql"}`:        {"address", "host:port"},
+		`{"upstream":"mysql"}`:        {"upstream", `"demo"`, `"flightsql"`},
+		`{"codec":"brotli"}`:          {"codec", `"zstd"`, `"lz4"`, `"none"`},
+		`{"codec":"zstd","level":30}`: {"level", "1 to 22"},
+		`{"codec":"lz4","level":12}`:  {"level", "0 to 9"},
+		`{"minSavings":1.5}`:          {"minSavings", "0 to 0.9"},
+		`{"maxSeries":0}`:             {"maxSeries", "1 to 1000000"},
+		`{"maxPoints":-5}`:            {"maxPoints"},
+		`{"level":"high"}`:            {"level", "whole number"},
+		`not json`:                    {"jsonData"},
+		`{"upstream":"flightsql"}`:    {"address", "host:port"},
 		`{"upstream":"flightsql","address":"db:1","authType":"kerberos"}`: {"authType", `"token"`},
 	} {
 		pc := instance(js, nil)
