@@ -14,20 +14,26 @@ import (
 	"github.com/quiverdata/quiver/pkg/arrowipc"
 )
 
-// Option configures an Encoder at construction.
-type Option func(*Encoder)
+// Summary is what encoding a query's other frames did, for the stats of the
+// frame that carries the query's stats (see AppendFrameWithStats).
+type Summary struct {
+	Frames              int
+	RawBytes, WireBytes int64
+	Encode              time.Duration
+}
 
-// WithStats makes every frame carry its own encoding statistics in
-// meta.stats, where Grafana's query inspector shows them: body bytes raw and
-// on the wire, their ratio, the codec and level, and the encode time. Frames
-// with stats differ from run to run (the time), frames without do not.
-func WithStats() Option { return func(e *Encoder) { e.stats = true } }
+// Add adds what encoding one frame did.
+func (s *Summary) Add(st arrowipc.BodyStats, took time.Duration) {
+	s.Frames++
+	s.RawBytes += st.RawBytes
+	s.WireBytes += st.WireBytes
+	s.Encode += took
+}
 
 // Encoder writes Grafana frames as Arrow IPC files. It is not safe for
 // concurrent use; its scratch memory is reused from one frame to the next.
 type Encoder struct {
 	ipc   *arrowipc.Encoder
-	stats bool
 	codec string // the codec as stats show it
 
 	fields  []arrowipc.Field
@@ -40,20 +46,18 @@ type Encoder struct {
 	// the frame being written, for the metadata callbacks
 	cur        *data.Frame
 	start      time.Time
+	summary    *Summary // stats to add to the frame's meta; nil for none
 	frameMeta  func(arrowipc.BodyStats) ([]arrowipc.KeyValue, error)
 	recordMeta func(arrowipc.BodyStats, []arrowipc.KeyValue) ([]arrowipc.KeyValue, error)
 }
 
 // NewEncoder returns an Encoder that writes with the given options.
-func NewEncoder(o arrowipc.Options, opts ...Option) (*Encoder, error) {
+func NewEncoder(o arrowipc.Options) (*Encoder, error) {
 	ipc, err := arrowipc.NewEncoder(o)
 	if err != nil {
 		return nil, err
 	}
 	e := &Encoder{ipc: ipc}
-	for _, opt := range opts {
-		opt(e)
-	}
 	c := o.Codec
 	e.codec = c.String() + " (" + c.Effective() + ")"
 	// Bound once here: a method value made per frame would allocate.
@@ -70,6 +74,22 @@ func (e *Encoder) IPC() *arrowipc.Encoder { return e.ipc }
 // returns the extended slice; on error, dst unextended. The field vectors
 // are read in place.
 func (e *Encoder) AppendFrame(dst []byte, f *data.Frame) ([]byte, error) {
+	e.summary = nil
+	return e.appendFrame(dst, f)
+}
+
+// AppendFrameWithStats is AppendFrame for the frame that carries a query's
+// encoding statistics in meta.stats, where Grafana's query inspector shows
+// them: frames, body bytes raw and on the wire, their ratio, the codec and
+// the encode time, summed over others and this frame. Stats differ from run
+// to run (the time); frames without them do not.
+func (e *Encoder) AppendFrameWithStats(dst []byte, f *data.Frame, others Summary) ([]byte, error) {
+	e.summary = &others
+	defer func() { e.summary = nil }()
+	return e.appendFrame(dst, f)
+}
+
+func (e *Encoder) appendFrame(dst []byte, f *data.Frame) ([]byte, error) {
 	e.start = time.Now()
 	if f == nil {
 		return dst, fmt.Errorf("frame: nil frame")
@@ -134,7 +154,7 @@ func (e *Encoder) schemaMetaOfFrame(st arrowipc.BodyStats) ([]arrowipc.KeyValue,
 	f := e.cur
 	start := len(e.kvs)
 	meta := f.Meta
-	if e.stats {
+	if e.summary != nil {
 		meta = e.withStats(meta, st)
 	}
 	if meta != nil {
@@ -154,6 +174,19 @@ func (e *Encoder) schemaMetaOfFrame(st arrowipc.BodyStats) ([]arrowipc.KeyValue,
 // SchemaMetadata and FieldMetadata), as one Arrow IPC file to dst. For the
 // same data it writes the same bytes as AppendFrame.
 func (e *Encoder) AppendRecord(dst []byte, rec arrow.RecordBatch) ([]byte, error) {
+	e.summary = nil
+	return e.appendRecord(dst, rec)
+}
+
+// AppendRecordWithStats is AppendRecord for the frame that carries a
+// query's statistics; see AppendFrameWithStats.
+func (e *Encoder) AppendRecordWithStats(dst []byte, rec arrow.RecordBatch, others Summary) ([]byte, error) {
+	e.summary = &others
+	defer func() { e.summary = nil }()
+	return e.appendRecord(dst, rec)
+}
+
+func (e *Encoder) appendRecord(dst []byte, rec arrow.RecordBatch) ([]byte, error) {
 	e.start = time.Now()
 	out, err := e.ipc.AppendRecord(dst, rec, e.recordMeta)
 	if err != nil {
@@ -165,7 +198,7 @@ func (e *Encoder) AppendRecord(dst []byte, rec arrow.RecordBatch) ([]byte, error
 // schemaMetaOfRecord returns a record's schema metadata, with stats added to
 // its meta when the encoder writes stats.
 func (e *Encoder) schemaMetaOfRecord(st arrowipc.BodyStats, kvs []arrowipc.KeyValue) ([]arrowipc.KeyValue, error) {
-	if !e.stats {
+	if e.summary == nil {
 		return kvs, nil
 	}
 	var meta *data.FrameMeta
@@ -196,6 +229,7 @@ func (e *Encoder) schemaMetaOfRecord(st arrowipc.BodyStats, kvs []arrowipc.KeyVa
 
 // Stat names, as the query inspector shows them.
 const (
+	StatFrames    = "Quiver frames"
 	StatRawBytes  = "Quiver body bytes (raw)"
 	StatWireBytes = "Quiver body bytes (wire)"
 	StatRatio     = "Quiver compression ratio"
@@ -203,23 +237,25 @@ const (
 	StatCodec     = "Quiver codec "
 )
 
-// withStats returns a copy of meta (or a new one) with the encoding stats
-// of this frame appended.
+// withStats returns a copy of meta (or a new one) with the query's encoding
+// stats appended: e.summary plus this frame, whose body st describes.
 func (e *Encoder) withStats(meta *data.FrameMeta, st arrowipc.BodyStats) *data.FrameMeta {
 	m := data.FrameMeta{}
 	if meta != nil {
 		m = *meta
 	}
+	sum := *e.summary
+	sum.Add(st, time.Since(e.start))
 	ratio := 1.0
-	if st.WireBytes > 0 {
-		ratio = math.Round(float64(st.RawBytes)/float64(st.WireBytes)*100) / 100
+	if sum.WireBytes > 0 {
+		ratio = math.Round(float64(sum.RawBytes)/float64(sum.WireBytes)*100) / 100
 	}
-	elapsed := time.Since(e.start)
 	m.Stats = append(slices.Clip(m.Stats),
-		data.QueryStat{FieldConfig: data.FieldConfig{DisplayName: StatRawBytes, Unit: "decbytes"}, Value: float64(st.RawBytes)},
-		data.QueryStat{FieldConfig: data.FieldConfig{DisplayName: StatWireBytes, Unit: "decbytes"}, Value: float64(st.WireBytes)},
+		data.QueryStat{FieldConfig: data.FieldConfig{DisplayName: StatFrames}, Value: float64(sum.Frames)},
+		data.QueryStat{FieldConfig: data.FieldConfig{DisplayName: StatRawBytes, Unit: "decbytes"}, Value: float64(sum.RawBytes)},
+		data.QueryStat{FieldConfig: data.FieldConfig{DisplayName: StatWireBytes, Unit: "decbytes"}, Value: float64(sum.WireBytes)},
 		data.QueryStat{FieldConfig: data.FieldConfig{DisplayName: StatRatio}, Value: ratio},
-		data.QueryStat{FieldConfig: data.FieldConfig{DisplayName: StatEncode, Unit: "µs"}, Value: math.Round(float64(elapsed.Nanoseconds())/10) / 100},
+		data.QueryStat{FieldConfig: data.FieldConfig{DisplayName: StatEncode, Unit: "ms"}, Value: math.Round(float64(sum.Encode.Nanoseconds())/1e3) / 1e3},
 		data.QueryStat{FieldConfig: data.FieldConfig{DisplayName: StatCodec + e.codec}, Value: float64(e.ipc.Codec().Level())},
 	)
 	return &m

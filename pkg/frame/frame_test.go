@@ -330,10 +330,11 @@ func TestAppendFrameSteadyStateAllocs(t *testing.T) {
 func TestStatsInMeta(t *testing.T) {
 	f := seriesFrame(4096)
 	f.Meta = &data.FrameMeta{Notices: []data.Notice{{Text: "kept"}}}
-	e, err := frame.NewEncoder(arrowipc.Options{Codec: codec.MustNew(codec.Zstd, 3), MinSavings: 0.1}, frame.WithStats())
+	e, err := frame.NewEncoder(arrowipc.Options{Codec: codec.MustNew(codec.Zstd, 3), MinSavings: 0.1})
 	if err != nil {
 		t.Fatal(err)
 	}
+	others := frame.Summary{Frames: 2, RawBytes: 1000, WireBytes: 500, Encode: time.Millisecond}
 	check := func(b []byte) {
 		t.Helper()
 		got, err := data.UnmarshalArrowFrame(b)
@@ -348,8 +349,11 @@ func TestStatsInMeta(t *testing.T) {
 			stats[s.DisplayName] = s.Value
 		}
 		raw, wire := stats[frame.StatRawBytes], stats[frame.StatWireBytes]
-		if raw != 4096*16 || wire <= 0 || wire >= raw {
-			t.Errorf("raw %v wire %v: want 65536 raw bytes compressed", raw, wire)
+		if raw != 1000+4096*16 || wire <= 500 || wire >= raw || stats[frame.StatFrames] != 3 {
+			t.Errorf("frames %v raw %v wire %v: want 3 frames, 1000+65536 raw bytes compressed", stats[frame.StatFrames], raw, wire)
+		}
+		if stats[frame.StatEncode] < 1 {
+			t.Errorf("encode time %v ms, want at least the others' 1 ms", stats[frame.StatEncode])
 		}
 		if r := stats[frame.StatRatio]; r < 1 || math.Abs(r-raw/wire) > 0.01 {
 			t.Errorf("ratio %v for %v/%v", r, raw, wire)
@@ -365,11 +369,18 @@ func TestStatsInMeta(t *testing.T) {
 			t.Error(err)
 		}
 	}
-	b, err := e.AppendFrame(nil, f)
+	b, err := e.AppendFrameWithStats(nil, f, others)
 	if err != nil {
 		t.Fatal(err)
 	}
 	check(b)
+	plain, err := e.AppendFrame(nil, f) // no stats: the frame's own meta only
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := data.UnmarshalArrowFrame(plain); got == nil || len(got.Meta.Stats) != 0 {
+		t.Fatal("AppendFrame after AppendFrameWithStats wrote stats")
+	}
 	tbl, err := data.FrameToArrowTable(f)
 	if err != nil {
 		t.Fatal(err)
@@ -378,7 +389,7 @@ func TestStatsInMeta(t *testing.T) {
 	tr := array.NewTableReader(tbl, -1)
 	defer tr.Release()
 	tr.Next()
-	b, err = e.AppendRecord(nil, tr.RecordBatch())
+	b, err = e.AppendRecordWithStats(nil, tr.RecordBatch(), others)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -107,7 +107,7 @@ func (inst *Instance) encoder() *frame.Encoder {
 		return e
 	}
 	// The options were checked when the instance was built.
-	e, err := frame.NewEncoder(inst.ipcOpts, frame.WithStats())
+	e, err := frame.NewEncoder(inst.ipcOpts)
 	if err != nil {
 		panic("plugin: frame encoder options were validated at construction: " + err.Error())
 	}

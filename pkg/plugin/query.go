@@ -15,6 +15,7 @@ import (
 	"github.com/grafana/grafana-plugin-sdk-go/genproto/pluginv2"
 	"google.golang.org/grpc"
 
+	"github.com/quiverdata/quiver/pkg/frame"
 	"github.com/quiverdata/quiver/pkg/source"
 )
 
@@ -127,7 +128,8 @@ func (s *Service) eachQuery(ctx context.Context, pc backend.PluginContext, queri
 
 // runQuery asks the instance's source for the query's frames and encodes
 // them on the shared encode workers, calling emit with each frame's index
-// (in the order the source produced them) and bytes.
+// (in the order the source produced them) and bytes. The first frame is
+// encoded last: it carries the query's encoding stats.
 func (s *Service) runQuery(ctx context.Context, inst *Instance, q backend.DataQuery, format backend.DataFrameFormat, emit func(int, []byte) error) error {
 	sq := source.Query{
 		RefID: q.RefID, JSON: q.JSON,
@@ -141,9 +143,25 @@ func (s *Service) runQuery(ctx context.Context, inst *Instance, q backend.DataQu
 	err := inst.source.Query(ctx, sq, k)
 	k.wg.Wait()
 	if kerr := k.failure(); kerr != nil {
-		return kerr // the sink's first error caused the source's
+		err = kerr // the sink's first error caused the source's
 	}
-	return err
+	if err != nil {
+		k.first.release()
+		return err
+	}
+	return k.finish()
+}
+
+// job is one frame to encode: an SDK frame or an Arrow record.
+type job struct {
+	frame *data.Frame
+	rec   arrow.RecordBatch
+}
+
+func (j job) release() {
+	if j.rec != nil {
+		j.rec.Release()
+	}
 }
 
 // sink receives a query's frames, checks the limits and encodes each frame
@@ -159,11 +177,13 @@ type sink struct {
 	json   bool
 	emit   func(int, []byte) error
 
-	wg     sync.WaitGroup
-	mu     sync.Mutex
-	err    error
-	frames int
-	rows   int64
+	wg      sync.WaitGroup
+	mu      sync.Mutex
+	err     error
+	frames  int
+	rows    int64
+	first   job           // held back until the others are encoded
+	summary frame.Summary // what encoding the others did
 }
 
 var _ source.Sink = (*sink)(nil)
@@ -207,94 +227,124 @@ func (k *sink) Frame(f *data.Frame) error {
 	if f.RefID == "" {
 		f.RefID = k.refID
 	}
-	return k.submit(int64(f.Rows()), func(buf []byte) ([]byte, error) {
-		if k.json {
-			return f.MarshalJSON()
-		}
-		e := k.inst.encoder()
-		defer k.inst.putEncoder(e)
-		start := time.Now()
-		out, err := e.AppendFrame(buf, f)
-		if err == nil {
-			k.inst.metrics.observe(e.IPC().Stats(), len(out), time.Since(start))
-		}
-		return out, err
-	}, nil)
+	return k.submit(int64(f.Rows()), job{frame: f})
 }
 
 func (k *sink) Record(rec arrow.RecordBatch) error {
-	return k.submit(rec.NumRows(), func(buf []byte) ([]byte, error) {
-		if k.json {
-			f, err := data.FromArrowRecord(rec)
-			if err != nil {
-				return nil, err
-			}
-			return f.MarshalJSON()
-		}
-		e := k.inst.encoder()
-		defer k.inst.putEncoder(e)
-		start := time.Now()
-		out, err := e.AppendRecord(buf, rec)
-		if err == nil {
-			k.inst.metrics.observe(e.IPC().Stats(), len(out), time.Since(start))
-		}
-		return out, err
-	}, rec.Release)
+	return k.submit(rec.NumRows(), job{rec: rec})
 }
 
-// submit admits a frame, waits for a free encode worker, and encodes the
-// frame there with encode (into a pooled buffer), then hands an exact-size
-// copy to emit. release, when set, runs once the frame is done with.
-func (k *sink) submit(rows int64, encode func([]byte) ([]byte, error), release func()) error {
+// submit admits a frame and, but for the first, encodes it on a free encode
+// worker (waiting for one) and emits it.
+func (k *sink) submit(rows int64, j job) error {
 	idx, err := k.admit(rows)
 	if err != nil {
-		if release != nil {
-			release()
-		}
+		j.release()
 		return err
+	}
+	if idx == 0 {
+		k.first = j
+		return nil
 	}
 	select {
 	case k.svc.slots <- struct{}{}:
 	case <-k.ctx.Done():
-		if release != nil {
-			release()
-		}
+		j.release()
 		return context.Cause(k.ctx)
 	}
 	k.wg.Add(1)
 	go func() {
 		defer k.wg.Done()
 		defer func() { <-k.svc.slots }()
-		if release != nil {
-			defer release()
-		}
-		defer func() {
-			if p := recover(); p != nil {
-				backend.Logger.Error("panic encoding a frame", "refId", k.refID, "panic", p, "stack", string(debug.Stack()))
-				k.fail(fmt.Errorf("internal error in Quiver while encoding a frame: %v", p))
-			}
-		}()
-		var (
-			b   []byte
-			err error
-		)
-		if k.json {
-			b, err = encode(nil)
-		} else {
-			buf := k.svc.buffers.Get()
-			var out []byte
-			out, err = encode((*buf)[:0])
-			b = bytes.Clone(out) // exact size: the pooled buffer goes back
-			*buf = out[:0]
-			k.svc.buffers.Put(buf)
-		}
-		if err != nil {
-			k.fail(fmt.Errorf("encoding frame %d: %w", idx, err))
-			return
-		}
-		if err := k.emit(idx, b); err != nil {
+		if err := k.encodeAndEmit(idx, j, nil); err != nil {
 			k.fail(err)
 		}
 	}()
 	return nil
+}
+
+// finish encodes and emits the held-back first frame with the query's stats.
+func (k *sink) finish() error {
+	if k.first.frame == nil && k.first.rec == nil {
+		return nil // the query returned no frame
+	}
+	select {
+	case k.svc.slots <- struct{}{}:
+	case <-k.ctx.Done():
+		k.first.release()
+		return context.Cause(k.ctx)
+	}
+	defer func() { <-k.svc.slots }()
+	return k.encodeAndEmit(0, k.first, &k.summary)
+}
+
+// encodeAndEmit encodes j (with the query's stats when summary is set) into
+// a pooled buffer, hands an exact-size copy to emit, and releases j. A panic
+// fails the query, not the process.
+func (k *sink) encodeAndEmit(idx int, j job, summary *frame.Summary) (err error) {
+	defer j.release()
+	defer func() {
+		if p := recover(); p != nil {
+			backend.Logger.Error("panic encoding a frame", "refId", k.refID, "panic", p, "stack", string(debug.Stack()))
+			err = fmt.Errorf("internal error in Quiver while encoding a frame: %v", p)
+		}
+	}()
+	var b []byte
+	if k.json {
+		b, err = k.marshalJSON(j)
+	} else {
+		buf := k.svc.buffers.Get()
+		var out []byte
+		out, err = k.encode((*buf)[:0], j, summary)
+		b = bytes.Clone(out) // exact size: the pooled buffer goes back
+		*buf = out[:0]
+		k.svc.buffers.Put(buf)
+	}
+	if err != nil {
+		return fmt.Errorf("encoding frame %d: %w", idx, err)
+	}
+	return k.emit(idx, b)
+}
+
+func (k *sink) encode(buf []byte, j job, summary *frame.Summary) ([]byte, error) {
+	e := k.inst.encoder()
+	defer k.inst.putEncoder(e)
+	start := time.Now()
+	var (
+		out []byte
+		err error
+	)
+	switch {
+	case j.frame != nil && summary != nil:
+		out, err = e.AppendFrameWithStats(buf, j.frame, *summary)
+	case j.frame != nil:
+		out, err = e.AppendFrame(buf, j.frame)
+	case summary != nil:
+		out, err = e.AppendRecordWithStats(buf, j.rec, *summary)
+	default:
+		out, err = e.AppendRecord(buf, j.rec)
+	}
+	if err != nil {
+		return out, err
+	}
+	took := time.Since(start)
+	st := e.IPC().Stats()
+	k.inst.metrics.observe(st, len(out), took)
+	if summary == nil {
+		k.mu.Lock()
+		k.summary.Add(st, took)
+		k.mu.Unlock()
+	}
+	return out, nil
+}
+
+func (k *sink) marshalJSON(j job) ([]byte, error) {
+	if j.frame != nil {
+		return j.frame.MarshalJSON()
+	}
+	f, err := data.FromArrowRecord(j.rec)
+	if err != nil {
+		return nil, err
+	}
+	return f.MarshalJSON()
 }

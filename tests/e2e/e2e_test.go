@@ -207,9 +207,15 @@ func TestScenariosUnderEachCodec(t *testing.T) {
 			if f.RefID != "A" || f.Fields[0].Type() != data.FieldTypeTime || f.Fields[1].Labels["host"] == "" || f.Rows() != 361 {
 				t.Fatalf("%s: series frame %q: %d rows, labels %v", c.settings, f.Name, f.Rows(), f.Fields[1].Labels)
 			}
-			st := stats(f)
-			if st[frame.StatRawBytes] != 361*16 || st[frame.StatWireBytes] <= 0 {
-				t.Errorf("%s: stats %v", c.settings, st)
+		}
+		// The first frame carries the query's stats; the others none.
+		st := stats(series[0])
+		if st[frame.StatFrames] != 25 || st[frame.StatRawBytes] != 25*361*16 || st[frame.StatWireBytes] <= 0 || st[frame.StatWireBytes] > st[frame.StatRawBytes] {
+			t.Errorf("%s: stats %v", c.settings, st)
+		}
+		for _, f := range series[1:] {
+			if len(stats(f)) != 0 {
+				t.Fatalf("%s: a frame other than the first carries stats", c.settings)
 			}
 		}
 		lf, n := decodeCount(t, resp.Responses["L"], c.codec)

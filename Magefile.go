@@ -1,0 +1,255 @@
+//go:build mage
+
+// Quiver's build, test and release targets. Run them with `go tool mage
+// <target>` (mage is a tool of the module): `go tool mage -l` lists them.
+package main
+
+import (
+	"archive/zip"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"time"
+
+	// mage:import
+	"github.com/grafana/grafana-plugin-sdk-go/build"
+	"github.com/magefile/mage/mg"
+	"github.com/magefile/mage/sh"
+
+	"github.com/quiverdata/quiver/pkg/harness"
+)
+
+// Default builds the backend for every platform the SDK supports.
+var Default = build.BuildAll
+
+func init() {
+	// plugin.json lives at the repository root, not under src/.
+	if err := build.SetBeforeBuildCallback(func(cfg build.Config) (build.Config, error) {
+		cfg.PluginJSONPath = "."
+		return cfg, nil
+	}); err != nil {
+		panic(err)
+	}
+}
+
+// goTestEnv: the SDK's build flags (the Go build cache is shared with it)
+// and cgo, which -race needs.
+var goTestEnv = map[string]string{"CGO_ENABLED": "1"}
+
+// Check runs every test the project has, as CI does: formatting and vet,
+// the frontend (typecheck, lint, jest, production build, the browser test
+// in Chromium), the Go tests with -race (end-to-end tests through the built
+// binary and the independent apache-arrow JS reader included) and the fuzz
+// targets for a bounded time. It installs what it needs: npm packages, and
+// Chromium with apt-get when it runs as root.
+func Check() error {
+	mg.SerialDeps(GoLint, Frontend, GoTest, Fuzz)
+	return nil
+}
+
+// GoLint fails when gofmt would change a file or go vet finds a problem.
+func GoLint() error {
+	out, err := sh.Output("gofmt", "-l", "pkg", "tests", "Magefile.go")
+	if err != nil {
+		return err
+	}
+	if out != "" {
+		return fmt.Errorf("gofmt would change:\n%s", out)
+	}
+	return sh.RunV("go", "vet", "-tags", "arrow_json_stdlib", "./...")
+}
+
+// GoTest runs the Go tests with -race. The JS reader test must run (it
+// fails instead of skipping when node or its packages are missing).
+func GoTest() error {
+	if err := npmCI("tests/arrowjs"); err != nil {
+		return err
+	}
+	env := map[string]string{"QUIVER_REQUIRE_NODE": "1"}
+	for k, v := range goTestEnv {
+		env[k] = v
+	}
+	return sh.RunWithV(env, "go", "test", "-race", "-tags", "arrow_json_stdlib", "-timeout", "20m", "./...")
+}
+
+// Fuzz runs each fuzz target for a bounded time (its corpus is kept in
+// testdata/fuzz).
+func Fuzz() error {
+	for _, t := range []struct{ pkg, name, time string }{
+		{"./pkg/frame", "FuzzAppendFrame", "30s"},
+		{"./pkg/frame", "FuzzLabelsJSON", "10s"},
+	} {
+		if err := sh.RunV("go", "test", "-tags", "arrow_json_stdlib", "-run", "^$", "-fuzz", "^"+t.name+"$", "-fuzztime", t.time, t.pkg); err != nil {
+			return fmt.Errorf("fuzzing %s: %w", t.name, err)
+		}
+	}
+	return nil
+}
+
+// Frontend installs the npm packages and runs typecheck, lint, jest, the
+// production build and the browser test.
+func Frontend() error {
+	if err := npmCI("."); err != nil {
+		return err
+	}
+	for _, script := range []string{"typecheck", "lint", "test:ci", "build"} {
+		if err := sh.RunV("npm", "run", script); err != nil {
+			return fmt.Errorf("npm run %s: %w", script, err)
+		}
+	}
+	if err := ensureChromium(); err != nil {
+		return err
+	}
+	return sh.RunV("npm", "run", "test:browser")
+}
+
+// npmCI runs `npm ci` in dir unless its node_modules is newer than its
+// package-lock.json.
+func npmCI(dir string) error {
+	if _, err := exec.LookPath("npm"); err != nil {
+		return errors.New("npm is not installed: install Node.js 20 and npm, then run again")
+	}
+	lock, err := os.Stat(filepath.Join(dir, "package-lock.json"))
+	if err != nil {
+		return err
+	}
+	if mods, err := os.Stat(filepath.Join(dir, "node_modules", ".package-lock.json")); err == nil && mods.ModTime().After(lock.ModTime()) {
+		return nil
+	}
+	return sh.RunV("npm", "ci", "--prefix", dir, "--no-audit", "--no-fund")
+}
+
+// ensureChromium installs Debian's Chromium for the browser test when it
+// is missing and the system allows (root with apt-get); otherwise it says
+// what is missing.
+func ensureChromium() error {
+	if _, err := os.Stat("/usr/bin/chromium"); err == nil {
+		return nil
+	}
+	_, aptErr := exec.LookPath("apt-get")
+	if os.Geteuid() != 0 || aptErr != nil {
+		return errors.New("the browser test needs Chromium at /usr/bin/chromium: install it (Debian: apt-get install -y chromium) and run again")
+	}
+	env := map[string]string{"DEBIAN_FRONTEND": "noninteractive"}
+	if err := sh.RunWithV(env, "apt-get", "update", "-q"); err != nil {
+		return err
+	}
+	return sh.RunWithV(env, "apt-get", "install", "-y", "-q", "--no-install-recommends", "chromium")
+}
+
+// Demo builds gpx_quiver, starts it the way Grafana does, runs the queries
+// of the provisioned dashboard against the provisioned demo data sources
+// (and a few more codec levels) and prints, per query: frames, rows, body
+// bytes raw and on the wire, their ratio, frame bytes and encode time.
+func Demo() error {
+	root, err := os.Getwd()
+	if err != nil {
+		return err
+	}
+	dir, err := os.MkdirTemp("", "quiver-demo")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(dir)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+	defer cancel()
+	bin := filepath.Join(dir, "gpx_quiver")
+	if err := harness.Build(ctx, root, "./pkg", bin); err != nil {
+		return err
+	}
+	p, err := harness.Start(bin, os.Stderr)
+	if err != nil {
+		return err
+	}
+	defer p.Close()
+	rows, err := harness.RunDemo(ctx, p, root)
+	if err != nil {
+		return err
+	}
+	return harness.PrintDemo(os.Stdout, rows)
+}
+
+// Release builds the frontend and the backend for every platform and zips
+// dist/ the way Grafana's catalog expects: quiver-arrow-datasource/ inside
+// quiver-arrow-datasource-<version>.zip, the version from package.json.
+func Release() error {
+	if err := npmCI("."); err != nil {
+		return err
+	}
+	if err := sh.RunV("npm", "run", "build"); err != nil {
+		return err
+	}
+	mg.Deps(build.BuildAll)
+	var pkg struct {
+		Version string `json:"version"`
+	}
+	b, err := os.ReadFile("package.json")
+	if err != nil {
+		return err
+	}
+	if err := json.Unmarshal(b, &pkg); err != nil || pkg.Version == "" {
+		return fmt.Errorf("package.json: no version (%v)", err)
+	}
+	name := fmt.Sprintf("quiver-arrow-datasource-%s.zip", pkg.Version)
+	if err := zipDir("dist", "quiver-arrow-datasource", name); err != nil {
+		return err
+	}
+	fmt.Printf("wrote %s (GOOS/GOARCH of this machine: %s/%s)\n", name, runtime.GOOS, runtime.GOARCH)
+	return nil
+}
+
+// zipDir writes every file under dir into the zip file out, below prefix/,
+// keeping executable bits.
+func zipDir(dir, prefix, out string) error {
+	f, err := os.Create(out)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	zw := zip.NewWriter(f)
+	err = filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		rel, err := filepath.Rel(dir, path)
+		if err != nil {
+			return err
+		}
+		info, err := d.Info()
+		if err != nil {
+			return err
+		}
+		hdr, err := zip.FileInfoHeader(info)
+		if err != nil {
+			return err
+		}
+		hdr.Name = prefix + "/" + filepath.ToSlash(rel)
+		hdr.Method = zip.Deflate
+		w, err := zw.CreateHeader(hdr)
+		if err != nil {
+			return err
+		}
+		src, err := os.Open(path)
+		if err != nil {
+			return err
+		}
+		defer src.Close()
+		_, err = io.Copy(w, src)
+		return err
+	})
+	if err != nil {
+		zw.Close()
+		return err
+	}
+	if err := zw.Close(); err != nil {
+		return err
+	}
+	return f.Close()
+}
