@@ -604,7 +604,7 @@ func (e *Encoder) writeKeyValues(kv []KeyValue) flatbuffers.UOffsetT {
 	return b.EndVector(len(kv))
 }
 
-// Finish writes the end-of-stream marker and the footer and returns dst
+// Finish writes the footer and returns dst
 // extended by the whole file. After an error the returned slice is dst as
 // it was passed to Begin.
 func (e *Encoder) Finish() ([]byte, error) {
@@ -615,10 +615,9 @@ func (e *Encoder) Finish() ([]byte, error) {
 		}
 		return dst, ErrState
 	}
-	// end-of-stream marker, as arrow-go and Arrow C++ write it
-	e.dst = binary.LittleEndian.AppendUint32(e.dst, continuation)
-	e.dst = binary.LittleEndian.AppendUint32(e.dst, 0)
-
+	// No end-of-stream marker: it is optional in the stream that a file
+	// embeds, and file readers find the batches through the footer. Eight
+	// bytes per frame add up over thousands of series.
 	b := e.b
 	b.Reset()
 	schema := e.writeSchema()

@@ -47,6 +47,12 @@ type Encoder struct {
 	cur        *data.Frame
 	start      time.Time
 	summary    *Summary // stats to add to the frame's meta; nil for none
+
+	// the meta JSON of the last frame, by pointer: the frames of one query
+	// often share one FrameMeta, which frames handed over must not change
+	// (holding the pointer keeps its address from being reused).
+	lastMeta     *data.FrameMeta
+	lastMetaJSON string
 	frameMeta  func(arrowipc.BodyStats) ([]arrowipc.KeyValue, error)
 	recordMeta func(arrowipc.BodyStats, []arrowipc.KeyValue) ([]arrowipc.KeyValue, error)
 }
@@ -72,7 +78,9 @@ func (e *Encoder) IPC() *arrowipc.Encoder { return e.ipc }
 
 // AppendFrame appends f as one Arrow IPC file (one record batch) to dst and
 // returns the extended slice; on error, dst unextended. The field vectors
-// are read in place.
+// are read in place. f.Meta is treated as immutable: the encoder keeps the
+// JSON of the last meta it wrote by pointer, so that frames sharing one
+// FrameMeta pay for its encoding once; change a meta only through a copy.
 func (e *Encoder) AppendFrame(dst []byte, f *data.Frame) ([]byte, error) {
 	e.summary = nil
 	return e.appendFrame(dst, f)
@@ -153,16 +161,22 @@ func (e *Encoder) appendFrame(dst []byte, f *data.Frame) ([]byte, error) {
 func (e *Encoder) schemaMetaOfFrame(st arrowipc.BodyStats) ([]arrowipc.KeyValue, error) {
 	f := e.cur
 	start := len(e.kvs)
-	meta := f.Meta
-	if e.summary != nil {
-		meta = e.withStats(meta, st)
-	}
-	if meta != nil {
-		b, err := json.Marshal(meta)
+	switch {
+	case e.summary != nil:
+		b, err := json.Marshal(e.withStats(f.Meta, st))
 		if err != nil {
 			return nil, fmt.Errorf("encoding meta: %w", err)
 		}
 		e.kvs = append(e.kvs, arrowipc.KeyValue{Key: KeyMeta, Value: string(b)})
+	case f.Meta != nil:
+		if f.Meta != e.lastMeta {
+			b, err := json.Marshal(f.Meta)
+			if err != nil {
+				return nil, fmt.Errorf("encoding meta: %w", err)
+			}
+			e.lastMeta, e.lastMetaJSON = f.Meta, string(b)
+		}
+		e.kvs = append(e.kvs, arrowipc.KeyValue{Key: KeyMeta, Value: e.lastMetaJSON})
 	}
 	e.kvs = append(e.kvs,
 		arrowipc.KeyValue{Key: KeyName, Value: f.Name},

@@ -74,6 +74,13 @@ func lookupKind(f *data.Field) (kind, error) {
 	return k, nil
 }
 
+// Values returns the vector of field f, whose elements are of type T (for
+// example float64 for a FieldTypeFloat64 field, *float64 for a nullable
+// one), as the slice it is: no copy, and writes through it change the field.
+// It panics when T is not the field's element type. Sources use it to fill
+// a field made with data.NewFieldFromFieldType in place.
+func Values[T any](f *data.Field) []T { return view[T](f) }
+
 // view returns the field's vector as the slice it is, without copying. Every
 // SDK vector is a Go slice and PointerAt(i) returns &vector[i]; the
 // PointerAt contract test pins this, so an SDK that changes it fails loudly.

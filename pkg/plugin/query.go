@@ -234,8 +234,8 @@ func (k *sink) Record(rec arrow.RecordBatch) error {
 	return k.submit(rec.NumRows(), job{rec: rec})
 }
 
-// submit admits a frame and, but for the first, encodes it on a free encode
-// worker (waiting for one) and emits it.
+// submit admits a frame and, but for the first, hands it to a free encode
+// worker (waiting for one), which encodes and emits it.
 func (k *sink) submit(rows int64, j job) error {
 	idx, err := k.admit(rows)
 	if err != nil {
@@ -246,36 +246,37 @@ func (k *sink) submit(rows int64, j job) error {
 		k.first = j
 		return nil
 	}
-	select {
-	case k.svc.slots <- struct{}{}:
-	case <-k.ctx.Done():
-		j.release()
-		return context.Cause(k.ctx)
-	}
 	k.wg.Add(1)
-	go func() {
+	work := func() {
 		defer k.wg.Done()
-		defer func() { <-k.svc.slots }()
 		if err := k.encodeAndEmit(idx, j, nil); err != nil {
 			k.fail(err)
 		}
-	}()
-	return nil
+	}
+	select {
+	case k.svc.work <- work:
+		return nil
+	case <-k.ctx.Done():
+		k.wg.Done()
+		j.release()
+		return context.Cause(k.ctx)
+	}
 }
 
-// finish encodes and emits the held-back first frame with the query's stats.
+// finish encodes and emits the held-back first frame with the query's
+// stats, on an encode worker like the others.
 func (k *sink) finish() error {
 	if k.first.frame == nil && k.first.rec == nil {
 		return nil // the query returned no frame
 	}
+	done := make(chan error, 1)
 	select {
-	case k.svc.slots <- struct{}{}:
+	case k.svc.work <- func() { done <- k.encodeAndEmit(0, k.first, &k.summary) }:
+		return <-done
 	case <-k.ctx.Done():
 		k.first.release()
 		return context.Cause(k.ctx)
 	}
-	defer func() { <-k.svc.slots }()
-	return k.encodeAndEmit(0, k.first, &k.summary)
 }
 
 // encodeAndEmit encodes j (with the query's stats when summary is set) into

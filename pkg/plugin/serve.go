@@ -20,6 +20,7 @@ func Serve(o Options) error {
 		return fmt.Errorf("plugin: setting up tracing: %w", err)
 	}
 	svc := NewService(o)
+	defer svc.Close()
 	return backend.Manage(PluginID, backend.ServeOpts{
 		CheckHealthHandler:  svc,
 		CallResourceHandler: svc,

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"runtime"
+	"sync"
 
 	"github.com/grafana/grafana-plugin-sdk-go/backend"
 	"github.com/grafana/grafana-plugin-sdk-go/backend/datasource"
@@ -51,7 +52,8 @@ type Service struct {
 	pluginv2.UnimplementedDataServer
 
 	im      instancemgmt.InstanceManager
-	slots   chan struct{} // encode workers
+	work    chan func() // to the encode workers; unbuffered, so senders wait for a free one
+	workers sync.WaitGroup
 	queries int
 	buffers *codec.BufferPool
 }
@@ -71,14 +73,32 @@ func NewService(o Options) *Service {
 		queries = 4
 	}
 	s := &Service{
-		slots:   make(chan struct{}, workers),
+		work:    make(chan func()),
 		queries: queries,
 		buffers: codec.NewBufferPool(frameBufInit, frameBufMax),
+	}
+	// Long-lived workers rather than a goroutine per frame: a worker's stack
+	// has grown to what encoding needs once, not once per frame.
+	for range workers {
+		s.workers.Add(1)
+		go func() {
+			defer s.workers.Done()
+			for fn := range s.work {
+				fn()
+			}
+		}()
 	}
 	s.im = datasource.NewInstanceManager(func(ctx context.Context, ds backend.DataSourceInstanceSettings) (instancemgmt.Instance, error) {
 		return newInstance(ctx, ds, sources), nil
 	})
 	return s
+}
+
+// Close stops the encode workers once they are idle. The Service must not be
+// used afterwards.
+func (s *Service) Close() {
+	close(s.work)
+	s.workers.Wait()
 }
 
 // instance returns the instance of a request's plugin context.

@@ -20,6 +20,9 @@ import (
 	"github.com/quiverdata/quiver/pkg/frame"
 	"github.com/quiverdata/quiver/pkg/frame/frametest"
 	"github.com/quiverdata/quiver/pkg/harness"
+	// The binary's code: importing it makes a change to it invalidate
+	// cached results of these tests, which build and run the binary.
+	_ "github.com/quiverdata/quiver/pkg/plugin"
 )
 
 var plug *harness.Plugin

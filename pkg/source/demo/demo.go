@@ -12,6 +12,7 @@ import (
 
 	"github.com/grafana/grafana-plugin-sdk-go/data"
 
+	"github.com/quiverdata/quiver/pkg/frame"
 	"github.com/quiverdata/quiver/pkg/source"
 )
 
@@ -160,34 +161,49 @@ func seriesLabels(i int) data.Labels {
 	}
 }
 
-// walk returns the random walk of series i at the given timestamps, from a
-// generator seeded by (seed, series): the same query over the same time
-// range returns the same values.
-func walk(seed uint64, i int, times []time.Time) []float64 {
-	values := make([]float64, len(times))
+// walk writes the random walk of series i at the given timestamps into
+// values, from a generator seeded by (seed, series): the same query over the
+// same time range returns the same values. A slow wave over the walk keeps
+// series looking alive on any range; it is advanced by rotation, one sine
+// per series rather than one per point.
+func walk(values []float64, seed uint64, i int, times []time.Time) {
+	if len(times) == 0 {
+		return
+	}
 	r := rand.New(rand.NewPCG(seed, uint64(i)))
 	v := 50 + 30*r.Float64()
 	drift := (r.Float64() - 0.5) * 0.02
-	for k := range values {
-		// a slow wave over the walk, so that series look alive on any range
-		t := float64(times[k].UnixMilli()) / 1000
-		v += drift + r.NormFloat64()*0.8
-		values[k] = v + 5*math.Sin(t/600+float64(i))
+	phase := float64(times[0].UnixMilli())/600_000 + float64(i)
+	sin, cos := math.Sincos(phase)
+	step := 0.0
+	if len(times) > 1 {
+		step = float64(times[1].Sub(times[0]).Milliseconds()) / 600_000
 	}
-	return values
+	ds, dc := math.Sincos(step)
+	for k := range values {
+		v += drift + r.NormFloat64()*0.8
+		values[k] = v + 5*sin
+		sin, cos = sin*dc+cos*ds, cos*dc-sin*ds
+	}
 }
 
 func randomWalk(ctx context.Context, refID string, series int, seed uint64, times []time.Time, sink source.Sink) error {
+	// One meta for every frame of the query: a frame handed over is not
+	// changed, so they may share it (and the encoder encodes it once).
+	meta := &data.FrameMeta{Type: data.FrameTypeTimeSeriesMulti, TypeVersion: data.FrameTypeVersion{0, 1}}
 	for i := range series {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		f := data.NewFrame("",
-			data.NewField("time", nil, times),
-			data.NewField("value", seriesLabels(i), walk(seed, i, times)),
-		)
+		tf := data.NewFieldFromFieldType(data.FieldTypeTime, len(times))
+		tf.Name = "time"
+		copy(frame.Values[time.Time](tf), times)
+		vf := data.NewFieldFromFieldType(data.FieldTypeFloat64, len(times))
+		vf.Name, vf.Labels = "value", seriesLabels(i)
+		walk(frame.Values[float64](vf), seed, i, times)
+		f := data.NewFrame("", tf, vf)
 		f.RefID = refID
-		f.Meta = &data.FrameMeta{Type: data.FrameTypeTimeSeriesMulti, TypeVersion: data.FrameTypeVersion{0, 1}}
+		f.Meta = meta
 		if err := sink.Frame(f); err != nil {
 			return err
 		}

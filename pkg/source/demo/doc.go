@@ -6,5 +6,5 @@
 // "seriesCount": N, "seed": S}. The same query over the same time range
 // always returns the same frames.
 //
-// demo imports package source and the SDK's data package only.
+// demo imports packages source and frame and the SDK's data package.
 package demo
