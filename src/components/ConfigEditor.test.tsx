@@ -1,0 +1,262 @@
+import React, { useState } from 'react';
+import { act, fireEvent, render, screen, within } from '@testing-library/react';
+import userEvent from '@testing-library/user-event';
+import { DataSourceSettings } from '@grafana/data';
+
+import { selectors } from '../selectors';
+import { QuiverOptions, QuiverSecureJsonData } from '../types';
+import { ConfigEditor } from './ConfigEditor';
+
+type Options = DataSourceSettings<QuiverOptions, QuiverSecureJsonData>;
+
+function makeOptions(jsonData: QuiverOptions = {}, secureJsonFields: Record<string, boolean> = {}): Options {
+  return {
+    id: 1,
+    uid: 'quiver',
+    orgId: 1,
+    name: 'Quiver',
+    type: 'quiver-arrow-datasource',
+    typeName: 'Quiver',
+    typeLogoUrl: '',
+    access: 'proxy',
+    url: '',
+    user: '',
+    // eslint-disable-next-line @typescript-eslint/no-deprecated -- still required by the type
+    database: '',
+    basicAuth: false,
+    basicAuthUser: '',
+    isDefault: false,
+    withCredentials: false,
+    readOnly: false,
+    jsonData,
+    secureJsonFields,
+    secureJsonData: {},
+  };
+}
+
+/** Renders the editor the way Grafana does: a parent owns the options and passes every change back. */
+function setup(initial: Options) {
+  const changes: Options[] = [];
+  function Host() {
+    const [options, setOptions] = useState(initial);
+    return (
+      <ConfigEditor
+        options={options}
+        onOptionsChange={(next) => {
+          changes.push(next);
+          setOptions(next);
+        }}
+      />
+    );
+  }
+  render(<Host />);
+  const latest = () => changes[changes.length - 1];
+  return { changes, latest };
+}
+
+function clickRadio(groupTestId: string, label: string) {
+  fireEvent.click(within(screen.getByTestId(groupTestId)).getByLabelText(label));
+}
+
+/** The Reset button that SecretInput / SecretTextArea render next to a stored secret. */
+function resetButtonOf(input: HTMLElement): HTMLElement {
+  for (let el = input.parentElement; el; el = el.parentElement) {
+    const buttons = within(el).queryAllByRole('button', { name: 'Reset' });
+    if (buttons.length > 0) {
+      return buttons[0];
+    }
+  }
+  throw new Error('no Reset button near the secret field');
+}
+
+function levelInput(): HTMLInputElement {
+  return within(screen.getByTestId(selectors.config.level)).getByRole('textbox') as HTMLInputElement;
+}
+
+describe('ConfigEditor compression', () => {
+  it('shows the defaults: demo upstream, zstd level 3 (default)', () => {
+    setup(makeOptions());
+    expect(within(screen.getByTestId(selectors.config.upstream)).getByLabelText('Demo')).toBeChecked();
+    expect(within(screen.getByTestId(selectors.config.codec)).getByLabelText('zstd')).toBeChecked();
+    expect(levelInput().value).toBe('3');
+    expect(screen.getByTestId(selectors.config.levelEffective)).toHaveTextContent('default (levels 3–5)');
+    expect(screen.getByTestId(selectors.config.compatibility)).toHaveTextContent('10.3');
+    expect(screen.getByTestId(selectors.config.compatibility)).toHaveTextContent('8.4');
+  });
+
+  it('resets the level into the range of the new codec', () => {
+    const { latest } = setup(makeOptions({ codec: 'zstd', level: 19 }));
+    expect(screen.getByTestId(selectors.config.levelEffective)).toHaveTextContent('best');
+
+    clickRadio(selectors.config.codec, 'lz4');
+    expect(latest().jsonData).toMatchObject({ codec: 'lz4', level: 0 });
+    expect(levelInput().value).toBe('0');
+    expect(screen.getByTestId(selectors.config.levelEffective)).toHaveTextContent('fast compressor');
+
+    clickRadio(selectors.config.codec, 'none');
+    expect(latest().jsonData.codec).toBe('none');
+    expect(latest().jsonData.level).toBeUndefined();
+    expect(screen.queryByTestId(selectors.config.level)).not.toBeInTheDocument();
+
+    clickRadio(selectors.config.codec, 'zstd');
+    expect(latest().jsonData).toMatchObject({ codec: 'zstd', level: 3 });
+    expect(levelInput().value).toBe('3');
+  });
+
+  it('updates the level and what it becomes', () => {
+    const { latest } = setup(makeOptions({ codec: 'zstd', level: 3 }));
+    fireEvent.change(levelInput(), { target: { value: '7' } });
+    expect(latest().jsonData.level).toBe(7);
+    expect(screen.getByTestId(selectors.config.levelEffective)).toHaveTextContent('better compression (levels 6–9)');
+
+    clickRadio(selectors.config.codec, 'lz4');
+    fireEvent.change(levelInput(), { target: { value: '5' } });
+    expect(latest().jsonData).toMatchObject({ codec: 'lz4', level: 5 });
+    expect(screen.getByTestId(selectors.config.levelEffective)).toHaveTextContent('high compression, level 5');
+  });
+
+  it('highlights the cost line of the chosen codec', () => {
+    setup(makeOptions({ codec: 'lz4' }));
+    const help = screen.getByTestId(selectors.config.codecHelp);
+    expect(help).toHaveTextContent('zstd: smallest frames');
+    expect(help).toHaveTextContent('lz4: very fast');
+    expect(help).toHaveTextContent('none: no CPU spent');
+  });
+});
+
+describe('ConfigEditor validation', () => {
+  it('flags out-of-range values from saved settings', () => {
+    setup(makeOptions({ codec: 'zstd', level: 30, minSavings: 0.95, maxSeries: 0, maxPoints: 2000000000 }));
+    expect(screen.getByText('zstd level must be between 1 and 22.')).toBeInTheDocument();
+    expect(screen.getByText('Minimum savings must be between 0 and 0.9.')).toBeInTheDocument();
+    expect(screen.getByText('Max series must be between 1 and 1000000.')).toBeInTheDocument();
+    expect(screen.getByText('Max points must be between 1 and 1000000000.')).toBeInTheDocument();
+  });
+
+  it('flags values as they are typed and clears the message once fixed', () => {
+    const { latest } = setup(makeOptions());
+    const maxSeries = screen.getByTestId(selectors.config.maxSeries);
+    fireEvent.change(maxSeries, { target: { value: '2.5' } });
+    expect(latest().jsonData.maxSeries).toBe(2.5);
+    expect(screen.getByText('Max series must be a whole number.')).toBeInTheDocument();
+    fireEvent.change(maxSeries, { target: { value: '500' } });
+    expect(screen.queryByText('Max series must be a whole number.')).not.toBeInTheDocument();
+    fireEvent.change(maxSeries, { target: { value: '' } });
+    expect(latest().jsonData.maxSeries).toBeUndefined();
+  });
+
+  it('requires a valid Flight SQL address and limits', () => {
+    setup(makeOptions({ upstream: 'flightsql' }));
+    expect(screen.getByText('Address is required for Flight SQL (host:port).')).toBeInTheDocument();
+    fireEvent.change(screen.getByTestId(selectors.config.address), { target: { value: 'localhost' } });
+    expect(screen.getByText('Address must be host:port, with a port from 1 to 65535.')).toBeInTheDocument();
+    fireEvent.change(screen.getByTestId(selectors.config.address), { target: { value: 'localhost:31337' } });
+    expect(screen.queryByText(/Address must be/)).not.toBeInTheDocument();
+    fireEvent.change(screen.getByTestId(selectors.config.timeout), { target: { value: '0' } });
+    expect(screen.getByText('Timeout (s) must be between 1 and 3600.')).toBeInTheDocument();
+    fireEvent.change(screen.getByTestId(selectors.config.byteLimit), { target: { value: '100' } });
+    expect(screen.getByText('Byte limit must be between 1024 and 17179869184.')).toBeInTheDocument();
+  });
+});
+
+describe('ConfigEditor secrets', () => {
+  it('keeps every secret in secureJsonData and none in jsonData', async () => {
+    const user = userEvent.setup();
+    const { latest } = setup(makeOptions());
+    const type = (testId: string, value: string) => fireEvent.change(screen.getByTestId(testId), { target: { value } });
+    clickRadio(selectors.config.upstream, 'Flight SQL');
+    type(selectors.config.address, 'flight.example.com:443');
+
+    clickRadio(selectors.config.authType, 'Token');
+    type(selectors.config.token, 'tok-SECRET-1');
+    clickRadio(selectors.config.authType, 'User and password');
+    type(selectors.config.username, 'alice');
+    type(selectors.config.password, 'pw-SECRET-2');
+
+    await user.click(screen.getByTestId(selectors.config.tlsEnabled));
+    await user.click(screen.getByTestId(selectors.config.tlsAuthWithCACert));
+    type(selectors.config.tlsCACert, 'ca-SECRET-3');
+    await user.click(screen.getByTestId(selectors.config.tlsAuth));
+    type(selectors.config.tlsClientCert, 'cert-SECRET-4');
+    type(selectors.config.tlsClientKey, 'key-SECRET-5');
+    type(selectors.config.tlsServerName, 'flight.internal');
+
+    await user.click(screen.getByTestId(selectors.config.addHeader));
+    type(selectors.config.headerName(1), 'x-tenant');
+    type(selectors.config.headerValue(1), 'hdr-SECRET-6');
+
+    const { jsonData, secureJsonData } = latest();
+    expect(jsonData).toMatchObject({
+      upstream: 'flightsql',
+      address: 'flight.example.com:443',
+      authType: 'password',
+      username: 'alice',
+      tlsEnabled: true,
+      tlsAuthWithCACert: true,
+      tlsAuth: true,
+      tlsServerName: 'flight.internal',
+      headerName1: 'x-tenant',
+    });
+    expect(secureJsonData).toEqual({
+      token: 'tok-SECRET-1',
+      password: 'pw-SECRET-2',
+      tlsCACert: 'ca-SECRET-3',
+      tlsClientCert: 'cert-SECRET-4',
+      tlsClientKey: 'key-SECRET-5',
+      headerValue1: 'hdr-SECRET-6',
+    });
+    const plain = JSON.stringify(jsonData);
+    expect(plain).not.toMatch(/SECRET/);
+    for (const key of ['token', 'password', 'tlsCACert', 'tlsClientCert', 'tlsClientKey', 'headerValue1']) {
+      expect(jsonData).not.toHaveProperty(key);
+    }
+  });
+
+  it('shows stored secrets as configured and resets them without reading them', async () => {
+    const user = userEvent.setup();
+    const { latest } = setup(
+      makeOptions(
+        { upstream: 'flightsql', address: 'h:1', authType: 'token', headerName2: 'x-a' },
+        {
+          token: true,
+          headerValue2: true,
+        }
+      )
+    );
+    const token = screen.getByTestId(selectors.config.token);
+    expect(token).toBeDisabled();
+    expect(token).toHaveValue('configured');
+    expect(screen.queryByText('Token is required for token authentication.')).not.toBeInTheDocument();
+
+    await user.click(resetButtonOf(token));
+    expect(latest().secureJsonFields.token).toBe(false);
+    expect(latest().secureJsonData?.token).toBe('');
+    expect(screen.getByText('Token is required for token authentication.')).toBeInTheDocument();
+    // the header row keeps index 2: its stored value belongs to that index
+    expect(screen.getByTestId(selectors.config.headerName(2))).toHaveValue('x-a');
+  });
+
+  it('removes a header without renumbering the others', async () => {
+    const user = userEvent.setup();
+    const { latest } = setup(
+      makeOptions(
+        { upstream: 'flightsql', address: 'h:1', headerName1: 'x-a', headerName2: 'x-b' },
+        {
+          headerValue1: true,
+          headerValue2: true,
+        }
+      )
+    );
+    await act(async () => {
+      await user.click(screen.getByTestId(selectors.config.headerRemove(1)));
+    });
+    expect(latest().jsonData).not.toHaveProperty('headerName1');
+    expect(latest().jsonData.headerName2).toBe('x-b');
+    expect(latest().secureJsonFields).toMatchObject({ headerValue1: false, headerValue2: true });
+    expect(latest().secureJsonData).toEqual({ headerValue1: '' });
+    expect(screen.queryByTestId(selectors.config.headerName(1))).not.toBeInTheDocument();
+
+    await user.click(screen.getByTestId(selectors.config.addHeader));
+    expect(latest().jsonData.headerName3).toBe('');
+  });
+});

@@ -1,0 +1,86 @@
+import { CoreApp, ScopedVars } from '@grafana/data';
+
+import { DataSource, formatSQLVariable } from './datasource';
+import { instanceSettings } from './testutil';
+
+const replace = jest.fn();
+jest.mock('@grafana/runtime', () => ({
+  ...jest.requireActual('@grafana/runtime'),
+  getTemplateSrv: () => ({ replace }),
+}));
+
+describe('DataSource', () => {
+  beforeEach(() => replace.mockReset());
+
+  it('reads the upstream and series limit from jsonData', () => {
+    expect(new DataSource(instanceSettings()).upstream).toBe('demo');
+    expect(new DataSource(instanceSettings({ upstream: 'flightsql' })).upstream).toBe('flightsql');
+    expect(new DataSource(instanceSettings()).maxSeries).toBe(10000);
+    expect(new DataSource(instanceSettings({ maxSeries: 50 })).maxSeries).toBe(50);
+  });
+
+  it('starts demo panels with ten random walks and SQL panels with an empty time-series query', () => {
+    expect(new DataSource(instanceSettings()).getDefaultQuery(CoreApp.PanelEditor)).toEqual({
+      scenario: 'random_walk',
+      seriesCount: 10,
+      seed: 1,
+    });
+    expect(new DataSource(instanceSettings({ upstream: 'flightsql' })).getDefaultQuery(CoreApp.Explore)).toEqual({
+      rawSql: '',
+      format: 'time_series',
+    });
+  });
+
+  it('skips hidden queries and empty SQL', () => {
+    const demo = new DataSource(instanceSettings());
+    expect(demo.filterQuery({ refId: 'A', scenario: 'logs' })).toBe(true);
+    expect(demo.filterQuery({ refId: 'A', hide: true })).toBe(false);
+    const sql = new DataSource(instanceSettings({ upstream: 'flightsql' }));
+    expect(sql.filterQuery({ refId: 'A', rawSql: 'SELECT 1' })).toBe(true);
+    expect(sql.filterQuery({ refId: 'A', rawSql: '  \n ' })).toBe(false);
+    expect(sql.filterQuery({ refId: 'A' })).toBe(false);
+    expect(sql.filterQuery({ refId: 'A', rawSql: 'SELECT 1', hide: true })).toBe(false);
+  });
+
+  it('replaces template variables in rawSql only', () => {
+    const ds = new DataSource(instanceSettings({ upstream: 'flightsql' }));
+    const vars: ScopedVars = { host: { text: 'a', value: 'a' } };
+    replace.mockReturnValue("SELECT * FROM t WHERE host = 'a'");
+    const out = ds.applyTemplateVariables(
+      { refId: 'A', rawSql: 'SELECT * FROM t WHERE host = $host', format: 'table' },
+      vars
+    );
+    expect(out).toEqual({ refId: 'A', rawSql: "SELECT * FROM t WHERE host = 'a'", format: 'table' });
+    expect(replace).toHaveBeenCalledWith('SELECT * FROM t WHERE host = $host', vars, formatSQLVariable);
+
+    const demo = { refId: 'B', scenario: 'table' as const };
+    expect(ds.applyTemplateVariables(demo, vars)).toBe(demo);
+    expect(replace).toHaveBeenCalledTimes(1);
+  });
+
+  it('formats multi-value variables as quoted SQL lists', () => {
+    expect(formatSQLVariable(['a', "o'b"])).toBe("'a','o''b'");
+    expect(formatSQLVariable('x', { multi: true })).toBe("'x'");
+    expect(formatSQLVariable(42)).toBe('42');
+  });
+
+  it('lists tables and columns through the resource endpoints and fails quietly', async () => {
+    const ds = new DataSource(instanceSettings({ upstream: 'flightsql' }));
+    const getResource = jest.spyOn(ds, 'getResource');
+    getResource.mockResolvedValueOnce({ tables: [{ catalog: 'c', schema: 's', name: 't' }] });
+    expect(await ds.getTables()).toEqual([{ catalog: 'c', schema: 's', name: 't' }]);
+    expect(getResource).toHaveBeenLastCalledWith('tables');
+
+    getResource.mockResolvedValueOnce({ columns: [{ name: 'time', type: 'timestamp' }] });
+    expect(await ds.getColumns({ catalog: 'c', schema: 's', name: 't' })).toEqual([
+      { name: 'time', type: 'timestamp' },
+    ]);
+    expect(getResource).toHaveBeenLastCalledWith('columns', { table: 't', schema: 's', catalog: 'c' });
+
+    getResource.mockRejectedValueOnce(new Error('404'));
+    expect(await ds.getTables()).toEqual([]);
+    getResource.mockResolvedValueOnce({ unexpected: true });
+    expect(await ds.getColumns({ name: 't' })).toEqual([]);
+    expect(getResource).toHaveBeenLastCalledWith('columns', { table: 't' });
+  });
+});

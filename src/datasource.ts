@@ -1,0 +1,87 @@
+import { CoreApp, DataSourceInstanceSettings, ScopedVars } from '@grafana/data';
+import { DataSourceWithBackend, getTemplateSrv } from '@grafana/runtime';
+
+import { defaults } from './settings';
+import { ColumnInfo, QuiverOptions, QuiverQuery, TableInfo, Upstream } from './types';
+
+/** Query a new panel starts with on a Demo data source: ten random walks. */
+export const defaultDemoQuery: Partial<QuiverQuery> = { scenario: 'random_walk', seriesCount: 10, seed: 1 };
+
+/** Query a new panel starts with on a Flight SQL data source. */
+export const defaultSQLQuery: Partial<QuiverQuery> = { rawSql: '', format: 'time_series' };
+
+/**
+ * Formats a template variable for SQL: a multi-value or "All" selection becomes a list of quoted
+ * strings ('a','b'); a single value is inserted as it is, so it can be a number or an identifier.
+ */
+export function formatSQLVariable(value: unknown, variable?: { multi?: boolean; includeAll?: boolean }): string {
+  const quote = (v: unknown) => `'${String(v).replace(/'/g, "''")}'`;
+  if (Array.isArray(value)) {
+    return value.map(quote).join(',');
+  }
+  if (variable?.multi || variable?.includeAll) {
+    return quote(value);
+  }
+  return String(value);
+}
+
+export class DataSource extends DataSourceWithBackend<QuiverQuery, QuiverOptions> {
+  /** The upstream this instance reads from; decides which query editor is shown. */
+  readonly upstream: Upstream;
+  /** Most series one query may return (jsonData.maxSeries). */
+  readonly maxSeries: number;
+
+  constructor(instanceSettings: DataSourceInstanceSettings<QuiverOptions>) {
+    super(instanceSettings);
+    this.upstream = instanceSettings.jsonData?.upstream === 'flightsql' ? 'flightsql' : 'demo';
+    this.maxSeries = instanceSettings.jsonData?.maxSeries ?? defaults.maxSeries;
+  }
+
+  getDefaultQuery(_app: CoreApp): Partial<QuiverQuery> {
+    return this.upstream === 'flightsql' ? defaultSQLQuery : defaultDemoQuery;
+  }
+
+  applyTemplateVariables(query: QuiverQuery, scopedVars: ScopedVars): QuiverQuery {
+    if (!query.rawSql) {
+      return query;
+    }
+    return { ...query, rawSql: getTemplateSrv().replace(query.rawSql, scopedVars, formatSQLVariable) };
+  }
+
+  filterQuery(query: QuiverQuery): boolean {
+    if (query.hide) {
+      return false;
+    }
+    if (this.upstream === 'flightsql') {
+      return Boolean(query.rawSql?.trim());
+    }
+    return true;
+  }
+
+  /** Tables the Flight SQL server lists (resource `GET tables`); empty when the call fails. */
+  async getTables(): Promise<TableInfo[]> {
+    try {
+      const res = await this.getResource<{ tables?: TableInfo[] }>('tables');
+      return Array.isArray(res?.tables) ? res.tables : [];
+    } catch {
+      return [];
+    }
+  }
+
+  /** Columns of one table (resource `GET columns`); empty when the call fails. */
+  async getColumns(table: TableInfo): Promise<ColumnInfo[]> {
+    const params: Record<string, string> = { table: table.name };
+    if (table.schema) {
+      params.schema = table.schema;
+    }
+    if (table.catalog) {
+      params.catalog = table.catalog;
+    }
+    try {
+      const res = await this.getResource<{ columns?: ColumnInfo[] }>('columns', params);
+      return Array.isArray(res?.columns) ? res.columns : [];
+    } catch {
+      return [];
+    }
+  }
+}

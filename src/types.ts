@@ -1,0 +1,88 @@
+import { DataSourceJsonData } from '@grafana/data';
+import { DataQuery } from '@grafana/schema';
+
+/** Where a data-source instance reads its data from (jsonData.upstream). */
+export type Upstream = 'demo' | 'flightsql';
+
+/** Body compression of the Arrow IPC frames (jsonData.codec). */
+export type Codec = 'zstd' | 'lz4' | 'none';
+
+/** How the plugin authenticates to a Flight SQL server (jsonData.authType). */
+export type AuthType = 'none' | 'token' | 'password';
+
+/** Demo generator scenario (query.scenario). */
+export type Scenario = 'random_walk' | 'logs' | 'table';
+
+/** Shape of a Flight SQL result (query.format). */
+export type Format = 'time_series' | 'table' | 'logs';
+
+/** Key of a custom gRPC metadata header name in jsonData: headerName1 … headerNameN. */
+export type HeaderNameKey = `headerName${number}`;
+
+/** Key of a custom gRPC metadata header value in secureJsonData: headerValue1 … headerValueN. */
+export type HeaderValueKey = `headerValue${number}`;
+
+/**
+ * Plain settings of one data-source instance. Keys are identical to the Go `json:` tags of
+ * pkg/settings. Nothing secret lives here.
+ */
+export interface QuiverOptions extends DataSourceJsonData {
+  upstream?: Upstream;
+  codec?: Codec;
+  level?: number;
+  minSavings?: number;
+  maxSeries?: number;
+  maxPoints?: number;
+
+  address?: string;
+  tlsEnabled?: boolean;
+  tlsSkipVerify?: boolean;
+  tlsAuthWithCACert?: boolean;
+  tlsAuth?: boolean;
+  tlsServerName?: string;
+  authType?: AuthType;
+  username?: string;
+  catalog?: string;
+  schema?: string;
+  timeout?: number;
+  rowLimit?: number;
+  byteLimit?: number;
+
+  [key: HeaderNameKey]: string | undefined;
+}
+
+/** Secret settings: written once by the editor, stored encrypted, never sent back to the browser. */
+export interface QuiverSecureJsonData {
+  token?: string;
+  password?: string;
+  tlsCACert?: string;
+  tlsClientCert?: string;
+  tlsClientKey?: string;
+
+  [key: HeaderValueKey]: string | undefined;
+}
+
+/** Keys of the numeric settings the editor validates. */
+export type NumericOption = 'level' | 'minSavings' | 'maxSeries' | 'maxPoints' | 'timeout' | 'rowLimit' | 'byteLimit';
+
+/** One query. Demo queries use scenario/seriesCount/seed, Flight SQL queries use rawSql/format. */
+export interface QuiverQuery extends DataQuery {
+  scenario?: Scenario;
+  seriesCount?: number;
+  seed?: number;
+  rawSql?: string;
+  format?: Format;
+}
+
+/** A table listed by the backend resource `GET tables`. */
+export interface TableInfo {
+  catalog?: string;
+  schema?: string;
+  name: string;
+}
+
+/** A column listed by the backend resource `GET columns`. */
+export interface ColumnInfo {
+  name: string;
+  type: string;
+}

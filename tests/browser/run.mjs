@@ -1,0 +1,341 @@
+// Browser test of the settings and query editors in Debian Chromium, without Grafana.
+//
+// Builds the harness (build.mjs), serves it on 127.0.0.1 together with the two backend resource
+// endpoints the query editor calls, drives it with playwright-core and checks the options object
+// that Grafana would save. Exits non-zero on any failure. Screenshots go to tests/browser/artifacts/.
+import assert from 'node:assert/strict';
+import { existsSync } from 'node:fs';
+import { mkdir, mkdtemp, readFile, rm } from 'node:fs/promises';
+import http from 'node:http';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+import { chromium } from 'playwright-core';
+
+import { buildHarness } from './build.mjs';
+
+const CHROMIUM = process.env.CHROMIUM_PATH || '/usr/bin/chromium';
+const here = path.dirname(fileURLToPath(import.meta.url));
+const artifacts = path.join(here, 'artifacts');
+
+if (!existsSync(CHROMIUM)) {
+  console.error(
+    `browser test: ${CHROMIUM} not found. Install Debian's chromium (apt-get update && apt-get install -y chromium) ` +
+      'or set CHROMIUM_PATH to a Chromium binary.'
+  );
+  process.exit(1);
+}
+
+const types = {
+  '.html': 'text/html',
+  '.js': 'text/javascript',
+  '.css': 'text/css',
+  '.ttf': 'font/ttf',
+  '.map': 'application/json',
+};
+
+/** Resource calls the page made, for assertions. */
+const resourceCalls = [];
+
+function startServer(root) {
+  const server = http.createServer(async (req, res) => {
+    const url = new URL(req.url, 'http://127.0.0.1');
+    const json = (status, body) => {
+      res.writeHead(status, { 'content-type': 'application/json' });
+      res.end(JSON.stringify(body));
+    };
+    if (url.pathname.startsWith('/api/datasources/uid/')) {
+      resourceCalls.push(url.pathname + url.search);
+      if (url.pathname === '/api/datasources/uid/quiver-sql/resources/tables') {
+        return json(200, { tables: [{ catalog: 'main', schema: 'metrics', name: 'cpu' }] });
+      }
+      if (url.pathname === '/api/datasources/uid/quiver-sql/resources/columns') {
+        const ok = url.searchParams.get('table') === 'cpu' && url.searchParams.get('schema') === 'metrics';
+        return ok
+          ? json(200, {
+              columns: [
+                { name: 'time', type: 'timestamp[ns]' },
+                { name: 'host', type: 'utf8' },
+                { name: 'usage', type: 'float64' },
+              ],
+            })
+          : json(404, { message: 'no such table' });
+      }
+      return json(404, { message: 'not found' });
+    }
+    const file = path.join(root, url.pathname === '/' ? 'index.html' : path.normalize(url.pathname));
+    if (!file.startsWith(root)) {
+      res.writeHead(403).end();
+      return;
+    }
+    try {
+      const body = await readFile(file);
+      res.writeHead(200, { 'content-type': types[path.extname(file)] ?? 'application/octet-stream' });
+      res.end(body);
+    } catch {
+      res.writeHead(404).end();
+    }
+  });
+  return new Promise((resolve) => server.listen(0, '127.0.0.1', () => resolve(server)));
+}
+
+const steps = [];
+async function step(name, fn) {
+  process.stdout.write(`  ${name} … `);
+  try {
+    await fn();
+    steps.push(name);
+    console.log('ok');
+  } catch (err) {
+    console.log('FAILED');
+    throw err;
+  }
+}
+
+async function main() {
+  const root = await buildHarness();
+  const server = await startServer(root);
+  const base = `http://127.0.0.1:${server.address().port}/`;
+  const profile = await mkdtemp(path.join(os.tmpdir(), 'quiver-chromium-'));
+  await mkdir(artifacts, { recursive: true });
+
+  const context = await chromium.launchPersistentContext(profile, {
+    executablePath: CHROMIUM,
+    headless: true,
+    args: [
+      '--headless',
+      '--no-sandbox',
+      '--disable-gpu',
+      '--disable-quic',
+      '--no-first-run',
+      '--disable-background-networking',
+      '--disable-component-update',
+      '--disable-sync',
+    ],
+    viewport: { width: 1600, height: 1400 },
+  });
+  const pageErrors = [];
+  try {
+    const page = context.pages()[0] ?? (await context.newPage());
+    page.on('pageerror', (err) => pageErrors.push(err.message));
+    // Only the harness server is reachable: anything else would mean the editors call out.
+    await page.route(/^(?!http:\/\/127\.0\.0\.1:)/, (route) => route.abort());
+    await page.goto(base);
+
+    const state = () => page.evaluate(() => window.quiverHarness.state());
+    const byTestId = (id) => page.getByTestId(id);
+    // Grafana's radio buttons lay the (transparent) input over its label: click the input, as a user does.
+    const radio = (group, label) => byTestId(group).getByRole('radio', { name: label, exact: true });
+    // Grafana's switches draw the control in a <label for=…> laid over the checkbox: click that.
+    const toggle = async (id) => {
+      const inputId = await byTestId(id).getAttribute('id');
+      await page.locator(`label[for="${inputId}"]`).click();
+      assert.equal(await byTestId(id).isChecked(), true, `${id} is on`);
+    };
+    const levelInput = () => byTestId('quiver-config-level').locator('input');
+    const effective = byTestId('quiver-config-level-effective');
+
+    console.log(`browser test: ${base} in ${CHROMIUM}`);
+
+    await step('settings page shows the compression section with zstd level 3 by default', async () => {
+      await page.getByText('Compression', { exact: true }).waitFor();
+      assert.equal(
+        await byTestId('quiver-config-codec').locator('input[type=radio]:checked + label').innerText(),
+        'zstd'
+      );
+      assert.equal(await levelInput().inputValue(), '3');
+      assert.match(await effective.innerText(), /default \(levels 3–5\)/);
+      assert.match(await byTestId('quiver-config-compatibility').innerText(), /10\.3.*8\.4/s);
+    });
+
+    await step('switching to lz4 resets the level to 0 and the slider range to 0–9', async () => {
+      await radio('quiver-config-codec', 'lz4').click();
+      assert.equal(await levelInput().inputValue(), '0');
+      assert.match(await effective.innerText(), /fast compressor/);
+      const handle = byTestId('quiver-config-level').getByRole('slider');
+      assert.equal(await handle.getAttribute('aria-valuemin'), '0');
+      assert.equal(await handle.getAttribute('aria-valuemax'), '9');
+      await handle.focus();
+      for (let i = 0; i < 4; i++) {
+        await page.keyboard.press('ArrowRight');
+      }
+      assert.equal(await levelInput().inputValue(), '4');
+      assert.match(await effective.innerText(), /high compression, level 4/);
+      const { options } = await state();
+      assert.equal(options.jsonData.codec, 'lz4');
+      assert.equal(options.jsonData.level, 4);
+      await page.keyboard.press('End');
+      assert.equal((await state()).options.jsonData.level, 9);
+    });
+
+    await step('switching back to zstd resets the level to 3; typed levels map like klauspost', async () => {
+      await radio('quiver-config-codec', 'zstd').click();
+      assert.equal(await levelInput().inputValue(), '3');
+      const handle = byTestId('quiver-config-level').getByRole('slider');
+      assert.equal(await handle.getAttribute('aria-valuemin'), '1');
+      assert.equal(await handle.getAttribute('aria-valuemax'), '22');
+      for (const [level, text] of [
+        ['2', /fastest/],
+        ['6', /better compression/],
+        ['10', /best compression/],
+      ]) {
+        await levelInput().fill(level);
+        await levelInput().blur();
+        assert.match(await effective.innerText(), text);
+        assert.equal((await state()).options.jsonData.level, Number(level));
+      }
+    });
+
+    await step('codec none hides the level', async () => {
+      await radio('quiver-config-codec', 'none').click();
+      assert.equal(await byTestId('quiver-config-level').count(), 0);
+      assert.equal((await state()).options.jsonData.level, undefined);
+      await radio('quiver-config-codec', 'zstd').click();
+    });
+
+    await step('invalid values are flagged in the form', async () => {
+      await byTestId('quiver-config-max-series').fill('0');
+      await page.getByText('Max series must be between 1 and 1000000.').waitFor();
+      await byTestId('quiver-config-min-savings').fill('0.95');
+      await page.getByText('Minimum savings must be between 0 and 0.9.').waitFor();
+      await byTestId('quiver-config-max-series').fill('5000');
+      await byTestId('quiver-config-min-savings').fill('0.2');
+      assert.equal(await page.getByText(/must be between/).count(), 0);
+    });
+
+    await step('Flight SQL section: address, TLS, token, header, query settings', async () => {
+      await radio('quiver-config-upstream', 'Flight SQL').click();
+      await page.getByText('Address is required for Flight SQL (host:port).').waitFor();
+      await byTestId('quiver-config-address').fill('flight.example.com');
+      await page.getByText('Address must be host:port, with a port from 1 to 65535.').waitFor();
+      await byTestId('quiver-config-address').fill('flight.example.com:443');
+      assert.equal(await page.getByText(/Address (is|must)/).count(), 0);
+
+      await toggle('quiver-config-tls-enabled');
+      await toggle('quiver-config-tls-ca');
+      await page.getByText('CA certificate is required when "With CA certificate" is on.').waitFor();
+      await byTestId('quiver-config-tls-ca-cert').fill(
+        '-----BEGIN CERTIFICATE-----\nca-SECRET\n-----END CERTIFICATE-----'
+      );
+      await byTestId('quiver-config-tls-server-name').fill('flight.internal');
+
+      await radio('quiver-config-auth-type', 'Token').click();
+      await page.getByText('Token is required for token authentication.').waitFor();
+      await byTestId('quiver-config-token').fill('tok-SECRET');
+
+      await byTestId('quiver-config-add-header').click();
+      await byTestId('quiver-config-header-name-1').fill('x-tenant');
+      await byTestId('quiver-config-header-value-1').fill('hdr-SECRET');
+
+      await byTestId('quiver-config-catalog').fill('main');
+      await byTestId('quiver-config-schema').fill('metrics');
+      await byTestId('quiver-config-timeout').fill('60');
+      await byTestId('quiver-config-row-limit').fill('500000');
+      assert.equal(await page.getByText(/is required|must be/).count(), 0, 'no validation message left');
+    });
+
+    await step('saved options: settings in jsonData, secrets only in secureJsonData', async () => {
+      const { options } = await state();
+      assert.deepEqual(options.jsonData, {
+        codec: 'zstd',
+        level: 3,
+        maxSeries: 5000,
+        minSavings: 0.2,
+        upstream: 'flightsql',
+        address: 'flight.example.com:443',
+        tlsEnabled: true,
+        tlsAuthWithCACert: true,
+        tlsServerName: 'flight.internal',
+        authType: 'token',
+        headerName1: 'x-tenant',
+        catalog: 'main',
+        schema: 'metrics',
+        timeout: 60,
+        rowLimit: 500000,
+      });
+      assert.deepEqual(options.secureJsonData, {
+        tlsCACert: '-----BEGIN CERTIFICATE-----\nca-SECRET\n-----END CERTIFICATE-----',
+        token: 'tok-SECRET',
+        headerValue1: 'hdr-SECRET',
+      });
+      assert.doesNotMatch(JSON.stringify(options.jsonData), /SECRET/);
+    });
+
+    await step('screenshot of the settings page', async () => {
+      await page.locator('#config').screenshot({ path: path.join(artifacts, 'config-editor.png') });
+    });
+
+    await step('demo query editor: scenario and series count', async () => {
+      const demo = page.locator('#demo-query');
+      assert.deepEqual((await state()).demoQuery, { refId: 'A', scenario: 'random_walk', seriesCount: 10, seed: 1 });
+      await demo.getByTestId('quiver-query-scenario').getByRole('radio', { name: 'Logs', exact: true }).click();
+      await demo.getByTestId('quiver-query-series-count').fill('50');
+      await demo.getByTestId('quiver-query-series-count').blur();
+      const s = await state();
+      assert.deepEqual(s.demoQuery, { refId: 'A', scenario: 'logs', seriesCount: 50, seed: 1 });
+      assert.ok(s.runs >= 2, `query ran ${s.runs} times`);
+      await demo.getByTestId('quiver-query-series-count').fill('500');
+      await demo.getByText('Series must be a whole number from 1 to 100.').waitFor();
+      await demo.getByTestId('quiver-query-series-count').fill('50');
+    });
+
+    await step('Flight SQL query editor: SQL in Monaco, format, table and column hints', async () => {
+      const sql = page.locator('#sql-query');
+      await sql.locator('.monaco-editor[role=code]').waitFor({ timeout: 20000 });
+      await sql.locator('.monaco-editor[role=code] .view-lines').click();
+      await page.keyboard.type('SELECT time, usage FROM cpu WHERE $__timeFilter(time)');
+      await sql.getByTestId('quiver-query-format').getByRole('radio', { name: 'Table', exact: true }).click();
+      let s = await state();
+      assert.equal(s.sqlQuery.rawSql, 'SELECT time, usage FROM cpu WHERE $__timeFilter(time)');
+      assert.equal(s.sqlQuery.format, 'table');
+
+      await sql.getByTestId('quiver-query-table').click();
+      await page.getByText('main.metrics.cpu', { exact: true }).click();
+      const columns = sql.getByTestId('quiver-query-columns');
+      const chip = (name) => columns.locator('button', { hasText: new RegExp(`^${name} `) });
+      await chip('usage').waitFor();
+      assert.match(await chip('time').innerText(), /time\s+timestamp\[ns\]/);
+      assert.ok(
+        resourceCalls.includes(
+          '/api/datasources/uid/quiver-sql/resources/columns?table=cpu&schema=metrics&catalog=main'
+        ),
+        `resource calls: ${resourceCalls.join(', ')}`
+      );
+      await sql.locator('.monaco-editor[role=code] .view-lines').click();
+      await page.keyboard.press('Control+End');
+      await page.keyboard.type(' AND host = ');
+      await chip('host').click();
+      await sql.getByTestId('quiver-query-macros').locator('summary').click();
+      await page.locator('#demo-query').click();
+      s = await state();
+      assert.equal(s.sqlQuery.rawSql, 'SELECT time, usage FROM cpu WHERE $__timeFilter(time) AND host = host');
+    });
+
+    await step('full-page screenshot', async () => {
+      await page.screenshot({ path: path.join(artifacts, 'editors.png'), fullPage: true });
+    });
+
+    assert.deepEqual(pageErrors, [], 'uncaught errors in the page');
+  } catch (err) {
+    const page = context.pages()[0];
+    if (page) {
+      await page.screenshot({ path: path.join(artifacts, 'failure.png'), fullPage: true }).catch(() => {});
+      console.error(`browser test: page at failure saved to ${path.relative(process.cwd(), artifacts)}/failure.png`);
+    }
+    if (pageErrors.length > 0) {
+      console.error(`browser test: uncaught errors in the page:\n  ${pageErrors.join('\n  ')}`);
+    }
+    throw err;
+  } finally {
+    await context.close();
+    server.close();
+    await rm(profile, { recursive: true, force: true });
+  }
+  console.log(`browser test: ${steps.length} steps passed; screenshots in ${path.relative(process.cwd(), artifacts)}/`);
+}
+
+main().catch((err) => {
+  console.error(`browser test failed: ${err?.stack ?? err}`);
+  process.exit(1);
+});
