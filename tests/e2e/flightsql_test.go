@@ -1,0 +1,176 @@
+package e2e
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/apache/arrow-go/v18/arrow/flight"
+	"github.com/apache/arrow-go/v18/arrow/flight/flightsql"
+	"github.com/apache/arrow-go/v18/arrow/flight/flightsql/example"
+	"github.com/grafana/grafana-plugin-sdk-go/data"
+	"github.com/grafana/grafana-plugin-sdk-go/genproto/pluginv2"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+
+	"github.com/quiverdata/quiver/pkg/harness"
+)
+
+// startSQLite serves arrow-go's SQLite example Flight SQL server on
+// 127.0.0.1 with a metrics table of hosts × points: time INTEGER (Unix
+// milliseconds), host TEXT, region TEXT, value REAL.
+func startSQLite(t *testing.T, hosts, points int, base time.Time) string {
+	t.Helper()
+	db, err := example.CreateDB()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	if _, err := db.Exec(`CREATE TABLE metrics (time INTEGER, host TEXT, region TEXT, value REAL)`); err != nil {
+		t.Fatal(err)
+	}
+	tx, err := db.Begin()
+	if err != nil {
+		t.Fatal(err)
+	}
+	stmt, err := tx.Prepare(`INSERT INTO metrics VALUES (?, ?, ?, ?)`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Points newest first, hosts interleaved: the server returns rows
+	// unsorted and unsplit.
+	for p := points - 1; p >= 0; p-- {
+		for h := range hosts {
+			ts := base.Add(time.Duration(p) * time.Minute).UnixMilli()
+			if _, err := stmt.Exec(ts, fmt.Sprintf("host-%04d", h), []string{"eu", "us", "ap"}[h%3], float64(h*1000+p)); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	if err := tx.Commit(); err != nil {
+		t.Fatal(err)
+	}
+	srv, err := example.NewSQLiteFlightSQLServer(db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lis, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := flight.NewServerWithMiddleware([]flight.ServerMiddleware{{Unary: recoverUnary, Stream: recoverStream}})
+	s.InitListener(lis)
+	s.RegisterFlightService(flightsql.NewFlightServer(srv))
+	done := make(chan struct{})
+	go func() { defer close(done); _ = s.Serve() }()
+	t.Cleanup(func() { s.Shutdown(); <-done })
+	return lis.Addr().String()
+}
+
+// The example server panics on some column types; a panic fails the call.
+func recoverUnary(ctx context.Context, req any, _ *grpc.UnaryServerInfo, h grpc.UnaryHandler) (resp any, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = status.Errorf(codes.Internal, "panic: %v", r)
+		}
+	}()
+	return h(ctx, req)
+}
+
+func recoverStream(srv any, ss grpc.ServerStream, _ *grpc.StreamServerInfo, h grpc.StreamHandler) (err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = status.Errorf(codes.Internal, "panic: %v", r)
+		}
+	}()
+	return h(srv, ss)
+}
+
+func TestFlightSQLThroughTheBinary(t *testing.T) {
+	base := time.Date(2026, 11, 30, 10, 0, 0, 0, time.UTC)
+	addr := startSQLite(t, 1000, 10, base)
+	pc := instance(fmt.Sprintf(`{"upstream":"flightsql","address":%q,"codec":"zstd","level":3}`, addr), nil)
+
+	res, err := plug.Health(ctx(t), pc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Status != pluginv2.CheckHealthResponse_OK || !strings.Contains(res.Message, addr) {
+		t.Fatalf("health: %v %q", res.Status, res.Message)
+	}
+
+	q := harness.Query("A", map[string]string{
+		"rawSql": "SELECT time, host, region, value FROM metrics WHERE $__unixEpochMsFilter(time)",
+		"format": "time_series",
+	}, base, base.Add(time.Hour), time.Minute, 1000)
+	bad := harness.Query("B", map[string]string{"rawSql": "SELECT nope FROM missing", "format": "table"}, base, base.Add(time.Hour), time.Minute, 1000)
+	resp, err := plug.QueryData(ctx(t), pc, pluginv2.DataFrameFormat_ARROW, q, bad)
+	if err != nil {
+		t.Fatal(err)
+	}
+	frames := decode(t, resp.Responses["A"], "zstd")
+	if len(frames) != 1000 {
+		t.Fatalf("%d frames, want one per host (1000)", len(frames))
+	}
+	seen := map[string]bool{}
+	for _, f := range frames {
+		v := f.Fields[1]
+		host := v.Labels["host"]
+		var h int
+		if _, err := fmt.Sscanf(host, "host-%d", &h); err != nil || seen[host] {
+			t.Fatalf("labels %v", v.Labels)
+		}
+		seen[host] = true
+		if v.Labels["region"] != []string{"eu", "us", "ap"}[h%3] {
+			t.Fatalf("%s: region %q", host, v.Labels["region"])
+		}
+		if f.Rows() != 10 || f.Fields[0].Type() != data.FieldTypeTime {
+			t.Fatalf("%s: %d rows", host, f.Rows())
+		}
+		for p := range 10 {
+			if tm := f.Fields[0].At(p).(time.Time); !tm.Equal(base.Add(time.Duration(p) * time.Minute)) {
+				t.Fatalf("%s row %d: time %v, want sorted by time", host, p, tm)
+			}
+			if got := v.At(p).(float64); got != float64(h*1000+p) {
+				t.Fatalf("%s row %d: value %v", host, p, got)
+			}
+		}
+	}
+	if dr := resp.Responses["B"]; dr.Error == "" || dr.ErrorSource != "downstream" || len(dr.Frames) != 0 {
+		t.Errorf("bad SQL: %q (%s)", dr.Error, dr.ErrorSource)
+	}
+
+	// Schema browsing for the query editor goes through the resources.
+	stream, err := plug.Resource.CallResource(ctx(t), &pluginv2.CallResourceRequest{PluginContext: pc, Path: "tables", Method: "GET", Url: "tables"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := stream.Recv()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Code != 200 || !strings.Contains(string(r.Body), `"metrics"`) {
+		t.Errorf("tables: %d %s", r.Code, r.Body)
+	}
+}
+
+func TestFlightSQLServerDown(t *testing.T) {
+	lis, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := lis.Addr().String()
+	lis.Close() // nothing listens there now
+	pc := instance(fmt.Sprintf(`{"upstream":"flightsql","address":%q,"timeout":5}`, addr), nil)
+	res, err := plug.Health(ctx(t), pc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Status != pluginv2.CheckHealthResponse_ERROR || !strings.Contains(strings.ToLower(res.Message), "refused") {
+		t.Errorf("health against a closed port: %v %q", res.Status, res.Message)
+	}
+}
