@@ -44,17 +44,17 @@ type Encoder struct {
 	keys    []string
 
 	// the frame being written, for the metadata callbacks
-	cur        *data.Frame
-	start      time.Time
-	summary    *Summary // stats to add to the frame's meta; nil for none
+	cur     *data.Frame
+	start   time.Time
+	summary *Summary // stats to add to the frame's meta; nil for none
 
 	// the meta JSON of the last frame, by pointer: the frames of one query
 	// often share one FrameMeta, which frames handed over must not change
 	// (holding the pointer keeps its address from being reused).
 	lastMeta     *data.FrameMeta
 	lastMetaJSON string
-	frameMeta  func(arrowipc.BodyStats) ([]arrowipc.KeyValue, error)
-	recordMeta func(arrowipc.BodyStats, []arrowipc.KeyValue) ([]arrowipc.KeyValue, error)
+	frameMeta    func(arrowipc.BodyStats) ([]arrowipc.KeyValue, error)
+	recordMeta   func(arrowipc.BodyStats, []arrowipc.KeyValue) ([]arrowipc.KeyValue, error)
 }
 
 // NewEncoder returns an Encoder that writes with the given options.
