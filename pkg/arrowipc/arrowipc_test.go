@@ -2,6 +2,7 @@ package arrowipc_test
 
 import (
 	"bytes"
+	"encoding/binary"
 	"errors"
 	"flag"
 	"math/rand/v2"
@@ -290,5 +291,42 @@ func TestGolden(t *testing.T) {
 			t.Errorf("%s: %d bytes differ from the golden %d bytes; if the change is intended, rerun with -update and review the diff", tc.name, len(out), len(want))
 		}
 		readAll(t, memory.DefaultAllocator, want, 393)
+	}
+}
+
+// A fixed-width values buffer of at least 2 KiB is judged by its first
+// 1 KiB: a noisy prefix stores it raw even when the rest would compress
+// (columns of numbers are alike from end to end; this spares compressing
+// what will not compress), a compressible prefix compresses it whole.
+// Strings are always compressed whole.
+func TestProbeJudgesNumbersByTheirPrefix(t *testing.T) {
+	r := rand.New(rand.NewPCG(1, 1))
+	noisyThenZeros := make([]byte, 8*512)
+	for i := range 128 {
+		binary.LittleEndian.PutUint64(noisyThenZeros[8*i:], r.Uint64())
+	}
+	zerosThenNoisy := make([]byte, 8*512)
+	for i := 384; i < 512; i++ {
+		binary.LittleEndian.PutUint64(zerosThenNoisy[8*i:], r.Uint64())
+	}
+	fields := []arrowipc.Field{{Name: "v", Type: arrow.PrimitiveTypes.Int64}}
+	for _, tc := range []struct {
+		name   string
+		values []byte
+		want   int
+	}{{"noisy prefix", noisyThenZeros, 0}, {"zero prefix", zerosThenNoisy, 1}} {
+		e := newEncoder(t, codec.MustNew(codec.Zstd, 3), 0.1)
+		out, err := e.AppendFile(nil, fields, 512, []arrowipc.Column{{Values: tc.values}}, func(arrowipc.BodyStats) ([]arrowipc.KeyValue, error) { return nil, nil })
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, err := arrowipc.Inspect(out)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if b[0].Compressed != tc.want {
+			t.Errorf("%s: %d buffers compressed, want %d", tc.name, b[0].Compressed, tc.want)
+		}
+		readAll(t, memory.DefaultAllocator, out, 512)
 	}
 }

@@ -284,19 +284,19 @@ func (e *Encoder) prepare(rows int, cols []Column) (bool, error) {
 		}
 		nulls := c.NullCount
 		if nulls > 0 {
-			compressed = e.addBuffer(enc, c.Validity[:bitmapLen(rows)]) || compressed
+			compressed = e.addBuffer(enc, c.Validity[:bitmapLen(rows)], false) || compressed
 		} else {
 			e.bufs = append(e.bufs, bufRef{})
 		}
 		switch info.layout {
 		case layoutFixed:
-			compressed = e.addBuffer(enc, c.Values[:rows*info.width]) || compressed
+			compressed = e.addBuffer(enc, c.Values[:rows*info.width], true) || compressed
 		case layoutBitmap:
-			compressed = e.addBuffer(enc, c.Values[:bitmapLen(rows)]) || compressed
+			compressed = e.addBuffer(enc, c.Values[:bitmapLen(rows)], false) || compressed
 		case layoutVar:
-			compressed = e.addBuffer(enc, c.Offsets[:4*(rows+1)]) || compressed
+			compressed = e.addBuffer(enc, c.Offsets[:4*(rows+1)], false) || compressed
 			end := int(binary.LittleEndian.Uint32(c.Offsets[4*rows:]))
-			compressed = e.addBuffer(enc, c.Values[:end]) || compressed
+			compressed = e.addBuffer(enc, c.Values[:end], false) || compressed
 		}
 		e.nodes = append(e.nodes, fieldNode{length: int64(rows), nulls: int64(nulls)})
 	}
@@ -360,15 +360,33 @@ func checkColumn(name string, info typeInfo, rows int, c *Column) error {
 
 func bitmapLen(rows int) int { return (rows + 7) / 8 }
 
+// probeLen is how much of a fixed-width values buffer is compressed first,
+// when the buffer is at least twice as long: numbers such as random-walk
+// floats or irregular timestamps do not compress, and a column of numbers
+// is alike from end to end, so a prefix that does not save minSavings
+// stores the whole buffer raw without compressing the rest.
+const probeLen = 1024
+
 // addBuffer compresses b into e.packed and keeps the result when it saves at
 // least minSavings of b; otherwise it keeps a reference to b, stored raw.
-// It reports whether b was kept compressed.
-func (e *Encoder) addBuffer(enc *codec.Encoder, b []byte) bool {
+// With probe set (fixed-width values), a long buffer's prefix decides first
+// whether compressing the rest is worth trying. It reports whether b was
+// kept compressed.
+func (e *Encoder) addBuffer(enc *codec.Encoder, b []byte, probe bool) bool {
 	if e.codec.Kind() == codec.None || len(b) < minCompressLen {
 		e.bufs = append(e.bufs, bufRef{raw: b, rawLen: len(b)})
 		return false
 	}
 	start := len(e.packed)
+	if probe && len(b) >= 2*probeLen {
+		e.packed = enc.Encode(e.packed, b[:probeLen])
+		n := len(e.packed) - start
+		e.packed = e.packed[:start]
+		if float64(n) > probeLen*(1-e.minSavings) {
+			e.bufs = append(e.bufs, bufRef{raw: b, rawLen: len(b)})
+			return false
+		}
+	}
 	e.packed = enc.Encode(e.packed, b)
 	n := len(e.packed) - start
 	if float64(n) > float64(len(b))*(1-e.minSavings) {
