@@ -20,18 +20,13 @@ WORKDIR /src
 COPY go.mod go.sum ./
 RUN go mod download
 COPY . .
-# The mage target of grafana-plugin-sdk-go when the Magefile is present (it also writes the build
-# manifest); otherwise the same `go build` that target runs.
-RUN if [ -f Magefile.go ]; then \
-      go tool mage -v build:linux; \
-    else \
-      CGO_ENABLED=0 GOOS=linux GOARCH=amd64 go build -tags arrow_json_stdlib \
-        -ldflags '-w -s -extldflags "-static"' -o dist/gpx_quiver_linux_amd64 ./pkg; \
-    fi \
- && test -x dist/gpx_quiver_linux_amd64
+# The SDK's build targets (they also write the build manifest), for both Linux architectures so
+# that the image works on amd64 and arm64 hosts.
+RUN go tool mage -v build:linux build:linuxARM64 \
+ && test -x dist/gpx_quiver_linux_amd64 && test -x dist/gpx_quiver_linux_arm64
 
 FROM grafana/grafana-oss:${GRAFANA_VERSION}
 ENV GF_PLUGINS_ALLOW_LOADING_UNSIGNED_PLUGINS=quiver-arrow-datasource
 COPY --from=frontend /src/dist/ /var/lib/grafana/plugins/quiver-arrow-datasource/
-COPY --from=backend /src/dist/gpx_quiver_linux_amd64 /var/lib/grafana/plugins/quiver-arrow-datasource/
+COPY --from=backend /src/dist/gpx_quiver_linux_* /src/dist/go_plugin_build_manifest /var/lib/grafana/plugins/quiver-arrow-datasource/
 COPY provisioning/ /etc/grafana/provisioning/
