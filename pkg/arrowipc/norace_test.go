@@ -1,0 +1,5 @@
+//go:build !race
+
+package arrowipc_test
+
+const raceEnabled = false
