@@ -282,4 +282,3 @@ func TestClassify(t *testing.T) {
 		t.Errorf("joined message %q", msg)
 	}
 }
-
