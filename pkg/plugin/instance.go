@@ -8,6 +8,7 @@ import (
 
 	"github.com/grafana/grafana-plugin-sdk-go/backend"
 	"github.com/grafana/grafana-plugin-sdk-go/backend/instancemgmt"
+	"github.com/grafana/grafana-plugin-sdk-go/backend/resource/httpadapter"
 
 	"github.com/quiverdata/quiver/pkg/arrowipc"
 	"github.com/quiverdata/quiver/pkg/codec"
@@ -40,7 +41,7 @@ var (
 )
 
 // SourceFactory builds the source of an instance whose settings are valid.
-// It is a variable of the Service so that tests can substitute a source.
+// Options.Sources sets it, so that tests can substitute a source.
 type SourceFactory func(ctx context.Context, s settings.Settings) (source.Source, error)
 
 // DefaultSources builds the demo source, or the Flight SQL source.
@@ -68,7 +69,12 @@ func newInstance(ctx context.Context, ds backend.DataSourceInstanceSettings, sou
 		return inst
 	}
 	inst.settings = s
-	c, err := codec.New(codecKind(s.Codec), s.CodecLevel())
+	kind, err := codec.ParseKind(s.Codec)
+	if err != nil {
+		inst.invalid = fmt.Errorf("settings: %w", err)
+		return inst
+	}
+	c, err := codec.New(kind, s.CodecLevel())
 	if err != nil {
 		inst.invalid = fmt.Errorf("settings: %w", err)
 		return inst
@@ -88,17 +94,9 @@ func newInstance(ctx context.Context, ds backend.DataSourceInstanceSettings, sou
 	inst.source = src
 	inst.health, _ = src.(source.HealthChecker)
 	if rh, ok := src.(source.ResourceHandler); ok {
-		inst.resources = httpadapterNew(rh.Resources())
+		inst.resources = httpadapter.New(rh.Resources())
 	}
 	return inst
-}
-
-func codecKind(name string) codec.Kind {
-	k, err := codec.ParseKind(name)
-	if err != nil {
-		return codec.Kind(255) // refused by codec.New; settings.Validate names it first
-	}
-	return k
 }
 
 // encoder borrows a frame encoder configured with the instance's codec.

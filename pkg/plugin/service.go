@@ -9,7 +9,6 @@ import (
 	"github.com/grafana/grafana-plugin-sdk-go/backend"
 	"github.com/grafana/grafana-plugin-sdk-go/backend/datasource"
 	"github.com/grafana/grafana-plugin-sdk-go/backend/instancemgmt"
-	"github.com/grafana/grafana-plugin-sdk-go/backend/resource/httpadapter"
 	"github.com/grafana/grafana-plugin-sdk-go/genproto/pluginv2"
 
 	"github.com/quiverdata/quiver/pkg/codec"
@@ -24,8 +23,6 @@ var (
 	_ backend.CallResourceHandler = (*Service)(nil)
 	_ pluginv2.DataServer         = (*Service)(nil)
 )
-
-var httpadapterNew = httpadapter.New
 
 // Options configure a Service.
 type Options struct {
