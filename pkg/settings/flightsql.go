@@ -137,40 +137,6 @@ type flightSQLJSON struct {
 	ByteLimit         *jsonInt64 `json:"byteLimit"`
 }
 
-// jsonInt64 accepts a JSON number or a string holding one (frontends store
-// text inputs as strings); "" and null mean "not set".
-type jsonInt64 struct {
-	set bool
-	v   int64
-}
-
-func (n *jsonInt64) UnmarshalJSON(b []byte) error {
-	b = bytes.TrimSpace(b)
-	if bytes.Equal(b, []byte("null")) {
-		return nil
-	}
-	s := string(b)
-	if len(b) > 0 && b[0] == '"' {
-		if err := json.Unmarshal(b, &s); err != nil {
-			return err
-		}
-		s = strings.TrimSpace(s)
-		if s == "" {
-			return nil
-		}
-	}
-	v, err := strconv.ParseInt(s, 10, 64)
-	if err != nil {
-		f, ferr := strconv.ParseFloat(s, 64)
-		if ferr != nil || f != float64(int64(f)) {
-			return fmt.Errorf("%s is not a whole number", b)
-		}
-		v = int64(f)
-	}
-	n.set, n.v = true, v
-	return nil
-}
-
 var headerNameKey = regexp.MustCompile(`^headerName([1-9][0-9]*)$`)
 
 // ParseFlightSQL reads the Flight SQL settings from jsonData and the decrypted

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"strconv"
 	"strings"
 )
 
@@ -126,21 +125,6 @@ func clampInt(v int64) int64 {
 	return max(min(v, math.MaxInt32), math.MinInt32)
 }
 
-// jsonString accepts a JSON string; null means "not set".
-type jsonString string
-
-func (s *jsonString) UnmarshalJSON(b []byte) error {
-	if bytes.Equal(bytes.TrimSpace(b), []byte("null")) {
-		return nil
-	}
-	var v string
-	if err := json.Unmarshal(b, &v); err != nil {
-		return fmt.Errorf("%s is not a string", b)
-	}
-	*s = jsonString(v)
-	return nil
-}
-
 // Validate checks every setting and returns all problems at once, each
 // naming its JSON key and the accepted values.
 func (s Settings) Validate() error {
@@ -189,34 +173,4 @@ func (s Settings) CodecLevel() int {
 		return 0
 	}
 	return s.Level
-}
-
-// jsonFloat64 accepts a JSON number or a string holding one; "" and null
-// mean "not set".
-type jsonFloat64 struct {
-	set bool
-	v   float64
-}
-
-func (n *jsonFloat64) UnmarshalJSON(b []byte) error {
-	b = bytes.TrimSpace(b)
-	if bytes.Equal(b, []byte("null")) {
-		return nil
-	}
-	s := string(b)
-	if len(b) > 0 && b[0] == '"' {
-		if err := json.Unmarshal(b, &s); err != nil {
-			return err
-		}
-		s = strings.TrimSpace(s)
-		if s == "" {
-			return nil
-		}
-	}
-	v, err := strconv.ParseFloat(s, 64)
-	if err != nil {
-		return fmt.Errorf("%s is not a number", b)
-	}
-	n.set, n.v = true, v
-	return nil
 }

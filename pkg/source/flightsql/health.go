@@ -68,21 +68,11 @@ func (s *Source) readInfo(ctx context.Context, what string, call func(context.Co
 }
 
 func (s *Source) readAllOf(ctx context.Context, ep *flight.FlightEndpoint, what string, fn func(arrow.RecordBatch) error) error {
-	cl, err := s.conn.clientFor(ep)
+	rdr, stop, err := s.doGet(ctx, ep, what)
 	if err != nil {
-		return s.conn.upstream(what, err)
-	}
-	ectx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	var rdr *flight.Reader
-	err = s.conn.do(ectx, func(cctx context.Context) (err error) {
-		rdr, err = cl.DoGet(cctx, ep.GetTicket())
 		return err
-	})
-	if err != nil {
-		return s.conn.upstream(what, err)
 	}
-	defer rdr.Release()
+	defer stop()
 	for rdr.Next() {
 		if err := fn(rdr.RecordBatch()); err != nil {
 			return err

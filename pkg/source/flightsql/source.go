@@ -227,25 +227,34 @@ func (s *Source) stream(ctx context.Context, sql string, onPlan func(*plan) erro
 	return st.notices, nil
 }
 
-// readEndpoint reads one endpoint; done reports that a limit was reached.
-func (s *Source) readEndpoint(ctx context.Context, st *streamState, ep *flight.FlightEndpoint, what string,
-	onPlan func(*plan) error, onBatch func(arrow.RecordBatch) error) (done bool, err error) {
+// doGet opens the stream of endpoint ep (on the server its location names).
+// stop releases the reader and cancels the call, which stops the server's
+// stream when reading ends early.
+func (s *Source) doGet(ctx context.Context, ep *flight.FlightEndpoint, what string) (rdr *flight.Reader, stop func(), err error) {
 	cl, err := s.conn.clientFor(ep)
 	if err != nil {
-		return false, source.Upstream(err)
+		return nil, nil, s.conn.upstream(what, err)
 	}
-	// Cancelling ectx stops the server's stream when reading ends early.
 	ectx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	var rdr *flight.Reader
 	err = s.conn.do(ectx, func(cctx context.Context) (err error) {
 		rdr, err = cl.DoGet(cctx, ep.GetTicket())
 		return err
 	})
 	if err != nil {
-		return false, s.conn.upstream(what, err)
+		cancel()
+		return nil, nil, s.conn.upstream(what, err)
 	}
-	defer rdr.Release()
+	return rdr, func() { rdr.Release(); cancel() }, nil
+}
+
+// readEndpoint reads one endpoint; done reports that a limit was reached.
+func (s *Source) readEndpoint(ctx context.Context, st *streamState, ep *flight.FlightEndpoint, what string,
+	onPlan func(*plan) error, onBatch func(arrow.RecordBatch) error) (done bool, err error) {
+	rdr, stop, err := s.doGet(ctx, ep, what)
+	if err != nil {
+		return false, err
+	}
+	defer stop()
 
 	if st.plan == nil || !st.plan.in.Equal(rdr.Schema()) {
 		p, err := newPlan(rdr.Schema())
