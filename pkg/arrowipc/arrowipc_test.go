@@ -294,19 +294,20 @@ func TestGolden(t *testing.T) {
 	}
 }
 
-// A fixed-width values buffer of at least 2 KiB is judged by its first
+// A fixed-width values buffer of at least 8 KiB is judged by its first
 // 1 KiB: a noisy prefix stores it raw even when the rest would compress
 // (columns of numbers are alike from end to end; this spares compressing
 // what will not compress), a compressible prefix compresses it whole.
 // Strings are always compressed whole.
 func TestProbeJudgesNumbersByTheirPrefix(t *testing.T) {
 	r := rand.New(rand.NewPCG(1, 1))
-	noisyThenZeros := make([]byte, 8*512)
+	const rows = 1024 // 8 KiB
+	noisyThenZeros := make([]byte, 8*rows)
 	for i := range 128 {
 		binary.LittleEndian.PutUint64(noisyThenZeros[8*i:], r.Uint64())
 	}
-	zerosThenNoisy := make([]byte, 8*512)
-	for i := 384; i < 512; i++ {
+	zerosThenNoisy := make([]byte, 8*rows)
+	for i := rows - 128; i < rows; i++ {
 		binary.LittleEndian.PutUint64(zerosThenNoisy[8*i:], r.Uint64())
 	}
 	fields := []arrowipc.Field{{Name: "v", Type: arrow.PrimitiveTypes.Int64}}
@@ -316,7 +317,7 @@ func TestProbeJudgesNumbersByTheirPrefix(t *testing.T) {
 		want   int
 	}{{"noisy prefix", noisyThenZeros, 0}, {"zero prefix", zerosThenNoisy, 1}} {
 		e := newEncoder(t, codec.MustNew(codec.Zstd, 3), 0.1)
-		out, err := e.AppendFile(nil, fields, 512, []arrowipc.Column{{Values: tc.values}}, func(arrowipc.BodyStats) ([]arrowipc.KeyValue, error) { return nil, nil })
+		out, err := e.AppendFile(nil, fields, rows, []arrowipc.Column{{Values: tc.values}}, func(arrowipc.BodyStats) ([]arrowipc.KeyValue, error) { return nil, nil })
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -327,6 +328,6 @@ func TestProbeJudgesNumbersByTheirPrefix(t *testing.T) {
 		if b[0].Compressed != tc.want {
 			t.Errorf("%s: %d buffers compressed, want %d", tc.name, b[0].Compressed, tc.want)
 		}
-		readAll(t, memory.DefaultAllocator, out, 512)
+		readAll(t, memory.DefaultAllocator, out, rows)
 	}
 }

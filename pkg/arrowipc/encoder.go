@@ -360,17 +360,23 @@ func checkColumn(name string, info typeInfo, rows int, c *Column) error {
 
 func bitmapLen(rows int) int { return (rows + 7) / 8 }
 
-// probeLen is how much of a fixed-width values buffer is compressed first,
-// when the buffer is at least twice as long: numbers such as random-walk
-// floats or irregular timestamps do not compress, and a column of numbers
-// is alike from end to end, so a prefix that does not save minSavings
-// stores the whole buffer raw without compressing the rest.
-const probeLen = 1024
+// probeLen is how much of a long fixed-width values buffer (probeMin bytes
+// or more) is compressed first: numbers such as random-walk floats or
+// irregular timestamps often do not compress, and a column of numbers is
+// alike from end to end, so a prefix that does not save minSavings stores
+// the whole buffer raw without compressing the rest. Below probeMin the
+// probe costs more than it saves: compressing a short buffer is mostly the
+// codec's fixed cost of building its tables, paid again for the whole
+// buffer when the prefix does compress (see docs/benchmarks.md).
+const (
+	probeLen = 1 << 10
+	probeMin = 8 << 10
+)
 
 // addBuffer compresses b into e.packed and keeps the result when it saves at
 // least minSavings of b; otherwise it keeps a reference to b, stored raw.
 // With probe set (fixed-width values), a long buffer's prefix decides first
-// whether compressing the rest is worth trying. It reports whether b was
+// whether compressing the whole is worth trying. It reports whether b was
 // kept compressed.
 func (e *Encoder) addBuffer(enc *codec.Encoder, b []byte, probe bool) bool {
 	if e.codec.Kind() == codec.None || len(b) < minCompressLen {
@@ -378,7 +384,7 @@ func (e *Encoder) addBuffer(enc *codec.Encoder, b []byte, probe bool) bool {
 		return false
 	}
 	start := len(e.packed)
-	if probe && len(b) >= 2*probeLen {
+	if probe && len(b) >= probeMin {
 		e.packed = enc.Encode(e.packed, b[:probeLen])
 		n := len(e.packed) - start
 		e.packed = e.packed[:start]
