@@ -387,7 +387,7 @@ func newFloorEncoder(b *testing.B, bc benchCodec) floorEncoder {
 		enc, err := zstd.NewWriter(nil,
 			zstd.WithEncoderLevel(zstd.EncoderLevelFromZstd(bc.level)),
 			zstd.WithEncoderConcurrency(1),
-			zstd.WithWindowSize(1<<20),
+			zstd.WithWindowSize(128<<10),
 			zstd.WithEncoderCRC(false),
 			zstd.WithLowerEncoderMem(true))
 		if err != nil {
