@@ -140,8 +140,8 @@ func (s *Service) runQuery(ctx context.Context, inst *Instance, q backend.DataQu
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
 	k := &sink{ctx: ctx, cancel: cancel, svc: s, inst: inst, refID: q.RefID, limits: sq.Limits, json: format == backend.DataFrameFormat_JSON, emit: emit}
-	err := inst.source.Query(ctx, sq, k)
-	k.wg.Wait()
+	err := runSource(ctx, inst.source, sq, k)
+	k.wg.Wait() // also after a failure: no worker touches the query afterwards
 	if kerr := k.failure(); kerr != nil {
 		err = kerr // the sink's first error caused the source's
 	}
@@ -150,6 +150,17 @@ func (s *Service) runQuery(ctx context.Context, inst *Instance, q backend.DataQu
 		return err
 	}
 	return k.finish()
+}
+
+// runSource runs the source, turning a panic into the query's error.
+func runSource(ctx context.Context, src source.Source, q source.Query, sink source.Sink) (err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			backend.Logger.Error("panic in a source", "refId", q.RefID, "panic", p, "stack", string(debug.Stack()))
+			err = fmt.Errorf("internal error in Quiver: %v", p)
+		}
+	}()
+	return src.Query(ctx, q, sink)
 }
 
 // job is one frame to encode: an SDK frame or an Arrow record.
