@@ -16,6 +16,7 @@ import (
 	"github.com/quiverdata/quiver/pkg/settings"
 	"github.com/quiverdata/quiver/pkg/source"
 	"github.com/quiverdata/quiver/pkg/source/demo"
+	"github.com/quiverdata/quiver/pkg/source/flightsql"
 )
 
 // Instance is one configured data source: its settings, codec, source and a
@@ -50,7 +51,7 @@ func DefaultSources(_ context.Context, s settings.Settings) (source.Source, erro
 	case settings.UpstreamDemo:
 		return demo.New(), nil
 	case settings.UpstreamFlightSQL:
-		return newFlightSQL(s.FlightSQL)
+		return flightsql.New(s.FlightSQL)
 	}
 	return nil, fmt.Errorf("settings: upstream: %q is not one of %q, %q", s.Upstream, settings.UpstreamDemo, settings.UpstreamFlightSQL)
 }
