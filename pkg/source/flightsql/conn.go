@@ -10,12 +10,14 @@ import (
 	"io"
 	"math"
 	"net/url"
+	"sort"
 	"strings"
 	"sync"
 	"time"
 
 	"github.com/apache/arrow-go/v18/arrow/flight"
 	"github.com/apache/arrow-go/v18/arrow/flight/flightsql"
+	flightgen "github.com/apache/arrow-go/v18/arrow/flight/gen/flight"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
@@ -25,6 +27,7 @@ import (
 	"google.golang.org/grpc/status"
 
 	"github.com/quiverdata/quiver/pkg/settings"
+	"github.com/quiverdata/quiver/pkg/source"
 )
 
 // conn holds the gRPC clients of one data-source instance: the configured
@@ -42,6 +45,11 @@ type conn struct {
 
 	main *flightsql.Client
 
+	// The default catalog and schema, sent once as session options.
+	catalog, schema string
+	sessionMu       sync.Mutex
+	sessionSent     bool
+
 	mu      sync.Mutex
 	remotes map[string]*flightsql.Client // by location URI
 	closed  bool
@@ -58,6 +66,8 @@ func newConn(cfg settings.FlightSQL, mem memory.Allocator, extra []grpc.DialOpti
 		address: cfg.Address,
 		timeout: cfg.TimeoutDuration(),
 		mem:     mem,
+		catalog: cfg.Catalog,
+		schema:  cfg.Schema,
 		remotes: map[string]*flightsql.Client{},
 		auth:    authenticator{kind: cfg.AuthType, user: cfg.Username, pass: cfg.Password},
 	}
@@ -209,6 +219,55 @@ func (c *conn) close() error {
 		errs = append(errs, cl.Close())
 	}
 	return errors.Join(errs...)
+}
+
+// session sends the default catalog and schema settings as the Flight SQL
+// session options "catalog" and "schema", once per connection, before the
+// first query; the cookie middleware carries the session on later calls. A
+// server that does not implement session options is asked once and then
+// left alone: the defaults still serve schema browsing and the $__catalog /
+// $__schema macros. An option the server refuses fails the query, naming it.
+func (c *conn) session(ctx context.Context) error {
+	if c.catalog == "" && c.schema == "" {
+		return nil
+	}
+	c.sessionMu.Lock()
+	defer c.sessionMu.Unlock()
+	if c.sessionSent {
+		return nil
+	}
+	opts := map[string]*flight.SessionOptionValue{}
+	for name, v := range map[string]string{"catalog": c.catalog, "schema": c.schema} {
+		if v != "" {
+			opts[name] = &flight.SessionOptionValue{OptionValue: &flightgen.SessionOptionValue_StringValue{StringValue: v}}
+		}
+	}
+	var res *flight.SetSessionOptionsResult
+	err := c.do(ctx, func(cctx context.Context) (err error) {
+		res, err = c.main.SetSessionOptions(cctx, &flight.SetSessionOptionsRequest{SessionOptions: opts})
+		return err
+	})
+	switch {
+	case status.Code(err) == codes.Unimplemented:
+		c.sessionSent = true
+		return nil
+	case err != nil:
+		return c.upstream("setting the default catalog and schema", err)
+	}
+	names := make([]string, 0, len(res.GetErrors()))
+	for name := range res.GetErrors() {
+		names = append(names, name)
+	}
+	if len(names) > 0 {
+		sort.Strings(names)
+		var msgs []string
+		for _, n := range names {
+			msgs = append(msgs, fmt.Sprintf("%s (%s)", n, strings.ToLower(res.GetErrors()[n].GetValue().String())))
+		}
+		return source.Upstream(fmt.Errorf("flightsql: the server refused the session options %s: check the catalog and schema settings", strings.Join(msgs, ", ")))
+	}
+	c.sessionSent = true
+	return nil
 }
 
 // outgoing returns ctx carrying the headers and authorization of a call, and

@@ -13,6 +13,12 @@
 //
 // # Reading
 //
+// The default catalog and schema settings are sent once per connection, before
+// the first query, as the session options "catalog" and "schema"
+// (SetSessionOptions; the cookie middleware keeps the session). A server
+// without session options answers Unimplemented once and is not asked again;
+// an option the server refuses fails the query, naming it.
+//
 // Every endpoint of the FlightInfo is read, in order; an endpoint with a
 // location is read from that location (grpc, grpc+tcp, grpc+tls, or
 // arrow-flight-reuse-connection), with the same credentials. A plaintext

@@ -205,6 +205,9 @@ func (st *streamState) notice(text string) {
 // batches); every batch is normalised and handed to onBatch, which must not
 // keep it. Reading stops at the row or byte limit with a notice.
 func (s *Source) stream(ctx context.Context, sql string, onPlan func(*plan) error, onBatch func(arrow.RecordBatch) error) ([]data.Notice, error) {
+	if err := s.conn.session(ctx); err != nil {
+		return nil, err
+	}
 	var info *flight.FlightInfo
 	err := s.conn.do(ctx, func(cctx context.Context) (err error) {
 		info, err = s.conn.main.Execute(cctx, sql)
