@@ -271,7 +271,7 @@ func (s *Service) QueryData(ctx context.Context, preq *pluginv2.QueryDataRequest
 		out := &backend.QueryDataResponse{Responses: make(backend.Responses, len(resp.Responses))}
 		for refID, dr := range resp.Responses {
 			dr.Error = redactIdentity(ctx, dr.Error)
-			out.Responses[refID] = outcome(dr.Status, dr.ErrorSource, dr.Error)
+			out.Responses[refID] = outcome(ctx, dr.Status, dr.ErrorSource, dr.Error)
 		}
 		return out, nil
 	})
@@ -299,14 +299,25 @@ func (s *Service) QueryChunkedData(preq *pluginv2.QueryChunkedDataRequest, strea
 }
 
 // outcome is what the middlewares see of one query's answer: status, error
-// source and message; the frames stay in our pluginv2 response.
-func outcome(st int32, src, msg string) backend.DataResponse {
+// source and message; the frames stay in our pluginv2 response. The error
+// wraps the request's own cancellation, if any, so that a request Grafana
+// gave up on counts as "cancelled", as on the SDK's path.
+func outcome(ctx context.Context, st int32, src, msg string) backend.DataResponse {
 	dr := backend.DataResponse{Status: backend.Status(st), ErrorSource: backend.ErrorSource(src)}
 	if msg != "" {
-		dr.Error = errors.New(msg)
+		dr.Error = answerError{msg: msg, cause: ctx.Err()}
 	}
 	return dr
 }
+
+// answerError is a query's error message as answered.
+type answerError struct {
+	msg   string
+	cause error
+}
+
+func (e answerError) Error() string { return e.msg }
+func (e answerError) Unwrap() error { return e.cause }
 
 // outcomeStream records the outcome of each query of a chunked request as
 // its chunks are sent, and serves the chain's context.
@@ -321,7 +332,7 @@ func (o *outcomeStream) Context() context.Context { return o.ctx }
 func (o *outcomeStream) Send(c *pluginv2.QueryChunkedDataResponse) error {
 	c.Error = redactIdentity(o.ctx, c.Error)
 	if _, seen := o.out.Responses[c.RefId]; !seen || c.Error != "" {
-		o.out.Responses[c.RefId] = outcome(c.Status, c.ErrorSource, c.Error)
+		o.out.Responses[c.RefId] = outcome(o.ctx, c.Status, c.ErrorSource, c.Error)
 	}
 	return o.ServerStreamingServer.Send(c)
 }

@@ -10,6 +10,7 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/grafana/grafana-plugin-sdk-go/genproto/pluginv2"
+	"github.com/prometheus/client_golang/prometheus"
 	"go.opentelemetry.io/otel"
 	"go.opentelemetry.io/otel/codes"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
@@ -191,5 +192,56 @@ func TestForwardedIdentityReachesTheSourceAndNoMessage(t *testing.T) {
 	}
 	if got := resp.Responses["A"].Error; got != "no identity" {
 		t.Errorf("without headers: %q", got)
+	}
+}
+
+// blockingSource waits until its query is cancelled.
+type blockingSource struct{ started chan struct{} }
+
+func (s blockingSource) Query(ctx context.Context, _ source.Query, _ source.Sink) error {
+	close(s.started)
+	<-ctx.Done()
+	return ctx.Err()
+}
+
+// requestCount reads grafana_plugin_request_total from the default registry.
+func requestCount(t *testing.T, endpoint, status, src string) float64 {
+	t.Helper()
+	mfs, err := prometheus.DefaultGatherer.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, mf := range mfs {
+		if mf.GetName() != "grafana_plugin_request_total" {
+			continue
+		}
+		for _, m := range mf.GetMetric() {
+			labels := map[string]string{}
+			for _, l := range m.GetLabel() {
+				labels[l.GetName()] = l.GetValue()
+			}
+			if labels["endpoint"] == endpoint && labels["status"] == status && labels["status_source"] == src {
+				return m.GetCounter().GetValue()
+			}
+		}
+	}
+	return 0
+}
+
+func TestRequestMetricsCountCancelledRequests(t *testing.T) {
+	src := blockingSource{started: make(chan struct{})}
+	s := newTestService(t, src, 1)
+	before := requestCount(t, "queryData", "cancelled", "downstream")
+	ctx, cancel := context.WithCancel(context.Background())
+	go func() { <-src.started; cancel() }()
+	resp, err := s.QueryData(ctx, &pluginv2.QueryDataRequest{PluginContext: pluginContext(`{}`), Queries: []*pluginv2.DataQuery{query("A", `"ok"`)}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if dr := resp.Responses["A"]; !strings.HasPrefix(dr.Error, "query cancelled") {
+		t.Fatalf("A: %q", dr.Error)
+	}
+	if got := requestCount(t, "queryData", "cancelled", "downstream") - before; got != 1 {
+		t.Errorf("cancelled requests counted %v times, want 1", got)
 	}
 }
