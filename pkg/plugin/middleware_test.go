@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/grafana/grafana-plugin-sdk-go/backend"
 	"github.com/grafana/grafana-plugin-sdk-go/genproto/pluginv2"
 	"github.com/prometheus/client_golang/prometheus"
 	"go.opentelemetry.io/otel"
@@ -18,6 +19,7 @@ import (
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/metadata"
 
+	"github.com/quiverdata/quiver/pkg/settings"
 	"github.com/quiverdata/quiver/pkg/source"
 )
 
@@ -244,4 +246,33 @@ func TestRequestMetricsCountCancelledRequests(t *testing.T) {
 	if got := requestCount(t, "queryData", "cancelled", "downstream") - before; got != 1 {
 		t.Errorf("cancelled requests counted %v times, want 1", got)
 	}
+}
+
+// The cost of the query chain per request, against the same request
+// answered without it (one query, one 10-row frame).
+func BenchmarkQueryChain(b *testing.B) {
+	s := NewService(Options{
+		Sources: func(context.Context, settings.Settings) (source.Source, error) {
+			return fakeSource{mem: memory.NewGoAllocator(), frames: 1, rows: 10}, nil
+		},
+		EncodeWorkers: 1,
+	})
+	defer s.Close()
+	preq := &pluginv2.QueryDataRequest{PluginContext: pluginContext(`{"codec":"none"}`), Queries: []*pluginv2.DataQuery{query("A", `"ok"`)}}
+	ctx := tenantContext("bench")
+	b.Run("path=chain", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			if _, err := s.QueryData(ctx, preq); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("path=direct", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			req := backend.FromProto().QueryDataRequest(preq)
+			s.queryData(backend.WithTenant(ctx, "bench"), preq, req)
+		}
+	})
 }
