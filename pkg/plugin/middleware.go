@@ -31,18 +31,24 @@ import (
 // chain, in the same order, around a QueryData-shaped function that computes
 // our own pluginv2 response:
 //
-//	SDK (backend/serve.go)                    here
-//	MiddlewareHandler.setupContext            setupContext (mirrored)
-//	newTenantIDMiddleware                     tenantMiddleware (mirrored: unexported in the SDK)
-//	newContextualLoggerMiddleware             contextualLoggerMiddleware (mirrored: unexported)
-//	NewTracingMiddleware(DefaultTracer())     the SDK's, as is
-//	NewMetricsMiddleware(Default…, "grafana") requestMetrics (mirrored: the SDK's registers its counter with MustRegister, and Manage's copy already did)
-//	NewLoggerMiddleware(Logger, nil)          the SDK's, as is
-//	newHeaderMiddleware                       headerMiddleware (mirrored: unexported)
-//	NewAlertForwarderMiddleware()             the SDK's, as is
-//	newHARCaptureMiddleware                   not mirrored: it records traffic of the SDK's httpclient and the querycapture recorder, and Quiver's sources use neither
-//	NewErrorSourceMiddleware()                the SDK's, as is
-//	                                          identityMiddleware (Quiver's: the forwarded user identity for the sources; also on Manage's chain)
+//	SDK (backend/serve.go)                here
+//	MiddlewareHandler.setupContext        setupContext, mirrored
+//	newTenantIDMiddleware                 tenantMiddleware, mirrored (unexported)
+//	newContextualLoggerMiddleware         contextualLoggerMiddleware, mirrored (unexported)
+//	NewTracingMiddleware(DefaultTracer()) the SDK's
+//	NewMetricsMiddleware(…, "grafana")    newRequestMetrics, mirrored (see there)
+//	NewLoggerMiddleware(Logger, nil)      the SDK's
+//	newHeaderMiddleware                   headerMiddleware, mirrored (unexported)
+//	NewAlertForwarderMiddleware()         the SDK's
+//	newHARCaptureMiddleware               not mirrored (see below)
+//	NewErrorSourceMiddleware()            the SDK's
+//	                                      identityMiddleware, Quiver's own: the
+//	                                      forwarded user identity for the
+//	                                      sources (on Manage's chain too)
+//
+// The HAR capture records requests of the SDK's httpclient and what a
+// driver reports to the querycapture recorder; Quiver's sources use neither,
+// so it would capture nothing.
 //
 // The gRPC server interceptors backend.Manage installs (OpenTelemetry stats
 // handler, grpc_server_* metrics, panic recovery) already apply: our service
@@ -152,10 +158,14 @@ var contextualLoggerMiddleware = queryMiddleware(func(ctx context.Context, req *
 })
 
 // newRequestMetrics mirrors the SDK's NewMetricsMiddleware(reg, "grafana",
-// false): grafana_plugin_request_total{endpoint, status, status_source}. It
-// counts into the counter backend.Manage registered for health and resources
-// (found at the first request, when Manage has built its chain), or
-// registers it when there is none (a Service used without Manage).
+// false): grafana_plugin_request_total{endpoint, status, status_source}.
+// That middleware cannot be used a second time: it registers its own
+// counter with MustRegister, and backend.Manage's copy already did. This one
+// counts into the counter Manage registered for health and resources (found
+// at the first request, when Manage has built its chain), or registers it
+// when there is none (a Service used without Manage). The SDK has no request
+// duration metric of its own; the gRPC interceptor's
+// grpc_server_handling_seconds{grpc_service="pluginv2.Data"} times queries.
 func newRequestMetrics(reg prometheus.Registerer) backend.HandlerMiddleware {
 	var (
 		once    sync.Once
