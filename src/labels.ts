@@ -45,6 +45,9 @@ export const labels = {
       tokenPlaceholder: 'Bearer token',
       username: 'User',
       password_: 'Password',
+      oauthPassThru: 'Forward OAuth identity',
+      oauthPassThruTooltip:
+        "Send the signed-in user's OAuth access token (and ID token, when there is one) to the server instead of the credentials below, on every query, health check and schema call that Grafana forwards them with. Calls without a forwarded user, such as alert rules without one, use the credentials below.",
     },
     headers: {
       section: 'Metadata headers',

@@ -11,6 +11,7 @@ export const selectors = {
     tlsClientCert: 'quiver-config-tls-client-cert',
     tlsClientKey: 'quiver-config-tls-client-key',
     tlsServerName: 'quiver-config-tls-server-name',
+    oauthPassThru: 'quiver-config-oauth-pass-thru',
     authType: 'quiver-config-auth-type',
     token: 'quiver-config-token',
     username: 'quiver-config-username',

@@ -42,6 +42,8 @@ export interface QuiverOptions extends DataSourceJsonData {
   tlsServerName?: string;
   authType?: AuthType;
   username?: string;
+  /** Send the user's forwarded OAuth identity instead of the configured credentials. */
+  oauthPassThru?: boolean;
   catalog?: string;
   schema?: string;
   timeout?: number;

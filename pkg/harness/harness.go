@@ -30,10 +30,10 @@ import (
 var BuildFlags = []string{"-tags", "arrow_json_stdlib"}
 
 // Build compiles the package pkg (e.g. "./pkg") of the module at root into
-// the executable out.
-func Build(ctx context.Context, root, pkg, out string) error {
+// the executable out, with BuildFlags and then extra (e.g. "-ldflags", …).
+func Build(ctx context.Context, root, pkg, out string, extra ...string) error {
 	args := append([]string{"build", "-o", out}, BuildFlags...)
-	args = append(args, pkg)
+	args = append(append(args, extra...), pkg)
 	cmd := exec.CommandContext(ctx, "go", args...)
 	cmd.Dir = root
 	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
@@ -65,8 +65,18 @@ type Plugin struct {
 }
 
 // Start runs the executable at path as Grafana does and connects to it.
-// stderr receives the plugin's log (io.Discard to drop it).
+// stderr receives the plugin's log lines of level warning and above
+// (io.Discard to drop them).
 func Start(path string, stderr io.Writer, env ...string) (*Plugin, error) {
+	return start(path, stderr, hclog.Warn, env)
+}
+
+// StartVerbose is Start with every log line of the plugin, debug included.
+func StartVerbose(path string, stderr io.Writer, env ...string) (*Plugin, error) {
+	return start(path, stderr, hclog.Trace, env)
+}
+
+func start(path string, stderr io.Writer, level hclog.Level, env []string) (*Plugin, error) {
 	cmd := exec.Command(path)
 	cmd.Env = append(os.Environ(), env...)
 	client := goplugin.NewClient(&goplugin.ClientConfig{
@@ -84,7 +94,7 @@ func Start(path string, stderr io.Writer, env ...string) (*Plugin, error) {
 		},
 		Cmd:              cmd,
 		AllowedProtocols: []goplugin.Protocol{goplugin.ProtocolGRPC},
-		Logger:           hclog.New(&hclog.LoggerOptions{Name: "harness", Output: stderr, Level: hclog.Warn}),
+		Logger:           hclog.New(&hclog.LoggerOptions{Name: "harness", Output: stderr, Level: level}),
 		SyncStderr:       stderr,
 		SyncStdout:       io.Discard,
 		StartTimeout:     30 * time.Second,
@@ -201,4 +211,31 @@ func (p *Plugin) QueryChunked(ctx context.Context, pc *pluginv2.PluginContext, f
 		}
 		chunks = append(chunks, c)
 	}
+}
+
+// Metrics collects the plugin's Prometheus metrics (the diagnostics
+// service, as Grafana scrapes them) and returns every sample by its series
+// as the text format writes it, e.g.
+// `grafana_plugin_request_total{endpoint="queryData",status="ok",status_source="plugin"}`.
+func (p *Plugin) Metrics(ctx context.Context) (map[string]float64, error) {
+	res, err := p.Diagnostics.CollectMetrics(ctx, &pluginv2.CollectMetricsRequest{})
+	if err != nil {
+		return nil, fmt.Errorf("harness: collecting metrics: %w", err)
+	}
+	samples := map[string]float64{}
+	for _, line := range strings.Split(string(res.GetMetrics().GetPrometheus()), "\n") {
+		if line == "" || strings.HasPrefix(line, "#") {
+			continue
+		}
+		i := strings.LastIndexByte(line, ' ')
+		if i < 0 {
+			return nil, fmt.Errorf("harness: metrics line %q", line)
+		}
+		v, err := strconv.ParseFloat(line[i+1:], 64)
+		if err != nil {
+			return nil, fmt.Errorf("harness: metrics line %q: %w", line, err)
+		}
+		samples[line[:i]] = v
+	}
+	return samples, nil
 }

@@ -2,7 +2,8 @@
 // factory (settings parsed and validated once per instance), health checks,
 // resource calls, and Quiver's own implementation of the plugin protocol's
 // Data service, which encodes every frame with package frame and pooled
-// codecs instead of the SDK's MarshalArrow.
+// codecs instead of the SDK's MarshalArrow. Queries run through the same
+// handler middlewares as the SDK's own path (middleware.go).
 //
 // It is the only package besides main that imports the SDK's backend
 // package. Errors from sources are classified here, once, at the edge:

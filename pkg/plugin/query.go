@@ -19,13 +19,15 @@ import (
 	"github.com/quiverdata/quiver/pkg/source"
 )
 
-// QueryData answers every query of the request, each with its frames or its
-// own error: a query that fails does not fail the others.
-func (s *Service) QueryData(ctx context.Context, preq *pluginv2.QueryDataRequest) (*pluginv2.QueryDataResponse, error) {
-	req := backend.FromProto().QueryDataRequest(preq)
+// queryData answers every query of the request, each with its frames or its
+// own error: a query that fails does not fail the others. QueryData
+// (middleware.go) calls it through the query chain.
+func (s *Service) queryData(ctx context.Context, preq *pluginv2.QueryDataRequest, req *backend.QueryDataRequest) *pluginv2.QueryDataResponse {
 	resp := &pluginv2.QueryDataResponse{Responses: make(map[string]*pluginv2.DataResponse, len(req.Queries))}
 	var mu sync.Mutex
 	s.eachQuery(ctx, req.PluginContext, req.Queries, func(q backend.DataQuery, inst *Instance, err error) {
+		ctx, end := s.traceQuery(ctx, q)
+		defer func() { end(err) }()
 		dr := &pluginv2.DataResponse{Format: preq.Format}
 		if err == nil {
 			var frames frameList
@@ -42,7 +44,7 @@ func (s *Service) QueryData(ctx context.Context, preq *pluginv2.QueryDataRequest
 		resp.Responses[q.RefID] = dr
 		mu.Unlock()
 	})
-	return resp, nil
+	return resp
 }
 
 // frameList keeps encoded frames in the order the source produced them.
@@ -61,11 +63,10 @@ func (l *frameList) add(i int, b []byte) error {
 	return nil
 }
 
-// QueryChunkedData streams every frame as its own chunk as soon as it is
+// queryChunkedData streams every frame as its own chunk as soon as it is
 // encoded; a query that fails sends one chunk with its error.
-func (s *Service) QueryChunkedData(preq *pluginv2.QueryChunkedDataRequest, stream grpc.ServerStreamingServer[pluginv2.QueryChunkedDataResponse]) error {
-	ctx := stream.Context()
-	req := backend.FromProto().QueryChunkedDataRequest(preq)
+// QueryChunkedData (middleware.go) calls it through the query chain.
+func (s *Service) queryChunkedData(ctx context.Context, preq *pluginv2.QueryChunkedDataRequest, req *backend.QueryChunkedDataRequest, stream grpc.ServerStreamingServer[pluginv2.QueryChunkedDataResponse]) error {
 	var (
 		mu      sync.Mutex // stream.Send is not safe for concurrent use
 		sendErr error
@@ -79,6 +80,8 @@ func (s *Service) QueryChunkedData(preq *pluginv2.QueryChunkedDataRequest, strea
 		return sendErr
 	}
 	s.eachQuery(ctx, req.PluginContext, req.Queries, func(q backend.DataQuery, inst *Instance, err error) {
+		ctx, end := s.traceQuery(ctx, q)
+		defer func() { end(err) }()
 		if err == nil {
 			err = s.runQuery(ctx, inst, q, req.Format, func(i int, b []byte) error {
 				return send(&pluginv2.QueryChunkedDataResponse{

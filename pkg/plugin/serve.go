@@ -24,6 +24,8 @@ func Serve(o Options) error {
 	return backend.Manage(PluginID, backend.ServeOpts{
 		CheckHealthHandler:  svc,
 		CallResourceHandler: svc,
+		// After the SDK's defaults, as on the query chain (middleware.go).
+		HandlerMiddlewares: []backend.HandlerMiddleware{identityMiddleware},
 		ExtraPlugins: goplugin.PluginSet{
 			"data": &grpcplugin.DataGRPCPlugin{DataServer: svc},
 		},

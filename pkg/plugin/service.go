@@ -49,6 +49,7 @@ type Service struct {
 	pluginv2.UnimplementedDataServer
 
 	im      instancemgmt.InstanceManager
+	chain   *queryChain // the SDK's handler middlewares, for queries (middleware.go)
 	work    chan func() // to the encode workers; unbuffered, so senders wait for a free one
 	workers sync.WaitGroup
 	queries int
@@ -70,6 +71,7 @@ func NewService(o Options) *Service {
 		queries = 4
 	}
 	s := &Service{
+		chain:   newQueryChain(),
 		work:    make(chan func()),
 		queries: queries,
 		buffers: codec.NewBufferPool(frameBufInit, frameBufMax),
@@ -126,7 +128,7 @@ func (s *Service) CheckHealth(ctx context.Context, req *backend.CheckHealthReque
 	}
 	if inst.health != nil {
 		if err := inst.health.CheckHealth(ctx); err != nil {
-			return &backend.CheckHealthResult{Status: backend.HealthStatusError, Message: oneLine(err)}, nil
+			return &backend.CheckHealthResult{Status: backend.HealthStatusError, Message: redactIdentity(ctx, oneLine(err))}, nil
 		}
 	}
 	what := "Demo source ready"

@@ -86,6 +86,10 @@ type FlightSQL struct {
 	Username          string `json:"username"`
 	Catalog           string `json:"catalog"`
 	Schema            string `json:"schema"`
+	// OAuthPassThru sends the user's forwarded OAuth identity (the
+	// Authorization header and, when present, X-Id-Token) to the server
+	// instead of the configured credentials, when a request carries one.
+	OAuthPassThru bool `json:"oauthPassThru"`
 	// Timeout is the query timeout in seconds.
 	Timeout   int64 `json:"timeout"`
 	RowLimit  int64 `json:"rowLimit"`
@@ -107,8 +111,8 @@ func (f FlightSQL) TimeoutDuration() time.Duration { return time.Duration(f.Time
 // String describes the settings without any secret value.
 func (f FlightSQL) String() string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "FlightSQL{address=%q tls=%t authType=%q username=%q catalog=%q schema=%q timeout=%d rowLimit=%d byteLimit=%d",
-		f.Address, f.TLSEnabled, f.AuthType, f.Username, f.Catalog, f.Schema, f.Timeout, f.RowLimit, f.ByteLimit)
+	fmt.Fprintf(&b, "FlightSQL{address=%q tls=%t authType=%q username=%q catalog=%q schema=%q oauthPassThru=%t timeout=%d rowLimit=%d byteLimit=%d",
+		f.Address, f.TLSEnabled, f.AuthType, f.Username, f.Catalog, f.Schema, f.OAuthPassThru, f.Timeout, f.RowLimit, f.ByteLimit)
 	for _, h := range f.Headers {
 		fmt.Fprintf(&b, " header%d=%q", h.Index, h.Name)
 	}
@@ -132,6 +136,7 @@ type flightSQLJSON struct {
 	Username          string     `json:"username"`
 	Catalog           string     `json:"catalog"`
 	Schema            string     `json:"schema"`
+	OAuthPassThru     bool       `json:"oauthPassThru"`
 	Timeout           *jsonInt64 `json:"timeout"`
 	RowLimit          *jsonInt64 `json:"rowLimit"`
 	ByteLimit         *jsonInt64 `json:"byteLimit"`
@@ -172,6 +177,7 @@ func ParseFlightSQL(jsonData []byte, secure map[string]string) (FlightSQL, error
 		Username:          raw.Username,
 		Catalog:           raw.Catalog,
 		Schema:            raw.Schema,
+		OAuthPassThru:     raw.OAuthPassThru,
 		Timeout:           orDefault(raw.Timeout, DefaultFlightSQLTimeout),
 		RowLimit:          orDefault(raw.RowLimit, DefaultFlightSQLRowLimit),
 		ByteLimit:         orDefault(raw.ByteLimit, DefaultFlightSQLByteLimit),

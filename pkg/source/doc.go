@@ -8,6 +8,10 @@
 // are wrapped with BadQuery, failures of the system behind the source with
 // Upstream; the plugin classifies them once, at the gRPC edge.
 //
+// The identity Grafana forwards for the user of a request travels in the
+// request's context (WithForwarded, ForwardedFrom); a source sends it only
+// when its settings say so, and it never prints.
+//
 // source imports the SDK's data package and arrow-go only; never the SDK's
 // backend package, never pkg/plugin.
 package source

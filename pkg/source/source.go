@@ -103,3 +103,39 @@ func KindOf(err error) Kind {
 	}
 	return 0
 }
+
+// Forwarded is the identity Grafana forwarded for the user of a request:
+// the OAuth access token's "Authorization" header value and, when present,
+// the ID token ("X-Id-Token"). The plugin puts it in the context of every
+// query, health check and resource call that carries one; a source uses it
+// only when its settings say so (Flight SQL: oauthPassThru). Every way of
+// printing a Forwarded yields "[redacted]".
+type Forwarded struct {
+	authorization, idToken string
+}
+
+// Authorization returns the forwarded "Authorization" header value.
+func (f Forwarded) Authorization() string { return f.authorization }
+
+// IDToken returns the forwarded "X-Id-Token" header value, or "".
+func (f Forwarded) IDToken() string { return f.idToken }
+
+// Format prints "[redacted]" for every fmt verb.
+func (f Forwarded) Format(s fmt.State, _ rune) { _, _ = s.Write([]byte("[redacted]")) }
+
+type forwardedKey struct{}
+
+// WithForwarded returns ctx carrying the forwarded identity; ctx itself when
+// authorization is empty (an ID token alone identifies no one to a server).
+func WithForwarded(ctx context.Context, authorization, idToken string) context.Context {
+	if authorization == "" {
+		return ctx
+	}
+	return context.WithValue(ctx, forwardedKey{}, Forwarded{authorization: authorization, idToken: idToken})
+}
+
+// ForwardedFrom returns the forwarded identity of ctx, if any.
+func ForwardedFrom(ctx context.Context) (Forwarded, bool) {
+	f, ok := ctx.Value(forwardedKey{}).(Forwarded)
+	return f, ok
+}

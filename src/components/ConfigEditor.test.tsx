@@ -260,3 +260,28 @@ describe('ConfigEditor secrets', () => {
     expect(latest().jsonData.headerName3).toBe('');
   });
 });
+
+describe('ConfigEditor forward OAuth identity', () => {
+  it('is off by default and turns jsonData.oauthPassThru on and off, keeping the credentials', async () => {
+    const user = userEvent.setup();
+    const { latest } = setup(
+      makeOptions({ upstream: 'flightsql', address: 'h:1', authType: 'token' }, { token: true })
+    );
+    const toggle = screen.getByTestId(selectors.config.oauthPassThru);
+    expect(toggle).not.toBeChecked();
+    expect(screen.getByText('Forward OAuth identity')).toBeInTheDocument();
+
+    await user.click(toggle);
+    expect(latest().jsonData).toMatchObject({ authType: 'token', oauthPassThru: true });
+    expect(latest().secureJsonFields).toEqual({ token: true });
+    expect(screen.getByTestId(selectors.config.token)).toBeInTheDocument();
+
+    await user.click(screen.getByTestId(selectors.config.oauthPassThru));
+    expect(latest().jsonData.oauthPassThru).toBe(false);
+  });
+
+  it('shows a stored setting as on', () => {
+    setup(makeOptions({ upstream: 'flightsql', address: 'h:1', oauthPassThru: true }));
+    expect(screen.getByTestId(selectors.config.oauthPassThru)).toBeChecked();
+  });
+});

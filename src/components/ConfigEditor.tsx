@@ -424,6 +424,17 @@ function FlightSQLSettings(props: FlightSQLProps) {
           />
         </Wrap>
       </InlineField>
+      <InlineField
+        label={labels.flightsql.auth.oauthPassThru}
+        labelWidth={LABEL_WIDTH}
+        tooltip={labels.flightsql.auth.oauthPassThruTooltip}
+      >
+        <InlineSwitch
+          data-testid={selectors.config.oauthPassThru}
+          value={Boolean(jsonData.oauthPassThru)}
+          onChange={(e) => setJson({ oauthPassThru: e.currentTarget.checked })}
+        />
+      </InlineField>
       {authType === 'token' && (
         <InlineField
           label={labels.flightsql.auth.tokenLabel}

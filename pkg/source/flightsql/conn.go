@@ -41,7 +41,9 @@ type conn struct {
 	dialOpts []grpc.DialOption
 	headers  []string // key, value pairs
 	auth     authenticator
-	secrets  []string // values never to show in a message
+	// oauthPassThru: a forwarded user identity replaces auth (outgoing).
+	oauthPassThru bool
+	secrets       []string // values never to show in a message
 
 	main *flightsql.Client
 
@@ -70,6 +72,8 @@ func newConn(cfg settings.FlightSQL, mem memory.Allocator, extra []grpc.DialOpti
 		schema:  cfg.Schema,
 		remotes: map[string]*flightsql.Client{},
 		auth:    authenticator{kind: cfg.AuthType, user: cfg.Username, pass: cfg.Password},
+
+		oauthPassThru: cfg.OAuthPassThru,
 	}
 	for _, s := range []settings.Secret{cfg.Token, cfg.Password, cfg.TLSClientKey} {
 		if s.IsSet() {
@@ -271,8 +275,17 @@ func (c *conn) session(ctx context.Context) error {
 }
 
 // outgoing returns ctx carrying the headers and authorization of a call, and
-// the authorization value it used.
+// the configured authorization value it used. With oauthPassThru on, the
+// user's identity forwarded in ctx (source.WithForwarded) replaces the
+// configured authorization, and "" is returned: it is nothing to renew.
 func (c *conn) outgoing(ctx context.Context) (context.Context, string, error) {
+	if fw, ok := source.ForwardedFrom(ctx); ok && c.oauthPassThru {
+		kv := append(c.headers[:len(c.headers):len(c.headers)], "authorization", fw.Authorization())
+		if fw.IDToken() != "" {
+			kv = append(kv, "x-id-token", fw.IDToken())
+		}
+		return metadata.AppendToOutgoingContext(ctx, kv...), "", nil
+	}
 	authz, err := c.auth.value(ctx, c)
 	if err != nil {
 		return nil, "", err
@@ -297,7 +310,7 @@ func (c *conn) do(ctx context.Context, fn func(ctx context.Context) error) error
 			return err
 		}
 		err = fn(cctx)
-		if err == nil || attempt > 0 || c.auth.kind != settings.AuthPassword || status.Code(err) != codes.Unauthenticated {
+		if err == nil || attempt > 0 || authz == "" || c.auth.kind != settings.AuthPassword || status.Code(err) != codes.Unauthenticated {
 			return err
 		}
 		c.auth.invalidate(authz)
