@@ -2,8 +2,10 @@ package flightsql
 
 import (
 	"encoding/base64"
+	"encoding/binary"
 	"encoding/json"
 	"math"
+	"math/big"
 	"strconv"
 	"strings"
 	"sync"
@@ -11,6 +13,7 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/decimal128"
 	"github.com/apache/arrow-go/v18/arrow/extensions"
 )
 
@@ -101,7 +104,8 @@ var timestampNS = &arrow.TimestampType{Unit: arrow.Nanosecond}
 //
 // appendText writes a value the way DuckDB's CAST(x AS VARCHAR) does, and
 // appendJSON the way its to_json does: maps as objects with text keys, unions
-// as their value, decimals as numbers with their exact digits, timestamps,
+// as an object naming the member that holds the value ({"num":2}), decimals
+// as numbers with their exact digits, timestamps,
 // dates, times and intervals as their text, NULL as null. Blobs are base64
 // (DuckDB writes its own escaped form, which no JSON reader decodes); NaN and
 // infinities, which JSON numbers cannot hold, are the strings "NaN",
@@ -176,11 +180,11 @@ func init() {
 		arrow.MAP:    jsonMap,
 		arrow.SPARSE_UNION: func(dst []byte, a arrow.Array, i int) []byte {
 			u := a.(*array.SparseUnion)
-			return appendJSON(dst, u.Field(u.ChildID(i)), i)
+			return jsonUnion(dst, u, u.ChildID(i), i)
 		},
 		arrow.DENSE_UNION: func(dst []byte, a arrow.Array, i int) []byte {
 			u := a.(*array.DenseUnion)
-			return appendJSON(dst, u.Field(u.ChildID(i)), int(u.ValueOffset(i)))
+			return jsonUnion(dst, u, u.ChildID(i), int(u.ValueOffset(i)))
 		},
 		arrow.DICTIONARY: func(dst []byte, a arrow.Array, i int) []byte {
 			d := a.(*array.Dictionary)
@@ -275,6 +279,21 @@ func jsonMap(dst []byte, a arrow.Array, i int) []byte {
 	return append(dst, '}')
 }
 
+// jsonUnion writes a union value as DuckDB's to_json does, an object naming
+// the member that holds it ({"num":2}); a union holding a null is null (Arrow
+// cannot tell a null union from one whose member is null).
+func jsonUnion(dst []byte, u array.Union, child, i int) []byte {
+	values := u.Field(child)
+	if values.IsNull(i) {
+		return append(dst, "null"...)
+	}
+	dst = append(dst, '{')
+	dst = appendJSONString(dst, u.DataType().(arrow.UnionType).Fields()[child].Name)
+	dst = append(dst, ':')
+	dst = appendJSON(dst, values, i)
+	return append(dst, '}')
+}
+
 // jsonFloat writes a float as encoding/json does; NaN and infinities as strings.
 func jsonFloat(dst []byte, f float64, bits int) []byte {
 	switch {
@@ -299,8 +318,8 @@ func jsonFloat(dst []byte, f float64, bits int) []byte {
 }
 
 // extensionJSON: arrow.json values as they are (a JSON string when they are
-// not valid JSON), bool8 as a boolean, uuid as its text, other extensions as
-// their storage.
+// not valid JSON), bool8 as a boolean, uuid as its text, the opaque types of
+// opaqueForms as their number or text, other extensions as their storage.
 func extensionJSON(dst []byte, a arrow.Array, i int) []byte {
 	switch e := a.(type) {
 	case *extensions.JSONArray:
@@ -313,6 +332,15 @@ func extensionJSON(dst []byte, a arrow.Array, i int) []byte {
 	case *extensions.UUIDArray:
 		return appendJSONString(dst, e.ValueStr(i))
 	case array.ExtensionArray:
+		start := len(dst)
+		out, number, ok := opaqueText(dst, e, i)
+		switch {
+		case ok && number:
+			return out
+		case ok:
+			text := string(out[start:])
+			return appendJSONString(out[:start], text)
+		}
 		return appendJSON(dst, e.Storage(), i)
 	}
 	return appendJSONString(dst, a.ValueStr(i))
@@ -323,9 +351,87 @@ func extensionText(dst []byte, a arrow.Array, i int) []byte {
 	case *extensions.UUIDArray, *extensions.JSONArray, *extensions.Bool8Array:
 		return append(dst, e.ValueStr(i)...)
 	case array.ExtensionArray:
+		if out, _, ok := opaqueText(dst, e, i); ok {
+			return out
+		}
 		return appendText(dst, e.Storage(), i)
 	}
 	return append(dst, a.ValueStr(i)...)
+}
+
+// int128Reader and uint128Reader read 16-byte little-endian integers
+// (DuckDB's HUGEINT and UHUGEINT) from a fixed_size_binary[16] column.
+var int128Reader = decimalReader{
+	int64At: func(a arrow.Array, i int) (int64, bool) {
+		lo, hi := halves(a, i)
+		return int64(lo), int64(hi) == int64(lo)>>63
+	},
+	appendDigits: func(dst []byte, a arrow.Array, i int) []byte {
+		lo, hi := halves(a, i)
+		if int64(hi) == int64(lo)>>63 {
+			return strconv.AppendInt(dst, int64(lo), 10)
+		}
+		return decimal128.New(int64(hi), lo).BigInt().Append(dst, 10)
+	},
+}
+
+var uint128Reader = decimalReader{
+	int64At: func(a arrow.Array, i int) (int64, bool) {
+		lo, hi := halves(a, i)
+		return int64(lo), hi == 0 && lo <= math.MaxInt64
+	},
+	appendDigits: func(dst []byte, a arrow.Array, i int) []byte {
+		lo, hi := halves(a, i)
+		if hi == 0 {
+			return strconv.AppendUint(dst, lo, 10)
+		}
+		n := new(big.Int).SetUint64(hi)
+		return n.Lsh(n, 64).Or(n, new(big.Int).SetUint64(lo)).Append(dst, 10)
+	},
+}
+
+func halves(a arrow.Array, i int) (lo, hi uint64) {
+	b := a.(*array.FixedSizeBinary).Value(i)
+	return binary.LittleEndian.Uint64(b), binary.LittleEndian.Uint64(b[8:])
+}
+
+// timeTZText writes DuckDB's TIMETZ (8 bytes, little-endian: microseconds
+// << 24 | (57599 - offset seconds)) as DuckDB does: 01:02:03+05, 01:02:03-05:30.
+func timeTZText(dst []byte, a arrow.Array, i int) []byte {
+	bits := binary.LittleEndian.Uint64(a.(*array.FixedSizeBinary).Value(i))
+	const maxOffset = 16*60*60 - 1
+	micros, offset := int64(bits>>24), maxOffset-int64(bits&(1<<24-1))
+	dst = appendClock(dst, micros*1000)
+	if offset < 0 {
+		dst = append(dst, '-')
+		offset = -offset
+	} else {
+		dst = append(dst, '+')
+	}
+	dst = appendPadded(dst, offset/3600, 2)
+	if offset%3600 != 0 {
+		dst = append(dst, ':')
+		dst = appendPadded(dst, offset/60%60, 2)
+		if offset%60 != 0 {
+			dst = append(dst, ':')
+			dst = appendPadded(dst, offset%60, 2)
+		}
+	}
+	return dst
+}
+
+// bitText writes DuckDB's BIT (a byte counting the padding bits, then the
+// bits, the padding first) as its digits: 101.
+func bitText(dst []byte, a arrow.Array, i int) []byte {
+	b := a.(*array.Binary).Value(i)
+	if len(b) == 0 {
+		return dst
+	}
+	pad := int(b[0])
+	for j := pad; j < (len(b)-1)*8; j++ {
+		dst = append(dst, '0'+(b[1+j/8]>>(7-j%8))&1)
+	}
+	return dst
 }
 
 func base64Text[A valueArray[[]byte]](dst []byte, a arrow.Array, i int) []byte {

@@ -112,6 +112,9 @@ func init() {
 		(&extensions.JSONType{}).ExtensionName():  toJSON,
 		(&extensions.OpaqueType{}).ExtensionName(): func(name string, dt arrow.DataType) conversion {
 			o := dt.(*extensions.OpaqueType)
+			if f, ok := opaqueForms[opaqueKey{o.VendorName, o.TypeName}]; ok && f.fits(o.Storage) {
+				return f.conversion(name, dt)
+			}
 			c := normaliseStorage(name, dt)
 			shown := "as text"
 			if c.out.ID() == arrow.STRING && o.Storage.ID() != arrow.STRING {
@@ -365,8 +368,11 @@ func dayTimeToMS(mem memory.Allocator, a arrow.Array) (arrow.Array, found, error
 // rounded (see decimalFloat), and reports lostPrecision when a value does not
 // read back exactly.
 func decimalToFloat(mem memory.Allocator, a arrow.Array) (arrow.Array, found, error) {
-	d := decimals[a.DataType().ID()]
-	scale := a.DataType().(arrow.DecimalType).GetScale()
+	return exactToFloat(mem, a, decimals[a.DataType().ID()], a.DataType().(arrow.DecimalType).GetScale())
+}
+
+// exactToFloat converts exact numbers read by d (at scale) to float64.
+func exactToFloat(mem memory.Allocator, a arrow.Array, d decimalReader, scale int32) (arrow.Array, found, error) {
 	b := array.NewFloat64Builder(mem)
 	defer b.Release()
 	b.Reserve(a.Len())
@@ -600,4 +606,63 @@ func normaliseStorage(name string, dt arrow.DataType) conversion {
 		return sc.convert(mem, storage)
 	}
 	return c
+}
+
+// opaqueKey names a vendor's type that Arrow marks arrow.opaque.
+type opaqueKey struct{ vendor, name string }
+
+// opaqueForm reads one vendor type from its opaque storage: as an exact
+// number (number) or as text (text).
+type opaqueForm struct {
+	width  int // the storage's fixed_size_binary width; 0: binary
+	number *decimalReader
+	text   valueWriter // of the storage array
+}
+
+// opaqueForms are the types DuckDB's lossless Arrow export
+// (arrow_lossless_conversion) marks opaque: HUGEINT and UHUGEINT (16 bytes,
+// little-endian) become numbers, TIMETZ and BIT their DuckDB text. Others
+// (BIGNUM, say) are shown as base64 with a notice.
+var opaqueForms = map[opaqueKey]opaqueForm{
+	{"DuckDB", "hugeint"}:  {width: 16, number: &int128Reader},
+	{"DuckDB", "uhugeint"}: {width: 16, number: &uint128Reader},
+	{"DuckDB", "time_tz"}:  {width: 8, text: timeTZText},
+	{"DuckDB", "bit"}:      {text: bitText},
+}
+
+func (f opaqueForm) fits(storage arrow.DataType) bool {
+	if f.width == 0 {
+		return storage.ID() == arrow.BINARY
+	}
+	fs, ok := storage.(*arrow.FixedSizeBinaryType)
+	return ok && fs.ByteWidth == f.width
+}
+
+func (f opaqueForm) conversion(_ string, _ arrow.DataType) conversion {
+	if f.number != nil {
+		return conversion{out: arrow.PrimitiveTypes.Float64, convert: func(mem memory.Allocator, a arrow.Array) (arrow.Array, found, error) {
+			return exactToFloat(mem, a.(array.ExtensionArray).Storage(), *f.number, 0)
+		}}
+	}
+	return conversion{out: arrow.BinaryTypes.String, convert: func(mem memory.Allocator, a arrow.Array) (arrow.Array, found, error) {
+		st := a.(array.ExtensionArray).Storage()
+		return buildStrings(mem, a, func(dst []byte, i int) []byte { return f.text(dst, st, i) })
+	}}
+}
+
+// opaqueText appends the text of a known opaque value, and says whether it
+// is a number; ok is false for an opaque type opaqueForms does not know.
+func opaqueText(dst []byte, e array.ExtensionArray, i int) (out []byte, number, ok bool) {
+	o, isOpaque := e.ExtensionType().(*extensions.OpaqueType)
+	if !isOpaque {
+		return dst, false, false
+	}
+	f, known := opaqueForms[opaqueKey{o.VendorName, o.TypeName}]
+	if !known || !f.fits(o.Storage) {
+		return dst, false, false
+	}
+	if f.number != nil {
+		return f.number.appendDigits(dst, e.Storage(), i), true, true
+	}
+	return f.text(dst, e.Storage(), i), false, true
 }

@@ -212,7 +212,7 @@ func TestNormaliseEveryType(t *testing.T) {
 		"json":       json.RawMessage(`{"a":[1,2]}`),
 		"dec32":      0.3,
 		"dec64":      -1234.567,
-		"union":      json.RawMessage(`"u"`),
+		"union":      json.RawMessage(`{"s":"u"}`),
 		"ree":        "run",
 	}
 	if len(f.Fields) != len(want) {
@@ -644,7 +644,8 @@ func fromJSON(t *testing.T, dt arrow.DataType, js string) arrow.Array {
 }
 
 // TestNestedJSON: nested values are JSON the way DuckDB's to_json writes
-// them: maps as objects with text keys, unions as their value, decimals as
+// them: maps as objects with text keys, unions as an object naming their
+// member, decimals as
 // numbers with their exact digits, timestamps, dates, times and intervals as
 // text, nulls as null.
 func TestNestedJSON(t *testing.T) {
@@ -673,7 +674,7 @@ func TestNestedJSON(t *testing.T) {
 		{arrow.ListOf(arrow.FixedWidthTypes.MonthDayNanoInterval), `[[{"months":1,"days":2,"nanoseconds":3000000000}]]`, []string{`["1 month 2 days 00:00:03"]`}},
 		{arrow.ListOf(&arrow.Decimal256Type{Precision: 50, Scale: 20}), `[["123456789012345678901234567890.12345678901234567890"]]`, []string{`[123456789012345678901234567890.12345678901234567890]`}},
 		{arrow.DenseUnionOf([]arrow.Field{{Name: "i", Type: arrow.PrimitiveTypes.Int32, Nullable: true}, {Name: "s", Type: arrow.BinaryTypes.String, Nullable: true}}, []arrow.UnionTypeCode{3, 9}),
-			`[[3,7],[9,"x"],[9,null]]`, []string{`7`, `"x"`, ``}},
+			`[[3,7],[9,"x"],[9,null]]`, []string{`{"i":7}`, `{"s":"x"}`, ``}},
 		{arrow.ListOf(arrow.PrimitiveTypes.Float32), `[[0.1,2.5]]`, []string{`[0.1,2.5]`}},
 	} {
 		a := fromJSON(t, tc.dt, tc.js)
