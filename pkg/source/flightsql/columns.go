@@ -128,8 +128,8 @@ func init() {
 		arrow.DATE64: func(dst []byte, a arrow.Array, i int) []byte {
 			return dateText(dst, floorDiv(int64(a.(*array.Date64).Value(i)), 86_400_000), math.MaxInt64)
 		},
-		arrow.TIME32:   timeOfDayText,
-		arrow.TIME64:   timeOfDayText,
+		arrow.TIME32:   time32Text,
+		arrow.TIME64:   time64Text,
 		arrow.DURATION: durationText,
 		arrow.INTERVAL_MONTHS: func(dst []byte, a arrow.Array, i int) []byte {
 			return intervalText(dst, int32(a.(*array.MonthInterval).Value(i)), 0, 0)
@@ -317,46 +317,62 @@ func jsonFloat(dst []byte, f float64, bits int) []byte {
 	return dst
 }
 
-// extensionJSON: arrow.json values as they are (a JSON string when they are
-// not valid JSON), bool8 as a boolean, uuid as its text, the opaque types of
-// opaqueForms as their number or text, other extensions as their storage.
+// extensionValues are the text and JSON of the canonical extension types, by
+// extension name: arrow.json values as they are (a JSON string when they are
+// not valid JSON), bool8 as a boolean, uuid as its text 8-4-4-4-12.
+var extensionValues = map[string]struct{ text, json valueWriter }{
+	extensions.NewUUIDType().ExtensionName(): {
+		text: valueStrText,
+		json: func(dst []byte, a arrow.Array, i int) []byte { return appendJSONString(dst, a.ValueStr(i)) },
+	},
+	extensions.NewBool8Type().ExtensionName(): {
+		text: valueStrText,
+		json: func(dst []byte, a arrow.Array, i int) []byte {
+			return strconv.AppendBool(dst, a.(*extensions.Bool8Array).Value(i))
+		},
+	},
+	(&extensions.JSONType{}).ExtensionName(): {
+		text: valueStrText,
+		json: func(dst []byte, a arrow.Array, i int) []byte {
+			if v := a.(*extensions.JSONArray).ValueJSON(i); json.Valid(v) {
+				return append(dst, v...)
+			}
+			return appendJSONString(dst, a.ValueStr(i))
+		},
+	},
+}
+
+func valueStrText(dst []byte, a arrow.Array, i int) []byte { return append(dst, a.ValueStr(i)...) }
+
+// extensionJSON writes the extension types of extensionValues as those say,
+// the opaque types of opaqueForms as their number or text, other extensions
+// as their storage.
 func extensionJSON(dst []byte, a arrow.Array, i int) []byte {
-	switch e := a.(type) {
-	case *extensions.JSONArray:
-		if v := e.ValueJSON(i); json.Valid(v) {
-			return append(dst, v...)
-		}
-		return appendJSONString(dst, e.ValueStr(i))
-	case *extensions.Bool8Array:
-		return strconv.AppendBool(dst, e.Value(i))
-	case *extensions.UUIDArray:
-		return appendJSONString(dst, e.ValueStr(i))
-	case array.ExtensionArray:
-		start := len(dst)
-		out, number, ok := opaqueText(dst, e, i)
-		switch {
-		case ok && number:
-			return out
-		case ok:
-			text := string(out[start:])
-			return appendJSONString(out[:start], text)
-		}
-		return appendJSON(dst, e.Storage(), i)
+	e := a.(array.ExtensionArray)
+	if v, ok := extensionValues[e.ExtensionType().ExtensionName()]; ok {
+		return v.json(dst, a, i)
 	}
-	return appendJSONString(dst, a.ValueStr(i))
+	start := len(dst)
+	out, number, ok := opaqueText(dst, e, i)
+	switch {
+	case ok && number:
+		return out
+	case ok:
+		text := string(out[start:])
+		return appendJSONString(out[:start], text)
+	}
+	return appendJSON(dst, e.Storage(), i)
 }
 
 func extensionText(dst []byte, a arrow.Array, i int) []byte {
-	switch e := a.(type) {
-	case *extensions.UUIDArray, *extensions.JSONArray, *extensions.Bool8Array:
-		return append(dst, e.ValueStr(i)...)
-	case array.ExtensionArray:
-		if out, _, ok := opaqueText(dst, e, i); ok {
-			return out
-		}
-		return appendText(dst, e.Storage(), i)
+	e := a.(array.ExtensionArray)
+	if v, ok := extensionValues[e.ExtensionType().ExtensionName()]; ok {
+		return v.text(dst, a, i)
 	}
-	return append(dst, a.ValueStr(i)...)
+	if out, _, ok := opaqueText(dst, e, i); ok {
+		return out
+	}
+	return appendText(dst, e.Storage(), i)
 }
 
 // int128Reader and uint128Reader read 16-byte little-endian integers
@@ -616,15 +632,14 @@ func timestampText(dst []byte, a arrow.Array, i int) []byte {
 	return dst
 }
 
-func timeOfDayText(dst []byte, a arrow.Array, i int) []byte {
-	var ns int64
-	switch t := a.(type) {
-	case *array.Time32:
-		ns = int64(t.Value(i)) * unitNS[t.DataType().(*arrow.Time32Type).Unit]
-	case *array.Time64:
-		ns = int64(t.Value(i)) * unitNS[t.DataType().(*arrow.Time64Type).Unit]
-	}
-	return appendClock(dst, ns)
+func time32Text(dst []byte, a arrow.Array, i int) []byte {
+	t := a.(*array.Time32)
+	return appendClock(dst, int64(t.Value(i))*unitNS[t.DataType().(*arrow.Time32Type).Unit])
+}
+
+func time64Text(dst []byte, a arrow.Array, i int) []byte {
+	t := a.(*array.Time64)
+	return appendClock(dst, int64(t.Value(i))*unitNS[t.DataType().(*arrow.Time64Type).Unit])
 }
 
 // intervalText writes an interval as DuckDB does: "1 year 2 months 3 days

@@ -125,7 +125,7 @@ func (c *conn) noteResponses() []grpc.DialOption {
 	return []grpc.DialOption{grpc.WithChainUnaryInterceptor(unary), grpc.WithChainStreamInterceptor(stream)}
 }
 
-// notingStream sets received on the first message or header from the server.
+// notingStream notes every receive of a stream (see conn.note).
 type notingStream struct {
 	grpc.ClientStream
 	c *conn
