@@ -5,7 +5,7 @@ import (
 	"encoding/binary"
 	"encoding/json"
 	"math"
-	"math/big"
+	"math/bits"
 	"strconv"
 	"strings"
 	"sync"
@@ -13,7 +13,6 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
-	"github.com/apache/arrow-go/v18/arrow/decimal128"
 	"github.com/apache/arrow-go/v18/arrow/extensions"
 )
 
@@ -384,10 +383,7 @@ var int128Reader = decimalReader{
 	},
 	appendDigits: func(dst []byte, a arrow.Array, i int) []byte {
 		lo, hi := halves(a, i)
-		if int64(hi) == int64(lo)>>63 {
-			return strconv.AppendInt(dst, int64(lo), 10)
-		}
-		return decimal128.New(int64(hi), lo).BigInt().Append(dst, 10)
+		return appendInt128(dst, hi, lo)
 	},
 }
 
@@ -398,12 +394,38 @@ var uint128Reader = decimalReader{
 	},
 	appendDigits: func(dst []byte, a arrow.Array, i int) []byte {
 		lo, hi := halves(a, i)
-		if hi == 0 {
-			return strconv.AppendUint(dst, lo, 10)
-		}
-		n := new(big.Int).SetUint64(hi)
-		return n.Lsh(n, 64).Or(n, new(big.Int).SetUint64(lo)).Append(dst, 10)
+		return appendUint128(dst, hi, lo)
 	},
+}
+
+// appendInt128 appends the two's complement 128-bit integer hi:lo in base 10.
+func appendInt128(dst []byte, hi, lo uint64) []byte {
+	if int64(hi) < 0 {
+		dst = append(dst, '-')
+		lo = ^lo + 1
+		hi = ^hi
+		if lo == 0 {
+			hi++
+		}
+	}
+	return appendUint128(dst, hi, lo)
+}
+
+// appendUint128 appends the unsigned 128-bit integer hi:lo in base 10,
+// without allocating: 19 digits at a time.
+func appendUint128(dst []byte, hi, lo uint64) []byte {
+	if hi == 0 {
+		return strconv.AppendUint(dst, lo, 10)
+	}
+	const e19 = 10_000_000_000_000_000_000
+	q, r := bits.Div64(hi%e19, lo, e19)
+	dst = appendUint128(dst, hi/e19, q)
+	var buf [20]byte
+	digits := strconv.AppendUint(buf[:0], r, 10)
+	for range 19 - len(digits) {
+		dst = append(dst, '0')
+	}
+	return append(dst, digits...)
 }
 
 func halves(a arrow.Array, i int) (lo, hi uint64) {
@@ -738,10 +760,7 @@ var decimals = map[arrow.Type]decimalReader{
 		},
 		appendDigits: func(dst []byte, a arrow.Array, i int) []byte {
 			n := a.(*array.Decimal128).Value(i)
-			if lo := n.LowBits(); n.HighBits() == int64(lo)>>63 {
-				return strconv.AppendInt(dst, int64(lo), 10)
-			}
-			return n.BigInt().Append(dst, 10)
+			return appendInt128(dst, uint64(n.HighBits()), n.LowBits())
 		},
 	},
 	arrow.DECIMAL256: {

@@ -1,11 +1,13 @@
 package flightsql
 
 import (
+	"bytes"
 	"encoding/base64"
 	"fmt"
 	"math"
 	"strconv"
 	"sync"
+	"unsafe"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
@@ -416,7 +418,9 @@ func decimalFloat(d decimalReader, a arrow.Array, i int, scale int32, buf *[]byt
 		return v, !readsBack(v, *buf, scale, buf)
 	}
 	*buf = appendDecimal((*buf)[:0], d, a, i, scale)
-	v, err := strconv.ParseFloat(string(*buf), 64) // the text is always a valid decimal
+	// ParseFloat does not keep its argument (its errors copy it), so the
+	// bytes can be read in place; string(*buf) allocates beyond 32 bytes.
+	v, err := strconv.ParseFloat(unsafe.String(unsafe.SliceData(*buf), len(*buf)), 64)
 	if err != nil {
 		return v, true
 	}
@@ -432,7 +436,7 @@ func readsBack(v float64, exact []byte, scale int32, buf *[]byte) bool {
 	if len(back) > 1 && back[0] == '-' && len(exact) > 0 && exact[0] != '-' {
 		back = back[1:] // -0.00 for a tiny negative value read as 0
 	}
-	return string(back) == string(exact)
+	return bytes.Equal(back, exact)
 }
 
 func convertFloat16(mem memory.Allocator, a arrow.Array) (arrow.Array, found, error) {

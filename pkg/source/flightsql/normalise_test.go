@@ -388,7 +388,7 @@ func exactDecimalText(n *big.Int, scale int32) string {
 }
 
 // decimalArray builds a column of dt holding the unscaled values ns.
-func decimalArray(t *testing.T, dt arrow.DecimalType, ns []*big.Int) arrow.Array {
+func decimalArray(t testing.TB, dt arrow.DecimalType, ns []*big.Int) arrow.Array {
 	t.Helper()
 	b := array.NewBuilder(memory.DefaultAllocator, dt)
 	defer b.Release()
@@ -862,5 +862,58 @@ func TestFailedConversionLeavesTheColumnOut(t *testing.T) {
 	ns := p.notices()
 	if len(ns) != 2 || !strings.Contains(ns[0], `"bad"`) || !strings.Contains(ns[0], "no way") || !strings.Contains(ns[1], `"worse"`) || !strings.Contains(ns[1], "boom") {
 		t.Errorf("notices: %q", ns)
+	}
+}
+
+// BenchmarkDecimalToFloat converts 8192 decimals; the anchor is arrow-go's
+// ToFloat64 (not correctly rounded) over the same values.
+func BenchmarkDecimalToFloat(b *testing.B) {
+	rng := rand.New(rand.NewPCG(7, 8))
+	for _, tc := range []struct {
+		dt     *arrow.Decimal128Type
+		values string
+	}{
+		{&arrow.Decimal128Type{Precision: 10, Scale: 2}, "full"},
+		{&arrow.Decimal128Type{Precision: 38, Scale: 0}, "sums"},
+		{&arrow.Decimal128Type{Precision: 38, Scale: 10}, "short"},
+		{&arrow.Decimal128Type{Precision: 38, Scale: 10}, "full"},
+	} {
+		dt := tc.dt
+		limit := new(big.Int).Exp(big.NewInt(10), big.NewInt(int64(dt.Precision)), nil)
+		ns := make([]*big.Int, 8192)
+		for i := range ns {
+			switch tc.values {
+			case "full": // every digit of the precision
+				ns[i] = new(big.Int).Rand(rng2big(rng), limit)
+			case "sums": // small integers
+				ns[i] = big.NewInt(rng.Int64N(1 << 40))
+			case "short": // 12 significant digits, 1e-4 … 1e8
+				ns[i] = new(big.Int).Mul(big.NewInt(rng.Int64N(1e12)), new(big.Int).Exp(big.NewInt(10), big.NewInt(int64(rng.IntN(3))), nil))
+			}
+		}
+		a := decimalArray(b, dt, ns)
+		b.Run(fmt.Sprintf("type=%s/values=%s/conv=quiver", dt, tc.values), func(b *testing.B) {
+			for range b.N {
+				out, _, _ := decimalToFloat(memory.DefaultAllocator, a)
+				out.Release()
+			}
+		})
+		b.Run(fmt.Sprintf("type=%s/values=%s/conv=ToFloat64", dt, tc.values), func(b *testing.B) {
+			src := a.(*array.Decimal128)
+			for range b.N {
+				fb := array.NewFloat64Builder(memory.DefaultAllocator)
+				fb.Reserve(src.Len())
+				for i := range src.Len() {
+					if src.IsNull(i) {
+						fb.AppendNull()
+						continue
+					}
+					fb.UnsafeAppend(src.Value(i).ToFloat64(dt.Scale))
+				}
+				fb.NewArray().Release()
+				fb.Release()
+			}
+		})
+		a.Release()
 	}
 }
