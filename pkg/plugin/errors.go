@@ -17,6 +17,8 @@ func classify(err error) (backend.Status, backend.ErrorSource, string) {
 	switch source.KindOf(err) {
 	case source.KindQuery, source.KindLimit:
 		return backend.StatusBadRequest, backend.ErrorSourcePlugin, msg
+	case source.KindTimeout:
+		return backend.StatusTimeout, backend.ErrorSourceDownstream, msg
 	case source.KindUpstream:
 		if errors.Is(err, context.DeadlineExceeded) {
 			return backend.StatusTimeout, backend.ErrorSourceDownstream, msg

@@ -62,10 +62,12 @@ type Kind uint8
 const (
 	// KindQuery: the query or its parameters are wrong; the user can fix it.
 	KindQuery Kind = iota + 1
-	// KindUpstream: the system behind the source failed or timed out.
+	// KindUpstream: the system behind the source failed.
 	KindUpstream
 	// KindLimit: the query asked for more than the configured limits allow.
 	KindLimit
+	// KindTimeout: the system behind the source did not answer in time.
+	KindTimeout
 )
 
 // Error carries a Kind with the error it classifies.

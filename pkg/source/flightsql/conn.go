@@ -13,6 +13,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/apache/arrow-go/v18/arrow/flight"
@@ -44,6 +45,10 @@ type conn struct {
 	// oauthPassThru: a forwarded user identity replaces auth (outgoing).
 	oauthPassThru bool
 	secrets       []string // values never to show in a message
+
+	// received is set once any call got an answer from a server: from then
+	// on a closed connection is not a transport mismatch (see hint).
+	received atomic.Bool
 
 	main *flightsql.Client
 
@@ -102,7 +107,7 @@ func newConn(cfg settings.FlightSQL, mem memory.Allocator, extra []grpc.DialOpti
 	c.dialOpts = append([]grpc.DialOption{
 		grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(maxMessage(cfg.ByteLimit))),
 		grpc.WithUserAgent("quiver-flightsql"),
-	}, extra...)
+	}, append(c.noteResponses(), extra...)...)
 	main, err := c.dial(cfg.Address, c.tls)
 	if err != nil {
 		return nil, err

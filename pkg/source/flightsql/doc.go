@@ -50,18 +50,67 @@
 // # Types
 //
 // One table (conversions, keyed by Arrow type ID) says what each type
-// becomes: timestamps of any unit and zone → timestamp[ns] without zone
-// (the same instant); date32/date64 → timestamp[ns] at midnight UTC;
-// decimal32/64/128/256 → float64 (notice when the declared precision exceeds
-// 15 digits); float16 → float32; large_utf8, utf8_view → utf8; dictionaries →
-// their values, normalised; duration → int64 with the unit in the field
-// config (ns, µs, ms, s); time32/time64 → text (15:04:05.000); extension
-// types (uuid, …) → their text form; null → an all-null text column;
-// binary, large_binary, binary_view, fixed_size_binary → base64 text;
-// lists, structs, maps and unions → JSON in a binary column (Grafana reads a
-// binary column as JSON values, so opaque bytes may never go into one).
-// Anything else (intervals, run-end encoded) fails the query naming the
-// column and its type.
+// becomes, and it is the only place that decides what happens to a type it
+// does not know: such a column becomes text (Arrow's own text form) with a
+// notice naming it. No column type fails the query, and a column whose
+// conversion fails on some value is left out (all null) with a notice naming
+// it; the other columns are still shown.
+//
+//   - Timestamps of any unit and zone → timestamp[ns] without zone (the same
+//     instant); date32/date64 → timestamp[ns] at midnight UTC. A value that
+//     int64 nanoseconds cannot hold (before 1677-09-21 or after 2262-04-11)
+//     and DuckDB's infinity and -infinity (the largest value of the type and
+//     its negation) become null, with a notice naming the column.
+//   - Decimals (32, 64, 128, 256 bits) → float64, correctly rounded: one IEEE
+//     division when the unscaled value and the power of ten are exact
+//     float64s, strconv.ParseFloat of the decimal's exact text otherwise
+//     (not arrow-go's ToFloat64, whose n × 10^-scale is 1 ULP off for a
+//     tenth to a third of short decimals). The "lost precision" notice comes
+//     only when a value does not read back as itself at its scale (more
+//     significant digits than a float64 keeps; an integer above 2^53 that is
+//     no float64): DuckDB's sum(BIGINT), typed DECIMAL(38,0), gets none for
+//     ordinary sums.
+//   - Pure time spans are numbers with a duration unit in the field config, so
+//     Grafana formats them: duration → int64 in its unit (ns, µs, ms, s);
+//     day_time interval → int64 milliseconds (a day counted as 24 h).
+//     Intervals that count months (month_day_nano, which is what DuckDB sends
+//     for INTERVAL, and year_month) have no fixed length, so they are text,
+//     in DuckDB's (and PostgreSQL's) form rather than ISO 8601, because that
+//     is what the same value looks like in the engine's own clients:
+//     "1 year 2 months 3 days 04:05:06.5", "-1 day -01:00:00", "00:00:00".
+//   - time32/time64 → text 15:04:05[.fraction], trailing zeros dropped;
+//     float16 → float32; large_utf8, utf8_view → utf8; dictionaries and
+//     run-end encoded columns → their values, normalised; null → an all-null
+//     text column; binary, large_binary, binary_view, fixed_size_binary →
+//     base64 text.
+//   - Canonical extension types, read with arrow-go's registry (package
+//     arrow/extensions, so the IPC reader builds them): arrow.uuid → text
+//     8-4-4-4-12; arrow.bool8 → bool; arrow.json → a JSON column (Arrow
+//     binary, which Grafana reads as JSON values), so the table shows the
+//     value and transformations such as "Extract fields" can read it; text
+//     that is not valid JSON is kept as a JSON string. arrow.opaque: the
+//     types DuckDB's arrow_lossless_conversion marks opaque are read
+//     (HUGEINT, UHUGEINT → float64 as decimals are; TIMETZ, BIT → DuckDB's
+//     text); any other opaque value is base64 (or its text when stored as
+//     text) with a notice naming the column and the vendor's type. Other
+//     extension types are normalised as their storage type.
+//   - Lists (all kinds: list, large, fixed-size, view), structs, maps and
+//     unions → JSON in a binary column, written as DuckDB's to_json writes
+//     them: maps as objects with text keys ({"1":"a"}), a union as an object
+//     naming the member that holds the value ({"num":2}; a union holding a
+//     null is null), decimals as numbers with their exact digits,
+//     timestamps, dates, times and intervals as DuckDB's text
+//     ("2024-01-02 03:04:05.5+00", the local time and offset in the type's
+//     zone), NULL as null. Two differences, as JSON has no form for them:
+//     blobs are base64 strings (DuckDB writes its \x escapes), NaN and
+//     infinities are the strings "NaN", "Infinity", "-Infinity" (DuckDB
+//     writes bare NaN, which no JSON reader accepts).
+//
+// Known engine limits: DuckDB's default Arrow export sends UUID and JSON as
+// utf8, HUGEINT and UHUGEINT as decimal(38,0) (a UHUGEINT above 2^127 arrives
+// wrapped to a negative number), TIMETZ as time64 without its offset, and BIT
+// as its internal bytes; SET arrow_lossless_conversion = true sends them as
+// the extension types above. Cast them in the SQL when that setting is off.
 //
 // # Macros
 //

@@ -494,7 +494,7 @@ func TestTimeout(t *testing.T) {
 	s := newTestSource(t, cfg)
 	start := time.Now()
 	_, err := runQuery(t, s, "m", FormatTable, source.Limits{})
-	mustKind(t, err, source.KindUpstream, "timed out after 1s", "timeout setting")
+	mustKind(t, err, source.KindTimeout, "timed out after 1s", "timeout setting")
 	if time.Since(start) > 10*time.Second {
 		t.Errorf("timeout took %v", time.Since(start))
 	}

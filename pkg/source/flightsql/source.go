@@ -159,8 +159,8 @@ func (s *Source) Query(ctx context.Context, q source.Query, sink source.Sink) (e
 		if cerr := ctx.Err(); cerr != nil {
 			return fmt.Errorf("flightsql: query cancelled: %w", cerr)
 		}
-		if errors.Is(qctx.Err(), context.DeadlineExceeded) && source.KindOf(err) != source.KindUpstream {
-			return source.Upstream(fmt.Errorf("flightsql: the query timed out after %s (timeout setting): %w", s.cfg.TimeoutDuration(), err))
+		if errors.Is(qctx.Err(), context.DeadlineExceeded) && source.KindOf(err) != source.KindTimeout {
+			return &source.Error{Kind: source.KindTimeout, Err: fmt.Errorf("flightsql: the query timed out after %s (timeout setting): %w", s.cfg.TimeoutDuration(), err)}
 		}
 		return err
 	}
@@ -275,6 +275,12 @@ func (s *Source) readEndpoint(ctx context.Context, st *streamState, ep *flight.F
 			return false, err
 		}
 	}
+
+	defer func() { // the notices of what this endpoint's values met (deduplicated by st.notice)
+		for _, n := range st.plan.notices() {
+			st.notice(n)
+		}
+	}()
 
 	rowLimit, byteLimit := s.cfg.RowLimit, s.cfg.ByteLimit
 	for rdr.Next() {
