@@ -147,31 +147,56 @@ type seriesBuilder struct {
 	numerics []*numeric // of each value column
 
 	series []*series
-	slots  []int32 // open addressing: index into series + 1; 0 is empty
 	points int64
 	nulls  int64 // rows dropped for a null time
 
-	// per-batch scratch
-	hashes  []uint64
-	ids     []int32 // series of each row; -1 for a null time
-	order   []int32 // row indices grouped by series
-	touched []int32
-	epoch   []arrow.Timestamp
-	text    []byte
+	// The points of each series (by series index): times, whether they are
+	// still sorted, and one store per value column.
+	times  [][]arrow.Timestamp
+	sorted []bool
+	stores []valueStore
+
+	// The lookup table, flat for the row loop: slots (open addressing) hold
+	// a series index + 1 (0 is empty); per series index, its hash and, per
+	// label column, its value and whether it is present (not null).
+	slots   []int32
+	hashOf  []uint64
+	keys    []string
+	present []bool
+
+	// Rows not yet in their series: the batches (retained), where each
+	// starts in the pending rows, and per pending row its time and series
+	// (-1 for a null time).
+	pending []arrow.RecordBatch
+	pstart  []int32
+	ptimes  []arrow.Timestamp
+	pids    []int32
+
+	// scratch
+	labels []labelAccess
+	hashes []uint64
+	counts []int32 // pending rows of each series
+	next   []int32 // where the series' next row goes in order
+	touch  []int32 // series with pending rows, in first-seen order
+	cur    []int32 // write cursor of each series
+	epoch  []arrow.Timestamp
+	text   []byte
+}
+
+// labelAccess reads one label column of the current batch.
+type labelAccess struct {
+	a     arrow.Array
+	str   *array.String // the column when it is text (no copies, no text building)
+	nulls bool
+	text  func(dst []byte, a arrow.Array, i int) []byte
 }
 
 type series struct {
-	hash    uint64
+	id      int32    // index of its points in the builder
 	keys    []string // label column values (as text); "" when null
 	present []bool   // label column is not null
 	labels  data.Labels
 	sortKey string // labels.String(): the order of the frames
-
-	times  []arrow.Timestamp
-	sorted bool
-	values []valueVec // one per value column
-
-	count, next int32 // rows in the current batch, and where the next goes in order
 }
 
 var labelSeed = maphash.MakeSeed()
@@ -193,6 +218,7 @@ func newSeriesBuilder(fi frameInfo, wide bool, s *arrow.Schema) (*seriesBuilder,
 		if columns[f.Type.ID()].numeric {
 			b.valueIdx = append(b.valueIdx, i)
 			b.numerics = append(b.numerics, numerics[f.Type.ID()])
+			b.stores = append(b.stores, numerics[f.Type.ID()].newStore())
 		} else {
 			b.labelIdx = append(b.labelIdx, i)
 		}
@@ -200,8 +226,15 @@ func newSeriesBuilder(fi frameInfo, wide bool, s *arrow.Schema) (*seriesBuilder,
 	if len(b.valueIdx) == 0 {
 		return nil, source.BadQuery("flightsql: format %s needs at least one numeric value column; the result has %s. Choose format table, or select a number", format, describeColumns(s))
 	}
+	b.labels = make([]labelAccess, len(b.labelIdx))
 	return b, nil
 }
+
+// flushRows is how many rows the builder collects (from one batch or
+// several) before it moves them into their series: with ~64 rows per series
+// and column at a time, the writes to each series are runs of whole cache
+// lines rather than a line or two per batch.
+const flushRows = 1 << 16
 
 func (b *seriesBuilder) add(rec arrow.RecordBatch) error {
 	n := int(rec.NumRows())
@@ -213,85 +246,210 @@ func (b *seriesBuilder) add(rec arrow.RecordBatch) error {
 	if tcol.DataType().ID() != arrow.TIMESTAMP {
 		b.epoch = times
 	}
+	b.ptimes = append(b.ptimes, times...)
+	b.bind(rec)
 
-	// 1. The series of every row.
-	b.hashRows(rec, n)
-	ids := grow(b.ids, n)
-	b.ids = ids
-	for i := range n {
-		if tcol.IsNull(i) {
+	// The series of every row.
+	k := len(b.pids)
+	b.pids = slices.Grow(b.pids, n)[:k+n]
+	ids := b.pids[k:]
+	timeNulls := tcol.NullN() > 0
+	if len(b.labels) == 1 && b.labels[0].str != nil && !b.labels[0].nulls && !timeNulls {
+		if err := b.lookupText(b.labels[0].str, ids); err != nil {
+			return err
+		}
+	} else if err := b.lookupRows(tcol, timeNulls, ids); err != nil {
+		return err
+	}
+	rec.Retain()
+	b.pending = append(b.pending, rec)
+	b.pstart = append(b.pstart, int32(k))
+	b.points += int64(n) * int64(len(b.valueIdx))
+	if b.limits.MaxPoints > 0 && b.points > b.limits.MaxPoints {
+		return source.LimitExceeded("flightsql: the query returns more than %d points (maxPoints setting); narrow the time range or aggregate, or raise maxPoints", b.limits.MaxPoints)
+	}
+	if len(b.pids) >= flushRows {
+		b.flush()
+	}
+	return nil
+}
+
+// flush moves the pending rows into their series, column by column: it
+// counts the rows of each series, extends each series' storage once, then
+// reads each column in row order and writes every value at its series'
+// cursor (sequential reads; one write stream per series).
+func (b *seriesBuilder) flush() {
+	defer b.dropPending()
+	ids := b.pids
+	counts := b.counts
+	touch := b.touch[:0]
+	for _, id := range ids {
+		if id < 0 {
+			continue
+		}
+		if counts[id] == 0 {
+			touch = append(touch, id)
+		}
+		counts[id]++
+	}
+	b.touch = touch
+	start := b.next // reused: each series' length before this flush
+	for _, id := range touch {
+		n := int(counts[id])
+		k := len(b.times[id])
+		start[id] = int32(k)
+		b.times[id] = extend(b.times[id], n)
+		for _, st := range b.stores {
+			st.extend(id, n)
+		}
+	}
+	cur := b.cursor(touch, start)
+	times, ptimes := b.times, b.ptimes
+	for i, id := range ids {
+		if id >= 0 {
+			c := cur[id]
+			times[id][c] = ptimes[i]
+			cur[id] = c + 1
+		}
+	}
+	for _, id := range touch {
+		if t := times[id]; b.sorted[id] && !slices.IsSorted(t[max(start[id]-1, 0):]) {
+			b.sorted[id] = false
+		}
+	}
+	for j, vi := range b.valueIdx {
+		cur = b.cursor(touch, start)
+		for k, rec := range b.pending {
+			end := len(ids)
+			if k+1 < len(b.pstart) {
+				end = int(b.pstart[k+1])
+			}
+			b.stores[j].scatter(ids[b.pstart[k]:end], cur, rec.Column(vi))
+		}
+	}
+	for _, id := range touch {
+		counts[id] = 0
+	}
+}
+
+// cursor returns the write cursors of the touched series, set to start.
+func (b *seriesBuilder) cursor(touch, start []int32) []int32 {
+	cur := grow(b.cur, len(b.series))
+	b.cur = cur
+	for _, id := range touch {
+		cur[id] = start[id]
+	}
+	return cur
+}
+
+// dropPending releases the pending batches.
+func (b *seriesBuilder) dropPending() {
+	for k, rec := range b.pending {
+		rec.Release()
+		b.pending[k] = nil
+	}
+	b.pending, b.pstart, b.pids, b.ptimes = b.pending[:0], b.pstart[:0], b.pids[:0], b.ptimes[:0]
+}
+
+// lookupRows sets ids[i] to the series of row i (-1 for a null time).
+func (b *seriesBuilder) lookupRows(tcol arrow.Array, timeNulls bool, ids []int32) error {
+	b.hashRows(len(ids))
+	for i, h := range b.hashes[:len(ids)] {
+		if timeNulls && tcol.IsNull(i) {
 			ids[i] = -1
 			b.nulls++
 			continue
 		}
-		id, err := b.lookup(rec, i, b.hashes[i])
+		id, err := b.lookup(i, h)
 		if err != nil {
 			return err
 		}
 		ids[i] = id
 	}
+	return nil
+}
 
-	// 2. Row indices grouped by series (a counting sort).
-	touched := b.touched[:0]
-	for _, id := range ids {
-		if id < 0 {
-			continue
-		}
-		s := b.series[id]
-		if s.count == 0 {
-			touched = append(touched, id)
-		}
-		s.count++
-	}
-	b.touched = touched
-	pos := int32(0)
-	for _, id := range touched {
-		s := b.series[id]
-		s.next = pos
-		pos += s.count
-	}
-	order := grow(b.order, int(pos))
-	b.order = order
-	for i, id := range ids {
-		if id < 0 {
-			continue
-		}
-		s := b.series[id]
-		order[s.next] = int32(i)
-		s.next++
-	}
-
-	// 3. Typed gathers of every column, series by series.
-	valueCols := make([]arrow.Array, len(b.valueIdx))
-	for j, vi := range b.valueIdx {
-		valueCols[j] = rec.Column(vi)
-	}
-	for _, id := range touched {
-		s := b.series[id]
-		rows := order[s.next-s.count : s.next]
-		s.times = slices.Grow(s.times, len(rows))
-		last := arrow.Timestamp(-1 << 63)
-		if k := len(s.times); k > 0 {
-			last = s.times[k-1]
-		}
-		for _, r := range rows {
-			t := times[r]
-			if t < last {
-				s.sorted = false
+// lookupText is lookupRows for the common result of one text label column
+// without nulls (and no null times): hash, probe and compare in one pass.
+//
+// Before hashing, a row tries two guesses, each checked by comparing its
+// text with the series' (so a wrong guess costs one comparison): the series
+// of the previous row (results ordered by series), and the series of the row
+// one period back, the period being the number of series (results ordered by
+// time, every series at every time: GROUP BY time, host).
+func (b *seriesBuilder) lookupText(str *array.String, ids []int32) error {
+	for i := range ids {
+		v := str.Value(i)
+		if i > 0 {
+			if id := ids[i-1]; b.keys[id] == v {
+				ids[i] = id
+				continue
 			}
-			last = t
-			s.times = append(s.times, t)
+			if p := len(b.series); i >= p {
+				if id := ids[i-p]; b.keys[id] == v {
+					ids[i] = id
+					continue
+				}
+			}
 		}
-		for j, v := range s.values {
-			v.gather(valueCols[j], rows)
+		h := mixHash(0, maphash.String(labelSeed, v))
+		mask := uint64(len(b.slots) - 1)
+		p := h & mask
+		for {
+			sid := b.slots[p]
+			if sid == 0 {
+				id, err := b.create(i, h, p)
+				if err != nil {
+					return err
+				}
+				ids[i] = id
+				break
+			}
+			if id := sid - 1; b.hashOf[id] == h && b.present[id] && b.keys[id] == v {
+				ids[i] = id
+				break
+			}
+			p = (p + 1) & mask
 		}
-		s.count = 0
-	}
-	b.points += int64(pos) * int64(len(b.valueIdx))
-	if b.limits.MaxPoints > 0 && b.points > b.limits.MaxPoints {
-		return source.LimitExceeded("flightsql: the query returns more than %d points (maxPoints setting); narrow the time range or aggregate, or raise maxPoints", b.limits.MaxPoints)
 	}
 	return nil
+}
+
+// bind points the label accessors at the columns of rec.
+func (b *seriesBuilder) bind(rec arrow.RecordBatch) {
+	for k, li := range b.labelIdx {
+		a := rec.Column(li)
+		str, _ := a.(*array.String)
+		b.labels[k] = labelAccess{a: a, str: str, nulls: a.NullN() > 0, text: columns[a.DataType().ID()].text}
+	}
+}
+
+// lookup returns the series of row i of the bound batch, whose labels hash
+// to h, creating it when new.
+func (b *seriesBuilder) lookup(i int, h uint64) (int32, error) {
+	mask := uint64(len(b.slots) - 1)
+	for p := h & mask; ; p = (p + 1) & mask {
+		sid := b.slots[p]
+		if sid == 0 {
+			return b.create(i, h, p)
+		}
+		if id := sid - 1; b.hashOf[id] == h && b.sameLabels(i, id) {
+			return id, nil
+		}
+	}
+}
+
+// extend returns s with n more elements, at least doubling its capacity
+// when it must grow (append grows large slices by a quarter, which copies a
+// series several times more on its way to a thousand points).
+func extend[T any](s []T, n int) []T {
+	k := len(s)
+	if k+n <= cap(s) {
+		return s[:k+n]
+	}
+	out := make([]T, k+n, max(2*cap(s), k+n, 64))
+	copy(out, s)
+	return out
 }
 
 // grow returns s resliced to n elements, reallocated when too small.
@@ -310,95 +468,91 @@ func mixHash(h, v uint64) uint64 { return (bits.RotateLeft64(h, 27) ^ v) * 0xff5
 // hashRows sets b.hashes[i] to the hash of row i's label values, one label
 // column at a time. Text columns hash their bytes in place; other label
 // types (bool, timestamp, JSON) hash their label text.
-func (b *seriesBuilder) hashRows(rec arrow.RecordBatch, n int) {
+func (b *seriesBuilder) hashRows(n int) {
 	h := grow(b.hashes, n)
 	b.hashes = h
 	clear(h)
-	for _, li := range b.labelIdx {
-		a := rec.Column(li)
-		str, isStr := a.(*array.String)
-		nulls := a.NullN() > 0
-		for i := range n {
-			var v uint64
-			switch {
-			case nulls && a.IsNull(i):
-				v = nullHash
-			case isStr:
-				v = maphash.String(labelSeed, str.Value(i))
-			default:
-				b.text = columns[a.DataType().ID()].text(b.text[:0], a, i)
-				v = maphash.Bytes(labelSeed, b.text)
+	for _, la := range b.labels {
+		switch {
+		case la.str != nil && !la.nulls:
+			for i := range h {
+				h[i] = mixHash(h[i], maphash.String(labelSeed, la.str.Value(i)))
 			}
-			h[i] = mixHash(h[i], v)
+		default:
+			for i := range h {
+				var v uint64
+				switch {
+				case la.nulls && la.a.IsNull(i):
+					v = nullHash
+				case la.str != nil:
+					v = maphash.String(labelSeed, la.str.Value(i))
+				default:
+					b.text = la.text(b.text[:0], la.a, i)
+					v = maphash.Bytes(labelSeed, b.text)
+				}
+				h[i] = mixHash(h[i], v)
+			}
 		}
 	}
 }
 
-// lookup returns the series of row i (whose labels hash to h), creating it
-// when new.
-func (b *seriesBuilder) lookup(rec arrow.RecordBatch, i int, h uint64) (int32, error) {
-	mask := uint64(len(b.slots) - 1)
-	for p := h & mask; ; p = (p + 1) & mask {
-		sid := b.slots[p]
-		if sid == 0 {
-			return b.create(rec, i, h, p)
-		}
-		if s := b.series[sid-1]; s.hash == h && b.sameLabels(rec, i, s) {
-			return sid - 1, nil
-		}
-	}
-}
-
-// sameLabels reports whether row i has the labels of s.
-func (b *seriesBuilder) sameLabels(rec arrow.RecordBatch, i int, s *series) bool {
-	for k, li := range b.labelIdx {
-		a := rec.Column(li)
-		if a.IsNull(i) {
-			if s.present[k] {
+// sameLabels reports whether row i of the batch has the labels of series id.
+func (b *seriesBuilder) sameLabels(i int, id int32) bool {
+	base := int(id) * len(b.labels)
+	for k := range b.labels {
+		la := &b.labels[k]
+		if la.nulls && la.a.IsNull(i) {
+			if b.present[base+k] {
 				return false
 			}
 			continue
 		}
-		if !s.present[k] {
+		if !b.present[base+k] {
 			return false
 		}
-		if str, ok := a.(*array.String); ok {
-			if str.Value(i) != s.keys[k] {
+		if la.str != nil {
+			if la.str.Value(i) != b.keys[base+k] {
 				return false
 			}
 			continue
 		}
-		b.text = columns[a.DataType().ID()].text(b.text[:0], a, i)
-		if string(b.text) != s.keys[k] {
+		b.text = la.text(b.text[:0], la.a, i)
+		if string(b.text) != b.keys[base+k] {
 			return false
 		}
 	}
 	return true
 }
 
-func (b *seriesBuilder) create(rec arrow.RecordBatch, i int, h uint64, slot uint64) (int32, error) {
+// create adds the series of row i (whose labels hash to h) in slot.
+func (b *seriesBuilder) create(i int, h uint64, slot uint64) (int32, error) {
 	if max := b.limits.MaxSeries; max > 0 && (len(b.series)+1)*len(b.valueIdx) > max {
 		return 0, source.LimitExceeded("flightsql: the query returns more than %d series (maxSeries setting); filter or group by fewer labels, or raise maxSeries", max)
 	}
-	s := &series{hash: h, sorted: true, keys: make([]string, len(b.labelIdx)), present: make([]bool, len(b.labelIdx)),
-		values: make([]valueVec, len(b.valueIdx))}
+	s := &series{id: int32(len(b.series)), keys: make([]string, len(b.labelIdx)), present: make([]bool, len(b.labelIdx))}
 	if len(b.labelIdx) > 0 {
 		s.labels = data.Labels{}
-		for k, li := range b.labelIdx {
-			a := rec.Column(li)
-			if a.IsNull(i) {
+		for k, la := range b.labels {
+			if la.a.IsNull(i) {
 				continue
 			}
-			text := string(columns[a.DataType().ID()].text(nil, a, i))
+			text := string(la.text(nil, la.a, i))
 			s.keys[k], s.present[k] = text, true
-			s.labels[b.schema.Field(li).Name] = text
+			s.labels[b.schema.Field(b.labelIdx[k]).Name] = text
 		}
 		s.sortKey = s.labels.String()
 	}
-	for j, nk := range b.numerics {
-		s.values[j] = nk.newVec()
+	for _, st := range b.stores {
+		st.addSeries()
 	}
+	b.times = append(b.times, nil)
+	b.sorted = append(b.sorted, true)
 	b.series = append(b.series, s)
+	b.hashOf = append(b.hashOf, h)
+	b.keys = append(b.keys, s.keys...)
+	b.present = append(b.present, s.present...)
+	b.counts = append(b.counts, 0)
+	b.next = append(b.next, 0)
 	id := int32(len(b.series))
 	b.slots[slot] = id
 	if 2*len(b.series) > len(b.slots) {
@@ -411,8 +565,8 @@ func (b *seriesBuilder) create(rec arrow.RecordBatch, i int, h uint64, slot uint
 func (b *seriesBuilder) rehash() {
 	b.slots = make([]int32, 2*len(b.slots))
 	mask := uint64(len(b.slots) - 1)
-	for id, s := range b.series {
-		p := s.hash & mask
+	for id, h := range b.hashOf {
+		p := h & mask
 		for b.slots[p] != 0 {
 			p = (p + 1) & mask
 		}
@@ -450,8 +604,9 @@ func (b *seriesBuilder) finish(sink source.Sink, notices []data.Notice) error {
 		notices = append(notices, data.Notice{Severity: data.NoticeSeverityWarning,
 			Text: fmt.Sprintf("%d rows with a null time were left out.", b.nulls)})
 	}
-	all := b.series
-	b.series, b.slots = nil, nil
+	b.flush()
+	all := slices.Clone(b.series)
+	defer b.release()
 	slices.SortFunc(all, compareSeries)
 	sorted := make([]*sortedSeries, 0, len(all))
 	defer func() {
@@ -464,7 +619,7 @@ func (b *seriesBuilder) finish(sink source.Sink, notices []data.Notice) error {
 		if err != nil {
 			return err
 		}
-		all[i] = nil // its Go memory now belongs to ss
+		all[i] = nil // its points now belong to ss
 		if !b.wide {
 			if err := b.emit(sink, ss, &notices); err != nil {
 				return err
@@ -482,24 +637,27 @@ func (b *seriesBuilder) finish(sink source.Sink, notices []data.Notice) error {
 // sortSeries sorts s by time (stable: rows of one time keep their order) and
 // runs the post-processing step on it.
 func (b *seriesBuilder) sortSeries(s *series) (*sortedSeries, error) {
-	if !s.sorted {
-		perm := make([]int32, len(s.times))
+	id := s.id
+	times := b.times[id]
+	b.times[id] = nil
+	if !b.sorted[id] {
+		perm := make([]int32, len(times))
 		for i := range perm {
 			perm[i] = int32(i)
 		}
-		slices.SortStableFunc(perm, func(x, y int32) int { return cmp.Compare(s.times[x], s.times[y]) })
-		times := make([]arrow.Timestamp, len(perm))
+		slices.SortStableFunc(perm, func(x, y int32) int { return cmp.Compare(times[x], times[y]) })
+		sorted := make([]arrow.Timestamp, len(perm))
 		for i, p := range perm {
-			times[i] = s.times[p]
+			sorted[i] = times[p]
 		}
-		s.times = times
-		for _, v := range s.values {
-			v.permute(perm)
+		times = sorted
+		for _, st := range b.stores {
+			st.permute(id, perm)
 		}
 	}
-	ss := &sortedSeries{Labels: s.labels, Times: s.times, Values: make([]arrow.Array, len(s.values))}
-	for j, v := range s.values {
-		ss.Values[j] = v.array(b.schema.Field(b.valueIdx[j]).Type)
+	ss := &sortedSeries{Labels: s.labels, Times: times, Values: make([]arrow.Array, len(b.stores))}
+	for j, st := range b.stores {
+		ss.Values[j] = st.array(id, b.schema.Field(b.valueIdx[j]).Type)
 	}
 	if b.post != nil {
 		if err := b.post(ss); err != nil {
@@ -619,7 +777,11 @@ func (b *seriesBuilder) emitWide(sink source.Sink, all []*sortedSeries, notices 
 	return sink.Record(rec)
 }
 
-func (b *seriesBuilder) release() { b.series, b.slots = nil, nil }
+func (b *seriesBuilder) release() {
+	b.dropPending()
+	b.series, b.slots, b.hashOf, b.keys, b.present = nil, nil, nil, nil, nil
+	b.times, b.sorted = nil, nil
+}
 
 func releaseArrays(as []arrow.Array) {
 	for i, a := range as {
@@ -650,19 +812,25 @@ func arrayOver[T any](dt arrow.DataType, vals []T, validity []byte, nulls int) a
 	return array.MakeFromData(d)
 }
 
-// valueVec accumulates one value column of one series.
-type valueVec interface {
-	// gather appends a[rows[0]], a[rows[1]], …
-	gather(a arrow.Array, rows []int32)
-	// permute reorders the values: the i-th becomes the perm[i]-th.
-	permute(perm []int32)
-	// array hands the values over as an array of type dt (no copy).
-	array(dt arrow.DataType) arrow.Array
+// valueStore holds one value column of every series, by series index.
+type valueStore interface {
+	// addSeries adds an empty series.
+	addSeries()
+	// extend makes room for n more values of series id.
+	extend(id int32, n int)
+	// scatter writes a[i] to series ids[i] at its cursor cur[ids[i]], which
+	// it advances; rows with ids[i] < 0 are skipped.
+	scatter(ids, cur []int32, a arrow.Array)
+	// permute reorders the values of series id: the i-th becomes the perm[i]-th.
+	permute(id int32, perm []int32)
+	// array hands the values of series id over as an array of type dt (no
+	// copy) and forgets them.
+	array(id int32, dt arrow.DataType) arrow.Array
 }
 
 // numeric is what the series split does with one numeric value type.
 type numeric struct {
-	newVec func() valueVec
+	newStore func() valueStore
 	// spread returns an array of n slots holding a[k] at pos[k] (pos[k] < 0:
 	// left out) and null elsewhere.
 	spread func(a arrow.Array, pos []int32, n int) arrow.Array
@@ -687,74 +855,97 @@ type number interface {
 }
 
 func numericOf[T number]() *numeric {
-	return &numeric{newVec: func() valueVec { return &numVec[T]{} }, spread: spread[T]}
+	return &numeric{newStore: func() valueStore { return &numStore[T]{} }, spread: spread[T]}
 }
 
-// numVec holds values and, once a null was seen, their validity.
-type numVec[T number] struct {
-	vals  []T
-	valid []bool // nil: all valid
-	nulls int
+// numStore holds the values of each series and, once a series had a null,
+// its validity.
+type numStore[T number] struct {
+	vals  [][]T
+	valid [][]bool // nil for a series: all valid
+	nulls []int
 }
 
-func (v *numVec[T]) gather(a arrow.Array, rows []int32) {
-	src := a.(interface{ Values() []T }).Values()
-	v.vals = slices.Grow(v.vals, len(rows))
-	if a.NullN() == 0 {
-		for _, r := range rows {
-			v.vals = append(v.vals, src[r])
+func (s *numStore[T]) addSeries() {
+	s.vals = append(s.vals, nil)
+	s.valid = append(s.valid, nil)
+	s.nulls = append(s.nulls, 0)
+}
+
+func (s *numStore[T]) extend(id int32, n int) {
+	s.vals[id] = extend(s.vals[id], n)
+	if v := s.valid[id]; v != nil {
+		k := len(v)
+		v = extend(v, n)
+		for i := k; i < len(v); i++ {
+			v[i] = true
 		}
-		if v.valid != nil {
-			for range rows {
-				v.valid = append(v.valid, true)
+		s.valid[id] = v
+	}
+}
+
+func (s *numStore[T]) scatter(ids, cur []int32, a arrow.Array) {
+	src := a.(interface{ Values() []T }).Values()
+	vals := s.vals
+	if a.NullN() == 0 {
+		for i, id := range ids {
+			if id >= 0 {
+				c := cur[id]
+				vals[id][c] = src[i]
+				cur[id] = c + 1
 			}
 		}
 		return
 	}
-	if v.valid == nil {
-		v.valid = make([]bool, len(v.vals), cap(v.vals))
-		for i := range v.valid {
-			v.valid[i] = true
+	for i, id := range ids {
+		if id < 0 {
+			continue
 		}
-	}
-	for _, r := range rows {
-		ok := a.IsValid(int(r))
-		v.vals = append(v.vals, src[r])
-		v.valid = append(v.valid, ok)
-		if !ok {
-			v.nulls++
+		c := cur[id]
+		vals[id][c] = src[i]
+		cur[id] = c + 1
+		if a.IsNull(i) {
+			if s.valid[id] == nil {
+				v := make([]bool, len(vals[id]), cap(vals[id]))
+				for x := range v {
+					v[x] = true
+				}
+				s.valid[id] = v
+			}
+			s.valid[id][c] = false
+			s.nulls[id]++
 		}
 	}
 }
 
-func (v *numVec[T]) permute(perm []int32) {
+func (s *numStore[T]) permute(id int32, perm []int32) {
 	vals := make([]T, len(perm))
 	for i, p := range perm {
-		vals[i] = v.vals[p]
+		vals[i] = s.vals[id][p]
 	}
-	v.vals = vals
-	if v.valid != nil {
+	s.vals[id] = vals
+	if v := s.valid[id]; v != nil {
 		valid := make([]bool, len(perm))
 		for i, p := range perm {
-			valid[i] = v.valid[p]
+			valid[i] = v[p]
 		}
-		v.valid = valid
+		s.valid[id] = valid
 	}
 }
 
-func (v *numVec[T]) array(dt arrow.DataType) arrow.Array {
+func (s *numStore[T]) array(id int32, dt arrow.DataType) arrow.Array {
+	vals, nulls := s.vals[id], s.nulls[id]
 	var bm []byte
-	if v.nulls > 0 {
-		bm = make([]byte, bitutil.BytesForBits(int64(len(v.vals))))
-		for i, ok := range v.valid {
+	if nulls > 0 {
+		bm = make([]byte, bitutil.BytesForBits(int64(len(vals))))
+		for i, ok := range s.valid[id] {
 			if ok {
 				bitutil.SetBit(bm, i)
 			}
 		}
 	}
-	a := arrayOver(dt, v.vals, bm, v.nulls)
-	v.vals, v.valid = nil, nil
-	return a
+	s.vals[id], s.valid[id] = nil, nil
+	return arrayOver(dt, vals, bm, nulls)
 }
 
 func spread[T number](a arrow.Array, pos []int32, n int) arrow.Array {

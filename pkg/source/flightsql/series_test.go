@@ -139,8 +139,9 @@ func TestSeriesHashCollision(t *testing.T) {
 		t.Fatal(err)
 	}
 	var ids []int32
+	b.bind(rec)
 	for i := range int(rec.NumRows()) {
-		id, err := b.lookup(rec, i, 42)
+		id, err := b.lookup(i, 42)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -396,8 +397,8 @@ func TestNumericsCoverColumns(t *testing.T) {
 	}
 }
 
-// TestSeriesSplitAllocations: the split of a batch into known series does
-// not allocate per row.
+// TestSeriesSplitAllocations: taking a batch of known series does not
+// allocate.
 func TestSeriesSplitAllocations(t *testing.T) {
 	rows := seriesRows(100, 40)
 	recs := metricBatches(t, rows, 1000)
@@ -422,12 +423,7 @@ func TestSeriesSplitAllocations(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	for _, s := range b.series {
-		s.times = slices.Grow(s.times, 10*len(s.times))
-		cpu, reqs := s.values[0].(*numVec[float64]), s.values[1].(*numVec[int64])
-		cpu.vals = slices.Grow(cpu.vals, 10*len(cpu.vals))
-		reqs.vals = slices.Grow(reqs.vals, 10*len(reqs.vals))
-	}
+	b.flush() // every series exists; the pending scratch has its size
 	i := 0
 	allocs := testing.AllocsPerRun(4, func() {
 		if err := b.add(norms[i%len(norms)]); err != nil {
@@ -435,8 +431,82 @@ func TestSeriesSplitAllocations(t *testing.T) {
 		}
 		i++
 	})
-	// One slice of value columns per batch; nothing per row (1000 rows).
-	if allocs > 4 {
+	// Nothing per row (1000 rows): the batch is only looked up and kept.
+	if allocs > 1 {
 		t.Errorf("%.0f allocations per 1000-row batch", allocs)
+	}
+	b.release()
+}
+
+// TestSeriesAcrossFlushes sends more rows than one flush holds, shuffled,
+// with nulls in a value column starting late: every series comes out
+// complete, sorted, with its nulls where they were.
+func TestSeriesAcrossFlushes(t *testing.T) {
+	const hosts, points = 3, 3 * flushRows / 4 // 2.25 flushes
+	schema := arrow.NewSchema([]arrow.Field{
+		{Name: "time", Type: timestampNS},
+		{Name: "host", Type: arrow.BinaryTypes.String},
+		{Name: "v", Type: arrow.PrimitiveTypes.Int64, Nullable: true},
+	}, nil)
+	type row struct {
+		t, v int64
+		h    int
+	}
+	var rows []row
+	for p := range points {
+		for h := range hosts {
+			rows = append(rows, row{t: int64(p), v: int64(h*1_000_000 + p), h: h})
+		}
+	}
+	rand.New(rand.NewPCG(5, 6)).Shuffle(len(rows), func(i, j int) { rows[i], rows[j] = rows[j], rows[i] })
+	isNull := func(r row) bool { return r.h == 1 && r.t%7 == 0 && r.t > points/2 }
+	var recs []arrow.RecordBatch
+	for len(rows) > 0 {
+		chunk := rows[:min(5000, len(rows))]
+		rows = rows[len(chunk):]
+		recs = append(recs, batch(schema, func(b *array.RecordBuilder) {
+			for _, r := range chunk {
+				b.Field(0).(*array.TimestampBuilder).Append(arrow.Timestamp(r.t))
+				b.Field(1).(*array.StringBuilder).Append(fmt.Sprint(r.h))
+				if isNull(r) {
+					b.Field(2).AppendNull()
+				} else {
+					b.Field(2).(*array.Int64Builder).Append(r.v)
+				}
+			}
+		}))
+	}
+	b, err := newSeriesBuilder(frameInfo{refID: "A"}, false, schema)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, rec := range recs {
+		if err := b.add(rec); err != nil {
+			t.Fatal(err)
+		}
+		rec.Release()
+	}
+	sink := &frameSink{t: t}
+	if err := b.finish(sink, nil); err != nil {
+		t.Fatal(err)
+	}
+	b.release()
+	if len(sink.frames) != hosts {
+		t.Fatalf("%d frames", len(sink.frames))
+	}
+	for h, f := range sink.frames {
+		if f.Rows() != points || f.Fields[1].Labels["host"] != fmt.Sprint(h) {
+			t.Fatalf("frame %d: %d rows, labels %v", h, f.Rows(), f.Fields[1].Labels)
+		}
+		for p := range points {
+			if got := f.Fields[0].At(p).(time.Time).UnixNano(); got != int64(p) {
+				t.Fatalf("host %d row %d: time %d", h, p, got)
+			}
+			v, ok := f.Fields[1].ConcreteAt(p)
+			r := row{t: int64(p), h: h}
+			if ok == isNull(r) || (ok && v.(int64) != int64(h*1_000_000+p)) {
+				t.Fatalf("host %d row %d: %v (valid %v)", h, p, v, ok)
+			}
+		}
 	}
 }

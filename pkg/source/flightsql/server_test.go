@@ -159,7 +159,7 @@ type serverOpts struct {
 }
 
 // startServer serves srv on 127.0.0.1 and returns its address.
-func startServer(t *testing.T, srv flightsql.Server, o serverOpts) string {
+func startServer(t testing.TB, srv flightsql.Server, o serverOpts) string {
 	t.Helper()
 	lis, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
