@@ -50,8 +50,10 @@ type options struct {
 	dialOpts []grpc.DialOption
 }
 
-// WithAllocator sets the allocator of every Arrow buffer the Source makes
-// (default memory.DefaultAllocator).
+// WithAllocator sets the allocator of the Arrow buffers the Source makes
+// while reading and normalising, and of table and logs frames (default
+// memory.DefaultAllocator). The columns of time-series frames are Go memory
+// built by the series split and freed by the garbage collector.
 func WithAllocator(mem memory.Allocator) Option { return func(o *options) { o.mem = mem } }
 
 // WithDialOptions adds gRPC dial options (a custom dialer, say). Transport
