@@ -129,12 +129,13 @@ type sortedSeries struct {
 }
 
 // seriesBuilder splits rows into series (one per label set) while the batches
-// stream, column-wise: once per batch it hashes the label columns row by row
-// (no strings built), finds each row's series in an open-addressing table,
-// groups the batch's row indices by series, and then appends each series'
-// rows of every column with typed gathers. At the end the series are sorted
-// by time and by label set, and become one frame per (series × value column)
-// (format time_series), or one wide frame (format time_series_wide).
+// stream, column-wise: for each batch it finds every row's series (label
+// values hashed where they lie, no strings built; an open-addressing table;
+// the values compared to confirm), and keeps the batch pending; every
+// flushRows rows it moves the pending rows into their series a column at a
+// time (see flush). At the end the series are sorted by time and by label
+// set, and become one frame per (series × value column) (format
+// time_series), or one wide frame (format time_series_wide).
 type seriesBuilder struct {
 	frameInfo
 	wide bool
@@ -176,7 +177,7 @@ type seriesBuilder struct {
 	labels []labelAccess
 	hashes []uint64
 	counts []int32 // pending rows of each series
-	next   []int32 // where the series' next row goes in order
+	starts []int32 // length of each series before the flush
 	touch  []int32 // series with pending rows, in first-seen order
 	cur    []int32 // write cursor of each series
 	epoch  []arrow.Timestamp
@@ -293,7 +294,7 @@ func (b *seriesBuilder) flush() {
 		counts[id]++
 	}
 	b.touch = touch
-	start := b.next // reused: each series' length before this flush
+	start := b.starts
 	for _, id := range touch {
 		n := int(counts[id])
 		k := len(b.times[id])
@@ -552,7 +553,7 @@ func (b *seriesBuilder) create(i int, h uint64, slot uint64) (int32, error) {
 	b.keys = append(b.keys, s.keys...)
 	b.present = append(b.present, s.present...)
 	b.counts = append(b.counts, 0)
-	b.next = append(b.next, 0)
+	b.starts = append(b.starts, 0)
 	id := int32(len(b.series))
 	b.slots[slot] = id
 	if 2*len(b.series) > len(b.slots) {
