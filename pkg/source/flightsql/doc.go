@@ -30,22 +30,65 @@
 //
 // # Formats
 //
+// Every frame of a query carries meta.executedQueryString, the SQL sent
+// after macros (Grafana's query inspector shows it). An upstream failure
+// names the SQL sent, cut after 500 bytes with "…".
+//
 //   - time_series: the time column is the column named "time" when it is a
 //     timestamp, else the first timestamp column, else an integer column named
 //     "time" holding Unix time (seconds, milliseconds, microseconds or
 //     nanoseconds, told apart by magnitude as Grafana's SQL data sources do).
 //     Numeric columns are values; every other column is a label (null labels
-//     are left out). One frame per (label set × value column), frame type
-//     timeseries-multi, each sorted by time; rows with a null time are left
-//     out with a notice.
-//   - table: one frame, the columns as returned (normalised).
-//   - logs: one log-lines frame: the time column, the body (the first text
-//     column named body, message, msg, line or log, else the first text
-//     column) and a JSON "labels" column holding the other columns of each
-//     row as text; preferredVisualisationType "logs".
+//     are left out; an empty one is kept). One frame per (label set × value
+//     column), frame type timeseries-multi 0.1, each sorted by time (stable:
+//     rows of one time keep their order); rows with a null time are left out
+//     with a notice. The time field keeps its name from the SQL: the
+//     data-plane contract treats a time field's name as display only.
+//     Frames are ordered by label set, compared as Grafana prints labels
+//     (data.Labels.String: names sorted, "name=value, …"), then by the value
+//     column's position in the result, whatever order the rows arrive in, so
+//     that Grafana's colours and legend stay put from one refresh to the next.
+//   - time_series_wide: the same series as one timeseries-wide 0.1 frame:
+//     one time field holding the union of the series' times, sorted, and one
+//     value field per (label set × value column), with its labels, in the
+//     order above; null where a series has no point at a time. A series with
+//     several points at one time keeps the first (a notice counts the
+//     others). For series that share their times (GROUP BY time bucket): one
+//     time column instead of one per series is about half the bytes and a
+//     fifth of Grafana's decoding (docs/benchmarks.md). A result whose
+//     series share so few times that the frame would hold more than four
+//     cells per point is refused: choose time_series.
+//   - table: one frame, the columns as returned (normalised). Grafana's
+//     table panel shows one frame at a time (a frame picker when a query
+//     returns several), so a table stays one frame: the batches' columns are
+//     kept as they arrive and joined once at the end.
+//   - logs: one log-lines frame following Grafana's logs data-plane contract
+//     (fields found by name and type, public/app/features/logs/logsFrame.ts):
+//     "timestamp" (the time column), "body" (the first text column named
+//     body, message, msg, line or log, else the first text column),
+//     "severity" as text (the first column named severity, level, lvl,
+//     loglevel, log_level, severity_text or detected_level, names compared
+//     ignoring case), "id" as text (a column named id), and "labels", a JSON
+//     object holding the other columns of each row as text (nulls left out);
+//     preferredVisualisationType "logs".
 //
 // With no format, time_series is used when the result has a time column,
 // table otherwise.
+//
+// # Splitting into series
+//
+// Batches are split as they arrive, column-wise: each row's label values are
+// hashed where they lie (no strings built), and its series found in an
+// open-addressing table and confirmed by comparing the values; a result with
+// one text label column first tries the previous row's series and the series
+// one period back (results ordered by series, or by time with every series
+// at every time), each confirmed the same way. Every 64Ki rows the pending
+// rows are moved into their series a column at a time: counted per series,
+// each series' storage extended once, and each column read in row order
+// with every value written at its series' cursor. A $__timeGroup fill step
+// goes into the series builder's post hook, which sees each series sorted.
+// Batches are read from the stream on a goroutine of their own, two ahead of
+// the split.
 //
 // # Types
 //
