@@ -50,6 +50,8 @@ type conn struct {
 	sessionMu       sync.Mutex
 	sessionSent     bool
 
+	dialect *dialectState // the SQL dialect of the macros (dialect.go)
+
 	mu      sync.Mutex
 	remotes map[string]*flightsql.Client // by location URI
 	closed  bool
@@ -69,6 +71,7 @@ func newConn(cfg settings.FlightSQL, mem memory.Allocator, extra []grpc.DialOpti
 		catalog: cfg.Catalog,
 		schema:  cfg.Schema,
 		remotes: map[string]*flightsql.Client{},
+		dialect: newDialectState(cfg.Dialect),
 		auth:    authenticator{kind: cfg.AuthType, user: cfg.Username, pass: cfg.Password},
 	}
 	for _, s := range []settings.Secret{cfg.Token, cfg.Password, cfg.TLSClientKey} {
