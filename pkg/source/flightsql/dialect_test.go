@@ -3,9 +3,11 @@ package flightsql
 import (
 	"context"
 	"fmt"
+	"os"
 	"strings"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
@@ -191,4 +193,55 @@ type failingInfo struct{ *infoServer }
 
 func (s *failingInfo) GetFlightInfoSqlInfo(context.Context, flightsql.GetSqlInfo, *flight.FlightDescriptor) (*flight.FlightInfo, error) {
 	return nil, status.Error(codes.Unavailable, "overloaded")
+}
+
+// docMacros are the examples of docs/dialects.md, expanded in docEnv.
+var docMacros = []string{
+	"$__timeFilter(ts)", "$__timeFrom()", "$__timeTo()",
+	"$__timeGroup(ts, 5m)", "$__timeGroup(ts, 7m)", "$__timeGroup(ts, 500ms)",
+	"$__timeGroupAlias(ts, 1h)", "$__unixEpochGroup(t, 5m)",
+}
+
+func docEnv(name string) macroEnv {
+	return macroEnv{from: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC), to: time.Date(2026, 1, 1, 1, 0, 0, 0, time.UTC),
+		interval: time.Minute, dialect: func() (*dialect, error) { return dialects[name], nil }}
+}
+
+// code writes s as a Markdown code span.
+func code(s string) string {
+	if strings.Contains(s, "`") {
+		return "`` " + s + " ``"
+	}
+	return "`" + s + "`"
+}
+
+// TestDialectsDoc: docs/dialects.md shows exactly what each dialect writes
+// (or the error it gives) for every example macro.
+func TestDialectsDoc(t *testing.T) {
+	doc, err := os.ReadFile("../../../docs/dialects.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range settings.Dialects[1:] {
+		i := strings.Index(string(doc), "\n## "+name+"\n")
+		if i < 0 {
+			t.Fatalf("docs/dialects.md has no section %q", name)
+		}
+		section := string(doc[i+1:])
+		if j := strings.Index(section[3:], "\n## "); j >= 0 {
+			section = section[:j+3]
+		}
+		for _, m := range docMacros {
+			out, err := expandMacros(context.Background(), m, docEnv(name))
+			want := ""
+			if err != nil {
+				want = "| " + code(m) + " | error: " + strings.TrimPrefix(err.Error(), "flightsql: ") + " |"
+			} else {
+				want = "| " + code(m) + " | " + code(out.SQL) + " |"
+			}
+			if !strings.Contains(section, want+"\n") {
+				t.Errorf("docs/dialects.md, section %s, lacks the line\n%s", name, want)
+			}
+		}
+	}
 }
