@@ -40,8 +40,13 @@ func init() {
 }
 
 // goTestEnv: the SDK's build flags (the Go build cache is shared with it)
-// and cgo, which -race needs.
+// and cgo, which -race and the real-engine tests need.
 var goTestEnv = map[string]string{"CGO_ENABLED": "1"}
+
+// goTestTags: the SDK's JSON build tag, and the tags that compile the
+// tests against a real SQL engine (DuckDB through duckdb-go, cgo; see
+// tests/engine). The shipped plugin is built without them.
+const goTestTags = "arrow_json_stdlib,duckdb,duckdb_arrow"
 
 // Check runs every test the project has, as CI does: formatting and vet,
 // the frontend (typecheck, lint, jest, production build, the browser test
@@ -63,11 +68,15 @@ func GoLint() error {
 	if out != "" {
 		return fmt.Errorf("gofmt would change:\n%s", out)
 	}
-	return sh.RunV("go", "vet", "-tags", "arrow_json_stdlib", "./...")
+	if err := sh.RunV("go", "vet", "-tags", "arrow_json_stdlib", "./..."); err != nil {
+		return err
+	}
+	return sh.RunWithV(goTestEnv, "go", "vet", "-tags", goTestTags, "./...")
 }
 
-// GoTest runs the Go tests with -race. The JS reader test must run (it
-// fails instead of skipping when node or its packages are missing).
+// GoTest runs the Go tests with -race, the real-engine tests included. The
+// JS reader test must run (it fails instead of skipping when node or its
+// packages are missing).
 func GoTest() error {
 	if err := npmCI("tests/arrowjs"); err != nil {
 		return err
@@ -76,7 +85,7 @@ func GoTest() error {
 	for k, v := range goTestEnv {
 		env[k] = v
 	}
-	if err := sh.RunWithV(env, "go", "test", "-race", "-tags", "arrow_json_stdlib", "-timeout", "20m", "./..."); err != nil {
+	if err := sh.RunWithV(env, "go", "test", "-race", "-tags", goTestTags, "-timeout", "25m", "./..."); err != nil {
 		return err
 	}
 	// The race detector makes sync.Pool drop items, so the allocation
