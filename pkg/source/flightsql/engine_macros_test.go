@@ -38,7 +38,7 @@ func engineTable(t *testing.T, srv *engine.Server) {
 		       (epoch(TIMESTAMPTZ '2025-12-31 22:00:00+00')::BIGINT + i * 37) * 1000000000 AS en,
 		       'h' || (i % 3)::VARCHAR AS host,
 		       ((i * 7) % 50)::DOUBLE AS v
-		FROM range(0, 5 * 3600 / 37) r(i)`)
+		FROM range(0, 10 * 3600 // 37) r(i)`)
 }
 
 // point is one point of a series: milliseconds since the epoch, value.
