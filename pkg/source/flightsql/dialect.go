@@ -229,12 +229,12 @@ func newDialectState(setting string) *dialectState {
 	return &dialectState{setting: setting}
 }
 
-// learn records what the server said (err: it did not answer GetSqlInfo in
-// a way that leaves the server usable) and, for auto, picks the dialect.
+// learn records what GetSqlInfo told (err != nil: the server answers, but
+// not GetSqlInfo) and, for auto, picks the dialect.
 func (st *dialectState) learn(info serverInfo, err error) {
 	st.mu.Lock()
 	defer st.mu.Unlock()
-	st.known = true
+	st.known, st.why = true, ""
 	if st.setting != settings.DialectAuto {
 		st.d = dialects[st.setting]
 		return

@@ -245,3 +245,16 @@ func TestDialectsDoc(t *testing.T) {
 		}
 	}
 }
+
+// TestDialectRelearn: a later health check replaces what auto found.
+func TestDialectRelearn(t *testing.T) {
+	st := newDialectState("")
+	st.learn(serverInfo{name: "mystery"}, nil)
+	if st.d.name != settings.DialectANSI || st.why == "" {
+		t.Fatalf("unknown server: %s %q", st.d.name, st.why)
+	}
+	st.learn(serverInfo{name: "DuckDB", version: "v1.4.1"}, nil)
+	if st.d.name != settings.DialectDuckDB || st.why != "" {
+		t.Fatalf("after DuckDB answered: %s %q", st.d.name, st.why)
+	}
+}
