@@ -30,6 +30,7 @@ type Instance struct {
 	source  source.Source
 	// optional capabilities of source, found once
 	health    source.HealthChecker
+	reporter  source.HealthReporter
 	resources backend.CallResourceHandler
 
 	encoders sync.Pool // *frame.Encoder
@@ -94,6 +95,7 @@ func newInstance(ctx context.Context, ds backend.DataSourceInstanceSettings, sou
 	}
 	inst.source = src
 	inst.health, _ = src.(source.HealthChecker)
+	inst.reporter, _ = src.(source.HealthReporter)
 	if rh, ok := src.(source.ResourceHandler); ok {
 		inst.resources = httpadapter.New(rh.Resources())
 	}

@@ -126,13 +126,18 @@ func (s *Service) CheckHealth(ctx context.Context, req *backend.CheckHealthReque
 	if inst.invalid != nil {
 		return &backend.CheckHealthResult{Status: backend.HealthStatusError, Message: oneLine(inst.invalid)}, nil
 	}
-	if inst.health != nil {
+	what := "Demo source ready"
+	switch {
+	case inst.reporter != nil:
+		msg, err := inst.reporter.HealthReport(ctx)
+		if err != nil {
+			return &backend.CheckHealthResult{Status: backend.HealthStatusError, Message: oneLine(err)}, nil
+		}
+		what = msg
+	case inst.health != nil:
 		if err := inst.health.CheckHealth(ctx); err != nil {
 			return &backend.CheckHealthResult{Status: backend.HealthStatusError, Message: redactIdentity(ctx, oneLine(err))}, nil
 		}
-	}
-	what := "Demo source ready"
-	if inst.health != nil {
 		what = "Connected to " + inst.settings.FlightSQL.Address
 	}
 	return &backend.CheckHealthResult{

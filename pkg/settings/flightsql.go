@@ -10,6 +10,7 @@ import (
 	"log/slog"
 	"net"
 	"regexp"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -52,6 +53,21 @@ const (
 	AuthPassword = "password"
 )
 
+// SQL dialects accepted in jsonData.dialect. DialectAuto (the default) asks
+// the server for its name (GetSqlInfo) and picks one of the others.
+const (
+	DialectAuto       = "auto"
+	DialectDataFusion = "datafusion" // InfluxDB 3, GreptimeDB and other DataFusion-based servers
+	DialectDuckDB     = "duckdb"
+	DialectPostgres   = "postgres" // PostgreSQL-compatible
+	DialectDremio     = "dremio"
+	DialectMySQL      = "mysql" // MySQL-compatible: Apache Doris, StarRocks
+	DialectANSI       = "ansi"  // generic fallback
+)
+
+// Dialects lists the accepted values of jsonData.dialect, DialectAuto first.
+var Dialects = []string{DialectAuto, DialectDataFusion, DialectDuckDB, DialectPostgres, DialectDremio, DialectMySQL, DialectANSI}
+
 // Defaults and ranges of the Flight SQL settings (see the contract).
 const (
 	DefaultFlightSQLTimeout   = 30 // seconds
@@ -90,6 +106,8 @@ type FlightSQL struct {
 	// Authorization header and, when present, X-Id-Token) to the server
 	// instead of the configured credentials, when a request carries one.
 	OAuthPassThru bool `json:"oauthPassThru"`
+	// Dialect is one of Dialects; "" is read as DialectAuto.
+	Dialect string `json:"dialect"`
 	// Timeout is the query timeout in seconds.
 	Timeout   int64 `json:"timeout"`
 	RowLimit  int64 `json:"rowLimit"`
@@ -111,8 +129,8 @@ func (f FlightSQL) TimeoutDuration() time.Duration { return time.Duration(f.Time
 // String describes the settings without any secret value.
 func (f FlightSQL) String() string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "FlightSQL{address=%q tls=%t authType=%q username=%q catalog=%q schema=%q oauthPassThru=%t timeout=%d rowLimit=%d byteLimit=%d",
-		f.Address, f.TLSEnabled, f.AuthType, f.Username, f.Catalog, f.Schema, f.OAuthPassThru, f.Timeout, f.RowLimit, f.ByteLimit)
+	fmt.Fprintf(&b, "FlightSQL{address=%q tls=%t authType=%q username=%q catalog=%q schema=%q dialect=%q oauthPassThru=%t timeout=%d rowLimit=%d byteLimit=%d",
+		f.Address, f.TLSEnabled, f.AuthType, f.Username, f.Catalog, f.Schema, f.Dialect, f.OAuthPassThru, f.Timeout, f.RowLimit, f.ByteLimit)
 	for _, h := range f.Headers {
 		fmt.Fprintf(&b, " header%d=%q", h.Index, h.Name)
 	}
@@ -137,6 +155,7 @@ type flightSQLJSON struct {
 	Catalog           string     `json:"catalog"`
 	Schema            string     `json:"schema"`
 	OAuthPassThru     bool       `json:"oauthPassThru"`
+	Dialect           string     `json:"dialect"`
 	Timeout           *jsonInt64 `json:"timeout"`
 	RowLimit          *jsonInt64 `json:"rowLimit"`
 	ByteLimit         *jsonInt64 `json:"byteLimit"`
@@ -178,6 +197,7 @@ func ParseFlightSQL(jsonData []byte, secure map[string]string) (FlightSQL, error
 		Catalog:           raw.Catalog,
 		Schema:            raw.Schema,
 		OAuthPassThru:     raw.OAuthPassThru,
+		Dialect:           strings.ToLower(strings.TrimSpace(raw.Dialect)),
 		Timeout:           orDefault(raw.Timeout, DefaultFlightSQLTimeout),
 		RowLimit:          orDefault(raw.RowLimit, DefaultFlightSQLRowLimit),
 		ByteLimit:         orDefault(raw.ByteLimit, DefaultFlightSQLByteLimit),
@@ -189,6 +209,9 @@ func ParseFlightSQL(jsonData []byte, secure map[string]string) (FlightSQL, error
 	}
 	if f.AuthType == "" {
 		f.AuthType = AuthNone
+	}
+	if f.Dialect == "" {
+		f.Dialect = DialectAuto
 	}
 	for k, v := range keys {
 		m := headerNameKey.FindStringSubmatch(k)
@@ -286,6 +309,10 @@ func (f FlightSQL) Validate() error {
 		}
 	}
 
+	if !slices.Contains(Dialects, f.Dialect) {
+		add("dialect: %q is not one of %s", f.Dialect, quoteList(Dialects))
+	}
+
 	if f.Timeout < minTimeout || f.Timeout > maxTimeout {
 		add("timeout: %d is not in %d – %d (seconds)", f.Timeout, minTimeout, maxTimeout)
 	}
@@ -317,6 +344,15 @@ func (f FlightSQL) Validate() error {
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// quoteList writes "a", "b", "c".
+func quoteList(names []string) string {
+	q := make([]string, len(names))
+	for i, n := range names {
+		q[i] = strconv.Quote(n)
+	}
+	return strings.Join(q, ", ")
 }
 
 func checkAddress(addr string) error {

@@ -50,6 +50,14 @@ type HealthChecker interface {
 	CheckHealth(ctx context.Context) error
 }
 
+// HealthReporter is implemented by health checkers that can tell what they
+// found (the server's name, the SQL dialect chosen…). The message, shown to
+// the administrator, replaces the generic "Connected to …" and carries no
+// secret; the error is as CheckHealth's.
+type HealthReporter interface {
+	HealthReport(ctx context.Context) (string, error)
+}
+
 // ResourceHandler is implemented by sources that serve resource calls
 // (schema browsing for the query editor, for example).
 type ResourceHandler interface {

@@ -57,6 +57,8 @@ type conn struct {
 	sessionMu       sync.Mutex
 	sessionSent     bool
 
+	dialect *dialectState // the SQL dialect of the macros (dialect.go)
+
 	mu      sync.Mutex
 	remotes map[string]*flightsql.Client // by location URI
 	closed  bool
@@ -76,6 +78,7 @@ func newConn(cfg settings.FlightSQL, mem memory.Allocator, extra []grpc.DialOpti
 		catalog: cfg.Catalog,
 		schema:  cfg.Schema,
 		remotes: map[string]*flightsql.Client{},
+		dialect: newDialectState(cfg.Dialect),
 		auth:    authenticator{kind: cfg.AuthType, user: cfg.Username, pass: cfg.Password},
 
 		oauthPassThru: cfg.OAuthPassThru,

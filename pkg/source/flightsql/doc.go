@@ -160,26 +160,62 @@
 // Macros are expanded before the SQL is sent, outside string literals,
 // quoted identifiers ("x", `x`) and comments (--, /* */). Quotes inside
 // literals are escaped by doubling them (standard SQL); backslash escapes
-// are not recognised. Times are UTC.
+// are not recognised. Arguments may hold macros ($__timeGroup(ts,
+// $__interval)). An unknown $__name is an error that lists the known macros.
 //
-//	$__timeFilter(col)         (col >= '2006-01-02 15:04:05.000' AND col <= '…')
-//	$__timeFrom(), $__timeTo() '2006-01-02 15:04:05.000'
-//	    A plain string literal compared with a timestamp column: DataFusion-based
-//	    servers (InfluxDB 3, GreptimeDB), Dremio, Apache Doris, StarRocks,
-//	    DuckDB and PostgreSQL cast it implicitly. Not SQLite (no timestamp type).
-//	$__unixEpochFilter(col)    (col >= 1700000000 AND col <= 1700003600), seconds
+// The SQL of the time macros depends on the SQL dialect (the dialect
+// setting; dialect.go has the table, docs/dialects.md the exact SQL of
+// every macro in every dialect, checked by TestDialectsDoc). auto reads the
+// server's FLIGHT_SQL_SERVER_NAME and _VERSION by GetSqlInfo once per
+// connection, before the first query that needs it, and picks: DuckDB →
+// duckdb; InfluxDB/IOx, DataFusion, GreptimeDB, CnosDB, Datalayers,
+// Seafowl, Ballista → datafusion; Dremio → dremio; PostgreSQL → postgres;
+// Doris, StarRocks, MySQL, MariaDB → mysql; anything else, and servers
+// without GetSqlInfo (an error other than a connection, authentication or
+// timeout failure) → ansi, which refuses $__timeGroup rather than guess.
+// The health check names the dialect. For a range from 2026-01-01T00:00:00Z
+// to 01:00:00Z:
+//
+//	$__timeFilter(col)  (col >= F AND col <= T), F and T as $__timeFrom(), $__timeTo():
+//	    datafusion '2026-01-01T00:00:00.000Z'
+//	    duckdb     '2026-01-01 00:00:00.000+00' (untyped: takes the column's type,
+//	               TIMESTAMP or TIMESTAMPTZ, and its offset is read either way)
+//	    postgres   '2026-01-01 00:00:00.000+00'
+//	    dremio     TIMESTAMP '2026-01-01 00:00:00.000' (Dremio's timestamps hold UTC)
+//	    mysql      '2026-01-01 00:00:00.000' (DATETIME holds UTC)
+//	    ansi       TIMESTAMP '2026-01-01 00:00:00.000+00:00'
+//	$__timeGroup(col, 5m[, fill]), buckets aligned on the Unix epoch in UTC:
+//	    datafusion date_bin(INTERVAL '300 seconds', col)
+//	    duckdb     time_bucket(INTERVAL '300 seconds', col), plus an INTERVAL offset
+//	               moving time_bucket's 2000-01-03 origin onto the epoch when the
+//	               width does not divide the gap (7m: INTERVAL '60 seconds')
+//	    postgres   to_timestamp(floor(extract(epoch from col) / 300) * 300)
+//	    dremio     TO_TIMESTAMP(FLOOR(EXTRACT(EPOCH FROM col) / 300) * 300), whole seconds only
+//	    mysql      DATE_ADD(CAST('1970-01-01 00:00:00' AS DATETIME), INTERVAL
+//	               FLOOR(TIMESTAMPDIFF(SECOND, CAST('1970-01-01 00:00:00' AS DATETIME), col)
+//	               / 300) * 300 SECOND), whole seconds only
+//	    ansi       none: an error naming the macro and the dialect
+//	    The interval may be quoted and may be $__interval; units ms, s, m, h, d, w.
+//	$__timeGroupAlias(col, 5m[, fill])  the same, followed by AS "time" (AS `time` in mysql)
+//	$__unixEpochGroup(col, 5m)  (CAST(floor(col / 300) AS BIGINT) * 300), an integer;
+//	    mysql (col DIV 300 * 300). For integer Unix seconds, whole seconds only.
+//	$__unixEpochFilter(col)    (col >= 1767225600 AND col <= 1767229200), seconds
 //	$__unixEpochMsFilter(col), $__unixEpochNanoFilter(col): milliseconds, nanoseconds
 //	$__unixEpochFrom(), $__unixEpochTo() and the Ms / Nano variants: integers
-//	    Integer comparisons: any dialect, for integer time columns.
 //	$__interval                the query interval as Grafana writes it (1m, 30s, 500ms)
 //	$__interval_ms             the query interval in milliseconds
-//	$__timeGroup(col, 5m)      date_bin(INTERVAL '300 seconds', col, TIMESTAMP '1970-01-01 00:00:00')
-//	$__timeGroupAlias(col, 5m) the same, followed by AS "time"
-//	    date_bin: DataFusion-based servers, PostgreSQL 14+, DuckDB. Not Dremio,
-//	    Doris or StarRocks (use their own time_bucket / date_trunc there).
-//	    The interval may be quoted and may be $__interval; units ms, s, m, h, d, w.
-//	$__unixEpochGroup(col, 5m) (floor(col / 300) * 300), for integer seconds: any dialect.
 //	$__catalog, $__schema      the catalog and schema settings, as written there.
 //
-// An unknown $__name is an error that lists the known macros.
+// The fill of $__timeGroup / $__timeGroupAlias is NULL, previous or a
+// number, as in Grafana's SQL data sources; it leaves the SQL alone and is
+// returned with the expansion, for the time_series frames to be filled
+// after the query (fill.go: one point per interval over the range; a query
+// has one fill). Wiring it into the frames belongs to series.go.
+//
+// Expansion is linear in the query's length whatever the nesting: a query
+// longer than 1 MiB is refused, so are macros nested more than 16 deep in
+// macro arguments and expansions whose text, counted at every nesting
+// level, would exceed 32 × the query's length + 256 KiB (a $__timeFilter
+// nested in a $__timeFilter repeats it twice, and so on). Expansion checks
+// for cancellation every 64 macros.
 package flightsql

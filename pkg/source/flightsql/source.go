@@ -114,10 +114,12 @@ func (s *Source) Query(ctx context.Context, q source.Query, sink source.Sink) (e
 	if interval <= 0 {
 		interval = defaultInterval(q)
 	}
-	sql, err := expandMacros(m.RawSQL, macroEnv{from: q.From, to: q.To, interval: interval, catalog: s.cfg.Catalog, schema: s.cfg.Schema})
+	exp, err := expandMacros(ctx, m.RawSQL, macroEnv{from: q.From, to: q.To, interval: interval, catalog: s.cfg.Catalog, schema: s.cfg.Schema,
+		dialect: func() (*dialect, error) { return s.sqlDialect(ctx) }})
 	if err != nil {
 		return err
 	}
+	sql := exp.SQL // exp.Fill: to be applied to the time_series frames (fill.go)
 
 	qctx, cancel := context.WithTimeout(ctx, s.cfg.TimeoutDuration())
 	defer cancel()
