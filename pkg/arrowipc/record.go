@@ -65,7 +65,7 @@ func (s *recordScratch) columnsOf(rec arrow.RecordBatch, b *batch) ([]Column, er
 	}
 	for i, arr := range rec.Columns() {
 		f := &b.fields[i]
-		if !arrow.TypeEqual(arr.DataType(), f.Type) {
+		if !sameType(arr.DataType(), f.Type) {
 			return cols, fmt.Errorf("%w: field %q: column of type %s, schema says %s", ErrBatch, f.Name, arr.DataType(), f.Type)
 		}
 		if arr.Len() != rows {
@@ -75,6 +75,22 @@ func (s *recordScratch) columnsOf(rec arrow.RecordBatch, b *batch) ([]Column, er
 	}
 	s.cols = cols
 	return cols, nil
+}
+
+// sameType reports whether a column of type t fits field type want, one of
+// the types of the table in types.go: for those, the type ID decides but
+// for a timestamp's unit and zone. arrow.TypeEqual would say the same, but
+// allocates for types that are equal without being the same pointer (its
+// options escape), as an SDK record's timestamps are.
+func sameType(t, want arrow.DataType) bool {
+	if t == nil || t.ID() != want.ID() {
+		return false
+	}
+	if w, ok := want.(*arrow.TimestampType); ok {
+		ts, ok := t.(*arrow.TimestampType)
+		return ok && ts.Unit == w.Unit && ts.TimeZone == w.TimeZone
+	}
+	return true
 }
 
 // columnOf returns arr as a Column. scratch holds two reusable buffers (for

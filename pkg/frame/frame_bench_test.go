@@ -1,5 +1,8 @@
 //go:build unix
 
+// This file is longer than the others because it is one benchmark: its
+// inputs, and the four encoders it compares in one run, belong together.
+
 package frame_test
 
 import (
