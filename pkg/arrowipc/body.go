@@ -140,7 +140,7 @@ func (b *batch) drop() {
 
 // prepare checks cols against b's schema, compresses what is worth it into
 // b.packed, lays the body out and returns what compression did. It is the
-// work of phase one; writeBody in file.go is its other half.
+// work of phase one; appendBody in file.go is its other half.
 func (e *Encoder) prepare(rows int, cols []Column) (BodyStats, error) {
 	start := time.Now()
 	b := &e.batch
