@@ -325,25 +325,11 @@ func (k *sink) encode(buf []byte, j job, summary *frame.Summary) ([]byte, error)
 	e := k.inst.encoder()
 	defer k.inst.putEncoder(e)
 	start := time.Now()
-	var (
-		out []byte
-		err error
-	)
-	switch {
-	case j.frame != nil && summary != nil:
-		out, err = e.AppendFrameWithStats(buf, j.frame, *summary)
-	case j.frame != nil:
-		out, err = e.AppendFrame(buf, j.frame)
-	case summary != nil:
-		out, err = e.AppendRecordWithStats(buf, j.rec, *summary)
-	default:
-		out, err = e.AppendRecord(buf, j.rec)
-	}
+	out, st, err := e.Append(buf, frame.Input{Frame: j.frame, Record: j.rec}, summary)
 	if err != nil {
 		return out, err
 	}
 	took := time.Since(start)
-	st := e.IPC().Stats()
 	k.inst.metrics.observe(st, len(out), took)
 	if summary == nil {
 		k.mu.Lock()
