@@ -202,3 +202,52 @@ func (p *Plugin) QueryChunked(ctx context.Context, pc *pluginv2.PluginContext, f
 		chunks = append(chunks, c)
 	}
 }
+
+// Metrics collects the plugin's Prometheus metrics through the diagnostics
+// service and returns each unlabelled sample (and each labelled one under
+// its full name with labels) by name.
+func (p *Plugin) Metrics(ctx context.Context) (map[string]float64, error) {
+	res, err := p.Diagnostics.CollectMetrics(ctx, &pluginv2.CollectMetricsRequest{})
+	if err != nil {
+		return nil, fmt.Errorf("harness: collecting metrics: %w", err)
+	}
+	m := map[string]float64{}
+	for _, line := range strings.Split(string(res.GetMetrics().GetPrometheus()), "\n") {
+		if line == "" || line[0] == '#' {
+			continue
+		}
+		i := strings.LastIndexByte(line, ' ')
+		if i < 0 {
+			continue
+		}
+		v, err := strconv.ParseFloat(line[i+1:], 64)
+		if err != nil {
+			continue
+		}
+		m[line[:i]] = v
+	}
+	return m, nil
+}
+
+// Memory returns the plugin process's resident set size now and its peak
+// (VmRSS and VmHWM of /proc/<pid>/status, Linux), in bytes.
+func (p *Plugin) Memory() (rss, peak int64, err error) {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", p.Pid))
+	if err != nil {
+		return 0, 0, fmt.Errorf("harness: reading the plugin's memory: %w", err)
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		f := strings.Fields(line)
+		if len(f) < 2 {
+			continue
+		}
+		kb, _ := strconv.ParseInt(f[1], 10, 64)
+		switch f[0] {
+		case "VmRSS:":
+			rss = kb << 10
+		case "VmHWM:":
+			peak = kb << 10
+		}
+	}
+	return rss, peak, nil
+}

@@ -28,10 +28,12 @@ import (
 //
 // A unary response keeps its frames until the whole response is returned,
 // so a request can hold bytes while another of its queries waits for more.
-// When every request that holds bytes is waiting like this, no release can
-// come: the oldest waiter is then let through over the budget (overdraft),
-// by at most one more budget in all; past that it fails as busy. So the
-// bytes held never exceed twice the budget, and a burst cannot deadlock.
+// So waiters of requests that hold bytes go first, and a request holding
+// nothing is let in only while no holder waits. When every request that
+// holds bytes is waiting all the same, no release can come: the oldest
+// waiter is then let through over the budget (overdraft), by at most one
+// more budget in all; past that it fails as busy. So the bytes held never
+// exceed twice the budget, and a burst cannot deadlock.
 type budget struct {
 	limit int64
 	wait  time.Duration
@@ -242,27 +244,38 @@ func (b *budget) remove(w *waiter) {
 	}
 }
 
-// settle grants waiters in order while the first fits, then breaks a
-// deadlock (see budget) by overdraft or refusal.
+// settle grants waiters while one fits, then breaks a deadlock (see
+// budget) by overdraft or refusal. Waiters of requests that already hold
+// bytes go first, in arrival order, and a request that holds nothing is let
+// in only while no holder waits: a request admitted into a crowded budget
+// would only add to the requests that each hold part of what they need.
 func (b *budget) settle() {
 	for len(b.queue) > 0 {
-		w := b.queue[0]
+		i := 0
+		for j, q := range b.queue {
+			if q.acct.held > 0 {
+				i = j
+				break
+			}
+		}
+		w := b.queue[i]
+		holder := w.acct.held > 0
 		switch {
 		case b.used+w.n <= b.limit:
-		case b.holders > 0 && b.holders == b.blocked && b.used+w.n <= 2*b.limit:
+		case holder && b.holders == b.blocked && b.used+w.n <= 2*b.limit:
 			metricBudgetOverdrafts.Inc()
-		case b.holders > 0 && b.holders == b.blocked:
+		case holder && b.holders == b.blocked:
 			w.err = fmt.Errorf("%w: the queries in flight hold the whole memory budget of %s and wait for more; try again, or raise %s",
 				errBusy, b.setting(), settings.EnvMemoryBudget)
 			metricBudgetRefused.WithLabelValues("busy").Inc()
-			b.queue = b.queue[1:]
+			b.queue = append(b.queue[:i], b.queue[i+1:]...)
 			w.acct.setWaiting(-1)
 			close(w.ready)
 			continue
 		default:
 			return
 		}
-		b.queue = b.queue[1:]
+		b.queue = append(b.queue[:i], b.queue[i+1:]...)
 		w.acct.setWaiting(-1)
 		b.take(w.acct, w.n)
 		close(w.ready)

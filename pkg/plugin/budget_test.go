@@ -240,7 +240,9 @@ func TestServiceBudget(t *testing.T) {
 	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
 	defer mem.AssertSize(t, 0)
 	s := NewService(Options{
-		Sources:       func(context.Context, settings.Settings) (source.Source, error) { return fakeSource{mem: mem, frames: 50, rows: 1000}, nil },
+		Sources: func(context.Context, settings.Settings) (source.Source, error) {
+			return fakeSource{mem: mem, frames: 50, rows: 1000}, nil
+		},
 		EncodeWorkers: 2,
 		Budget:        settings.Budget{Bytes: 200 << 10, Wait: time.Second},
 	})
