@@ -102,6 +102,9 @@ const maxWarned = 5
 // value. Malformed jsonData gives nothing here: Parse reports it.
 func UnknownKeys(jsonData []byte, secure map[string]string) []string {
 	var keys map[string]json.RawMessage
+	if len(jsonData) > MaxJSONData {
+		return nil
+	}
 	if len(bytes.TrimSpace(jsonData)) > 0 {
 		if err := json.Unmarshal(jsonData, &keys); err != nil {
 			return nil

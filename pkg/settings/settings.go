@@ -36,6 +36,10 @@ const (
 	DefaultMinSavings = 0.1
 	MaxMinSavings     = 0.9
 
+	// MaxJSONData bounds the jsonData Quiver parses: its settings take a
+	// few hundred bytes.
+	MaxJSONData = 1 << 20
+
 	DefaultMaxSeries = 10_000
 	MaxMaxSeries     = 1_000_000
 	DefaultMaxPoints = 10_000_000
@@ -62,6 +66,9 @@ type Settings struct {
 // fails only on JSON it cannot read, naming the key; call Validate for the
 // checks of the values.
 func Parse(jsonData []byte, secure map[string]string) (Settings, error) {
+	if len(jsonData) > MaxJSONData {
+		return Settings{}, fmt.Errorf("settings: jsonData is %d bytes, more than the %d bytes (1 MiB) Quiver reads", len(jsonData), MaxJSONData)
+	}
 	var keys map[string]json.RawMessage
 	if len(bytes.TrimSpace(jsonData)) > 0 {
 		if err := json.Unmarshal(jsonData, &keys); err != nil {

@@ -115,13 +115,16 @@ func TestHugeNumbersReportedAsGiven(t *testing.T) {
 }
 
 func TestLongValuesAreCutInMessages(t *testing.T) {
-	long := strings.Repeat("x", 10<<20)
+	long := strings.Repeat("x", 1000<<10)
+	if _, err := Parse([]byte(`{"codec":"`+long+long+`"}`), nil); err == nil || !strings.Contains(err.Error(), "jsonData is 2048012 bytes, more than the 1048576 bytes") {
+		t.Errorf("2 MB jsonData: %v", err)
+	}
 	for _, js := range []string{`{"codec":"` + long + `"}`, `{"upstream":"` + long + `"}`, `{"level":"` + long + `"}`} {
 		s, err := Parse([]byte(js), nil)
 		if err == nil {
 			err = s.Validate()
 		}
-		if err == nil || len(err.Error()) > 400 || !strings.Contains(err.Error(), "10485760 bytes") {
+		if err == nil || len(err.Error()) > 400 || !strings.Contains(err.Error(), "1024000 bytes") {
 			t.Errorf("%.20s…: error of %d bytes: %.200v", js, len(fmt.Sprint(err)), err)
 		}
 	}
