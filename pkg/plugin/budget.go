@@ -22,9 +22,10 @@ import (
 // frames waiting to be sent), shared by every request of every instance.
 //
 // A reservation that does not fit waits, in arrival order, with the
-// request's context (Grafana's cancellation frees its place at once), for at
-// most the configured wait; then it fails as busy. One that can never fit
-// (more than the whole budget) fails at once.
+// request's context (Grafana's cancellation frees its place at once), while
+// the budget moves; when nothing is released for the configured wait it
+// fails as busy. One that can never fit (more than the whole budget) fails
+// at once.
 //
 // A unary response keeps its frames until the whole response is returned,
 // so a request can hold bytes while another of its queries waits for more.
@@ -39,12 +40,13 @@ type budget struct {
 	wait  time.Duration
 	from  string // how the limit was set, for messages
 
-	mu      sync.Mutex
-	used    int64
-	peak    int64
-	queue   []*waiter
-	holders int // accounts holding bytes
-	blocked int // accounts holding bytes with a waiting reservation
+	mu       sync.Mutex
+	used     int64
+	peak     int64
+	queue    []*waiter
+	released time.Time // when bytes were last released: the queue moves
+	holders  int       // accounts holding bytes
+	blocked  int       // accounts holding bytes with a waiting reservation
 	// idle GC: after a burst, once nothing is held, collect once so that
 	// the burst's garbage goes back to the OS now rather than at the next
 	// forced GC minutes later.
@@ -80,7 +82,7 @@ var (
 func newBudget(b settings.Budget) *budget {
 	return &budget{
 		limit: b.Bytes, wait: b.Wait, from: b.From,
-		idleAfter: time.Second, idleMin: min(b.Bytes/4, 32<<20), collect: runtime.GC,
+		idleAfter: time.Second, idleMin: min(b.Bytes/4, 32<<20), collect: collectTwice,
 	}
 }
 
@@ -115,19 +117,9 @@ func (a *account) acquire(ctx context.Context, n int64) error {
 	b.mu.Unlock()
 	metricBudgetWaits.Inc()
 
-	timer := time.NewTimer(b.wait)
-	defer timer.Stop()
-	var err error
-	select {
-	case <-w.ready:
+	err := b.await(ctx, w)
+	if err == nil {
 		return w.err
-	case <-ctx.Done():
-		err = context.Cause(ctx)
-		metricBudgetRefused.WithLabelValues("cancelled").Inc()
-	case <-timer.C:
-		err = fmt.Errorf("%w: this query waited %s for %s of the memory budget of %s, which other queries hold; try again, or raise %s or %s",
-			errBusy, b.wait, settings.FormatBytes(n), b.setting(), settings.EnvMemoryBudget, settings.EnvMemoryBudgetWait)
-		metricBudgetRefused.WithLabelValues("busy").Inc()
 	}
 	b.mu.Lock()
 	defer b.mu.Unlock()
@@ -142,6 +134,40 @@ func (a *account) acquire(ctx context.Context, n int64) error {
 	}
 	b.settle()
 	return err
+}
+
+// await waits until w is granted or refused (nil), ctx is done, or the
+// budget has stalled: nothing released for b.wait while w waits. A queue
+// that moves (a burst on a busy host) is waited out however long it takes;
+// Grafana's cancellation ends the wait at once.
+func (b *budget) await(ctx context.Context, w *waiter) error {
+	start := time.Now()
+	timer := time.NewTimer(b.wait)
+	defer timer.Stop()
+	for {
+		select {
+		case <-w.ready:
+			return nil
+		case <-ctx.Done():
+			metricBudgetRefused.WithLabelValues("cancelled").Inc()
+			return context.Cause(ctx)
+		case <-timer.C:
+		}
+		b.mu.Lock()
+		last := b.released
+		b.mu.Unlock()
+		if last.Before(start) {
+			last = start
+		}
+		stalled := time.Since(last)
+		if stalled < b.wait {
+			timer.Reset(b.wait - stalled)
+			continue
+		}
+		metricBudgetRefused.WithLabelValues("busy").Inc()
+		return fmt.Errorf("%w: this query waited %s for %s of the memory budget of %s, and the queries holding it released nothing meanwhile; try again, or raise %s or %s",
+			errBusy, time.Since(start).Round(time.Second), settings.FormatBytes(w.n), b.setting(), settings.EnvMemoryBudget, settings.EnvMemoryBudgetWait)
+	}
 }
 
 // force takes n bytes without waiting: for what an encoded frame weighs
@@ -210,6 +236,9 @@ func (b *budget) give(a *account, n int64) {
 	n = min(n, a.held)
 	a.held -= n
 	b.used -= n
+	if n > 0 {
+		b.released = time.Now()
+	}
 	if a.held == 0 && n > 0 {
 		b.holders--
 		if a.waiting > 0 {
@@ -224,6 +253,16 @@ func (b *budget) give(a *account, n int64) {
 			b.idleTimer.Reset(b.idleAfter)
 		}
 	}
+}
+
+// collectTwice runs two collections: the first frees the burst's garbage
+// and moves sync.Pool contents (idle encoders and their scratch, sized for
+// the burst's largest frames) to the pools' victim caches, the second frees
+// those. The runtime's background scavenger then returns the pages to the
+// OS; nothing else would collect until the forced GC two minutes later.
+func collectTwice() {
+	runtime.GC()
+	runtime.GC()
 }
 
 func (b *budget) collectIfIdle() {

@@ -116,6 +116,26 @@ func TestBudgetCancelAndTimeout(t *testing.T) {
 	}
 }
 
+// A queue that moves is waited out, however long it takes: only a stalled
+// budget fails a waiter as busy.
+func TestBudgetWaitsOutAMovingQueue(t *testing.T) {
+	b := testBudget(100, 150*time.Millisecond)
+	holder := b.account()
+	if err := holder.acquire(context.Background(), 100); err != nil {
+		t.Fatal(err)
+	}
+	w := acquireAsync(b.account(), context.Background(), 60)
+	start := time.Now()
+	for range 12 { // 5 bytes every 50 ms: fits after 600 ms
+		time.Sleep(50 * time.Millisecond)
+		holder.release(5)
+	}
+	if err := expectResult(t, w, "waiter behind a moving queue"); err != nil {
+		t.Fatalf("after %s: %v", time.Since(start), err)
+	}
+	holder.close()
+}
+
 // Two unary requests each hold most of the budget and each want more: only
 // their own completion would free it. The budget lets them through over the
 // limit (up to twice it) rather than deadlock, and refuses past that.

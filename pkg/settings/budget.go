@@ -21,8 +21,9 @@ const (
 	// a size ("512MiB", "1GiB", "300MB", "268435456") or a percentage of the
 	// host's memory ("10%").
 	EnvMemoryBudget = "QUIVER_MEMORY_BUDGET"
-	// EnvMemoryBudgetWait sets how long a query waits for budget before it
-	// fails as busy: a Go duration ("20s", "1m").
+	// EnvMemoryBudgetWait sets how long a query waiting for budget waits
+	// while nothing is released before it fails as busy: a Go duration
+	// ("20s", "2m"; default 30s). A queue that moves is waited out.
 	EnvMemoryBudgetWait = "QUIVER_MEMORY_BUDGET_WAIT"
 )
 
@@ -41,7 +42,10 @@ const (
 	MinBudget                = 4 << 20
 	MaxBudget                = 1 << 40
 
-	DefaultBudgetWait     = 20 * time.Second
+	// DefaultBudgetWait: a waiting query fails as busy when the queries
+	// holding the budget release nothing for this long (they are stuck
+	// upstream, or the budget is too small for them).
+	DefaultBudgetWait     = 30 * time.Second
 	MinBudgetWait         = 0
 	MaxBudgetWait         = 10 * time.Minute
 	budgetGoLimitHeadroom = 128 << 20
@@ -51,7 +55,8 @@ const (
 type Budget struct {
 	// Bytes in-flight queries may hold at once.
 	Bytes int64
-	// Wait is how long a query waits for budget before it fails as busy.
+	// Wait is how long a waiting query waits while nothing is released
+	// before it fails as busy.
 	Wait time.Duration
 	// From says where Bytes comes from, for error messages and the log:
 	// "QUIVER_MEMORY_BUDGET=512MiB" or "default: 1/8 of the cgroup memory

@@ -4,8 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"math/rand/v2"
 	"os"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -315,5 +317,110 @@ func TestLoadHalfCancelled(t *testing.T) {
 	// The process still answers.
 	if _, err := reqs[1].run(ctx(t), p); err != nil {
 		t.Errorf("after the cancelled burst: %v", err)
+	}
+}
+
+// TestMeasureLimits measures what docs/limits.md reports, through the
+// binary with its default budget: peak RSS (VmHWM) of 200 concurrent mixed
+// requests and RSS 30 s after, and the peak RSS of the largest single
+// queries within the default limits, each in a fresh process. It runs only
+// with QUIVER_MEASURE=1 (it takes minutes); QUIVER_MEASURE_BINARY measures
+// another build (an older one, to compare).
+func TestMeasureLimits(t *testing.T) {
+	if os.Getenv("QUIVER_MEASURE") != "1" {
+		t.Skip("measurement; set QUIVER_MEASURE=1")
+	}
+	bin := binary
+	if b := os.Getenv("QUIVER_MEASURE_BINARY"); b != "" {
+		bin = b
+	}
+	start := func(t *testing.T) *harness.Plugin {
+		p, err := harness.Start(bin, io.Discard)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(p.Close)
+		return p
+	}
+	mib := func(b int64) float64 { return float64(b) / (1 << 20) }
+	day := t0.Add(-24 * time.Hour)
+
+	t.Run("burst", func(t *testing.T) {
+		p := start(t)
+		instances := []*pluginv2.PluginContext{instance(`{"codec":"zstd","level":3}`, nil), instance(`{"codec":"lz4"}`, nil), instance(`{"codec":"none"}`, nil)}
+		models := []string{
+			`{"scenario":"random_walk","seriesCount":100}`, `{"scenario":"random_walk","seriesCount":1000}`,
+			`{"scenario":"random_walk","seriesCount":4000}`, `{"scenario":"logs","seriesCount":20}`,
+			`{"scenario":"logs","seriesCount":300}`, `{"scenario":"table","seriesCount":10000}`,
+			`{"scenario":"table","seriesCount":200000}`,
+		}
+		r := rand.New(rand.NewPCG(5, 6))
+		const n = 200
+		var wg sync.WaitGroup
+		var failed atomic.Int64
+		var mu sync.Mutex
+		var lat []time.Duration
+		var firstErr string
+		begin := time.Now()
+		for i := range n {
+			lr := loadRequest{pc: instances[i%3], chunked: i%4 == 3}
+			for q := range 1 + r.IntN(3) {
+				lr.queries = append(lr.queries, harness.Query(fmt.Sprint("Q", q), models[r.IntN(len(models))], day, t0, time.Minute, 1000))
+			}
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				c, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+				defer cancel()
+				s := time.Now()
+				_, err := lr.run(c, p)
+				mu.Lock()
+				lat = append(lat, time.Since(s))
+				if err != nil && firstErr == "" {
+					firstErr = err.Error()
+				}
+				mu.Unlock()
+				if err != nil {
+					failed.Add(1)
+				}
+			}()
+		}
+		wg.Wait()
+		took := time.Since(begin)
+		_, peak, _ := p.Memory()
+		rss0, _, _ := p.Memory()
+		time.Sleep(30 * time.Second)
+		rss30, _, _ := p.Memory()
+		m := metricsOf(t, p)
+		t.Logf("30 s after: live heap %.0f MiB, heap in use %.0f MiB, idle %.0f MiB, released %.0f MiB, stacks %.0f MiB, sys %.0f MiB",
+			m["quiver_go_heap_live_bytes"]/(1<<20), m["go_memstats_heap_inuse_bytes"]/(1<<20), m["go_memstats_heap_idle_bytes"]/(1<<20),
+			m["go_memstats_heap_released_bytes"]/(1<<20), m["go_memstats_stack_inuse_bytes"]/(1<<20), m["go_memstats_sys_bytes"]/(1<<20))
+		slices.Sort(lat)
+		t.Logf("200 concurrent mixed requests: %d errors (%.200s), %s in all, latency p50 %s p99 %s; peak RSS %.0f MiB; RSS at the end %.0f MiB, 30 s later %.0f MiB; budget %.0f MiB, peak held %.0f MiB",
+			failed.Load(), firstErr, took.Round(time.Millisecond), lat[len(lat)/2].Round(time.Millisecond), lat[len(lat)*99/100].Round(time.Millisecond),
+			mib(peak), mib(rss0), mib(rss30), m["quiver_memory_budget_bytes"]/(1<<20), m["quiver_memory_budget_peak_bytes"]/(1<<20))
+	})
+	for _, q := range []struct{ name, model string }{
+		{"random_walk 10000 × 1000 points", `{"scenario":"random_walk","seriesCount":10000}`},
+		{"logs 3333 streams (666 600 lines)", `{"scenario":"logs","seriesCount":3333}`},
+		{"table 2 500 000 rows", `{"scenario":"table","seriesCount":2500000}`},
+	} {
+		t.Run(q.name, func(t *testing.T) {
+			p := start(t)
+			pc := instance(`{}`, nil)
+			s := time.Now()
+			resp, err := p.QueryData(ctx(t), pc, pluginv2.DataFrameFormat_ARROW, harness.Query("A", q.model, day, t0, time.Minute, 1000))
+			took := time.Since(s)
+			if err != nil {
+				t.Fatal(err)
+			}
+			dr := resp.Responses["A"]
+			var bytes int
+			for _, f := range dr.Frames {
+				bytes += len(f)
+			}
+			_, peak, _ := p.Memory()
+			t.Logf("%s: %d frames, %.0f MiB on the wire, error %.200q, %s; peak RSS %.0f MiB", q.name, len(dr.Frames), mib(int64(bytes)), dr.Error, took.Round(time.Millisecond), mib(peak))
+		})
 	}
 }
