@@ -65,13 +65,14 @@ type Budget struct {
 }
 
 // GoMemoryLimit is the soft memory limit the plugin gives the Go runtime
-// (runtime/debug.SetMemoryLimit) unless GOMEMLIMIT is set: twice the budget
-// (the budget may be overdrawn by up to one budget, see package plugin) plus
-// headroom for the encoders, pools and the process itself. The collector
-// then runs more often as the heap nears it instead of letting garbage
-// double the heap.
+// (runtime/debug.SetMemoryLimit) unless GOMEMLIMIT is set: one and a half
+// budgets plus headroom for the encoders, pools and the process itself
+// (896 MiB for the default 512 MiB). The collector then runs more often as
+// the heap nears it instead of letting garbage double the heap; it is soft,
+// so a heap that must grow past it (an overdraft, see package plugin) does,
+// at the cost of more collection.
 func (b Budget) GoMemoryLimit() int64 {
-	return min(b.Bytes, math.MaxInt64/4)*2 + budgetGoLimitHeadroom
+	return min(b.Bytes, math.MaxInt64/4)/2*3 + budgetGoLimitHeadroom
 }
 
 // HostMemory is what the host gives the process: the cgroup (v2 or v1)
