@@ -4,6 +4,10 @@
 // Data service, which encodes every frame with package frame and pooled
 // codecs instead of the SDK's MarshalArrow.
 //
+// Every frame a query holds (waiting to be encoded, or encoded and waiting
+// to be sent) counts against one process-wide memory budget (budget.go);
+// queries wait for it, in order, before they produce.
+//
 // It is the only package besides main that imports the SDK's backend
 // package. Errors from sources are classified here, once, at the edge:
 // status code and error source (plugin or downstream) per query.
