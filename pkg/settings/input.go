@@ -77,11 +77,11 @@ var headerValueKey = regexp.MustCompile(`^headerValue([1-9][0-9]*)$`)
 var secureKeys = []string{"token", "password", "tlsCACert", "tlsClientCert", "tlsClientKey"}
 
 // knownKeys returns every jsonData key Quiver reads: the json tags of
-// Settings and of the Flight SQL keys, so that a key added there is known
+// Settings and of the Flight SQL settings (duplicates are harmless), so that a key added there is known
 // here without a second list.
 func knownKeys() []string {
 	var keys []string
-	for _, t := range []reflect.Type{reflect.TypeFor[Settings](), reflect.TypeFor[flightSQLJSON]()} {
+	for _, t := range []reflect.Type{reflect.TypeFor[Settings](), reflect.TypeFor[FlightSQL](), reflect.TypeFor[flightSQLJSON]()} {
 		for i := range t.NumField() {
 			name, _, _ := strings.Cut(t.Field(i).Tag.Get("json"), ",")
 			if name != "" && name != "-" {
