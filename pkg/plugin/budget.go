@@ -304,9 +304,7 @@ func (b *budget) settle() {
 		case holder && b.holders == b.blocked && b.used+w.n <= 2*b.limit:
 			metricBudgetOverdrafts.Inc()
 		case holder && b.holders == b.blocked:
-			w.err = fmt.Errorf("%w: the queries in flight hold the whole memory budget of %s and wait for more; try again, or raise %s",
-				errBusy, b.setting(), settings.EnvMemoryBudget)
-			metricBudgetRefused.WithLabelValues("busy").Inc()
+			w.err = b.refusal(w)
 			b.queue = append(b.queue[:i], b.queue[i+1:]...)
 			w.acct.setWaiting(-1)
 			close(w.ready)
@@ -319,6 +317,19 @@ func (b *budget) settle() {
 		b.take(w.acct, w.n)
 		close(w.ready)
 	}
+}
+
+// refusal is the error of a waiter that would overdraft past twice the
+// budget: its own request's, when that alone needs more than the budget.
+func (b *budget) refusal(w *waiter) error {
+	if need := w.acct.held + w.n; need > b.limit {
+		metricBudgetRefused.WithLabelValues("too_large").Inc()
+		return fmt.Errorf("%w: the frames of this request's queries add up to %s or more, more than the whole budget of %s; narrow the time range, lower seriesCount, split the queries, or raise %s",
+			errTooLarge, settings.FormatBytes(need), b.setting(), settings.EnvMemoryBudget)
+	}
+	metricBudgetRefused.WithLabelValues("busy").Inc()
+	return fmt.Errorf("%w: the queries in flight hold the whole memory budget of %s and wait for more; try again, or raise %s",
+		errBusy, b.setting(), settings.EnvMemoryBudget)
 }
 
 // stats returns the bytes held, the most held at once, the limit and how

@@ -165,8 +165,8 @@ func TestBudgetBreaksHoldAndWait(t *testing.T) {
 	expectPending(t, w1, "r1 while r2 can finish")
 	// r2 finishes: r1 alone would hold 210, more than twice the budget.
 	r2.close()
-	if err := expectResult(t, w1, "r1 beyond twice the budget"); !errors.Is(err, errBusy) {
-		t.Fatalf("r1: %v, want busy", err)
+	if err := expectResult(t, w1, "r1 beyond twice the budget"); !errors.Is(err, errTooLarge) {
+		t.Fatalf("r1: %v, want too large (its own request needs more than the budget)", err)
 	}
 	r1.close()
 	if used, peak, _, _ := b.stats(); used != 0 || peak != 190 {
@@ -177,7 +177,7 @@ func TestBudgetBreaksHoldAndWait(t *testing.T) {
 // Many accounts hammering the budget. Without hold-and-wait nothing is
 // refused and the limit holds exactly; with it (each keeps what it has while
 // asking for more) the bytes held stay within twice the budget, the only
-// refusals are "busy", and everything comes back.
+// refusals are "busy" or "too large", and everything comes back.
 func TestBudgetConcurrent(t *testing.T) {
 	for _, keep := range []bool{false, true} {
 		b := testBudget(1000, time.Minute)
@@ -193,7 +193,7 @@ func TestBudgetConcurrent(t *testing.T) {
 				for j := range 50 {
 					n := int64(10 + (i*j)%300)
 					if err := a.acquire(context.Background(), n); err != nil {
-						if !errors.Is(err, errBusy) {
+						if !errors.Is(err, errBusy) && !errors.Is(err, errTooLarge) {
 							t.Error(err)
 						}
 						mu.Lock()
@@ -270,13 +270,13 @@ func TestServiceBudget(t *testing.T) {
 	pc := pluginContext(`{"codec":"none"}`)
 	// 50 frames of ~10 KB held in one unary response: 500 KB > 200 KB, and
 	// nobody else holds any; the overdraft lets one request through up to
-	// twice the budget, then it is refused.
+	// twice the budget, then it is refused as too large.
 	resp, err := s.QueryData(context.Background(), &pluginv2.QueryDataRequest{PluginContext: pc, Queries: []*pluginv2.DataQuery{query("A", `"ok"`)}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	dr := resp.Responses["A"]
-	if !strings.Contains(dr.Error, "Quiver is busy") || dr.Status != 429 || len(dr.Frames) != 0 {
+	if !strings.Contains(dr.Error, "query too large for the memory budget: the frames of this request's queries add up to") || dr.Status != 400 || len(dr.Frames) != 0 {
 		t.Errorf("unary over the budget: %d %q, %d frames", dr.Status, dr.Error, len(dr.Frames))
 	}
 	if used, _, _, _ := s.budget.stats(); used != 0 {
