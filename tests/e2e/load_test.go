@@ -34,7 +34,7 @@ const (
 	// frame encoders of each instance with their scratch (sized for the
 	// largest frames, ~6 MB here, two busy per instance at most) and the
 	// zstd encoders, encode buffers, and gRPC's copies of responses being
-	// sent after their budget is released. Measured: 107–131 MiB at peak,
+	// sent after their budget is released. Measured: 107–137 MiB at peak,
 	// against 420 MiB for the same burst without a budget.
 	loadMargin = 96 << 20
 	// settleMargin is how far above its baseline the live heap may stay
