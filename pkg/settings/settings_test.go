@@ -52,9 +52,9 @@ func TestValidateNamesKeyAndAcceptedValues(t *testing.T) {
 	for in, want := range map[string][]string{
 		`{"upstream":"postgres"}`:              {"upstream", `"demo"`, `"flightsql"`},
 		`{"codec":"gzip"}`:                     {"codec", `"zstd"`, `"lz4"`, `"none"`},
-		`{"codec":"zstd","level":0}`:           {"level", "1 to 22"},
-		`{"codec":"zstd","level":23}`:          {"level", "1 to 22"},
-		`{"codec":"lz4","level":10}`:           {"level", "0 to 9"},
+		`{"codec":"zstd","level":0}`:           {"level", "1 to 22 (zstd levels)"},
+		`{"codec":"zstd","level":23}`:          {"level", "1 to 22 (zstd levels)"},
+		`{"codec":"lz4","level":10}`:           {"level", "0 to 9 (lz4 levels)"},
 		`{"minSavings":0.95}`:                  {"minSavings", "0 to 0.9"},
 		`{"minSavings":-1}`:                    {"minSavings"},
 		`{"maxSeries":0}`:                      {"maxSeries", "1 to 1000000"},
