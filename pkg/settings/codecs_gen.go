@@ -5,7 +5,23 @@ package settings
 // codecs are package codec's codecs (codec.Specs), with what each level
 // becomes (codec.Codec.Effective).
 var codecs = []CodecSpec{
-	{Name: "zstd", Levels: true, MinLevel: 1, MaxLevel: 22, DefaultLevel: 3},
-	{Name: "lz4", Levels: true, MinLevel: 0, MaxLevel: 9, DefaultLevel: 0},
+	{Name: "zstd", Levels: true, MinLevel: 1, MaxLevel: 22, DefaultLevel: 3, Effective: []LevelRun{
+		{From: 1, To: 2, Effective: "zstd fastest"},
+		{From: 3, To: 5, Effective: "zstd default"},
+		{From: 6, To: 9, Effective: "zstd better"},
+		{From: 10, To: 22, Effective: "zstd best"},
+	}},
+	{Name: "lz4", Levels: true, MinLevel: 0, MaxLevel: 9, DefaultLevel: 0, Effective: []LevelRun{
+		{From: 0, To: 0, Effective: "lz4 fast"},
+		{From: 1, To: 1, Effective: "lz4 level 1"},
+		{From: 2, To: 2, Effective: "lz4 level 2"},
+		{From: 3, To: 3, Effective: "lz4 level 3"},
+		{From: 4, To: 4, Effective: "lz4 level 4"},
+		{From: 5, To: 5, Effective: "lz4 level 5"},
+		{From: 6, To: 6, Effective: "lz4 level 6"},
+		{From: 7, To: 7, Effective: "lz4 level 7"},
+		{From: 8, To: 8, Effective: "lz4 level 8"},
+		{From: 9, To: 9, Effective: "lz4 level 9"},
+	}},
 	{Name: "none"},
 }

@@ -5,4 +5,6 @@
 //
 // JSON keys are identical to the frontend's. Secrets are typed Secret and
 // never print. settings imports the standard library only.
+//go:generate go run ./internal/gen
+
 package settings

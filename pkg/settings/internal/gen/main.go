@@ -1,0 +1,88 @@
+// Command gen writes what is generated from the settings table
+// (settings.Table) and package codec's codecs (codec.Specs):
+//
+//   - pkg/settings/codecs_gen.go: the codecs' names, level ranges and what
+//     each level becomes, so that package settings (standard library only)
+//     validates levels with package codec's facts;
+//   - src/generated/settings.ts: the editor's defaults, ranges, accepted
+//     values, help text, message templates and level mapping;
+//   - src/generated/messages.json: for out-of-range values of every numeric
+//     setting (and a bad value of every fixed-set setting), the message
+//     settings.Validate gives; a jest test checks that the editor's
+//     validate gives the same;
+//   - the settings table of README.md, between its settings markers.
+//
+// Run it with `go generate ./pkg/settings` (or `go tool mage generate`);
+// TestGeneratedFilesAreCurrent fails when a file is stale. It imports
+// package settings, so pkg/settings/codecs_gen.go must compile for it to
+// run: change codec.Specs, then run it.
+package main
+
+import (
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+)
+
+func main() {
+	root := flag.String("root", "../..", "repository root (go generate runs in pkg/settings)")
+	flag.Parse()
+	files, err := generate(*root)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "settings generator:", err)
+		os.Exit(1)
+	}
+	paths := make([]string, 0, len(files))
+	for p := range files {
+		paths = append(paths, p)
+	}
+	sort.Strings(paths)
+	for _, p := range paths {
+		full := filepath.Join(*root, filepath.FromSlash(p))
+		if old, err := os.ReadFile(full); err == nil && string(old) == string(files[p]) {
+			continue
+		}
+		if err := os.MkdirAll(filepath.Dir(full), 0o755); err != nil {
+			fmt.Fprintln(os.Stderr, "settings generator:", err)
+			os.Exit(1)
+		}
+		if err := os.WriteFile(full, files[p], 0o644); err != nil {
+			fmt.Fprintln(os.Stderr, "settings generator:", err)
+			os.Exit(1)
+		}
+		fmt.Println("wrote", p)
+	}
+}
+
+// generate returns every generated file by its path from the repository
+// root. README.md is read from root to splice its table in.
+func generate(root string) (map[string][]byte, error) {
+	readme, err := os.ReadFile(filepath.Join(root, "README.md"))
+	if err != nil {
+		return nil, err
+	}
+	readme, err = spliceREADME(readme)
+	if err != nil {
+		return nil, err
+	}
+	codecsGo, err := codecsGo()
+	if err != nil {
+		return nil, err
+	}
+	cases, err := messageCases()
+	if err != nil {
+		return nil, err
+	}
+	cs, err := specs()
+	if err != nil {
+		return nil, err
+	}
+	return map[string][]byte{
+		"pkg/settings/codecs_gen.go":  codecsGo,
+		"src/generated/settings.ts":   settingsTS(cs),
+		"src/generated/messages.json": cases,
+		"README.md":                   readme,
+	}, nil
+}
