@@ -32,6 +32,10 @@ func classify(err error) (backend.Status, backend.ErrorSource, string) {
 		return backend.StatusTimeout, backend.ErrorSourceDownstream, "query cancelled: " + msg
 	case errors.Is(err, errInvalidSettings):
 		return backend.StatusBadRequest, backend.ErrorSourcePlugin, msg
+	case errors.Is(err, errTooLarge):
+		return backend.StatusBadRequest, backend.ErrorSourcePlugin, msg
+	case errors.Is(err, errBusy):
+		return backend.StatusTooManyRequests, backend.ErrorSourcePlugin, msg
 	}
 	return backend.StatusInternal, backend.ErrorSourcePlugin, msg
 }

@@ -26,8 +26,11 @@ type Instance struct {
 	// invalid is the settings error; an instance with invalid settings
 	// fails its health check and every query with this message.
 	invalid error
-	codec   codec.Codec
-	source  source.Source
+	// warnings name jsonData keys Quiver does not read; a healthy
+	// instance's health message lists them.
+	warnings []string
+	codec    codec.Codec
+	source   source.Source
 	// optional capabilities of source, found once
 	health    source.HealthChecker
 	reporter  source.HealthReporter
@@ -63,6 +66,7 @@ func DefaultSources(_ context.Context, s settings.Settings) (source.Source, erro
 func newInstance(ctx context.Context, ds backend.DataSourceInstanceSettings, sources SourceFactory) *Instance {
 	inst := &Instance{}
 	s, err := settings.Parse(ds.JSONData, ds.DecryptedSecureJSONData)
+	inst.warnings = s.Warnings
 	if err == nil {
 		err = s.Validate()
 	}

@@ -126,20 +126,28 @@ func (f FlightSQL) Validate() error {
 	if f.Address == "" {
 		add(`address: required when upstream is "flightsql" (host:port)`)
 	} else if err := checkAddress(f.Address); err != nil {
-		add("address: %q %v", f.Address, err)
+		add("address: %s %v", quote(f.Address), err)
 	}
 
 	switch f.AuthType {
 	case AuthToken:
 		if !f.Token.IsSet() {
 			add(`token: required when authType is "token"`)
+		} else if err := checkHeaderText(f.Token.Reveal()); err != nil {
+			add("token: %v", err)
 		}
 	case AuthPassword:
 		if f.Username == "" {
 			add(`username: required when authType is "password"`)
+		} else if err := checkNoControl(f.Username); err != nil {
+			add("username: %v", err)
+		} else if strings.Contains(f.Username, ":") {
+			add(`username: contains ":", which basic authentication cannot carry in a user name`)
 		}
 		if !f.Password.IsSet() {
 			add(`password: required when authType is "password"`)
+		} else if err := checkNoControl(f.Password.Reveal()); err != nil {
+			add("password: %v", err)
 		}
 	}
 
@@ -174,18 +182,20 @@ func (f FlightSQL) Validate() error {
 		name := strings.ToLower(h.Name)
 		switch {
 		case !grpcKey.MatchString(name):
-			add("%s: %q is not a valid gRPC metadata key (letters, digits, '-', '_', '.')", key, h.Name)
+			add("%s: %s is not a valid gRPC metadata key (letters, digits, '-', '_', '.')", key, quote(h.Name))
 		case strings.HasPrefix(name, "grpc-") || strings.HasPrefix(name, ":"):
-			add("%s: %q is reserved by gRPC", key, h.Name)
+			add("%s: %s is reserved by gRPC", key, quote(h.Name))
 		case reservedHeaders[name] != "":
-			add("%s: %q cannot be set here (%s)", key, h.Name, reservedHeaders[name])
+			add("%s: %s cannot be set here (%s)", key, quote(h.Name), reservedHeaders[name])
 		}
 		if prev, dup := seen[name]; dup {
-			add("%s: %q is already set by headerName%d", key, h.Name, prev)
+			add("%s: %s is already set by headerName%d", key, quote(h.Name), prev)
 		}
 		seen[name] = h.Index
 		if !h.Value.IsSet() {
 			add("headerValue%d: required when %s is set", h.Index, key)
+		} else if err := checkHeaderText(h.Value.Reveal()); err != nil {
+			add("headerValue%d: %v", h.Index, err)
 		}
 	}
 	return errors.Join(errs...)
@@ -193,7 +203,7 @@ func (f FlightSQL) Validate() error {
 
 func checkAddress(addr string) error {
 	if i := strings.Index(addr, "://"); i >= 0 {
-		return fmt.Errorf("is not host:port: drop the %q scheme (turn on tlsEnabled for TLS)", addr[:i+3])
+		return fmt.Errorf("is not host:port: drop the %s scheme (turn on tlsEnabled for TLS)", quote(addr[:i+3]))
 	}
 	host, port, err := net.SplitHostPort(addr)
 	if err != nil {
@@ -204,7 +214,7 @@ func checkAddress(addr string) error {
 	}
 	p, err := strconv.Atoi(port)
 	if err != nil || p < 1 || p > 65535 {
-		return fmt.Errorf("is not host:port: port %q is not in 1 – 65535", port)
+		return fmt.Errorf("is not host:port: port %s is not in 1 – 65535", quote(port))
 	}
 	return nil
 }

@@ -150,6 +150,17 @@ func TestValidateFlightSQL(t *testing.T) {
 			`settings: headerName5: "X-OK" is already set by headerName1`,
 			`settings: headerValue6: required when headerName6 is set`,
 		}},
+		{"header values", func(f *FlightSQL) {
+			f.Headers = []Header{{1, "x-a", "ok\r\nx-injected: 1"}, {2, "x-b", "nul\x00"}, {3, "x-c", "caf\u00e9"}, {4, "x-d", "fine value"}}
+		}, []string{
+			"settings: headerValue1: contains a line break (byte 3)",
+			"settings: headerValue2: contains a NUL byte (byte 4)",
+			"settings: headerValue3: contains a byte that is not printable ASCII (byte 4, 0xc3)",
+		}},
+		{"token text", func(f *FlightSQL) { f.AuthType, f.Token = AuthToken, "abc\ndef" }, []string{"settings: token: contains a line break"}},
+		{"password text", func(f *FlightSQL) { f.AuthType, f.Username, f.Password = AuthPassword, "bob\r", "pw\x00" }, []string{
+			"settings: username: contains a line break or NUL", "settings: password: contains a line break or NUL"}},
+		{"long address", func(f *FlightSQL) { f.Address = strings.Repeat("h", 1<<20) }, []string{"(1048576 bytes) is not host:port"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			f := base()
@@ -168,6 +179,9 @@ func TestValidateFlightSQL(t *testing.T) {
 				if !strings.Contains(err.Error(), w) {
 					t.Errorf("error %q does not contain %q", err, w)
 				}
+			}
+			if strings.Contains(err.Error(), "injected") || strings.Contains(err.Error(), "def") || len(err.Error()) > 2000 {
+				t.Errorf("error echoes a value: %q", err)
 			}
 		})
 	}

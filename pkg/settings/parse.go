@@ -34,6 +34,9 @@ func ParseFlightSQL(jsonData []byte, secure map[string]string) (FlightSQL, error
 var headerNameKey = regexp.MustCompile(`^headerName([1-9][0-9]*)$`)
 
 func parse(jsonData []byte, secure map[string]string, flightSQL bool) (Settings, error) {
+	if len(jsonData) > MaxJSONData {
+		return Settings{}, fmt.Errorf("settings: jsonData is %d bytes, more than the %d bytes (1 MiB) Quiver reads", len(jsonData), MaxJSONData)
+	}
 	var keys map[string]json.RawMessage
 	if len(bytes.TrimSpace(jsonData)) > 0 {
 		if err := json.Unmarshal(jsonData, &keys); err != nil {
@@ -72,7 +75,7 @@ func parse(jsonData []byte, secure map[string]string, flightSQL bool) (Settings,
 	}
 	if !levelSet {
 		c, _ := codecByName(s.Codec)
-		s.Level = int(c.DefaultLevel)
+		s.Level = c.DefaultLevel
 	}
 	if s.Upstream == UpstreamFlightSQL || flightSQL {
 		h, err := parseHeaders(keys, secure)
@@ -81,12 +84,7 @@ func parse(jsonData []byte, secure map[string]string, flightSQL bool) (Settings,
 		}
 		s.FlightSQL.Headers = h
 	}
-	for k := range keys {
-		if _, known := byKey[k]; !known && !headerNameKey.MatchString(k) {
-			s.Unknown = append(s.Unknown, k)
-		}
-	}
-	sort.Strings(s.Unknown)
+	s.Warnings = unknownKeys(keys, secure)
 	if len(errs) > 0 {
 		return Settings{}, errors.Join(errs...)
 	}
@@ -106,7 +104,7 @@ func parseHeaders(keys map[string]json.RawMessage, secure map[string]string) ([]
 		}
 		var name string
 		if err := json.Unmarshal(v, &name); err != nil {
-			errs = append(errs, fmt.Errorf("settings: %s: must be a string: %w", k, err))
+			errs = append(errs, fmt.Errorf("settings: %s: must be a string", keyName(k)))
 			continue
 		}
 		name = strings.TrimSpace(name)
@@ -115,7 +113,7 @@ func parseHeaders(keys map[string]json.RawMessage, secure map[string]string) ([]
 		}
 		idx, err := strconv.Atoi(m[1])
 		if err != nil {
-			errs = append(errs, fmt.Errorf("settings: %s: %w", k, err))
+			errs = append(errs, fmt.Errorf("settings: %s: the header number is out of range", keyName(k)))
 			continue
 		}
 		hs = append(hs, Header{Index: idx, Name: name, Value: Secret(secure["headerValue"+m[1]])})
@@ -169,7 +167,7 @@ func (st *Setting) decode(s *Settings, raw json.RawMessage) (set bool, err error
 	case String:
 		var v string
 		if err := json.Unmarshal(raw, &v); err != nil {
-			return false, fmt.Errorf("%s is not a string", raw)
+			return false, fmt.Errorf("%s is not a string", quote(string(raw)))
 		}
 		if st.normalize != nil {
 			v = st.normalize(v)
@@ -181,7 +179,7 @@ func (st *Setting) decode(s *Settings, raw json.RawMessage) (set bool, err error
 	case Bool:
 		var v bool
 		if err := json.Unmarshal(raw, &v); err != nil {
-			return false, errors.New(fill(MsgNotABool, "value", string(raw)))
+			return false, errors.New(fill(MsgNotABool, "value", quote(string(raw))))
 		}
 		st.set(s, v)
 	case Integer, Number:
@@ -191,7 +189,7 @@ func (st *Setting) decode(s *Settings, raw json.RawMessage) (set bool, err error
 		}
 		f, err := strconv.ParseFloat(text, 64)
 		if err != nil {
-			return false, errors.New(fill(MsgNotANum, "value", strconv.Quote(text)))
+			return false, errors.New(fill(MsgNotANum, "value", quote(text)))
 		}
 		if st.Type == Number {
 			st.set(s, f)
@@ -225,7 +223,7 @@ func numberText(b []byte) (string, bool, error) {
 		}
 		s = strings.TrimSpace(s)
 	} else if len(b) > 0 && (b[0] == '{' || b[0] == '[' || b[0] == 't' || b[0] == 'f') {
-		return "", false, errors.New(fill(MsgNotANum, "value", string(b)))
+		return "", false, errors.New(fill(MsgNotANum, "value", quote(string(b))))
 	}
 	return s, s != "", nil
 }
@@ -278,13 +276,4 @@ func (st *Setting) format(s *Settings) string {
 		return strconv.FormatInt(*p, 10)
 	}
 	return FormatNumber(st.number(s))
-}
-
-func contains(list []string, s string) bool {
-	for _, v := range list {
-		if v == s {
-			return true
-		}
-	}
-	return false
 }

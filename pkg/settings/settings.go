@@ -2,6 +2,7 @@ package settings
 
 import (
 	"errors"
+	"math"
 )
 
 // Settings of one data-source instance. Table describes every key: its
@@ -9,17 +10,20 @@ import (
 type Settings struct {
 	Upstream   string  `json:"upstream"`
 	Codec      string  `json:"codec"`
-	Level      int     `json:"level"`
+	Level      int64   `json:"level"`
 	MinSavings float64 `json:"minSavings"`
-	MaxSeries  int     `json:"maxSeries"`
+	MaxSeries  int64   `json:"maxSeries"`
 	MaxPoints  int64   `json:"maxPoints"`
 
 	// FlightSQL holds the connection settings; read when Upstream is
 	// "flightsql".
 	FlightSQL FlightSQL `json:"-"`
 
-	// Unknown lists, sorted, the jsonData keys Quiver does not read.
-	Unknown []string `json:"-"`
+	// Warnings name, sorted, the jsonData keys Quiver does not read (a
+	// misspelled key is otherwise silently ignored) and the secureJsonData
+	// keys it does not use, with a suggestion when a known key is close. They
+	// name keys only, never a value.
+	Warnings []string `json:"-"`
 }
 
 // Validate checks every setting and returns all problems at once, each
@@ -35,10 +39,28 @@ func (s Settings) Validate() error {
 }
 
 // CodecLevel returns the level to build the codec with: Level for zstd and
-// lz4, 0 for none (whose level is ignored).
+// lz4, 0 for none (whose level is ignored). Call it on valid settings.
 func (s Settings) CodecLevel() int {
 	if s.Codec == CodecNone {
 		return 0
 	}
-	return s.Level
+	return int(s.Level)
 }
+
+// MaxBytes is the Arrow body bytes a query may produce: MaxPoints ×
+// PointBytes (16, a timestamp and a float64), so that a query of heavier
+// rows (log lines, wide tables) gets fewer of them. It saturates instead of
+// overflowing.
+func (s Settings) MaxBytes() int64 {
+	if s.MaxPoints <= 0 {
+		return 0
+	}
+	if s.MaxPoints > math.MaxInt64/PointBytes {
+		return math.MaxInt64
+	}
+	return s.MaxPoints * PointBytes
+}
+
+// PointBytes is what one time-series point weighs in a frame body; package
+// source's PointBytes is the same (a test in package plugin checks it).
+const PointBytes = 16

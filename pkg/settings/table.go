@@ -51,6 +51,10 @@ const (
 	DefaultMinSavings = 0.1
 	MaxMinSavings     = 0.9
 
+	// MaxJSONData bounds the jsonData Quiver parses: its settings take a
+	// few hundred bytes.
+	MaxJSONData = 1 << 20
+
 	DefaultMaxSeries = 10_000
 	MaxMaxSeries     = 1_000_000
 	DefaultMaxPoints = 10_000_000
@@ -136,7 +140,7 @@ var table = []Setting{
 		Help:  "Frames one query may return; more is that query's error.",
 		field: func(s *Settings) any { return &s.MaxSeries }},
 	{Key: "maxPoints", Type: Integer, Default: int64(DefaultMaxPoints), Min: 1, Max: MaxMaxPoints, Unit: "rows",
-		Help:  "Rows one query may return, summed over its frames.",
+		Help:  "Rows one query may return, summed over its frames; their bodies may weigh maxPoints × 16 bytes.",
 		field: func(s *Settings) any { return &s.MaxPoints }},
 
 	{Key: "address", Type: String, Upstream: UpstreamFlightSQL,
@@ -300,7 +304,7 @@ func rangeMessage(value string, lo, hi float64, unit string) string {
 
 // oneOfMessage is MsgOneOf for value (quoted) and the accepted values.
 func oneOfMessage(value string, values []string) string {
-	return fill(MsgOneOf, "value", strconv.Quote(value), "values", quoteList(values))
+	return fill(MsgOneOf, "value", quote(value), "values", quoteList(values))
 }
 
 // FormatNumber writes v the way JavaScript's Number.prototype.toString

@@ -185,9 +185,9 @@ export const settings = {
     min: 1,
     max: 1000000000,
     unit: 'rows',
-    help: 'Rows one query may return, summed over its frames.',
+    help: 'Rows one query may return, summed over its frames; their bodies may weigh maxPoints × 16 bytes.',
     description:
-      'Rows one query may return, summed over its frames. Accepted: 1 to 1000000000 rows. Default: 10000000.',
+      'Rows one query may return, summed over its frames; their bodies may weigh maxPoints × 16 bytes. Accepted: 1 to 1000000000 rows. Default: 10000000.',
   },
   address: {
     key: 'address',

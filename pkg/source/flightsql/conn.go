@@ -149,7 +149,9 @@ func (c *conn) dial(address string, t *tls.Config) (*flightsql.Client, error) {
 	}
 	opts := append([]grpc.DialOption{grpc.WithTransportCredentials(creds)}, c.dialOpts...)
 	mw := []flight.ClientMiddleware{flight.CreateClientMiddleware(flight.NewCookieMiddleware())}
-	cl, err := flightsql.NewClient(address, nil, mw, opts...)
+	// An explicit dns:/// target: without one gRPC reads a host named
+	// "unix" (or "dns", "passthrough") as a resolver scheme.
+	cl, err := flightsql.NewClient("dns:///"+address, nil, mw, opts...)
 	if err != nil {
 		return nil, fmt.Errorf("flightsql: connecting to %q: %w", address, err)
 	}

@@ -454,7 +454,7 @@ func (s *wireSink) Frame(f *data.Frame) error {
 
 func (s *wireSink) Record(rec arrow.RecordBatch) error {
 	defer rec.Release()
-	b, err := s.enc.AppendRecord(nil, rec)
+	b, _, err := s.enc.Append(nil, frame.Input{Record: rec}, nil)
 	if err != nil {
 		s.t.Fatalf("encoding: %v", err)
 	}

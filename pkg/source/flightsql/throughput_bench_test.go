@@ -112,7 +112,7 @@ func (s *encodeSink) Frame(*data.Frame) error { return fmt.Errorf("unexpected da
 
 func (s *encodeSink) Record(rec arrow.RecordBatch) error {
 	defer rec.Release()
-	out, err := s.enc.AppendRecord(s.buf[:0], rec)
+	out, _, err := s.enc.Append(s.buf[:0], frame.Input{Record: rec}, nil)
 	if err != nil {
 		return err
 	}
