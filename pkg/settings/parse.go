@@ -188,8 +188,12 @@ func (st *Setting) decode(s *Settings, raw json.RawMessage) (set bool, err error
 			return false, err
 		}
 		f, err := strconv.ParseFloat(text, 64)
-		if err != nil {
-			return false, errors.New(fill(MsgNotANum, "value", quote(text)))
+		if err != nil || math.IsNaN(f) || math.IsInf(f, 0) {
+			msg := MsgNotANum
+			if st.Type == Integer {
+				msg = MsgWhole
+			}
+			return false, errors.New(fill(msg, "value", quote(text)))
 		}
 		if st.Type == Number {
 			st.set(s, f)
@@ -213,7 +217,8 @@ func (st *Setting) decode(s *Settings, raw json.RawMessage) (set bool, err error
 	return true, nil
 }
 
-// numberText returns the text of a JSON number or of a string holding one,
+// numberText returns the text of a JSON number or of a string holding one
+// (any other JSON value as it is, which then fails to parse as a number),
 // and whether it is set ("" is not).
 func numberText(b []byte) (string, bool, error) {
 	s := string(b)
@@ -222,8 +227,6 @@ func numberText(b []byte) (string, bool, error) {
 			return "", false, err
 		}
 		s = strings.TrimSpace(s)
-	} else if len(b) > 0 && (b[0] == '{' || b[0] == '[' || b[0] == 't' || b[0] == 'f') {
-		return "", false, errors.New(fill(MsgNotANum, "value", quote(string(b))))
 	}
 	return s, s != "", nil
 }

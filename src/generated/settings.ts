@@ -152,8 +152,7 @@ export const settings = {
     key: 'level',
     type: 'integer',
     byCodec: true,
-    help:
-      'Compression level of the codec: higher levels make smaller frames and cost more CPU. Ignored for codec none.',
+    help: 'Compression level of the codec: higher levels make smaller frames and cost more CPU. Ignored for codec none.',
     description:
       'Compression level of the codec: higher levels make smaller frames and cost more CPU. Ignored for codec none. Accepted: zstd 1 to 22, lz4 0 to 9. Default: zstd 3, lz4 0.',
   },
@@ -207,8 +206,7 @@ export const settings = {
     key: 'tlsSkipVerify',
     type: 'boolean',
     upstream: 'flightsql',
-    help:
-      'Do not check the server certificate: anyone between Grafana and the server can read and change the data. Use only for testing.',
+    help: 'Do not check the server certificate: anyone between Grafana and the server can read and change the data. Use only for testing.',
     description:
       'Do not check the server certificate: anyone between Grafana and the server can read and change the data. Use only for testing. Default: off.',
   },
@@ -291,8 +289,7 @@ export const settings = {
     key: 'oauthPassThru',
     type: 'boolean',
     upstream: 'flightsql',
-    help:
-      "Send the signed-in user's OAuth access token (and ID token, when there is one) to the server instead of the configured credentials, on every query, health check and schema call that Grafana forwards them with. Calls without a forwarded user, such as alert rules without one, use the configured credentials.",
+    help: "Send the signed-in user's OAuth access token (and ID token, when there is one) to the server instead of the configured credentials, on every query, health check and schema call that Grafana forwards them with. Calls without a forwarded user, such as alert rules without one, use the configured credentials.",
     description:
       "Send the signed-in user's OAuth access token (and ID token, when there is one) to the server instead of the configured credentials, on every query, health check and schema call that Grafana forwards them with. Calls without a forwarded user, such as alert rules without one, use the configured credentials. Default: off.",
   },
@@ -314,8 +311,7 @@ export const settings = {
     key: 'catalog',
     type: 'string',
     upstream: 'flightsql',
-    help:
-      'Sent once per connection as the Flight SQL session option catalog (servers without session options ignore it); the default of schema browsing and of the $__catalog macro.',
+    help: 'Sent once per connection as the Flight SQL session option catalog (servers without session options ignore it); the default of schema browsing and of the $__catalog macro.',
     description:
       'Sent once per connection as the Flight SQL session option catalog (servers without session options ignore it); the default of schema browsing and of the $__catalog macro.',
   },
@@ -323,8 +319,7 @@ export const settings = {
     key: 'schema',
     type: 'string',
     upstream: 'flightsql',
-    help:
-      'Sent once per connection as the Flight SQL session option schema (servers without session options ignore it); the default of schema browsing and of the $__schema macro.',
+    help: 'Sent once per connection as the Flight SQL session option schema (servers without session options ignore it); the default of schema browsing and of the $__schema macro.',
     description:
       'Sent once per connection as the Flight SQL session option schema (servers without session options ignore it); the default of schema browsing and of the $__schema macro.',
   },
@@ -334,8 +329,7 @@ export const settings = {
     default: 'auto',
     values: ['auto', 'datafusion', 'duckdb', 'postgres', 'dremio', 'mysql', 'ansi'],
     upstream: 'flightsql',
-    help:
-      'How the macros ($__timeFilter, $__timeGroup, …) write SQL. auto asks the server for its name; the health check says which dialect it chose.',
+    help: 'How the macros ($__timeFilter, $__timeGroup, …) write SQL. auto asks the server for its name; the health check says which dialect it chose.',
     description:
       'How the macros ($__timeFilter, $__timeGroup, …) write SQL. auto asks the server for its name; the health check says which dialect it chose. Accepted: auto, datafusion, duckdb, postgres, dremio, mysql, ansi. Default: auto.',
   },

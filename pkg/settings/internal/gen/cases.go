@@ -22,18 +22,19 @@ type messageCase struct {
 
 // badValues are the values a case is made of: for every numeric setting
 // just out of its range on both sides, a fraction for a whole-number one
-// and a number beyond 32 bits (reported as given, not clamped); for every
+// a number beyond 32 bits (reported as given, not clamped) and text that is
+// no number (as a text input stores it); for every
 // setting with a fixed set a value outside it.
 func badValues(st settings.Setting, lo, hi float64) []any {
 	switch st.Type {
 	case settings.Integer:
-		vs := []any{int64(lo) - 1, int64(hi) + 1, lo + 0.5}
+		vs := []any{int64(lo) - 1, int64(hi) + 1, lo + 0.5, "lots"}
 		if hi < 1<<40 {
 			vs = append(vs, int64(1)<<40)
 		}
 		return vs
 	case settings.Number:
-		return []any{lo - 0.1, hi + 0.05, -1e-9, math.Floor(hi) + 7.25}
+		return []any{lo - 0.1, hi + 0.05, -1e-9, math.Floor(hi) + 7.25, "lots"}
 	}
 	if len(st.Values) > 0 {
 		return []any{"unknown"}

@@ -36,7 +36,8 @@ func (w *tsWriter) property(indent int, f field) {
 	switch v := f.value.(type) {
 	case string:
 		line := pad + f.key + ": " + v + ","
-		if len([]rune(line)) > printWidth && len(f.key) > 2 {
+		// prettier keeps keys shorter than tabWidth+3 (5) on the line.
+		if len([]rune(line)) > printWidth && len(f.key) >= 5 {
 			w.b.WriteString(pad + f.key + ":\n" + pad + "  " + v + ",\n")
 			return
 		}
