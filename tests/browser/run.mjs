@@ -232,7 +232,11 @@ async function main() {
       await byTestId('quiver-config-schema').fill('metrics');
       await byTestId('quiver-config-timeout').fill('60');
       await byTestId('quiver-config-row-limit').fill('500000');
-      assert.equal(await page.getByText(/is required|must be|is not within|is not a whole/).count(), 0, 'no validation message left');
+      assert.equal(
+        await page.getByText(/is required|must be|is not within|is not a whole/).count(),
+        0,
+        'no validation message left'
+      );
     });
 
     await step('saved options: settings in jsonData, secrets only in secureJsonData', async () => {
