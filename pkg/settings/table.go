@@ -221,15 +221,6 @@ var byKey = func() map[string]*Setting {
 	return m
 }()
 
-// Lookup returns the setting of key (the numbered keys as "headerNameN").
-func Lookup(key string) (Setting, bool) {
-	st, ok := byKey[key]
-	if !ok {
-		return Setting{}, false
-	}
-	return *st, true
-}
-
 // CodecSpec is one of package codec's codecs, as settings and the editor
 // see it: codecs_gen.go is written from codec.Specs by go generate.
 type CodecSpec struct {
@@ -308,13 +299,13 @@ func oneOfMessage(value string, values []string) string {
 }
 
 // FormatNumber writes v the way JavaScript's Number.prototype.toString
-// does (shortest round-trip digits, exponent below 1e-7 and from 1e21 on),
+// does (shortest round-trip digits, exponent below 1e-6 and from 1e21 on),
 // so that a message reads the same in the health check and in the editor.
 func FormatNumber(v float64) string {
 	if v == 0 {
 		return "0" // and -0
 	}
-	if a := math.Abs(v); a >= 1e-7 && a < 1e21 {
+	if a := math.Abs(v); a >= 1e-6 && a < 1e21 {
 		return strconv.FormatFloat(v, 'f', -1, 64)
 	}
 	s := strconv.FormatFloat(v, 'e', -1, 64) // 1.5e-07, 1e+21
