@@ -59,8 +59,19 @@ func Check() error {
 	return nil
 }
 
-// GoLint fails when gofmt would change a file or go vet finds a problem.
+// Generate writes the files generated from the settings table and the
+// codecs (pkg/settings/codecs_gen.go, src/generated/, README's settings
+// table): run it after changing pkg/settings/table.go or codec.Specs.
+func Generate() error {
+	return sh.RunV("go", "generate", "./pkg/settings")
+}
+
+// GoLint fails when gofmt would change a file, go vet finds a problem or a
+// file generated from the settings table is stale.
 func GoLint() error {
+	if err := sh.RunV("go", "test", "-tags", "arrow_json_stdlib", "-run", "^TestGeneratedFilesAreCurrent$", "./pkg/settings/internal/gen"); err != nil {
+		return fmt.Errorf("generated settings files are stale (go tool mage generate): %w", err)
+	}
 	out, err := sh.Output("gofmt", "-l", "pkg", "tests", "Magefile.go")
 	if err != nil {
 		return err

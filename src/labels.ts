@@ -1,8 +1,13 @@
-/** Every user-facing string of the editors, in one place. */
+import { settings } from './generated/settings';
+
+/**
+ * Every user-facing string of the editors, in one place. What a setting does, accepts and defaults to comes from
+ * the backend's settings table (src/generated/settings.ts), so tooltips and the health check say the same.
+ */
 export const labels = {
   upstream: {
     section: 'Upstream',
-    description: 'Where this data source reads its data from.',
+    description: settings.upstream.help,
     label: 'Source',
     demo: 'Demo',
     flightsql: 'Flight SQL',
@@ -12,28 +17,27 @@ export const labels = {
   flightsql: {
     address: {
       label: 'Address',
-      description: 'Flight SQL server as host:port.',
+      description: settings.address.help,
       placeholder: 'localhost:31337',
     },
     tls: {
       section: 'TLS',
       enabled: 'Use TLS',
-      enabledTooltip: 'Connect to the server over TLS.',
+      enabledTooltip: settings.tlsEnabled.help,
       skipVerify: 'Skip TLS verification (unsafe)',
-      skipVerifyWarning:
-        'The server certificate is not checked: anyone between Grafana and the server can read and change the data. Use only for testing.',
+      skipVerifyWarning: settings.tlsSkipVerify.help,
       withCACert: 'With CA certificate',
-      withCACertTooltip: 'Verify the server certificate against this CA instead of the system roots.',
+      withCACertTooltip: settings.tlsAuthWithCACert.help,
       caCert: 'CA certificate',
       caCertPlaceholder: 'Begins with -----BEGIN CERTIFICATE-----',
       clientAuth: 'Client certificate (mTLS)',
-      clientAuthTooltip: 'Present a client certificate and key to the server.',
+      clientAuthTooltip: settings.tlsAuth.help,
       clientCert: 'Client certificate',
       clientCertPlaceholder: 'Begins with -----BEGIN CERTIFICATE-----',
       clientKey: 'Client key',
       clientKeyPlaceholder: 'Begins with -----BEGIN PRIVATE KEY-----',
       serverName: 'Server name',
-      serverNameTooltip: 'Name used to verify the server certificate (SNI) when it differs from the address host.',
+      serverNameTooltip: settings.tlsServerName.help,
     },
     auth: {
       section: 'Authentication',
@@ -46,8 +50,7 @@ export const labels = {
       username: 'User',
       password_: 'Password',
       oauthPassThru: 'Forward OAuth identity',
-      oauthPassThruTooltip:
-        "Send the signed-in user's OAuth access token (and ID token, when there is one) to the server instead of the credentials below, on every query, health check and schema call that Grafana forwards them with. Calls without a forwarded user, such as alert rules without one, use the credentials below.",
+      oauthPassThruTooltip: settings.oauthPassThru.help,
     },
     headers: {
       section: 'Metadata headers',
@@ -60,12 +63,11 @@ export const labels = {
       remove: 'Remove header',
     },
     querySection: 'Queries',
-    catalog: { label: 'Catalog', tooltip: 'Default catalog (optional).' },
-    schema: { label: 'Schema', tooltip: 'Default schema (optional).' },
+    catalog: { label: 'Catalog', tooltip: settings.catalog.help },
+    schema: { label: 'Schema', tooltip: settings.schema.help },
     dialect: {
       label: 'SQL dialect',
-      tooltip:
-        'How the macros ($__timeFilter, $__timeGroup, …) write SQL. Auto asks the server for its name; the health check says which dialect it chose.',
+      tooltip: settings.dialect.description,
       options: {
         auto: { label: 'Auto', description: "Picked from the server's name (GetSqlInfo); ANSI when unknown" },
         datafusion: { label: 'DataFusion', description: 'InfluxDB 3, GreptimeDB and other DataFusion-based servers' },
@@ -76,19 +78,13 @@ export const labels = {
         ansi: { label: 'ANSI SQL', description: 'Generic fallback: no $__timeGroup' },
       },
     },
-    timeout: { label: 'Timeout (s)', tooltip: 'Query timeout in seconds, 1–3600. Default 30.' },
-    rowLimit: {
-      label: 'Row limit',
-      tooltip: 'Rows read per query, 1–100000000. Results beyond it are cut with a notice. Default 1000000.',
-    },
-    byteLimit: {
-      label: 'Byte limit',
-      tooltip: 'Bytes read per query, 1024–17179869184. Results beyond it are cut with a notice. Default 268435456.',
-    },
+    timeout: { label: 'Timeout (s)', tooltip: settings.timeout.description },
+    rowLimit: { label: 'Row limit', tooltip: settings.rowLimit.description },
+    byteLimit: { label: 'Byte limit', tooltip: settings.byteLimit.description },
   },
   compression: {
     section: 'Compression',
-    description: 'How the record-batch bodies of each Arrow frame are compressed on the way to Grafana.',
+    description: settings.codec.help,
     codec: 'Codec',
     codecHelp: {
       zstd: 'zstd: smallest frames; costs the most CPU, mostly at higher levels. Best for slow links and large text.',
@@ -97,34 +93,34 @@ export const labels = {
     },
     level: {
       label: (codec: string) => `${codec} level`,
-      tooltip: 'Higher levels make smaller frames and cost more CPU.',
+      tooltip: settings.level.description,
       effective: 'Effective:',
     },
     effective: {
-      zstdFastest: 'fastest (levels 1–2)',
-      zstdDefault: 'default (levels 3–5)',
-      zstdBetter: 'better compression (levels 6–9)',
-      zstdBest: 'best compression (levels 10–22)',
-      lz4Fast: 'fast compressor (level 0)',
-      lz4High: (level: number) => `high compression, level ${level}`,
+      /** Words for what a level becomes, by pkg/codec's name of the encoder (Codec.Effective); undefined if unknown. */
+      describe: (effective: string): string | undefined => {
+        const names: Record<string, string> = {
+          'zstd fastest': 'fastest',
+          'zstd default': 'default',
+          'zstd better': 'better compression',
+          'zstd best': 'best compression',
+          'lz4 fast': 'fast compressor',
+        };
+        const lz4 = /^lz4 level (\d+)$/.exec(effective);
+        return names[effective] ?? (lz4 ? `high compression, level ${lz4[1]}` : undefined);
+      },
+      levels: (from: number, to: number) => `(levels ${from}–${to})`,
       none: 'not compressed',
     },
-    minSavings: {
-      label: 'Minimum savings',
-      tooltip:
-        'A buffer is sent uncompressed unless compression saves at least this fraction of its size, 0–0.9. Default 0.1.',
-    },
+    minSavings: { label: 'Minimum savings', tooltip: settings.minSavings.description },
     compatibility:
       'Grafana reads zstd frames safely from version 10.3 and lz4 frames from version 8.4. Choose none for older servers.',
   },
   limits: {
     section: 'Limits',
     description: 'Caps on what one query may return.',
-    maxSeries: { label: 'Max series', tooltip: 'Frames per query, 1–1000000. Default 10000.' },
-    maxPoints: {
-      label: 'Max points',
-      tooltip: 'Rows per query summed over its frames, 1–1000000000. Default 10000000.',
-    },
+    maxSeries: { label: 'Max series', tooltip: settings.maxSeries.description },
+    maxPoints: { label: 'Max points', tooltip: settings.maxPoints.description },
   },
   query: {
     scenario: 'Scenario',
@@ -153,10 +149,6 @@ export const labels = {
     seriesCountError: (max: number) => `Series must be a whole number from 1 to ${max}.`,
   },
   errors: {
-    notANumber: (label: string) => `${label} must be a number.`,
-    range: (label: string, min: number, max: number) => `${label} must be between ${min} and ${max}.`,
-    integer: (label: string) => `${label} must be a whole number.`,
-    oneOf: (label: string, values: string[]) => `${label} must be one of ${values.join(', ')}.`,
     addressRequired: 'Address is required for Flight SQL (host:port).',
     addressFormat: 'Address must be host:port, with a port from 1 to 65535.',
     tokenRequired: 'Token is required for token authentication.',

@@ -1,9 +1,50 @@
-import { dialects, effectiveLevel, headerIndexes, validate } from './settings';
-import { Dialect } from './types';
+import { codecs, settings } from './generated/settings';
+import backend from './generated/messages.json';
+import { labels } from './labels';
+import { defaults, dialects, effectiveLevel, headerIndexes, levelRange, ranges, validate } from './settings';
+import { Dialect, QuiverOptions } from './types';
+
+describe('messages agree with the backend', () => {
+  // src/generated/messages.json holds, for out-of-range values of every numeric setting (and a bad value of
+  // every setting with a fixed set), the message pkg/settings' Parse and Validate give; a Go test regenerates
+  // it and fails when it is stale. The editor must show exactly that message at the key, and nothing else.
+  it('covers every numeric setting', () => {
+    const numeric = Object.values(settings)
+      .filter((s) => s.type === 'integer' || s.type === 'number')
+      .map((s) => s.key);
+    expect(new Set(backend.cases.map((c) => c.key))).toEqual(
+      new Set([...numeric, 'upstream', 'codec', 'authType', 'dialect'])
+    );
+  });
+
+  it.each(backend.cases.map((c) => [c.key, JSON.stringify(c.jsonData), c.jsonData, c.message] as const))(
+    '%s in %s',
+    (key, _, jsonData, message) => {
+      expect(validate(jsonData as QuiverOptions)).toEqual({ [key]: message });
+    }
+  );
+});
+
+describe('facts come from the backend table', () => {
+  it('uses the generated defaults and ranges', () => {
+    expect(defaults.timeout).toBe(settings.timeout.default);
+    expect(ranges.byteLimit).toEqual({ min: 1024, max: 17179869184, integer: true, unit: 'bytes' });
+    expect(levelRange.zstd).toMatchObject({ min: 1, max: 22 });
+    expect(levelRange.lz4).toMatchObject({ min: 0, max: 9 });
+  });
+
+  it('has words for every encoder a level can become', () => {
+    for (const codec of codecs) {
+      for (const run of codec.effective) {
+        expect(labels.compression.effective.describe(run.effective)).toBeDefined();
+      }
+    }
+  });
+});
 
 describe('effectiveLevel', () => {
-  // Mirrors klauspost/compress zstd.EncoderLevelFromZstd (v1.20.4): <3 fastest, 3–5 default,
-  // 6–9 better, >=10 best.
+  // pkg/codec maps zstd levels with klauspost/compress zstd.EncoderLevelFromZstd: <3 fastest, 3–5 default,
+  // 6–9 better, >=10 best (src/generated/settings.ts carries the runs).
   const zstd: Array<[number, string]> = [];
   for (let level = 1; level <= 22; level++) {
     const expected = level < 3 ? 'fastest' : level < 6 ? 'default' : level < 10 ? 'better' : 'best';
@@ -64,7 +105,7 @@ describe('validate', () => {
     }
     const errors = validate({ upstream: 'flightsql', address: 'h:1', dialect: 'oracle' as Dialect });
     expect(errors).toEqual({
-      dialect: 'SQL dialect must be one of auto, datafusion, duckdb, postgres, dremio, mysql, ansi.',
+      dialect: '"oracle" is not one of "auto", "datafusion", "duckdb", "postgres", "dremio", "mysql", "ansi"',
     });
   });
 

@@ -1,3 +1,4 @@
+import { codecs, messages, settings, SettingSpec } from './generated/settings';
 import { labels } from './labels';
 import {
   AuthType,
@@ -11,47 +12,78 @@ import {
   Upstream,
 } from './types';
 
+// Every default, range, accepted value and message template below comes from src/generated/settings.ts, which
+// `go generate ./pkg/settings` writes from the backend's settings table (pkg/settings/table.go) and its codecs
+// (pkg/codec). The type annotations fail to compile when the backend accepts a value src/types.ts does not know.
+
+const upstreams: readonly Upstream[] = settings.upstream.values;
+const codecNames: readonly Codec[] = settings.codec.values;
+
 /** Defaults of the backend (pkg/settings) for keys that are absent from jsonData. */
 export const defaults = {
-  upstream: 'demo' as Upstream,
-  codec: 'zstd' as Codec,
-  minSavings: 0.1,
-  maxSeries: 10000,
-  maxPoints: 10000000,
-  authType: 'none' as AuthType,
-  dialect: 'auto' as Dialect,
-  timeout: 30,
-  rowLimit: 1000000,
-  byteLimit: 268435456,
+  upstream: settings.upstream.default as Upstream,
+  codec: settings.codec.default as Codec,
+  minSavings: settings.minSavings.default,
+  maxSeries: settings.maxSeries.default,
+  maxPoints: settings.maxPoints.default,
+  authType: settings.authType.default as AuthType,
+  dialect: settings.dialect.default as Dialect,
+  timeout: settings.timeout.default,
+  rowLimit: settings.rowLimit.default,
+  byteLimit: settings.byteLimit.default,
 } as const;
 
 /** Accepted values of jsonData.dialect, auto first (the backend's settings.Dialects). */
-export const dialects: Dialect[] = ['auto', 'datafusion', 'duckdb', 'postgres', 'dremio', 'mysql', 'ansi'];
+export const dialects: readonly Dialect[] = settings.dialect.values;
+
+type LevelCodec = Exclude<Codec, 'none'>;
+
+function codecSpec(codec: LevelCodec) {
+  const spec = codecs.find((c) => c.name === codec);
+  if (!spec) {
+    throw new Error(`codec ${codec} is not one of the backend's codecs`);
+  }
+  return spec;
+}
 
 /** Default level of each codec that has levels. */
-export const defaultLevel: Record<Exclude<Codec, 'none'>, number> = { zstd: 3, lz4: 0 };
+export const defaultLevel: Record<LevelCodec, number> = {
+  zstd: codecSpec('zstd').defaultLevel,
+  lz4: codecSpec('lz4').defaultLevel,
+};
 
 export interface Range {
   min: number;
   max: number;
   /** Whole numbers only. */
   integer: boolean;
+  /** What the number counts, for messages. */
+  unit?: string;
 }
 
 /** Accepted level range of each codec that has levels. */
-export const levelRange: Record<Exclude<Codec, 'none'>, Range> = {
-  zstd: { min: 1, max: 22, integer: true },
-  lz4: { min: 0, max: 9, integer: true },
+export const levelRange: Record<LevelCodec, Range> = {
+  zstd: levelRangeOf('zstd'),
+  lz4: levelRangeOf('lz4'),
 };
+
+function levelRangeOf(codec: LevelCodec): Range {
+  const spec = codecSpec(codec);
+  return { min: spec.minLevel, max: spec.maxLevel, integer: true, unit: `${codec} levels` };
+}
+
+function rangeOf(spec: SettingSpec): Range {
+  return { min: spec.min ?? 0, max: spec.max ?? 0, integer: spec.type === 'integer', unit: spec.unit };
+}
 
 /** Accepted ranges of the numeric settings other than level (same as the backend's Validate). */
 export const ranges: Record<Exclude<NumericOption, 'level'>, Range> = {
-  minSavings: { min: 0, max: 0.9, integer: false },
-  maxSeries: { min: 1, max: 1000000, integer: true },
-  maxPoints: { min: 1, max: 1000000000, integer: true },
-  timeout: { min: 1, max: 3600, integer: true },
-  rowLimit: { min: 1, max: 100000000, integer: true },
-  byteLimit: { min: 1024, max: 17179869184, integer: true },
+  minSavings: rangeOf(settings.minSavings),
+  maxSeries: rangeOf(settings.maxSeries),
+  maxPoints: rangeOf(settings.maxPoints),
+  timeout: rangeOf(settings.timeout),
+  rowLimit: rangeOf(settings.rowLimit),
+  byteLimit: rangeOf(settings.byteLimit),
 };
 
 /** The level a codec uses when jsonData.level is absent. Undefined for "none". */
@@ -63,30 +95,19 @@ export function levelOrDefault(codec: Codec, level: number | undefined): number 
 }
 
 /**
- * What a level effectively becomes in the backend's codecs.
- *
- * zstd levels are mapped the way klauspost/compress `zstd.EncoderLevelFromZstd` (v1.20.4) maps
- * them: below 3 → fastest, 3–5 → default, 6–9 → better compression, 10 and above → best
- * compression. lz4 level 0 is the fast compressor, 1–9 are pierrec/lz4 high-compression levels.
+ * What a level effectively becomes in the backend's codecs: the run of levels that share one encoder
+ * (pkg/codec's Codec.Effective), in the words of labels.compression.effective.
  */
 export function effectiveLevel(codec: Codec, level: number): string {
-  switch (codec) {
-    case 'zstd':
-      if (level < 3) {
-        return labels.compression.effective.zstdFastest;
-      }
-      if (level < 6) {
-        return labels.compression.effective.zstdDefault;
-      }
-      if (level < 10) {
-        return labels.compression.effective.zstdBetter;
-      }
-      return labels.compression.effective.zstdBest;
-    case 'lz4':
-      return level === 0 ? labels.compression.effective.lz4Fast : labels.compression.effective.lz4High(level);
-    default:
-      return labels.compression.effective.none;
+  if (codec === 'none') {
+    return labels.compression.effective.none;
   }
+  const run = codecSpec(codec).effective.find((r) => level >= r.from && level <= r.to);
+  if (!run) {
+    return labels.compression.effective.none;
+  }
+  const text = labels.compression.effective.describe(run.effective) ?? run.effective;
+  return run.from === run.to ? text : `${text} ${labels.compression.effective.levels(run.from, run.to)}`;
 }
 
 /** Indexes N of the custom headers (headerNameN in jsonData or headerValueN stored as secret), ascending. */
@@ -118,16 +139,66 @@ export function headerValueKey(n: number): HeaderValueKey {
 /** Field key → message. Keys are jsonData keys, secret keys, or headerNameN. */
 export type Errors = Partial<Record<string, string>>;
 
-function checkRange(errors: Errors, key: string, label: string, value: number | undefined, range: Range) {
-  if (value === undefined) {
+/** Fills a message template of the backend's ({value}, {min}, …). */
+function fill(template: string, fields: Record<string, string>): string {
+  return template.replace(/\{(\w+)\}/g, (whole, name: string) => fields[name] ?? whole);
+}
+
+/** A value in a message: quoted as the backend's strconv.Quote quotes printable text. */
+function quote(value: string): string {
+  return JSON.stringify(value);
+}
+
+/** The backend's message for a value outside range. */
+function rangeMessage(value: number, range: Range): string {
+  const m = fill(messages.range, { value: String(value), min: String(range.min), max: String(range.max) });
+  return range.unit ? m + fill(messages.unit, { unit: range.unit }) : m;
+}
+
+/**
+ * Checks a numeric setting the way the backend does: a number or a string holding one, a whole number when the
+ * setting takes whole numbers, then the range. Messages are the backend's (src/generated/messages.json pins it).
+ */
+function checkNumber(errors: Errors, key: string, value: unknown, range: Range) {
+  if (value === undefined || value === null || (typeof value === 'string' && value.trim() === '')) {
     return;
   }
-  if (typeof value !== 'number' || !Number.isFinite(value)) {
-    errors[key] = labels.errors.notANumber(label);
-  } else if (value < range.min || value > range.max) {
-    errors[key] = labels.errors.range(label, range.min, range.max);
-  } else if (range.integer && !Number.isInteger(value)) {
-    errors[key] = labels.errors.integer(label);
+  const n = typeof value === 'string' ? Number(value.trim()) : value;
+  if (typeof n !== 'number' || !Number.isFinite(n)) {
+    errors[key] = fill(range.integer ? messages.whole : messages.notANumber, { value: quote(String(value)) });
+  } else if (range.integer && !Number.isInteger(n)) {
+    errors[key] = fill(messages.whole, { value: String(n) });
+  } else if (n < range.min || n > range.max) {
+    errors[key] = rangeMessage(n, range);
+  }
+}
+
+/** Checks a setting with a fixed set of values; "" and absent mean the default. */
+function checkOneOf(errors: Errors, key: string, value: string | undefined, values: readonly string[]) {
+  if (value === undefined || value === '' || values.includes(value)) {
+    return;
+  }
+  errors[key] = fill(messages.oneOf, { value: quote(value), values: values.map(quote).join(', ') });
+}
+
+/** The table's checks (accepted values, ranges) of every setting that upstream reads (undefined: every instance). */
+function checkTable(errors: Errors, jsonData: QuiverOptions, upstream: Upstream | undefined) {
+  const options = jsonData as Record<string, unknown>;
+  for (const spec of Object.values(settings) as SettingSpec[]) {
+    if (spec.upstream !== upstream) {
+      continue;
+    }
+    const value = options[spec.key];
+    if (spec.values) {
+      checkOneOf(errors, spec.key, typeof value === 'string' ? value : undefined, spec.values);
+    } else if (spec.byCodec) {
+      const codec = jsonData.codec || defaults.codec;
+      if (codec !== 'none' && codecNames.includes(codec)) {
+        checkNumber(errors, spec.key, value, levelRange[codec]);
+      }
+    } else if (spec.max !== undefined) {
+      checkNumber(errors, spec.key, value, rangeOf(spec));
+    }
   }
 }
 
@@ -156,23 +227,12 @@ export function validate(
   secureJsonFields?: Record<string, boolean>
 ): Errors {
   const errors: Errors = {};
-  const upstream = jsonData.upstream ?? defaults.upstream;
-  if (upstream !== 'demo' && upstream !== 'flightsql') {
-    errors.upstream = labels.errors.oneOf('Upstream', ['demo', 'flightsql']);
-  }
-  const codec = jsonData.codec ?? defaults.codec;
-  if (codec !== 'zstd' && codec !== 'lz4' && codec !== 'none') {
-    errors.codec = labels.errors.oneOf('Codec', ['zstd', 'lz4', 'none']);
-  } else if (codec !== 'none') {
-    checkRange(errors, 'level', labels.compression.level.label(codec), jsonData.level, levelRange[codec]);
-  }
-  checkRange(errors, 'minSavings', labels.compression.minSavings.label, jsonData.minSavings, ranges.minSavings);
-  checkRange(errors, 'maxSeries', labels.limits.maxSeries.label, jsonData.maxSeries, ranges.maxSeries);
-  checkRange(errors, 'maxPoints', labels.limits.maxPoints.label, jsonData.maxPoints, ranges.maxPoints);
-
-  if (upstream !== 'flightsql') {
+  checkTable(errors, jsonData, undefined);
+  const upstream = jsonData.upstream || defaults.upstream;
+  if (upstream !== 'flightsql' || !upstreams.includes(upstream)) {
     return errors;
   }
+  checkTable(errors, jsonData, 'flightsql');
 
   const address = (jsonData.address ?? '').trim();
   if (address === '') {
@@ -184,18 +244,7 @@ export function validate(
       errors.address = labels.errors.addressFormat;
     }
   }
-  checkRange(errors, 'timeout', labels.flightsql.timeout.label, jsonData.timeout, ranges.timeout);
-  checkRange(errors, 'rowLimit', labels.flightsql.rowLimit.label, jsonData.rowLimit, ranges.rowLimit);
-  checkRange(errors, 'byteLimit', labels.flightsql.byteLimit.label, jsonData.byteLimit, ranges.byteLimit);
-
-  const authType = jsonData.authType ?? defaults.authType;
-  if (authType !== 'none' && authType !== 'token' && authType !== 'password') {
-    errors.authType = labels.errors.oneOf('Authentication', ['none', 'token', 'password']);
-  }
-  const dialect = jsonData.dialect ?? defaults.dialect;
-  if (!dialects.includes(dialect)) {
-    errors.dialect = labels.errors.oneOf(labels.flightsql.dialect.label, dialects);
-  }
+  const authType = jsonData.authType || defaults.authType;
   if (authType === 'token' && !hasSecret('token', secureJsonData, secureJsonFields)) {
     errors.token = labels.errors.tokenRequired;
   }

@@ -57,6 +57,28 @@ const (
 	LZ4DefaultLevel = 0
 )
 
+// Spec describes one codec for settings and for people: its name (Kind's
+// String), whether it takes a level, its level range and default. What each
+// level becomes is New(Kind, level).Effective().
+type Spec struct {
+	Kind Kind
+	// Levels is false for None, whose level is ignored; the level fields
+	// are then 0.
+	Levels                           bool
+	MinLevel, MaxLevel, DefaultLevel int
+}
+
+// Specs lists every codec in the order settings offer them: zstd, lz4,
+// none. It is the one description of the codecs' names and level ranges
+// (package settings' generated table is written from it).
+func Specs() []Spec {
+	return []Spec{
+		{Kind: Zstd, Levels: true, MinLevel: ZstdMinLevel, MaxLevel: ZstdMaxLevel, DefaultLevel: ZstdDefaultLevel},
+		{Kind: LZ4, Levels: true, MinLevel: LZ4MinLevel, MaxLevel: LZ4MaxLevel, DefaultLevel: LZ4DefaultLevel},
+		{Kind: None},
+	}
+}
+
 // ErrLevel is returned by New for a level outside the codec's range.
 var ErrLevel = errors.New("codec: level out of range")
 

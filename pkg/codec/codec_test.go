@@ -325,6 +325,39 @@ func TestBufferPoolCaps(t *testing.T) {
 	p.Put(nil)
 }
 
+func TestSpecsAreWhatNewAccepts(t *testing.T) {
+	seen := map[Kind]bool{}
+	for _, s := range Specs() {
+		seen[s.Kind] = true
+		if k, err := ParseKind(s.Kind.String()); err != nil || k != s.Kind {
+			t.Errorf("%v: ParseKind(%q) = %v, %v", s.Kind, s.Kind.String(), k, err)
+		}
+		if !s.Levels {
+			if _, err := New(s.Kind, 0); err != nil {
+				t.Errorf("%v: %v", s.Kind, err)
+			}
+			if _, err := New(s.Kind, 1); err == nil {
+				t.Errorf("%v takes no level, but New accepts 1", s.Kind)
+			}
+			continue
+		}
+		for l := s.MinLevel - 1; l <= s.MaxLevel+1; l++ {
+			_, err := New(s.Kind, l)
+			if ok := l >= s.MinLevel && l <= s.MaxLevel; ok != (err == nil) && !(s.Kind == Zstd && l == 0) {
+				t.Errorf("%v level %d: spec says ok=%t, New: %v", s.Kind, l, ok, err)
+			}
+		}
+		if c := MustNew(s.Kind, s.DefaultLevel); c.Level() != s.DefaultLevel {
+			t.Errorf("%v default level %d: built %d", s.Kind, s.DefaultLevel, c.Level())
+		}
+	}
+	for _, k := range []Kind{None, LZ4, Zstd} {
+		if !seen[k] {
+			t.Errorf("Specs lacks %v", k)
+		}
+	}
+}
+
 // A burst leaves at most keep buffers behind, and an idle pool drops them.
 func TestBufferPoolKeepsFewAndTrims(t *testing.T) {
 	p := NewBufferPool(16, 1024, 2)

@@ -64,8 +64,9 @@ func DefaultSources(_ context.Context, s settings.Settings) (source.Source, erro
 // settings do not fail the factory (which would hide the reason behind a
 // generic error): the instance keeps the error and reports it.
 func newInstance(ctx context.Context, ds backend.DataSourceInstanceSettings, sources SourceFactory) *Instance {
-	inst := &Instance{warnings: settings.UnknownKeys(ds.JSONData, ds.DecryptedSecureJSONData)}
+	inst := &Instance{}
 	s, err := settings.Parse(ds.JSONData, ds.DecryptedSecureJSONData)
+	inst.warnings = s.Warnings
 	if err == nil {
 		err = s.Validate()
 	}

@@ -1,17 +1,13 @@
 package settings
 
 import (
-	"bytes"
 	"crypto/tls"
 	"crypto/x509"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
 	"net"
 	"regexp"
-	"slices"
-	"sort"
 	"strconv"
 	"strings"
 	"time"
@@ -45,39 +41,6 @@ func (s Secret) MarshalText() ([]byte, error) { return []byte(redacted), nil }
 
 // LogValue returns "[redacted]" for log/slog.
 func (s Secret) LogValue() slog.Value { return slog.StringValue(redacted) }
-
-// Auth types accepted in jsonData.authType.
-const (
-	AuthNone     = "none"
-	AuthToken    = "token"
-	AuthPassword = "password"
-)
-
-// SQL dialects accepted in jsonData.dialect. DialectAuto (the default) asks
-// the server for its name (GetSqlInfo) and picks one of the others.
-const (
-	DialectAuto       = "auto"
-	DialectDataFusion = "datafusion" // InfluxDB 3, GreptimeDB and other DataFusion-based servers
-	DialectDuckDB     = "duckdb"
-	DialectPostgres   = "postgres" // PostgreSQL-compatible
-	DialectDremio     = "dremio"
-	DialectMySQL      = "mysql" // MySQL-compatible: Apache Doris, StarRocks
-	DialectANSI       = "ansi"  // generic fallback
-)
-
-// Dialects lists the accepted values of jsonData.dialect, DialectAuto first.
-var Dialects = []string{DialectAuto, DialectDataFusion, DialectDuckDB, DialectPostgres, DialectDremio, DialectMySQL, DialectANSI}
-
-// Defaults and ranges of the Flight SQL settings (see the contract).
-const (
-	DefaultFlightSQLTimeout   = 30 // seconds
-	DefaultFlightSQLRowLimit  = 1_000_000
-	DefaultFlightSQLByteLimit = 256 << 20
-
-	minTimeout, maxTimeout     = 1, 3600
-	minRowLimit, maxRowLimit   = 1, 100_000_000
-	minByteLimit, maxByteLimit = 1024, 16 << 30
-)
 
 // Header is one custom gRPC metadata header (jsonData.headerNameN +
 // secureJsonData.headerValueN).
@@ -141,108 +104,6 @@ func (f FlightSQL) String() string {
 // GoString is String, so %#v prints no secret either.
 func (f FlightSQL) GoString() string { return f.String() }
 
-// flightSQLJSON mirrors FlightSQL's plain keys with pointer numbers so that an
-// absent key, null or "" gets the default while an explicit value is checked.
-type flightSQLJSON struct {
-	Address           string     `json:"address"`
-	TLSEnabled        bool       `json:"tlsEnabled"`
-	TLSSkipVerify     bool       `json:"tlsSkipVerify"`
-	TLSAuthWithCACert bool       `json:"tlsAuthWithCACert"`
-	TLSAuth           bool       `json:"tlsAuth"`
-	TLSServerName     string     `json:"tlsServerName"`
-	AuthType          string     `json:"authType"`
-	Username          string     `json:"username"`
-	Catalog           string     `json:"catalog"`
-	Schema            string     `json:"schema"`
-	OAuthPassThru     bool       `json:"oauthPassThru"`
-	Dialect           string     `json:"dialect"`
-	Timeout           *jsonInt64 `json:"timeout"`
-	RowLimit          *jsonInt64 `json:"rowLimit"`
-	ByteLimit         *jsonInt64 `json:"byteLimit"`
-}
-
-var headerNameKey = regexp.MustCompile(`^headerName([1-9][0-9]*)$`)
-
-// ParseFlightSQL reads the Flight SQL settings from jsonData and the decrypted
-// secureJsonData, applying defaults. It fails only on malformed JSON; call
-// Validate for the checks that depend on the values.
-func ParseFlightSQL(jsonData []byte, secure map[string]string) (FlightSQL, error) {
-	var raw flightSQLJSON
-	var keys map[string]json.RawMessage
-	if len(bytes.TrimSpace(jsonData)) > 0 {
-		if err := json.Unmarshal(jsonData, &keys); err != nil {
-			return FlightSQL{}, fmt.Errorf("settings: jsonData is not a JSON object: %w", err)
-		}
-		for _, k := range []string{"timeout", "rowLimit", "byteLimit"} {
-			if v, ok := keys[k]; ok {
-				var n jsonInt64
-				if err := n.UnmarshalJSON(v); err != nil {
-					return FlightSQL{}, fmt.Errorf("settings: %s: %w", k, err)
-				}
-			}
-		}
-		if err := json.Unmarshal(jsonData, &raw); err != nil {
-			return FlightSQL{}, fmt.Errorf("settings: jsonData: %w", err)
-		}
-	}
-	f := FlightSQL{
-		Address:           strings.TrimSpace(raw.Address),
-		TLSEnabled:        raw.TLSEnabled,
-		TLSSkipVerify:     raw.TLSSkipVerify,
-		TLSAuthWithCACert: raw.TLSAuthWithCACert,
-		TLSAuth:           raw.TLSAuth,
-		TLSServerName:     strings.TrimSpace(raw.TLSServerName),
-		AuthType:          raw.AuthType,
-		Username:          raw.Username,
-		Catalog:           raw.Catalog,
-		Schema:            raw.Schema,
-		OAuthPassThru:     raw.OAuthPassThru,
-		Dialect:           strings.ToLower(strings.TrimSpace(raw.Dialect)),
-		Timeout:           orDefault(raw.Timeout, DefaultFlightSQLTimeout),
-		RowLimit:          orDefault(raw.RowLimit, DefaultFlightSQLRowLimit),
-		ByteLimit:         orDefault(raw.ByteLimit, DefaultFlightSQLByteLimit),
-		Token:             Secret(secure["token"]),
-		Password:          Secret(secure["password"]),
-		TLSCACert:         Secret(secure["tlsCACert"]),
-		TLSClientCert:     Secret(secure["tlsClientCert"]),
-		TLSClientKey:      Secret(secure["tlsClientKey"]),
-	}
-	if f.AuthType == "" {
-		f.AuthType = AuthNone
-	}
-	if f.Dialect == "" {
-		f.Dialect = DialectAuto
-	}
-	for k, v := range keys {
-		m := headerNameKey.FindStringSubmatch(k)
-		if m == nil {
-			continue
-		}
-		var name string
-		if err := json.Unmarshal(v, &name); err != nil {
-			return FlightSQL{}, fmt.Errorf("settings: %s: must be a string", keyName(k))
-		}
-		name = strings.TrimSpace(name)
-		if name == "" {
-			continue // an emptied row of the header editor
-		}
-		idx, err := strconv.Atoi(m[1])
-		if err != nil {
-			return FlightSQL{}, fmt.Errorf("settings: %s: the header number is out of range", keyName(k))
-		}
-		f.Headers = append(f.Headers, Header{Index: idx, Name: name, Value: Secret(secure["headerValue"+m[1]])})
-	}
-	sort.Slice(f.Headers, func(i, j int) bool { return f.Headers[i].Index < f.Headers[j].Index })
-	return f, nil
-}
-
-func orDefault(n *jsonInt64, def int64) int64 {
-	if n == nil || !n.set {
-		return def
-	}
-	return n.v
-}
-
 // grpcKey matches what gRPC accepts as a metadata key (after lowercasing).
 var grpcKey = regexp.MustCompile(`^[0-9a-z_.-]+$`)
 
@@ -258,7 +119,8 @@ var reservedHeaders = map[string]string{
 // Errors name the JSON key and what is accepted. TLS sub-settings are checked
 // only when tlsEnabled is on (they are ignored otherwise).
 func (f FlightSQL) Validate() error {
-	var errs []error
+	s := Settings{FlightSQL: f}
+	errs := s.check(UpstreamFlightSQL)
 	add := func(format string, args ...any) { errs = append(errs, fmt.Errorf("settings: "+format, args...)) }
 
 	if f.Address == "" {
@@ -268,7 +130,6 @@ func (f FlightSQL) Validate() error {
 	}
 
 	switch f.AuthType {
-	case AuthNone:
 	case AuthToken:
 		if !f.Token.IsSet() {
 			add(`token: required when authType is "token"`)
@@ -288,8 +149,6 @@ func (f FlightSQL) Validate() error {
 		} else if err := checkNoControl(f.Password.Reveal()); err != nil {
 			add("password: %v", err)
 		}
-	default:
-		add(`authType: %s is not one of "none", "token", "password"`, quote(f.AuthType))
 	}
 
 	if f.TLSEnabled {
@@ -317,20 +176,6 @@ func (f FlightSQL) Validate() error {
 		}
 	}
 
-	if !slices.Contains(Dialects, f.Dialect) {
-		add("dialect: %q is not one of %s", f.Dialect, quoteList(Dialects))
-	}
-
-	if f.Timeout < minTimeout || f.Timeout > maxTimeout {
-		add("timeout: %d is not in %d – %d (seconds)", f.Timeout, minTimeout, maxTimeout)
-	}
-	if f.RowLimit < minRowLimit || f.RowLimit > maxRowLimit {
-		add("rowLimit: %d is not in %d – %d (rows)", f.RowLimit, minRowLimit, maxRowLimit)
-	}
-	if f.ByteLimit < minByteLimit || f.ByteLimit > maxByteLimit {
-		add("byteLimit: %d is not in %d – %d (bytes)", f.ByteLimit, int64(minByteLimit), int64(maxByteLimit))
-	}
-
 	seen := map[string]int{}
 	for _, h := range f.Headers {
 		key := fmt.Sprintf("headerName%d", h.Index)
@@ -354,15 +199,6 @@ func (f FlightSQL) Validate() error {
 		}
 	}
 	return errors.Join(errs...)
-}
-
-// quoteList writes "a", "b", "c".
-func quoteList(names []string) string {
-	q := make([]string, len(names))
-	for i, n := range names {
-		q[i] = strconv.Quote(n)
-	}
-	return strings.Join(q, ", ")
 }
 
 func checkAddress(addr string) error {

@@ -138,9 +138,9 @@ func TestValidateFlightSQL(t *testing.T) {
 		{"mtls ok", func(f *FlightSQL) {
 			f.TLSEnabled, f.TLSAuth, f.TLSClientCert, f.TLSClientKey = true, true, Secret(certPEM), Secret(keyPEM)
 		}, nil},
-		{"timeout", func(f *FlightSQL) { f.Timeout = 0 }, []string{"settings: timeout: 0 is not in 1 – 3600 (seconds)"}},
-		{"rowLimit", func(f *FlightSQL) { f.RowLimit = 100_000_001 }, []string{"settings: rowLimit: 100000001 is not in 1 – 100000000 (rows)"}},
-		{"byteLimit", func(f *FlightSQL) { f.ByteLimit = 1023 }, []string{"settings: byteLimit: 1023 is not in 1024 – 17179869184 (bytes)"}},
+		{"timeout", func(f *FlightSQL) { f.Timeout = 0 }, []string{"settings: timeout: 0 is not within 1 to 3600 (seconds)"}},
+		{"rowLimit", func(f *FlightSQL) { f.RowLimit = 100_000_001 }, []string{"settings: rowLimit: 100000001 is not within 1 to 100000000 (rows)"}},
+		{"byteLimit", func(f *FlightSQL) { f.ByteLimit = 1023 }, []string{"settings: byteLimit: 1023 is not within 1024 to 17179869184 (bytes)"}},
 		{"headers", func(f *FlightSQL) {
 			f.Headers = []Header{{1, "x-ok", "v"}, {2, "bad key", "v"}, {3, "grpc-timeout", "v"}, {4, "Authorization", "v"}, {5, "X-OK", "v"}, {6, "x-novalue", ""}}
 		}, []string{

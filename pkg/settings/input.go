@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"reflect"
 	"regexp"
 	"sort"
 	"strconv"
@@ -69,24 +68,17 @@ func checkNoControl(v string) error {
 
 // grafanaKeys are jsonData keys Grafana itself may store for any data
 // source; they are not warned about.
-var grafanaKeys = []string{"manageAlerts", "alertmanagerUid", "disableGrafanaCache", "oauthPassThru", "timeInterval", "defaultRegion", "profile"}
+var grafanaKeys = []string{"manageAlerts", "alertmanagerUid", "disableGrafanaCache", "timeInterval", "defaultRegion", "profile"}
 
 var headerValueKey = regexp.MustCompile(`^headerValue([1-9][0-9]*)$`)
 
-// secureKeys are the secureJsonData keys other than headerValueN.
-var secureKeys = []string{"token", "password", "tlsCACert", "tlsClientCert", "tlsClientKey"}
-
-// knownKeys returns every jsonData key Quiver reads: the json tags of
-// Settings and of the Flight SQL settings (duplicates are harmless), so that a key added there is known
-// here without a second list.
+// knownKeys returns every jsonData key Quiver reads (the table's, Grafana's)
+// except the numbered headerNameN.
 func knownKeys() []string {
 	var keys []string
-	for _, t := range []reflect.Type{reflect.TypeFor[Settings](), reflect.TypeFor[FlightSQL](), reflect.TypeFor[flightSQLJSON]()} {
-		for i := range t.NumField() {
-			name, _, _ := strings.Cut(t.Field(i).Tag.Get("json"), ",")
-			if name != "" && name != "-" {
-				keys = append(keys, name)
-			}
+	for _, st := range table {
+		if !st.Secret() && !st.Numbered() {
+			keys = append(keys, st.Key)
 		}
 	}
 	return append(keys, grafanaKeys...)
@@ -95,21 +87,12 @@ func knownKeys() []string {
 // maxWarned bounds how many unknown keys a warning names.
 const maxWarned = 5
 
-// UnknownKeys returns one line per jsonData key Quiver does not read (a
-// misspelled key is otherwise silently ignored) and per headerValueN secret
-// without its headerNameN, with a suggestion when a known key is close:
-// `"maxseries" (did you mean "maxSeries"?)`. It names keys only, never a
-// value. Malformed jsonData gives nothing here: Parse reports it.
-func UnknownKeys(jsonData []byte, secure map[string]string) []string {
-	var keys map[string]json.RawMessage
-	if len(jsonData) > MaxJSONData {
-		return nil
-	}
-	if len(bytes.TrimSpace(jsonData)) > 0 {
-		if err := json.Unmarshal(jsonData, &keys); err != nil {
-			return nil
-		}
-	}
+// unknownKeys returns one line per jsonData key Quiver does not read (a
+// misspelled key is otherwise silently ignored) and per secureJsonData key
+// it does not use (headerValueN without its headerNameN), with a
+// suggestion when a known key is close: `"maxseries" (did you mean
+// "maxSeries"?)`. It names keys only, never a value.
+func unknownKeys(keys map[string]json.RawMessage, secure map[string]string) []string {
 	known := knownKeys()
 	var unknown []string
 	for k := range keys {
@@ -137,7 +120,7 @@ func UnknownKeys(jsonData []byte, secure map[string]string) []string {
 			if name, ok := keys["headerName"+m[1]]; !ok || bytes.Equal(bytes.TrimSpace(name), []byte(`""`)) {
 				orphans = append(orphans, k)
 			}
-		} else if !contains(secureKeys, k) {
+		} else if st, ok := byKey[k]; !ok || !st.Secret() {
 			orphans = append(orphans, k)
 		}
 	}

@@ -1,52 +1,12 @@
 package settings
 
 import (
-	"bytes"
-	"encoding/json"
 	"errors"
-	"fmt"
 	"math"
-	"strings"
 )
 
-// Upstreams accepted in jsonData.upstream.
-const (
-	UpstreamDemo      = "demo"
-	UpstreamFlightSQL = "flightsql"
-)
-
-// Codecs accepted in jsonData.codec.
-const (
-	CodecZstd = "zstd"
-	CodecLZ4  = "lz4"
-	CodecNone = "none"
-)
-
-// Defaults and ranges. The codec level ranges are the codec package's; a
-// test in package plugin checks that both agree.
-const (
-	ZstdMinLevel, ZstdMaxLevel, ZstdDefaultLevel = 1, 22, 3
-	LZ4MinLevel, LZ4MaxLevel, LZ4DefaultLevel    = 0, 9, 0
-
-	// DefaultMinSavings: a body buffer is stored raw unless compression
-	// saves at least 10% of it. Below that the bytes saved on the wire do
-	// not pay for Grafana's decompression of the buffer: a float column that
-	// saves 3% under zstd costs Grafana's decoder 8% more CPU for its frame
-	// (docs/benchmarks.md, BenchmarkDecode).
-	DefaultMinSavings = 0.1
-	MaxMinSavings     = 0.9
-
-	// MaxJSONData bounds the jsonData Quiver parses: its settings take a
-	// few hundred bytes.
-	MaxJSONData = 1 << 20
-
-	DefaultMaxSeries = 10_000
-	MaxMaxSeries     = 1_000_000
-	DefaultMaxPoints = 10_000_000
-	MaxMaxPoints     = 1_000_000_000
-)
-
-// Settings of one data-source instance.
+// Settings of one data-source instance. Table describes every key: its
+// default, range or accepted values, and what it does.
 type Settings struct {
 	Upstream   string  `json:"upstream"`
 	Codec      string  `json:"codec"`
@@ -55,112 +15,21 @@ type Settings struct {
 	MaxSeries  int64   `json:"maxSeries"`
 	MaxPoints  int64   `json:"maxPoints"`
 
-	// FlightSQL holds the connection settings; used when Upstream is
+	// FlightSQL holds the connection settings; read when Upstream is
 	// "flightsql".
 	FlightSQL FlightSQL `json:"-"`
-}
 
-// Parse reads an instance's jsonData and decrypted secureJsonData and
-// applies defaults: absent keys, null and "" mean the default, and numbers
-// may arrive as JSON numbers or as strings (text inputs store those). It
-// fails only on JSON it cannot read, naming the key; call Validate for the
-// checks of the values.
-func Parse(jsonData []byte, secure map[string]string) (Settings, error) {
-	if len(jsonData) > MaxJSONData {
-		return Settings{}, fmt.Errorf("settings: jsonData is %d bytes, more than the %d bytes (1 MiB) Quiver reads", len(jsonData), MaxJSONData)
-	}
-	var keys map[string]json.RawMessage
-	if len(bytes.TrimSpace(jsonData)) > 0 {
-		if err := json.Unmarshal(jsonData, &keys); err != nil {
-			return Settings{}, fmt.Errorf("settings: jsonData is not a JSON object: %w", err)
-		}
-	}
-	var (
-		upstream, codec             string
-		level, maxSeries, maxPoints jsonInt64
-		minSavings                  jsonFloat64
-	)
-	for key, dst := range map[string]json.Unmarshaler{
-		"upstream": (*jsonString)(&upstream), "codec": (*jsonString)(&codec),
-		"level": &level, "minSavings": &minSavings, "maxSeries": &maxSeries, "maxPoints": &maxPoints,
-	} {
-		if v, ok := keys[key]; ok {
-			if err := dst.UnmarshalJSON(v); err != nil {
-				return Settings{}, fmt.Errorf("settings: %s: %w", key, err)
-			}
-		}
-	}
-	s := Settings{
-		Upstream:   strings.TrimSpace(upstream),
-		Codec:      strings.TrimSpace(codec),
-		MinSavings: DefaultMinSavings,
-		MaxSeries:  orDefault(&maxSeries, DefaultMaxSeries),
-		MaxPoints:  orDefault(&maxPoints, DefaultMaxPoints),
-	}
-	if s.Upstream == "" {
-		s.Upstream = UpstreamDemo
-	}
-	if s.Codec == "" {
-		s.Codec = CodecZstd
-	}
-	switch {
-	case level.set:
-		s.Level = level.v
-	case s.Codec == CodecZstd:
-		s.Level = ZstdDefaultLevel
-	default:
-		s.Level = LZ4DefaultLevel
-	}
-	if minSavings.set {
-		s.MinSavings = minSavings.v
-	}
-
-	fs, err := ParseFlightSQL(jsonData, secure)
-	if err != nil {
-		if s.Upstream == UpstreamFlightSQL {
-			return Settings{}, err
-		}
-		// A demo instance does not read the Flight SQL keys: leftovers of an
-		// earlier configuration must not break it.
-		fs = FlightSQL{}
-	}
-	s.FlightSQL = fs
-	return s, nil
+	// Warnings name, sorted, the jsonData keys Quiver does not read (a
+	// misspelled key is otherwise silently ignored) and the secureJsonData
+	// keys it does not use, with a suggestion when a known key is close. They
+	// name keys only, never a value.
+	Warnings []string `json:"-"`
 }
 
 // Validate checks every setting and returns all problems at once, each
 // naming its JSON key and the accepted values.
 func (s Settings) Validate() error {
-	var errs []error
-	add := func(format string, args ...any) { errs = append(errs, fmt.Errorf("settings: "+format, args...)) }
-
-	switch s.Upstream {
-	case UpstreamDemo, UpstreamFlightSQL:
-	default:
-		add("upstream: %s is not one of %q, %q", quote(s.Upstream), UpstreamDemo, UpstreamFlightSQL)
-	}
-	switch s.Codec {
-	case CodecZstd:
-		if s.Level < ZstdMinLevel || s.Level > ZstdMaxLevel {
-			add("level: %d is not a zstd level (%d to %d)", s.Level, ZstdMinLevel, ZstdMaxLevel)
-		}
-	case CodecLZ4:
-		if s.Level < LZ4MinLevel || s.Level > LZ4MaxLevel {
-			add("level: %d is not an lz4 level (%d to %d)", s.Level, LZ4MinLevel, LZ4MaxLevel)
-		}
-	case CodecNone:
-	default:
-		add("codec: %s is not one of %q, %q, %q", quote(s.Codec), CodecZstd, CodecLZ4, CodecNone)
-	}
-	if math.IsNaN(s.MinSavings) || s.MinSavings < 0 || s.MinSavings > MaxMinSavings {
-		add("minSavings: %v is not within 0 to %v", s.MinSavings, MaxMinSavings)
-	}
-	if s.MaxSeries < 1 || s.MaxSeries > MaxMaxSeries {
-		add("maxSeries: %d is not within 1 to %d", s.MaxSeries, MaxMaxSeries)
-	}
-	if s.MaxPoints < 1 || s.MaxPoints > MaxMaxPoints {
-		add("maxPoints: %d is not within 1 to %d", s.MaxPoints, MaxMaxPoints)
-	}
+	errs := s.check("")
 	if s.Upstream == UpstreamFlightSQL {
 		if err := s.FlightSQL.Validate(); err != nil {
 			errs = append(errs, err)

@@ -54,9 +54,9 @@ func TestValidateNamesKeyAndAcceptedValues(t *testing.T) {
 	for in, want := range map[string][]string{
 		`{"upstream":"postgres"}`:              {"upstream", `"demo"`, `"flightsql"`},
 		`{"codec":"gzip"}`:                     {"codec", `"zstd"`, `"lz4"`, `"none"`},
-		`{"codec":"zstd","level":0}`:           {"level", "1 to 22"},
-		`{"codec":"zstd","level":23}`:          {"level", "1 to 22"},
-		`{"codec":"lz4","level":10}`:           {"level", "0 to 9"},
+		`{"codec":"zstd","level":0}`:           {"level", "1 to 22 (zstd levels)"},
+		`{"codec":"zstd","level":23}`:          {"level", "1 to 22 (zstd levels)"},
+		`{"codec":"lz4","level":10}`:           {"level", "0 to 9 (lz4 levels)"},
 		`{"minSavings":0.95}`:                  {"minSavings", "0 to 0.9"},
 		`{"minSavings":-1}`:                    {"minSavings"},
 		`{"maxSeries":0}`:                      {"maxSeries", "1 to 1000000"},
@@ -139,6 +139,14 @@ func TestLongValuesAreCutInMessages(t *testing.T) {
 }
 
 func TestUnknownKeys(t *testing.T) {
+	// Warnings come from the one decode Parse does.
+	UnknownKeys := func(js []byte, secure map[string]string) []string {
+		s, err := Parse(js, secure)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return s.Warnings
+	}
 	got := UnknownKeys([]byte(`{"maxseries":5,"Codec":"lz4","level":3,"headerName1":"x-a","colour":"red","timeInterval":"10s"}`),
 		map[string]string{"headerValue1": "v", "headerValue3": "secret-value", "token": "t"})
 	joined := strings.Join(got, "\n")

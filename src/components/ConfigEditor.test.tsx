@@ -127,10 +127,10 @@ describe('ConfigEditor compression', () => {
 describe('ConfigEditor validation', () => {
   it('flags out-of-range values from saved settings', () => {
     setup(makeOptions({ codec: 'zstd', level: 30, minSavings: 0.95, maxSeries: 0, maxPoints: 2000000000 }));
-    expect(screen.getByText('zstd level must be between 1 and 22.')).toBeInTheDocument();
-    expect(screen.getByText('Minimum savings must be between 0 and 0.9.')).toBeInTheDocument();
-    expect(screen.getByText('Max series must be between 1 and 1000000.')).toBeInTheDocument();
-    expect(screen.getByText('Max points must be between 1 and 1000000000.')).toBeInTheDocument();
+    expect(screen.getByText('30 is not within 1 to 22 (zstd levels)')).toBeInTheDocument();
+    expect(screen.getByText('0.95 is not within 0 to 0.9')).toBeInTheDocument();
+    expect(screen.getByText('0 is not within 1 to 1000000 (frames)')).toBeInTheDocument();
+    expect(screen.getByText('2000000000 is not within 1 to 1000000000 (rows)')).toBeInTheDocument();
   });
 
   it('flags values as they are typed and clears the message once fixed', () => {
@@ -138,9 +138,9 @@ describe('ConfigEditor validation', () => {
     const maxSeries = screen.getByTestId(selectors.config.maxSeries);
     fireEvent.change(maxSeries, { target: { value: '2.5' } });
     expect(latest().jsonData.maxSeries).toBe(2.5);
-    expect(screen.getByText('Max series must be a whole number.')).toBeInTheDocument();
+    expect(screen.getByText('2.5 is not a whole number')).toBeInTheDocument();
     fireEvent.change(maxSeries, { target: { value: '500' } });
-    expect(screen.queryByText('Max series must be a whole number.')).not.toBeInTheDocument();
+    expect(screen.queryByText('2.5 is not a whole number')).not.toBeInTheDocument();
     fireEvent.change(maxSeries, { target: { value: '' } });
     expect(latest().jsonData.maxSeries).toBeUndefined();
   });
@@ -153,9 +153,9 @@ describe('ConfigEditor validation', () => {
     fireEvent.change(screen.getByTestId(selectors.config.address), { target: { value: 'localhost:31337' } });
     expect(screen.queryByText(/Address must be/)).not.toBeInTheDocument();
     fireEvent.change(screen.getByTestId(selectors.config.timeout), { target: { value: '0' } });
-    expect(screen.getByText('Timeout (s) must be between 1 and 3600.')).toBeInTheDocument();
+    expect(screen.getByText('0 is not within 1 to 3600 (seconds)')).toBeInTheDocument();
     fireEvent.change(screen.getByTestId(selectors.config.byteLimit), { target: { value: '100' } });
-    expect(screen.getByText('Byte limit must be between 1024 and 17179869184.')).toBeInTheDocument();
+    expect(screen.getByText('100 is not within 1024 to 17179869184 (bytes)')).toBeInTheDocument();
   });
 });
 

@@ -18,17 +18,18 @@ const module = "github.com/quiverdata/quiver/"
 // allowed lists, per package, the Quiver packages its non-test files may
 // import. A package missing here fails the test: add it deliberately.
 var allowed = map[string][]string{
-	"pkg":                  {"pkg/plugin"},
-	"pkg/plugin":           {"pkg/arrowipc", "pkg/codec", "pkg/frame", "pkg/settings", "pkg/source", "pkg/source/demo", "pkg/source/flightsql"},
-	"pkg/source/demo":      {"pkg/frame", "pkg/source"},
-	"pkg/source/flightsql": {"pkg/frame", "pkg/settings", "pkg/source"},
-	"pkg/source":           {},
-	"pkg/settings":         {},
-	"pkg/frame":            {"pkg/arrowipc", "pkg/codec"},
-	"pkg/frame/frametest":  {},
-	"pkg/arrowipc":         {"pkg/codec"},
-	"pkg/codec":            {},
-	"pkg/harness":          {"pkg/frame"},
+	"pkg":                       {"pkg/plugin"},
+	"pkg/plugin":                {"pkg/arrowipc", "pkg/codec", "pkg/frame", "pkg/settings", "pkg/source", "pkg/source/demo", "pkg/source/flightsql"},
+	"pkg/source/demo":           {"pkg/frame", "pkg/source"},
+	"pkg/source/flightsql":      {"pkg/frame", "pkg/settings", "pkg/source"},
+	"pkg/source":                {},
+	"pkg/settings":              {},
+	"pkg/settings/internal/gen": {"pkg/codec", "pkg/settings"}, // go generate: writes the settings files
+	"pkg/frame":                 {"pkg/arrowipc", "pkg/codec"},
+	"pkg/frame/frametest":       {},
+	"pkg/arrowipc":              {"pkg/codec"},
+	"pkg/codec":                 {},
+	"pkg/harness":               {"pkg/frame"},
 }
 
 // Third-party rules: what must stay out of a package.

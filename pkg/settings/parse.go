@@ -1,0 +1,282 @@
+package settings
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+)
+
+// Parse reads an instance's jsonData and decrypted secureJsonData in one
+// decode, driven by Table, and applies defaults: absent keys, null and ""
+// mean the default, and numbers may arrive as JSON numbers or as strings
+// (text inputs store those). Keys of another upstream are not read (a demo
+// instance keeps working with the leftovers of a Flight SQL
+// configuration). Keys Quiver does not read are listed in Unknown. It
+// fails only on values it cannot read, naming each key; call Validate for
+// the checks of the values.
+func Parse(jsonData []byte, secure map[string]string) (Settings, error) {
+	return parse(jsonData, secure, false)
+}
+
+// ParseFlightSQL is Parse for the Flight SQL settings alone: they are read
+// (and their errors reported) whatever jsonData.upstream says.
+func ParseFlightSQL(jsonData []byte, secure map[string]string) (FlightSQL, error) {
+	s, err := parse(jsonData, secure, true)
+	return s.FlightSQL, err
+}
+
+var headerNameKey = regexp.MustCompile(`^headerName([1-9][0-9]*)$`)
+
+func parse(jsonData []byte, secure map[string]string, flightSQL bool) (Settings, error) {
+	if len(jsonData) > MaxJSONData {
+		return Settings{}, fmt.Errorf("settings: jsonData is %d bytes, more than the %d bytes (1 MiB) Quiver reads", len(jsonData), MaxJSONData)
+	}
+	var keys map[string]json.RawMessage
+	if len(bytes.TrimSpace(jsonData)) > 0 {
+		if err := json.Unmarshal(jsonData, &keys); err != nil {
+			return Settings{}, fmt.Errorf("settings: jsonData is not a JSON object: %w", err)
+		}
+	}
+	var s Settings
+	for i := range table {
+		if st := &table[i]; st.field != nil && st.Default != nil {
+			st.set(&s, st.Default)
+		}
+	}
+	var errs []error
+	levelSet := false
+	for i := range table {
+		st := &table[i]
+		if st.field == nil {
+			continue
+		}
+		if st.Upstream != "" && st.Upstream != s.Upstream && !flightSQL {
+			continue // upstream comes first in the table
+		}
+		if st.Secret() {
+			st.set(&s, Secret(secure[st.Key]))
+			continue
+		}
+		raw, ok := keys[st.Key]
+		if !ok {
+			continue
+		}
+		set, err := st.decode(&s, raw)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("settings: %s: %w", st.Key, err))
+		}
+		levelSet = levelSet || (st.ByCodec && set)
+	}
+	if !levelSet {
+		c, _ := codecByName(s.Codec)
+		s.Level = c.DefaultLevel
+	}
+	if s.Upstream == UpstreamFlightSQL || flightSQL {
+		h, err := parseHeaders(keys, secure)
+		if err != nil {
+			errs = append(errs, err)
+		}
+		s.FlightSQL.Headers = h
+	}
+	s.Warnings = unknownKeys(keys, secure)
+	if len(errs) > 0 {
+		return Settings{}, errors.Join(errs...)
+	}
+	return s, nil
+}
+
+// parseHeaders reads headerNameN from jsonData and headerValueN from the
+// secrets, sorted by N; rows without a name are skipped (an emptied row of
+// the header editor).
+func parseHeaders(keys map[string]json.RawMessage, secure map[string]string) ([]Header, error) {
+	var hs []Header
+	var errs []error
+	for k, v := range keys {
+		m := headerNameKey.FindStringSubmatch(k)
+		if m == nil {
+			continue
+		}
+		var name string
+		if err := json.Unmarshal(v, &name); err != nil {
+			errs = append(errs, fmt.Errorf("settings: %s: must be a string", keyName(k)))
+			continue
+		}
+		name = strings.TrimSpace(name)
+		if name == "" {
+			continue
+		}
+		idx, err := strconv.Atoi(m[1])
+		if err != nil {
+			errs = append(errs, fmt.Errorf("settings: %s: the header number is out of range", keyName(k)))
+			continue
+		}
+		hs = append(hs, Header{Index: idx, Name: name, Value: Secret(secure["headerValue"+m[1]])})
+	}
+	sort.Slice(hs, func(i, j int) bool { return hs[i].Index < hs[j].Index })
+	sort.Slice(errs, func(i, j int) bool { return errs[i].Error() < errs[j].Error() })
+	return hs, errors.Join(errs...)
+}
+
+// set stores v (of the setting's Go type) in the setting's field of s.
+func (st *Setting) set(s *Settings, v any) {
+	switch p := st.field(s).(type) {
+	case *string:
+		*p = v.(string)
+	case *bool:
+		*p = v.(bool)
+	case *int:
+		*p = int(v.(int64))
+	case *int64:
+		*p = v.(int64)
+	case *float64:
+		*p = v.(float64)
+	case *Secret:
+		*p = v.(Secret)
+	default:
+		panic(fmt.Sprintf("settings: %s: field of type %T", st.Key, p))
+	}
+}
+
+// get returns the setting's field of s as a float64, for range checks.
+func (st *Setting) number(s *Settings) float64 {
+	switch p := st.field(s).(type) {
+	case *int:
+		return float64(*p)
+	case *int64:
+		return float64(*p)
+	case *float64:
+		return *p
+	}
+	panic(fmt.Sprintf("settings: %s is not a number setting", st.Key))
+}
+
+// decode reads one jsonData value into s; set is false when the value
+// means "not set" (null, "", so the default stays).
+func (st *Setting) decode(s *Settings, raw json.RawMessage) (set bool, err error) {
+	raw = bytes.TrimSpace(raw)
+	if bytes.Equal(raw, []byte("null")) {
+		return false, nil
+	}
+	switch st.Type {
+	case String:
+		var v string
+		if err := json.Unmarshal(raw, &v); err != nil {
+			return false, fmt.Errorf("%s is not a string", quote(string(raw)))
+		}
+		if st.normalize != nil {
+			v = st.normalize(v)
+		}
+		if v == "" {
+			return false, nil
+		}
+		st.set(s, v)
+	case Bool:
+		var v bool
+		if err := json.Unmarshal(raw, &v); err != nil {
+			return false, errors.New(fill(MsgNotABool, "value", quote(string(raw))))
+		}
+		st.set(s, v)
+	case Integer, Number:
+		text, ok, err := numberText(raw)
+		if err != nil || !ok {
+			return false, err
+		}
+		f, err := strconv.ParseFloat(text, 64)
+		if err != nil || math.IsNaN(f) || math.IsInf(f, 0) {
+			msg := MsgNotANum
+			if st.Type == Integer {
+				msg = MsgWhole
+			}
+			return false, errors.New(fill(msg, "value", quote(text)))
+		}
+		if st.Type == Number {
+			st.set(s, f)
+			return true, nil
+		}
+		if f != math.Trunc(f) {
+			return false, errors.New(fill(MsgWhole, "value", FormatNumber(f)))
+		}
+		v, err := strconv.ParseInt(text, 10, 64)
+		if err != nil { // 1e3, 3.0, or beyond int64
+			if f < math.MinInt64 || f >= math.MaxInt64 {
+				lo, hi, unit, _ := st.bounds(s)
+				return false, errors.New(rangeMessage(FormatNumber(f), lo, hi, unit))
+			}
+			v = int64(f)
+		}
+		st.set(s, v)
+	default:
+		return false, fmt.Errorf("settings: %s: cannot decode type %s", st.Key, st.Type)
+	}
+	return true, nil
+}
+
+// numberText returns the text of a JSON number or of a string holding one
+// (any other JSON value as it is, which then fails to parse as a number),
+// and whether it is set ("" is not).
+func numberText(b []byte) (string, bool, error) {
+	s := string(b)
+	if len(b) > 0 && b[0] == '"' {
+		if err := json.Unmarshal(b, &s); err != nil {
+			return "", false, err
+		}
+		s = strings.TrimSpace(s)
+	}
+	return s, s != "", nil
+}
+
+// bounds returns the range of a numeric setting for s (level: its codec's);
+// ok is false when the setting has no range to check in s (level of codec
+// none or of an unknown codec).
+func (st *Setting) bounds(s *Settings) (lo, hi float64, unit string, ok bool) {
+	if !st.ByCodec {
+		return st.Min, st.Max, st.Unit, st.Max != 0
+	}
+	c, known := codecByName(s.Codec)
+	if !known || !c.Levels {
+		return 0, 0, "", false
+	}
+	return float64(c.MinLevel), float64(c.MaxLevel), c.Name + " levels", true
+}
+
+// check returns the table's checks of the settings that upstream reads
+// ("" for the settings every instance reads): accepted values and ranges.
+func (s *Settings) check(upstream string) []error {
+	var errs []error
+	for i := range table {
+		st := &table[i]
+		if st.field == nil || st.Upstream != upstream {
+			continue
+		}
+		switch {
+		case len(st.Values) > 0:
+			v := *st.field(s).(*string)
+			if !contains(st.Values, v) {
+				errs = append(errs, fmt.Errorf("settings: %s: %s", st.Key, oneOfMessage(v, st.Values)))
+			}
+		case st.Type == Integer || st.Type == Number:
+			lo, hi, unit, ok := st.bounds(s)
+			if v := st.number(s); ok && (math.IsNaN(v) || v < lo || v > hi) {
+				errs = append(errs, fmt.Errorf("settings: %s: %s", st.Key, rangeMessage(st.format(s), lo, hi, unit)))
+			}
+		}
+	}
+	return errs
+}
+
+// format writes the value of a numeric setting as a message shows it.
+func (st *Setting) format(s *Settings) string {
+	switch p := st.field(s).(type) {
+	case *int:
+		return strconv.Itoa(*p)
+	case *int64:
+		return strconv.FormatInt(*p, 10)
+	}
+	return FormatNumber(st.number(s))
+}

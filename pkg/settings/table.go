@@ -1,0 +1,323 @@
+package settings
+
+import (
+	"math"
+	"strconv"
+	"strings"
+)
+
+// Upstreams accepted in jsonData.upstream.
+const (
+	UpstreamDemo      = "demo"
+	UpstreamFlightSQL = "flightsql"
+)
+
+// Codecs accepted in jsonData.codec: package codec's names (see Codecs).
+const (
+	CodecZstd = "zstd"
+	CodecLZ4  = "lz4"
+	CodecNone = "none"
+)
+
+// Auth types accepted in jsonData.authType.
+const (
+	AuthNone     = "none"
+	AuthToken    = "token"
+	AuthPassword = "password"
+)
+
+// SQL dialects accepted in jsonData.dialect. DialectAuto (the default) asks
+// the server for its name (GetSqlInfo) and picks one of the others.
+const (
+	DialectAuto       = "auto"
+	DialectDataFusion = "datafusion" // InfluxDB 3, GreptimeDB and other DataFusion-based servers
+	DialectDuckDB     = "duckdb"
+	DialectPostgres   = "postgres" // PostgreSQL-compatible
+	DialectDremio     = "dremio"
+	DialectMySQL      = "mysql" // MySQL-compatible: Apache Doris, StarRocks
+	DialectANSI       = "ansi"  // generic fallback
+)
+
+// Dialects lists the accepted values of jsonData.dialect, DialectAuto first.
+var Dialects = []string{DialectAuto, DialectDataFusion, DialectDuckDB, DialectPostgres, DialectDremio, DialectMySQL, DialectANSI}
+
+// Defaults and ranges of the numeric settings; Table is where they are used.
+const (
+	// DefaultMinSavings: a body buffer is stored raw unless compression
+	// saves at least 10% of it. Below that the bytes saved on the wire do
+	// not pay for Grafana's decompression of the buffer: a float column that
+	// saves 3% under zstd costs Grafana's decoder 8% more CPU for its frame
+	// (docs/benchmarks.md, BenchmarkDecode).
+	DefaultMinSavings = 0.1
+	MaxMinSavings     = 0.9
+
+	// MaxJSONData bounds the jsonData Quiver parses: its settings take a
+	// few hundred bytes.
+	MaxJSONData = 1 << 20
+
+	DefaultMaxSeries = 10_000
+	MaxMaxSeries     = 1_000_000
+	DefaultMaxPoints = 10_000_000
+	MaxMaxPoints     = 1_000_000_000
+
+	DefaultFlightSQLTimeout   = 30 // seconds
+	DefaultFlightSQLRowLimit  = 1_000_000
+	DefaultFlightSQLByteLimit = 256 << 20
+
+	minTimeout, maxTimeout     = 1, 3600
+	minRowLimit, maxRowLimit   = 1, 100_000_000
+	minByteLimit, maxByteLimit = 1024, 16 << 30
+)
+
+// Type is the JSON type of a setting's value.
+type Type string
+
+// Types of settings. A Secret setting lives in secureJsonData, every other
+// one in jsonData.
+const (
+	String  Type = "string"
+	Bool    Type = "boolean"
+	Integer Type = "integer"
+	Number  Type = "number"
+	Secure  Type = "secret"
+)
+
+// Setting describes one key of jsonData or secureJsonData: everything the
+// parser, Validate, the frontend (src/generated/settings.ts) and the README
+// know about it.
+type Setting struct {
+	// Key is the JSON key; "headerNameN" and "headerValueN" stand for the
+	// numbered keys headerName1, headerName2…
+	Key  string
+	Type Type
+	// Default applies when the key is absent, null or "": a string, bool,
+	// int64 or float64 (nil: the zero value, or by codec for level).
+	Default any
+	// Values are the accepted values of a string setting that has a fixed
+	// set, in the order the editor offers them.
+	Values []string
+	// Min and Max bound a numeric setting (Max 0: not a range setting).
+	Min, Max float64
+	// ByCodec: the range and default depend on jsonData.codec (Codecs).
+	ByCodec bool
+	// Unit names what a number counts ("seconds"), for messages.
+	Unit string
+	// Upstream is the upstream that reads the setting; "" for every one.
+	// Keys of another upstream are neither read nor checked.
+	Upstream string
+	// Help says what the setting does, in one or two sentences.
+	Help string
+
+	// field returns a pointer to the setting's field in s (*string, *bool,
+	// *int, *int64, *float64 or *Secret); nil for the numbered keys.
+	field func(s *Settings) any
+	// normalize rewrites a string value before it is stored.
+	normalize func(string) string
+}
+
+// Secret reports whether the setting lives in secureJsonData.
+func (st Setting) Secret() bool { return st.Type == Secure }
+
+// Numbered reports whether Key stands for numbered keys (headerNameN).
+func (st Setting) Numbered() bool { return strings.HasSuffix(st.Key, "N") && st.field == nil }
+
+// table is every setting, in the order of the editor. Package codec's facts
+// (codec names, level ranges) come from codecs_gen.go.
+var table = []Setting{
+	{Key: "upstream", Type: String, Default: UpstreamDemo, Values: []string{UpstreamDemo, UpstreamFlightSQL},
+		Help:  "Where this data source reads its data from: the built-in demo generator or a Flight SQL server.",
+		field: func(s *Settings) any { return &s.Upstream }, normalize: strings.TrimSpace},
+	{Key: "codec", Type: String, Default: CodecZstd, Values: codecNames(),
+		Help:  "How the record-batch bodies of each Arrow frame are compressed on the way to Grafana.",
+		field: func(s *Settings) any { return &s.Codec }, normalize: strings.TrimSpace},
+	{Key: "level", Type: Integer, ByCodec: true,
+		Help:  "Compression level of the codec: higher levels make smaller frames and cost more CPU. Ignored for codec none.",
+		field: func(s *Settings) any { return &s.Level }},
+	{Key: "minSavings", Type: Number, Default: DefaultMinSavings, Min: 0, Max: MaxMinSavings,
+		Help:  "A body buffer is sent uncompressed unless compression saves at least this fraction of its size.",
+		field: func(s *Settings) any { return &s.MinSavings }},
+	{Key: "maxSeries", Type: Integer, Default: int64(DefaultMaxSeries), Min: 1, Max: MaxMaxSeries, Unit: "frames",
+		Help:  "Frames one query may return; more is that query's error.",
+		field: func(s *Settings) any { return &s.MaxSeries }},
+	{Key: "maxPoints", Type: Integer, Default: int64(DefaultMaxPoints), Min: 1, Max: MaxMaxPoints, Unit: "rows",
+		Help:  "Rows one query may return, summed over its frames; their bodies may weigh maxPoints × 16 bytes.",
+		field: func(s *Settings) any { return &s.MaxPoints }},
+
+	{Key: "address", Type: String, Upstream: UpstreamFlightSQL,
+		Help:  "The Flight SQL server as host:port (no scheme; turn on tlsEnabled for TLS).",
+		field: func(s *Settings) any { return &s.FlightSQL.Address }, normalize: strings.TrimSpace},
+	{Key: "tlsEnabled", Type: Bool, Upstream: UpstreamFlightSQL,
+		Help:  "Connect to the server over TLS.",
+		field: func(s *Settings) any { return &s.FlightSQL.TLSEnabled }},
+	{Key: "tlsSkipVerify", Type: Bool, Upstream: UpstreamFlightSQL,
+		Help:  "Do not check the server certificate: anyone between Grafana and the server can read and change the data. Use only for testing.",
+		field: func(s *Settings) any { return &s.FlightSQL.TLSSkipVerify }},
+	{Key: "tlsAuthWithCACert", Type: Bool, Upstream: UpstreamFlightSQL,
+		Help:  "Verify the server certificate against the CA certificate (tlsCACert) instead of the system roots.",
+		field: func(s *Settings) any { return &s.FlightSQL.TLSAuthWithCACert }},
+	{Key: "tlsAuth", Type: Bool, Upstream: UpstreamFlightSQL,
+		Help:  "Present a client certificate and key (tlsClientCert, tlsClientKey) to the server (mTLS).",
+		field: func(s *Settings) any { return &s.FlightSQL.TLSAuth }},
+	{Key: "tlsServerName", Type: String, Upstream: UpstreamFlightSQL,
+		Help:  "Name used to verify the server certificate (SNI) when it differs from the address host.",
+		field: func(s *Settings) any { return &s.FlightSQL.TLSServerName }, normalize: strings.TrimSpace},
+	{Key: "tlsCACert", Type: Secure, Upstream: UpstreamFlightSQL,
+		Help:  "PEM CA certificate, used when tlsAuthWithCACert is on.",
+		field: func(s *Settings) any { return &s.FlightSQL.TLSCACert }},
+	{Key: "tlsClientCert", Type: Secure, Upstream: UpstreamFlightSQL,
+		Help:  "PEM client certificate, used when tlsAuth is on.",
+		field: func(s *Settings) any { return &s.FlightSQL.TLSClientCert }},
+	{Key: "tlsClientKey", Type: Secure, Upstream: UpstreamFlightSQL,
+		Help:  "PEM client key, used when tlsAuth is on.",
+		field: func(s *Settings) any { return &s.FlightSQL.TLSClientKey }},
+	{Key: "authType", Type: String, Default: AuthNone, Values: []string{AuthNone, AuthToken, AuthPassword}, Upstream: UpstreamFlightSQL,
+		Help:  "How the plugin authenticates to the server: no credentials, a bearer token, or user and password.",
+		field: func(s *Settings) any { return &s.FlightSQL.AuthType }},
+	{Key: "username", Type: String, Upstream: UpstreamFlightSQL,
+		Help:  `User for authType "password".`,
+		field: func(s *Settings) any { return &s.FlightSQL.Username }},
+	{Key: "token", Type: Secure, Upstream: UpstreamFlightSQL,
+		Help:  `Bearer token for authType "token".`,
+		field: func(s *Settings) any { return &s.FlightSQL.Token }},
+	{Key: "password", Type: Secure, Upstream: UpstreamFlightSQL,
+		Help:  `Password for authType "password".`,
+		field: func(s *Settings) any { return &s.FlightSQL.Password }},
+	{Key: "oauthPassThru", Type: Bool, Upstream: UpstreamFlightSQL,
+		Help:  "Send the signed-in user's OAuth access token (and ID token, when there is one) to the server instead of the configured credentials, on every query, health check and schema call that Grafana forwards them with. Calls without a forwarded user, such as alert rules without one, use the configured credentials.",
+		field: func(s *Settings) any { return &s.FlightSQL.OAuthPassThru }},
+	{Key: "headerNameN", Type: String, Upstream: UpstreamFlightSQL,
+		Help: "Name of a custom gRPC metadata header sent with every call (headerName1, headerName2…)."},
+	{Key: "headerValueN", Type: Secure, Upstream: UpstreamFlightSQL,
+		Help: "Value of the header headerNameN."},
+	{Key: "catalog", Type: String, Upstream: UpstreamFlightSQL,
+		Help:  "Sent once per connection as the Flight SQL session option catalog (servers without session options ignore it); the default of schema browsing and of the $__catalog macro.",
+		field: func(s *Settings) any { return &s.FlightSQL.Catalog }},
+	{Key: "schema", Type: String, Upstream: UpstreamFlightSQL,
+		Help:  "Sent once per connection as the Flight SQL session option schema (servers without session options ignore it); the default of schema browsing and of the $__schema macro.",
+		field: func(s *Settings) any { return &s.FlightSQL.Schema }},
+	{Key: "dialect", Type: String, Default: DialectAuto, Values: Dialects, Upstream: UpstreamFlightSQL,
+		Help:  "How the macros ($__timeFilter, $__timeGroup, …) write SQL. auto asks the server for its name; the health check says which dialect it chose.",
+		field: func(s *Settings) any { return &s.FlightSQL.Dialect }, normalize: func(v string) string { return strings.ToLower(strings.TrimSpace(v)) }},
+	{Key: "timeout", Type: Integer, Default: int64(DefaultFlightSQLTimeout), Min: minTimeout, Max: maxTimeout, Unit: "seconds", Upstream: UpstreamFlightSQL,
+		Help:  "Query timeout.",
+		field: func(s *Settings) any { return &s.FlightSQL.Timeout }},
+	{Key: "rowLimit", Type: Integer, Default: int64(DefaultFlightSQLRowLimit), Min: minRowLimit, Max: maxRowLimit, Unit: "rows", Upstream: UpstreamFlightSQL,
+		Help:  "Rows read per query; the rest is cut with a frame notice.",
+		field: func(s *Settings) any { return &s.FlightSQL.RowLimit }},
+	{Key: "byteLimit", Type: Integer, Default: int64(DefaultFlightSQLByteLimit), Min: minByteLimit, Max: maxByteLimit, Unit: "bytes", Upstream: UpstreamFlightSQL,
+		Help:  "Bytes read per query; the rest is cut with a frame notice.",
+		field: func(s *Settings) any { return &s.FlightSQL.ByteLimit }},
+}
+
+// Table returns every setting, in the order of the editor.
+func Table() []Setting { return append([]Setting(nil), table...) }
+
+// byKey indexes table by Key.
+var byKey = func() map[string]*Setting {
+	m := make(map[string]*Setting, len(table))
+	for i := range table {
+		m[table[i].Key] = &table[i]
+	}
+	return m
+}()
+
+// CodecSpec is one of package codec's codecs, as settings and the editor
+// see it: codecs_gen.go is written from codec.Specs by go generate.
+type CodecSpec struct {
+	Name string
+	// Levels is false for a codec that takes no level (none).
+	Levels                           bool
+	MinLevel, MaxLevel, DefaultLevel int64
+	// Effective says what each level becomes in the encoder, in ascending
+	// runs of levels that make the same bytes.
+	Effective []LevelRun
+}
+
+// LevelRun is a run of levels From..To that all become Effective (package
+// codec's Codec.Effective, "zstd better").
+type LevelRun struct {
+	From, To  int64
+	Effective string
+}
+
+// Codecs returns package codec's codecs in the order the editor offers them.
+func Codecs() []CodecSpec { return append([]CodecSpec(nil), codecs...) }
+
+func codecByName(name string) (CodecSpec, bool) {
+	for _, c := range codecs {
+		if c.Name == name {
+			return c, true
+		}
+	}
+	return CodecSpec{}, false
+}
+
+func codecNames() []string {
+	names := make([]string, len(codecs))
+	for i, c := range codecs {
+		names[i] = c.Name
+	}
+	return names
+}
+
+// Message templates, shared with the editor (src/generated/settings.ts
+// carries them, and the editor fills them the same way): a value out of a
+// setting's range, a fraction for a whole-number setting, a value outside a
+// fixed set. {unit} is the setting's Unit, or "<codec> levels" for level.
+const (
+	MsgRange    = "{value} is not within {min} to {max}"
+	MsgUnit     = " ({unit})"
+	MsgWhole    = "{value} is not a whole number"
+	MsgNotANum  = "{value} is not a number"
+	MsgOneOf    = "{value} is not one of {values}"
+	MsgNotABool = "{value} is not true or false"
+)
+
+// fill replaces {name} in template by the values given as name, value pairs.
+func fill(template string, kv ...string) string {
+	return strings.NewReplacer(func() []string {
+		r := make([]string, 0, len(kv))
+		for i := 0; i+1 < len(kv); i += 2 {
+			r = append(r, "{"+kv[i]+"}", kv[i+1])
+		}
+		return r
+	}()...).Replace(template)
+}
+
+// rangeMessage is MsgRange (plus MsgUnit when unit is set) for value.
+func rangeMessage(value string, lo, hi float64, unit string) string {
+	m := fill(MsgRange, "value", value, "min", FormatNumber(lo), "max", FormatNumber(hi))
+	if unit != "" {
+		m += fill(MsgUnit, "unit", unit)
+	}
+	return m
+}
+
+// oneOfMessage is MsgOneOf for value (quoted) and the accepted values.
+func oneOfMessage(value string, values []string) string {
+	return fill(MsgOneOf, "value", quote(value), "values", quoteList(values))
+}
+
+// FormatNumber writes v the way JavaScript's Number.prototype.toString
+// does (shortest round-trip digits, exponent below 1e-6 and from 1e21 on),
+// so that a message reads the same in the health check and in the editor.
+func FormatNumber(v float64) string {
+	if v == 0 {
+		return "0" // and -0
+	}
+	if a := math.Abs(v); a >= 1e-6 && a < 1e21 {
+		return strconv.FormatFloat(v, 'f', -1, 64)
+	}
+	s := strconv.FormatFloat(v, 'e', -1, 64) // 1.5e-07, 1e+21
+	mant, exp, _ := strings.Cut(s, "e")
+	return mant + "e" + exp[:1] + strings.TrimLeft(exp[1:], "0")
+}
+
+// quoteList writes "a", "b", "c".
+func quoteList(names []string) string {
+	q := make([]string, len(names))
+	for i, n := range names {
+		q[i] = strconv.Quote(n)
+	}
+	return strings.Join(q, ", ")
+}
