@@ -7,6 +7,7 @@ import (
 	"math/bits"
 	"slices"
 	"strings"
+	"time"
 	"unsafe"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -116,8 +117,8 @@ func describeColumns(s *arrow.Schema) string {
 }
 
 // seriesPost is a per-series step that runs on every series once it is
-// sorted by time, before its frames are built: the place for $__timeGroup
-// fill. It may replace s.Times and s.Values (keeping them aligned); a value
+// sorted by time, in the order of the frames, before its frames are built:
+// $__timeGroup fill (fillStep). It may replace s.Times and s.Values (keeping them aligned); a value
 // array it replaces it must release.
 type seriesPost func(s *sortedSeries) error
 
@@ -835,6 +836,8 @@ type numeric struct {
 	// spread returns an array of n slots holding a[k] at pos[k] (pos[k] < 0:
 	// left out) and null elsewhere.
 	spread func(a arrow.Array, pos []int32, n int) arrow.Array
+	// fill fills a series' column of this type (fillArray).
+	fill func(f *FillSpec, times []arrow.Timestamp, a arrow.Array, from, to time.Time, maxPoints int) ([]arrow.Timestamp, arrow.Array, error)
 }
 
 // numerics holds every type whose columns entry is numeric (a test checks).
@@ -856,7 +859,7 @@ type number interface {
 }
 
 func numericOf[T number]() *numeric {
-	return &numeric{newStore: func() valueStore { return &numStore[T]{} }, spread: spread[T]}
+	return &numeric{newStore: func() valueStore { return &numStore[T]{} }, spread: spread[T], fill: fillArray[T]}
 }
 
 // numStore holds the values of each series and, once a series had a null,
