@@ -257,7 +257,7 @@ func (b *seriesBuilder) add(rec arrow.RecordBatch) error {
 	ids := b.pids[k:]
 	timeNulls := tcol.NullN() > 0
 	if len(b.labels) == 1 && b.labels[0].str != nil && !b.labels[0].nulls && !timeNulls {
-		if err := b.lookupText(b.labels[0].str, ids); err != nil {
+		if err := b.lookupText(b.labels[0].str, b.pids, k); err != nil {
 			return err
 		}
 	} else if err := b.lookupRows(tcol, timeNulls, ids); err != nil {
@@ -378,17 +378,20 @@ func (b *seriesBuilder) lookupRows(tcol arrow.Array, timeNulls bool, ids []int32
 // text with the series' (so a wrong guess costs one comparison): the series
 // of the previous row (results ordered by series), and the series of the row
 // one period back, the period being the number of series (results ordered by
-// time, every series at every time: GROUP BY time, host).
-func (b *seriesBuilder) lookupText(str *array.String, ids []int32) error {
+// time, every series at every time: GROUP BY time, host). The rows looked
+// back at may be in earlier batches: all holds the series of every pending
+// row (-1 for a null time), the batch's from index k on.
+func (b *seriesBuilder) lookupText(str *array.String, all []int32, k int) error {
+	ids := all[k:]
 	for i := range ids {
 		v := str.Value(i)
-		if i > 0 {
-			if id := ids[i-1]; b.keys[id] == v {
+		if r := k + i; r > 0 {
+			if id := all[r-1]; id >= 0 && b.keys[id] == v {
 				ids[i] = id
 				continue
 			}
-			if p := len(b.series); i >= p {
-				if id := ids[i-p]; b.keys[id] == v {
+			if p := len(b.series); r >= p {
+				if id := all[r-p]; id >= 0 && b.keys[id] == v {
 					ids[i] = id
 					continue
 				}
