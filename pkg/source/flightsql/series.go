@@ -161,10 +161,11 @@ type seriesBuilder struct {
 	// The lookup table, flat for the row loop: slots (open addressing) hold
 	// a series index + 1 (0 is empty); per series index, its hash and, per
 	// label column, its value and whether it is present (not null).
-	slots   []int32
-	hashOf  []uint64
-	keys    []string
-	present []bool
+	slots       []int32
+	hashOf      []uint64
+	periodFirst bool // lookupText tries the row one period back first
+	keys        []string
+	present     []bool
 
 	// Rows not yet in their series: the batches (retained), where each
 	// starts in the pending rows, and per pending row its time and series
@@ -380,21 +381,30 @@ func (b *seriesBuilder) lookupRows(tcol arrow.Array, timeNulls bool, ids []int32
 // one period back, the period being the number of series (results ordered by
 // time, every series at every time: GROUP BY time, host). The rows looked
 // back at may be in earlier batches: all holds the series of every pending
-// row (-1 for a null time), the batch's from index k on.
+// row (-1 for a null time), the batch's from index k on. The guess that hit
+// last is tried first.
 func (b *seriesBuilder) lookupText(str *array.String, all []int32, k int) error {
 	ids := all[k:]
+	periodFirst := b.periodFirst
+	defer func() { b.periodFirst = periodFirst }()
 	for i := range ids {
 		v := str.Value(i)
-		if r := k + i; r > 0 {
-			if id := all[r-1]; id >= 0 && b.keys[id] == v {
+		r := k + i
+		d1, d2 := 1, len(b.series)
+		if periodFirst {
+			d1, d2 = d2, d1
+		}
+		if d1 > 0 && r >= d1 {
+			if id := all[r-d1]; id >= 0 && b.keys[id] == v {
 				ids[i] = id
 				continue
 			}
-			if p := len(b.series); r >= p {
-				if id := all[r-p]; id >= 0 && b.keys[id] == v {
-					ids[i] = id
-					continue
-				}
+		}
+		if d2 > 0 && d2 != d1 && r >= d2 {
+			if id := all[r-d2]; id >= 0 && b.keys[id] == v {
+				ids[i] = id
+				periodFirst = !periodFirst // the other guess first from now on
+				continue
 			}
 		}
 		h := mixHash(0, maphash.String(labelSeed, v))
