@@ -82,7 +82,8 @@
 // open-addressing table and confirmed by comparing the values; a result with
 // one text label column first tries the previous row's series and the series
 // one period back (results ordered by series, or by time with every series
-// at every time), each confirmed the same way. Every 64Ki rows the pending
+// at every time), looking back into earlier pending batches too, the guess
+// that hit last first, each confirmed the same way. Every 64Ki rows the pending
 // rows are moved into their series a column at a time: counted per series,
 // each series' storage extended once, and each column read in row order
 // with every value written at its series' cursor. A $__timeGroup fill is
