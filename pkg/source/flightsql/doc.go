@@ -82,11 +82,12 @@
 // open-addressing table and confirmed by comparing the values; a result with
 // one text label column first tries the previous row's series and the series
 // one period back (results ordered by series, or by time with every series
-// at every time), each confirmed the same way. Every 64Ki rows the pending
+// at every time), looking back into earlier pending batches too, the guess
+// that hit last first, each confirmed the same way. Every 64Ki rows the pending
 // rows are moved into their series a column at a time: counted per series,
 // each series' storage extended once, and each column read in row order
-// with every value written at its series' cursor. A $__timeGroup fill step
-// goes into the series builder's post hook, which sees each series sorted.
+// with every value written at its series' cursor. A $__timeGroup fill is
+// the series builder's post step (fillStep), which sees each series sorted.
 // Batches are read from the stream on a goroutine of their own, two ahead of
 // the split.
 //
@@ -207,10 +208,19 @@
 //	$__catalog, $__schema      the catalog and schema settings, as written there.
 //
 // The fill of $__timeGroup / $__timeGroupAlias is NULL, previous or a
-// number, as in Grafana's SQL data sources; it leaves the SQL alone and is
-// returned with the expansion, for the time_series frames to be filled
-// after the query (fill.go: one point per interval over the range; a query
-// has one fill). Wiring it into the frames belongs to series.go.
+// number, as in Grafana's SQL data sources; it leaves the SQL alone (a query
+// has one fill) and fills every series of the time_series and
+// time_series_wide frames after the query (fill.go): each series gets one
+// point per interval, at the multiples of the interval since the Unix epoch
+// from the one at or before the range's start to its end included. A point
+// takes the value of the series' last row in (point − interval, point] (so
+// a $__timeGroup bucket keeps its own row); a point without one is null, the
+// number (converted to the column's type, integers towards zero), or for
+// previous the last row before it (null when there is none). Rows outside
+// the points are left out. The points of all series and value columns
+// together may not exceed maxPoints (rowLimit when maxPoints is not set):
+// past that the query fails with an error naming the setting. Table and
+// logs frames are not filled.
 //
 // Expansion is linear in the query's length whatever the nesting: a query
 // longer than 1 MiB is refused, so are macros nested more than 16 deep in

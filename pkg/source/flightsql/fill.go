@@ -7,6 +7,11 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/bitutil"
+
+	"github.com/quiverdata/quiver/pkg/source"
 )
 
 // FillMode says what a fill puts in a time bucket that has no row.
@@ -69,6 +74,18 @@ type fillable interface {
 // ascending order.
 var errFillUnsorted = errors.New("flightsql: fill: the times are not in ascending order")
 
+// fillPoints returns the first point of a fill over from – to (the
+// multiple of the interval at or before from) and how many points it has;
+// n is 0 for an empty range.
+func fillPoints(f *FillSpec, from, to time.Time) (start, n int64) {
+	step := int64(f.Interval)
+	start, end := floorDiv(from.UnixNano(), step)*step, to.UnixNano()
+	if end < start {
+		return start, 0
+	}
+	return start, (end-start)/step + 1
+}
+
 // fillSeries fills one series the way Grafana's SQL data sources resample a
 // time series with a fill (SDK data/sqlutil ResampleWideFrame, with the
 // start aligned to the interval as grafana's sqleng does): the output has
@@ -81,11 +98,10 @@ var errFillUnsorted = errors.New("flightsql: fill: the times are not in ascendin
 //
 // times are nanoseconds since the Unix epoch, ascending; values holds the
 // value of each row and valid its validity (nil: all valid). The output
-// arrays are new. More than maxPoints points (which must be positive: a
-// query's point or row limit) is an error, so a tiny interval over a long
-// range cannot exhaust memory. Wiring: series.go calls it per series frame
-// of a time_series result when the expansion has a Fill.
-func fillSeries[T fillable](f *FillSpec, times []int64, values []T, valid []bool, from, to time.Time, maxPoints int) (outTimes []int64, outValues []T, outValid []bool, err error) {
+// arrays are new. More than maxPoints points (which must be positive) is an
+// error, so a tiny interval over a long range cannot exhaust memory; the
+// Source checks its own limit first (fillStep), with the setting's name.
+func fillSeries[TS ~int64, T fillable](f *FillSpec, times []TS, values []T, valid []bool, from, to time.Time, maxPoints int) (outTimes []TS, outValues []T, outValid []bool, err error) {
 	if len(values) != len(times) || valid != nil && len(valid) != len(times) {
 		return nil, nil, nil, fmt.Errorf("flightsql: fill: %d times, %d values, %d validity flags", len(times), len(values), len(valid))
 	}
@@ -101,30 +117,26 @@ func fillSeries[T fillable](f *FillSpec, times []int64, values []T, valid []bool
 			return nil, nil, nil, errFillUnsorted
 		}
 	}
-	start, end := floorDiv(from.UnixNano(), step)*step, to.UnixNano()
-	if end < start {
-		return []int64{}, []T{}, []bool{}, nil
-	}
-	n := (end-start)/step + 1
+	start, n := fillPoints(f, from, to)
 	if n > int64(maxPoints) || n < 0 {
 		return nil, nil, nil, fmt.Errorf("flightsql: fill: the range %s – %s at an interval of %s has %d points, more than the limit of %d: widen the interval",
 			from.UTC().Format(time.RFC3339), to.UTC().Format(time.RFC3339), formatInterval(f.Interval), n, maxPoints)
 	}
 	isValid := func(i int) bool { return valid == nil || valid[i] }
-	outTimes, outValues, outValid = make([]int64, n), make([]T, n), make([]bool, n)
+	outTimes, outValues, outValid = make([]TS, n), make([]T, n), make([]bool, n)
 	fillValue := T(f.Value)
 	j, last := 0, -1 // next input row; last input row at or before the point
 	for k := range outTimes {
 		g := start + int64(k)*step
 		hit := -1
-		for j < len(times) && times[j] <= g {
-			if times[j] > g-step {
+		for j < len(times) && int64(times[j]) <= g {
+			if int64(times[j]) > g-step {
 				hit = j
 			}
 			last = j
 			j++
 		}
-		outTimes[k] = g
+		outTimes[k] = TS(g)
 		switch {
 		case hit >= 0:
 			outValues[k], outValid[k] = values[hit], isValid(hit)
@@ -138,4 +150,60 @@ func fillSeries[T fillable](f *FillSpec, times []int64, values []T, valid []bool
 		}
 	}
 	return outTimes, outValues, outValid, nil
+}
+
+// fillStep returns the step that fills every series of a query with f over
+// from – to (seriesBuilder.post). Every series gets the same points, one
+// per interval; the points of all series and value columns together may not
+// exceed limit, the setting named setting (maxPoints, or rowLimit when
+// maxPoints is not set), so a fine interval over a long range is refused
+// before it is built.
+func fillStep(f *FillSpec, from, to time.Time, limit int64, setting string) seriesPost {
+	_, n := fillPoints(f, from, to)
+	var used, count int64
+	return func(ss *sortedSeries) error {
+		count++
+		used += n * int64(len(ss.Values))
+		if used > limit {
+			return source.LimitExceeded("flightsql: $__timeGroup fill %s: %s – %s at an interval of %s is %d points per series, more than %d points (%s setting) by series %d: widen the interval, narrow the time range, or raise %s",
+				f, from.UTC().Format(time.RFC3339), to.UTC().Format(time.RFC3339), formatInterval(f.Interval), n, limit, setting, count, setting)
+		}
+		var times []arrow.Timestamp
+		for j, v := range ss.Values {
+			t, out, err := numerics[v.DataType().ID()].fill(f, ss.Times, v, from, to, int(max(n, 1)))
+			if err != nil {
+				return err
+			}
+			v.Release()
+			ss.Values[j], times = out, t
+		}
+		ss.Times = times
+		return nil
+	}
+}
+
+// fillArray fills one value column of a series (see fillSeries): new times
+// and a new array, in Go memory.
+func fillArray[T number](f *FillSpec, times []arrow.Timestamp, a arrow.Array, from, to time.Time, maxPoints int) ([]arrow.Timestamp, arrow.Array, error) {
+	var valid []bool
+	if a.NullN() > 0 {
+		valid = make([]bool, a.Len())
+		for i := range valid {
+			valid[i] = a.IsValid(i)
+		}
+	}
+	ts, vals, ok, err := fillSeries(f, times, a.(interface{ Values() []T }).Values(), valid, from, to, maxPoints)
+	if err != nil {
+		return nil, nil, err
+	}
+	bm := make([]byte, bitutil.BytesForBits(int64(len(ok))))
+	nulls := 0
+	for i, v := range ok {
+		if v {
+			bitutil.SetBit(bm, i)
+		} else {
+			nulls++
+		}
+	}
+	return ts, arrayOver(a.DataType(), vals, bm, nulls), nil
 }

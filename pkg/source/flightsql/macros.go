@@ -46,7 +46,7 @@ type expansion struct {
 	SQL string
 	// Fill is the fill of a $__timeGroup / $__timeGroupAlias third
 	// argument, nil without one. The time_series frames of the query are to
-	// be filled with it (FillSpec.Apply).
+	// be filled with it (fillStep).
 	Fill *FillSpec
 }
 

@@ -317,9 +317,11 @@ func scaleToNS[T arrow.Timestamp | arrow.Date32 | arrow.Date64, A valueArray[T]]
 			maxV = math.MaxInt32
 		}
 		if mul == 1 {
+			// The values slice, nulls' slots included: an infinity there
+			// only sends the column to the careful loop below.
 			inf := false
-			for i := range a.Len() {
-				if a.IsValid(i) && isInfinity(int64(src.Value(i)), maxV) {
+			for _, v := range a.(interface{ Values() []T }).Values() {
+				if isInfinity(int64(v), maxV) {
 					inf = true
 					break
 				}

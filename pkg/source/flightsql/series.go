@@ -7,6 +7,7 @@ import (
 	"math/bits"
 	"slices"
 	"strings"
+	"time"
 	"unsafe"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -116,8 +117,8 @@ func describeColumns(s *arrow.Schema) string {
 }
 
 // seriesPost is a per-series step that runs on every series once it is
-// sorted by time, before its frames are built: the place for $__timeGroup
-// fill. It may replace s.Times and s.Values (keeping them aligned); a value
+// sorted by time, in the order of the frames, before its frames are built:
+// $__timeGroup fill (fillStep). It may replace s.Times and s.Values (keeping them aligned); a value
 // array it replaces it must release.
 type seriesPost func(s *sortedSeries) error
 
@@ -160,10 +161,11 @@ type seriesBuilder struct {
 	// The lookup table, flat for the row loop: slots (open addressing) hold
 	// a series index + 1 (0 is empty); per series index, its hash and, per
 	// label column, its value and whether it is present (not null).
-	slots   []int32
-	hashOf  []uint64
-	keys    []string
-	present []bool
+	slots       []int32
+	hashOf      []uint64
+	periodFirst bool // lookupText tries the row one period back first
+	keys        []string
+	present     []bool
 
 	// Rows not yet in their series: the batches (retained), where each
 	// starts in the pending rows, and per pending row its time and series
@@ -256,7 +258,7 @@ func (b *seriesBuilder) add(rec arrow.RecordBatch) error {
 	ids := b.pids[k:]
 	timeNulls := tcol.NullN() > 0
 	if len(b.labels) == 1 && b.labels[0].str != nil && !b.labels[0].nulls && !timeNulls {
-		if err := b.lookupText(b.labels[0].str, ids); err != nil {
+		if err := b.lookupText(b.labels[0].str, b.pids, k); err != nil {
 			return err
 		}
 	} else if err := b.lookupRows(tcol, timeNulls, ids); err != nil {
@@ -377,20 +379,32 @@ func (b *seriesBuilder) lookupRows(tcol arrow.Array, timeNulls bool, ids []int32
 // text with the series' (so a wrong guess costs one comparison): the series
 // of the previous row (results ordered by series), and the series of the row
 // one period back, the period being the number of series (results ordered by
-// time, every series at every time: GROUP BY time, host).
-func (b *seriesBuilder) lookupText(str *array.String, ids []int32) error {
+// time, every series at every time: GROUP BY time, host). The rows looked
+// back at may be in earlier batches: all holds the series of every pending
+// row (-1 for a null time), the batch's from index k on. The guess that hit
+// last is tried first.
+func (b *seriesBuilder) lookupText(str *array.String, all []int32, k int) error {
+	ids := all[k:]
+	periodFirst := b.periodFirst
+	defer func() { b.periodFirst = periodFirst }()
 	for i := range ids {
 		v := str.Value(i)
-		if i > 0 {
-			if id := ids[i-1]; b.keys[id] == v {
+		r := k + i
+		d1, d2 := 1, len(b.series)
+		if periodFirst {
+			d1, d2 = d2, d1
+		}
+		if d1 > 0 && r >= d1 {
+			if id := all[r-d1]; id >= 0 && b.keys[id] == v {
 				ids[i] = id
 				continue
 			}
-			if p := len(b.series); i >= p {
-				if id := ids[i-p]; b.keys[id] == v {
-					ids[i] = id
-					continue
-				}
+		}
+		if d2 > 0 && d2 != d1 && r >= d2 {
+			if id := all[r-d2]; id >= 0 && b.keys[id] == v {
+				ids[i] = id
+				periodFirst = !periodFirst // the other guess first from now on
+				continue
 			}
 		}
 		h := mixHash(0, maphash.String(labelSeed, v))
@@ -835,6 +849,8 @@ type numeric struct {
 	// spread returns an array of n slots holding a[k] at pos[k] (pos[k] < 0:
 	// left out) and null elsewhere.
 	spread func(a arrow.Array, pos []int32, n int) arrow.Array
+	// fill fills a series' column of this type (fillArray).
+	fill func(f *FillSpec, times []arrow.Timestamp, a arrow.Array, from, to time.Time, maxPoints int) ([]arrow.Timestamp, arrow.Array, error)
 }
 
 // numerics holds every type whose columns entry is numeric (a test checks).
@@ -856,7 +872,7 @@ type number interface {
 }
 
 func numericOf[T number]() *numeric {
-	return &numeric{newStore: func() valueStore { return &numStore[T]{} }, spread: spread[T]}
+	return &numeric{newStore: func() valueStore { return &numStore[T]{} }, spread: spread[T], fill: fillArray[T]}
 }
 
 // numStore holds the values of each series and, once a series had a null,

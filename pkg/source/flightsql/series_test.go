@@ -3,11 +3,13 @@ package flightsql
 import (
 	"context"
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"slices"
 	"strings"
 	"testing"
 	"time"
+	"unsafe"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
@@ -506,6 +508,134 @@ func TestSeriesAcrossFlushes(t *testing.T) {
 			r := row{t: int64(p), h: h}
 			if ok == isNull(r) || (ok && v.(int64) != int64(h*1_000_000+p)) {
 				t.Fatalf("host %d row %d: %v (valid %v)", h, p, v, ok)
+			}
+		}
+	}
+}
+
+// TestNormaliseKeepsBuffers: the types Grafana reads as they are (a
+// timestamp[ns] with a zone and no infinity, utf8, float64, int64) pass
+// normalisation without a copy: every buffer of the normalised batch is the
+// received one.
+func TestNormaliseKeepsBuffers(t *testing.T) {
+	schema := arrow.NewSchema([]arrow.Field{
+		{Name: "time", Type: &arrow.TimestampType{Unit: arrow.Nanosecond, TimeZone: "UTC"}},
+		{Name: "host", Type: arrow.BinaryTypes.String, Nullable: true},
+		{Name: "value", Type: arrow.PrimitiveTypes.Float64, Nullable: true},
+		{Name: "n", Type: arrow.PrimitiveTypes.Int64},
+	}, nil)
+	rec := batch(schema, func(b *array.RecordBuilder) {
+		for i := range 100 {
+			b.Field(0).(*array.TimestampBuilder).Append(arrow.Timestamp(int64(i) * 1e9))
+			if i%7 == 0 {
+				b.Field(1).AppendNull()
+				b.Field(2).AppendNull()
+			} else {
+				b.Field(1).(*array.StringBuilder).Append(fmt.Sprintf("h%d", i%3))
+				b.Field(2).(*array.Float64Builder).Append(float64(i))
+			}
+			b.Field(3).(*array.Int64Builder).Append(int64(i))
+		}
+	})
+	defer rec.Release()
+	plan, err := newPlan(schema)
+	if err != nil {
+		t.Fatal(err)
+	}
+	norm, err := plan.apply(memory.DefaultAllocator, rec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer norm.Release()
+	for c := range schema.NumFields() {
+		in, out := rec.Column(c).Data().Buffers(), norm.Column(c).Data().Buffers()
+		if len(in) != len(out) {
+			t.Fatalf("column %d: %d buffers, want %d", c, len(out), len(in))
+		}
+		for i := range in {
+			if in[i] == nil || in[i].Len() == 0 {
+				continue
+			}
+			if out[i] == nil || unsafe.SliceData(out[i].Bytes()) != unsafe.SliceData(in[i].Bytes()) {
+				t.Errorf("column %s buffer %d was copied by normalisation", schema.Field(c).Name, i)
+			}
+		}
+	}
+	// A nanosecond column with an infinity is converted (the infinity
+	// becomes null), so the check above can fail.
+	inf := batch(schema, func(b *array.RecordBuilder) {
+		b.Field(0).(*array.TimestampBuilder).Append(arrow.Timestamp(math.MaxInt64))
+		b.Field(1).(*array.StringBuilder).Append("h")
+		b.Field(2).(*array.Float64Builder).Append(1)
+		b.Field(3).(*array.Int64Builder).Append(1)
+	})
+	defer inf.Release()
+	n2, err := plan.apply(memory.DefaultAllocator, inf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer n2.Release()
+	if !n2.Column(0).IsNull(0) {
+		t.Errorf("infinity was not made null")
+	}
+}
+
+// TestSeriesGuessAcrossBatches: the series guesses of one text label look
+// back into earlier pending batches, whose rows may have a null time (no
+// series): the result is as without guesses.
+func TestSeriesGuessAcrossBatches(t *testing.T) {
+	schema := arrow.NewSchema([]arrow.Field{
+		{Name: "time", Type: &arrow.TimestampType{Unit: arrow.Nanosecond}, Nullable: true},
+		{Name: "host", Type: arrow.BinaryTypes.String},
+		{Name: "value", Type: arrow.PrimitiveTypes.Float64},
+	}, nil)
+	// Batch 1 (a null time at its end, so the lookup without guesses),
+	// then batches of one row each and of three rows, interleaved hosts.
+	rows := [][]struct {
+		t    int64 // -1: null
+		host string
+	}{
+		{{1, "a"}, {1, "b"}, {1, "c"}, {-1, "a"}},
+		{{2, "a"}},
+		{{2, "b"}, {2, "c"}, {3, "a"}},
+		{{3, "b"}, {3, "c"}},
+	}
+	b, err := newSeriesBuilder(frameInfo{refID: "A"}, false, schema)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, chunk := range rows {
+		rec := batch(schema, func(rb *array.RecordBuilder) {
+			for _, r := range chunk {
+				if r.t < 0 {
+					rb.Field(0).AppendNull()
+				} else {
+					rb.Field(0).(*array.TimestampBuilder).Append(arrow.Timestamp(r.t))
+				}
+				rb.Field(1).(*array.StringBuilder).Append(r.host)
+				rb.Field(2).(*array.Float64Builder).Append(float64(r.t))
+			}
+		})
+		if err := b.add(rec); err != nil {
+			t.Fatal(err)
+		}
+		rec.Release()
+	}
+	sink := &frameSink{t: t}
+	if err := b.finish(sink, nil); err != nil {
+		t.Fatal(err)
+	}
+	b.release()
+	if len(sink.frames) != 3 {
+		t.Fatalf("%d frames, want 3", len(sink.frames))
+	}
+	for i, f := range sink.frames {
+		if want := string(rune('a' + i)); f.Fields[1].Labels["host"] != want || f.Rows() != 3 {
+			t.Fatalf("frame %d: %v with %d rows, want host %s with 3", i, f.Fields[1].Labels, f.Rows(), want)
+		}
+		for p := range 3 {
+			if got := f.Fields[1].At(p).(float64); got != float64(p+1) {
+				t.Errorf("host %s point %d: %v", f.Fields[1].Labels["host"], p, got)
 			}
 		}
 	}

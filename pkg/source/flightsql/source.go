@@ -119,7 +119,7 @@ func (s *Source) Query(ctx context.Context, q source.Query, sink source.Sink) (e
 	if err != nil {
 		return err
 	}
-	sql := exp.SQL // exp.Fill: to be applied to the time_series frames (fill.go)
+	sql := exp.SQL
 
 	qctx, cancel := context.WithTimeout(ctx, s.cfg.TimeoutDuration())
 	defer cancel()
@@ -141,10 +141,16 @@ func (s *Source) Query(ctx context.Context, q source.Query, sink source.Sink) (e
 		fi := frameInfo{refID: q.RefID, sql: sql, limits: q.Limits}
 		switch format {
 		case FormatTimeSeries, FormatTimeSeriesWide:
-			// A $__timeGroup fill step goes into the builder's post hook.
 			b, err := newSeriesBuilder(fi, format == FormatTimeSeriesWide, schema)
 			if err != nil {
 				return nil, err // not a typed nil in the interface
+			}
+			if exp.Fill != nil {
+				limit, setting := q.Limits.MaxPoints, "maxPoints"
+				if limit <= 0 {
+					limit, setting = s.cfg.RowLimit, "rowLimit"
+				}
+				b.post = fillStep(exp.Fill, q.From, q.To, limit, setting)
 			}
 			return b, nil
 		case FormatLogs:
