@@ -59,6 +59,13 @@ func (Source) Query(ctx context.Context, q source.Query, sink source.Sink) error
 		return err
 	}
 	series := *m.SeriesCount
+	if list, ok := listings[m.Scenario]; ok {
+		f, err := list(q, series, uint64(*m.Seed))
+		if err != nil {
+			return err
+		}
+		return sink.Frame(f)
+	}
 	if q.Limits.MaxSeries > 0 && series > q.Limits.MaxSeries && m.Scenario == RandomWalk {
 		return source.LimitExceeded("seriesCount %d is above this data source's limit of %d series per query (setting maxSeries)", series, q.Limits.MaxSeries)
 	}
@@ -98,9 +105,9 @@ func parse(q source.Query) (Query, error) {
 		m.Scenario = RandomWalk
 	}
 	switch m.Scenario {
-	case RandomWalk, Logs, Table:
+	case RandomWalk, Logs, Table, Labels, Events:
 	default:
-		return m, source.BadQuery("demo query: scenario %q is not one of %q, %q, %q", m.Scenario, RandomWalk, Logs, Table)
+		return m, source.BadQuery("demo query: scenario %q is not one of %q, %q, %q, %q, %q", m.Scenario, RandomWalk, Logs, Table, Labels, Events)
 	}
 	if m.SeriesCount == nil {
 		n := DefaultSeriesCount
