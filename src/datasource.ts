@@ -1,8 +1,10 @@
 import { CoreApp, DataSourceInstanceSettings, ScopedVars } from '@grafana/data';
 import { DataSourceWithBackend, getTemplateSrv } from '@grafana/runtime';
 
+import { annotationSupport } from './annotations';
 import { defaults } from './settings';
 import { ColumnInfo, QuiverOptions, QuiverQuery, TableInfo, Upstream } from './types';
+import { applySearchFilter, QuiverVariableSupport } from './variables';
 
 /** Query a new panel starts with on a Demo data source: ten random walks. */
 export const defaultDemoQuery: Partial<QuiverQuery> = { scenario: 'random_walk', seriesCount: 10, seed: 1 };
@@ -35,6 +37,8 @@ export class DataSource extends DataSourceWithBackend<QuiverQuery, QuiverOptions
     super(instanceSettings);
     this.upstream = instanceSettings.jsonData?.upstream === 'flightsql' ? 'flightsql' : 'demo';
     this.maxSeries = instanceSettings.jsonData?.maxSeries ?? defaults.maxSeries;
+    this.variables = new QuiverVariableSupport(this);
+    this.annotations = annotationSupport(this.upstream);
   }
 
   getDefaultQuery(_app: CoreApp): Partial<QuiverQuery> {
@@ -45,7 +49,8 @@ export class DataSource extends DataSourceWithBackend<QuiverQuery, QuiverOptions
     if (!query.rawSql) {
       return query;
     }
-    return { ...query, rawSql: getTemplateSrv().replace(query.rawSql, scopedVars, formatSQLVariable) };
+    const sql = applySearchFilter(query.rawSql, scopedVars);
+    return { ...query, rawSql: getTemplateSrv().replace(sql, scopedVars, formatSQLVariable) };
   }
 
   filterQuery(query: QuiverQuery): boolean {

@@ -114,7 +114,7 @@ export const labels = {
   },
   query: {
     scenario: 'Scenario',
-    scenarios: { random_walk: 'Random walk', logs: 'Logs', table: 'Table' },
+    scenarios: { random_walk: 'Random walk', logs: 'Logs', table: 'Table', labels: 'Labels', events: 'Events' },
     seriesCount: 'Series',
     seriesCountTooltip: (max: number) => `Number of series, 1–${max}.`,
     seed: 'Seed',
@@ -137,6 +137,24 @@ export const labels = {
     insert: 'Insert',
     noSchema: 'Table and column hints are not available from this server.',
     seriesCountError: (max: number) => `Series must be a whole number from 1 to ${max}.`,
+  },
+  variable: {
+    sql: 'Query',
+    sqlHelp:
+      "The values of the first column become the options; columns named __value and __text give values and texts apart. Macros and the time range work as in panels. For a searchable variable, filter with LIKE '$__searchFilter': it becomes what the user typed followed by %.",
+    label: 'Label',
+    labels: { host: 'Hosts', region: 'Regions', job: 'Jobs' },
+    labelHelp: 'The demo source lists the values of this label over its first series.',
+    seriesCount: 'Series',
+    seriesCountTooltip: 'How many demo series to list the label of (hosts are host-1 … host-N).',
+  },
+  annotation: {
+    sql: 'Query',
+    sqlHelp:
+      'Columns: time (or the first time column), timeEnd for a region, text (or the first text column), title, tags (a list, a JSON list or comma-separated text).',
+    demoHelp: 'The demo source marks deploys (instants) and incidents (regions) on the hosts of its first series.',
+    seriesCount: 'Hosts',
+    seriesCountTooltip: 'Events are placed on the hosts of this many demo series.',
   },
   errors: {
     notANumber: (label: string) => `${label} must be a number.`,

@@ -44,4 +44,14 @@ export const selectors = {
     table: 'quiver-query-table',
     columns: 'quiver-query-columns',
   },
+  variable: {
+    sql: 'quiver-variable-sql',
+    label: 'quiver-variable-label',
+    seriesCount: 'quiver-variable-series-count',
+  },
+  annotation: {
+    sql: 'quiver-annotation-sql',
+    demo: 'quiver-annotation-demo',
+    seriesCount: 'quiver-annotation-series-count',
+  },
 };
