@@ -1,6 +1,8 @@
-import React, { useRef } from 'react';
-import { CodeEditor } from '@grafana/ui';
+import React, { useEffect, useMemo, useRef } from 'react';
+import { CodeEditor, type monacoTypes } from '@grafana/ui';
 
+import { cachedSchema } from '../completion';
+import { completionProvider } from '../completionProvider';
 import { DataSource } from '../datasource';
 import { Wrap } from './Wrap';
 
@@ -15,13 +17,17 @@ interface Props {
   testId: string;
   height?: number;
   /** Receives the editor once it is mounted (to insert text at the cursor). */
-  editorRef?: React.MutableRefObject<Editor | null>;
+  onEditor?: (editor: Editor) => void;
 }
 
-/** The SQL editor of panel, variable and annotation queries. */
-export function SQLCodeEditor({ value, onChange, testId, height = 200, editorRef }: Props) {
-  const own = useRef<Editor | null>(null);
-  const ref = editorRef ?? own;
+/**
+ * The SQL editor of panel, variable and annotation queries. It completes tables, the columns of
+ * the tables in the FROM clause, macros and keywords from the backend's schema resources.
+ */
+export function SQLCodeEditor({ datasource, value, onChange, testId, height = 200, onEditor }: Props) {
+  const schema = useMemo(() => cachedSchema(datasource), [datasource]);
+  const registration = useRef<monacoTypes.IDisposable | null>(null);
+  useEffect(() => () => registration.current?.dispose(), []);
   return (
     <Wrap testId={testId}>
       <CodeEditor
@@ -32,8 +38,13 @@ export function SQLCodeEditor({ value, onChange, testId, height = 200, editorRef
         showMiniMap={false}
         onBlur={onChange}
         onSave={onChange}
-        onEditorDidMount={(editor) => {
-          ref.current = editor;
+        onEditorDidMount={(editor, monaco) => {
+          onEditor?.(editor);
+          registration.current?.dispose();
+          registration.current = monaco.languages.registerCompletionItemProvider(
+            'sql',
+            completionProvider(monaco, schema, (model) => model.id === editor.getModel()?.id)
+          );
         }}
       />
     </Wrap>
