@@ -62,6 +62,20 @@ export const labels = {
     querySection: 'Queries',
     catalog: { label: 'Catalog', tooltip: 'Default catalog (optional).' },
     schema: { label: 'Schema', tooltip: 'Default schema (optional).' },
+    dialect: {
+      label: 'SQL dialect',
+      tooltip:
+        'How the macros ($__timeFilter, $__timeGroup, …) write SQL. Auto asks the server for its name; the health check says which dialect it chose.',
+      options: {
+        auto: { label: 'Auto', description: "Picked from the server's name (GetSqlInfo); ANSI when unknown" },
+        datafusion: { label: 'DataFusion', description: 'InfluxDB 3, GreptimeDB and other DataFusion-based servers' },
+        duckdb: { label: 'DuckDB', description: 'DuckDB and servers that embed it' },
+        postgres: { label: 'PostgreSQL', description: 'PostgreSQL-compatible servers' },
+        dremio: { label: 'Dremio', description: 'Dremio Software and Dremio Cloud' },
+        mysql: { label: 'MySQL', description: 'Apache Doris, StarRocks and other MySQL-compatible servers' },
+        ansi: { label: 'ANSI SQL', description: 'Generic fallback: no $__timeGroup' },
+      },
+    },
     timeout: { label: 'Timeout (s)', tooltip: 'Query timeout in seconds, 1–3600. Default 30.' },
     rowLimit: {
       label: 'Row limit',

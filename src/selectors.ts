@@ -22,6 +22,7 @@ export const selectors = {
     addHeader: 'quiver-config-add-header',
     catalog: 'quiver-config-catalog',
     schema: 'quiver-config-schema',
+    dialect: 'quiver-config-dialect',
     timeout: 'quiver-config-timeout',
     rowLimit: 'quiver-config-row-limit',
     byteLimit: 'quiver-config-byte-limit',

@@ -1,4 +1,5 @@
-import { effectiveLevel, headerIndexes, validate } from './settings';
+import { dialects, effectiveLevel, headerIndexes, validate } from './settings';
+import { Dialect } from './types';
 
 describe('effectiveLevel', () => {
   // Mirrors klauspost/compress zstd.EncoderLevelFromZstd (v1.20.4): <3 fastest, 3–5 default,
@@ -54,6 +55,17 @@ describe('validate', () => {
     expect(validate({ upstream: 'demo', timeout: 0 })).toEqual({});
     const errors = validate({ upstream: 'flightsql', timeout: 0, rowLimit: 0, byteLimit: 1023 });
     expect(Object.keys(errors).sort()).toEqual(['address', 'byteLimit', 'rowLimit', 'timeout']);
+  });
+
+  it('accepts every dialect the backend does, auto first, and names the setting otherwise', () => {
+    expect(dialects[0]).toBe('auto');
+    for (const dialect of dialects) {
+      expect(validate({ upstream: 'flightsql', address: 'h:1', dialect })).toEqual({});
+    }
+    const errors = validate({ upstream: 'flightsql', address: 'h:1', dialect: 'oracle' as Dialect });
+    expect(errors).toEqual({
+      dialect: 'SQL dialect must be one of auto, datafusion, duckdb, postgres, dremio, mysql, ansi.',
+    });
   });
 
   it.each([

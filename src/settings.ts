@@ -2,6 +2,7 @@ import { labels } from './labels';
 import {
   AuthType,
   Codec,
+  Dialect,
   HeaderNameKey,
   HeaderValueKey,
   NumericOption,
@@ -18,10 +19,14 @@ export const defaults = {
   maxSeries: 10000,
   maxPoints: 10000000,
   authType: 'none' as AuthType,
+  dialect: 'auto' as Dialect,
   timeout: 30,
   rowLimit: 1000000,
   byteLimit: 268435456,
 } as const;
+
+/** Accepted values of jsonData.dialect, auto first (the backend's settings.Dialects). */
+export const dialects: Dialect[] = ['auto', 'datafusion', 'duckdb', 'postgres', 'dremio', 'mysql', 'ansi'];
 
 /** Default level of each codec that has levels. */
 export const defaultLevel: Record<Exclude<Codec, 'none'>, number> = { zstd: 3, lz4: 0 };
@@ -186,6 +191,10 @@ export function validate(
   const authType = jsonData.authType ?? defaults.authType;
   if (authType !== 'none' && authType !== 'token' && authType !== 'password') {
     errors.authType = labels.errors.oneOf('Authentication', ['none', 'token', 'password']);
+  }
+  const dialect = jsonData.dialect ?? defaults.dialect;
+  if (!dialects.includes(dialect)) {
+    errors.dialect = labels.errors.oneOf(labels.flightsql.dialect.label, dialects);
   }
   if (authType === 'token' && !hasSecret('token', secureJsonData, secureJsonFields)) {
     errors.token = labels.errors.tokenRequired;

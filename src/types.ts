@@ -10,6 +10,12 @@ export type Codec = 'zstd' | 'lz4' | 'none';
 /** How the plugin authenticates to a Flight SQL server (jsonData.authType). */
 export type AuthType = 'none' | 'token' | 'password';
 
+/**
+ * How the Flight SQL macros write SQL (jsonData.dialect): auto picks from the server's name; the
+ * others are pkg/settings' Dialects.
+ */
+export type Dialect = 'auto' | 'datafusion' | 'duckdb' | 'postgres' | 'dremio' | 'mysql' | 'ansi';
+
 /** Demo generator scenario (query.scenario): series for panels; labels and events for variables and annotations. */
 export type Scenario = 'random_walk' | 'logs' | 'table' | 'labels' | 'events';
 
@@ -52,6 +58,7 @@ export interface QuiverOptions extends DataSourceJsonData {
   oauthPassThru?: boolean;
   catalog?: string;
   schema?: string;
+  dialect?: Dialect;
   timeout?: number;
   rowLimit?: number;
   byteLimit?: number;

@@ -66,11 +66,8 @@ func TestUnsupportedTypesNamed(t *testing.T) {
 
 func TestOutOfOrderAndBadBatches(t *testing.T) {
 	e := newEncoder(t, codec.MustNew(codec.LZ4, 0), 0)
-	if err := e.WriteBatch(0, nil); !errors.Is(err, arrowipc.ErrState) {
-		t.Errorf("WriteBatch before Begin: %v", err)
-	}
-	if _, err := e.Finish(); !errors.Is(err, arrowipc.ErrState) {
-		t.Errorf("Finish before Begin: %v", err)
+	if out, err := e.AppendFile([]byte("x"), nil); !errors.Is(err, arrowipc.ErrState) || string(out) != "x" {
+		t.Errorf("AppendFile before Prepare: %q, %v", out, err)
 	}
 	fields := []arrowipc.Field{{Name: "s", Type: arrow.BinaryTypes.String}, {Name: "v", Type: arrow.PrimitiveTypes.Int32}}
 	good := []arrowipc.Column{{Offsets: []byte{0, 0, 0, 0, 1, 0, 0, 0}, Values: []byte("x")}, {Values: []byte{1, 0, 0, 0}}}
@@ -82,32 +79,30 @@ func TestOutOfOrderAndBadBatches(t *testing.T) {
 		"nulls no bitmap":      {good[0], {NullCount: 1, Values: []byte{1, 0, 0, 0}}},
 		"more nulls than rows": {good[0], {NullCount: 2, Validity: []byte{0}, Values: []byte{1, 0, 0, 0}}},
 	} {
-		if err := e.Begin([]byte("x"), fields, nil); err != nil {
+		// A good batch prepared before is replaced, not written.
+		if _, err := e.Prepare(fields, 1, good); err != nil {
 			t.Fatal(err)
 		}
-		err := e.WriteBatch(1, cols)
+		_, err := e.Prepare(fields, 1, cols)
 		if !errors.Is(err, arrowipc.ErrBatch) {
-			t.Errorf("%s: WriteBatch = %v, want ErrBatch", name, err)
+			t.Errorf("%s: Prepare = %v, want ErrBatch", name, err)
 		}
-		// The first error sticks until the next Begin.
-		if err2 := e.WriteBatch(1, good); !errors.Is(err2, arrowipc.ErrBatch) {
-			t.Errorf("%s: error did not stick: %v", name, err2)
-		}
-		out, ferr := e.Finish()
-		if ferr == nil || string(out) != "x" {
-			t.Errorf("%s: Finish = %q, %v; want dst unextended and the error", name, out, ferr)
+		// The error sticks until the next Prepare.
+		out, ferr := e.AppendFile([]byte("x"), nil)
+		if !errors.Is(ferr, arrowipc.ErrBatch) || string(out) != "x" {
+			t.Errorf("%s: AppendFile = %q, %v; want dst unextended and the error", name, out, ferr)
 		}
 	}
-	// And the encoder still writes good files afterwards.
-	if err := e.Begin(nil, fields, nil); err != nil {
+	// And the encoder still writes good files afterwards, once per Prepare.
+	if _, err := e.Prepare(fields, 1, good); err != nil {
 		t.Fatal(err)
 	}
-	if err := e.WriteBatch(1, good); err != nil {
-		t.Fatal(err)
-	}
-	out, err := e.Finish()
+	out, err := e.AppendFile(nil, nil)
 	if err != nil {
 		t.Fatal(err)
+	}
+	if again, err := e.AppendFile([]byte("x"), nil); !errors.Is(err, arrowipc.ErrState) || string(again) != "x" {
+		t.Errorf("AppendFile twice: %q, %v; want ErrState", again, err)
 	}
 	r, err := ipc.NewFileReader(bytes.NewReader(out))
 	if err != nil {
@@ -317,7 +312,10 @@ func TestProbeJudgesNumbersByTheirPrefix(t *testing.T) {
 		want   int
 	}{{"noisy prefix", noisyThenZeros, 0}, {"zero prefix", zerosThenNoisy, 1}} {
 		e := newEncoder(t, codec.MustNew(codec.Zstd, 3), 0.1)
-		out, err := e.AppendFile(nil, fields, rows, []arrowipc.Column{{Values: tc.values}}, func(arrowipc.BodyStats) ([]arrowipc.KeyValue, error) { return nil, nil })
+		if _, err := e.Prepare(fields, rows, []arrowipc.Column{{Values: tc.values}}); err != nil {
+			t.Fatal(err)
+		}
+		out, err := e.AppendFile(nil, nil)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -1,14 +1,26 @@
 // Package arrowipc writes Arrow IPC file bytes that Grafana's frame decoder
 // (the SDK's data.UnmarshalArrowFrame, which reads them with arrow-go's
-// ipc.FileReader) accepts: the magic, a schema message, record batches whose
-// body buffers are compressed one by one with a pooled codec, and the footer.
+// ipc.FileReader) accepts: the magic, a schema message, one record batch
+// whose body buffers are compressed one by one with a pooled codec, and the
+// footer.
 //
-// It owns the flatbuffers of the Arrow format it needs (Schema, Field,
-// KeyValue, RecordBatch with BodyCompression, Footer), written with the
-// flatbuffers builder from the slots of Schema.fbs, Message.fbs and File.fbs,
-// and appends one whole file to a caller's buffer in a single contiguous run.
-// An Encoder keeps its scratch (flatbuffer builder, body layout, bitmaps) from
-// one file to the next.
+// An Encoder writes a file in two phases. Prepare (or PrepareRecord, from
+// an Arrow record) checks a batch against its fields, compresses its body
+// and returns its BodyStats: raw and wire bytes and what became of each
+// buffer. AppendFile then appends the whole file, with the schema metadata
+// the caller built (which may carry those stats), to a caller's buffer in a
+// single contiguous run. An Encoder keeps its scratch (flatbuffer builder,
+// body layout, compressed bytes, bitmaps) from one file to the next.
+//
+// The files of the package:
+//   - encoder.go: Options, Encoder and its two phases;
+//   - body.go: phase one, the body (Column, BodyStats, compression);
+//   - file.go: phase two, the file's framing and body bytes;
+//   - schema.go: Field, KeyValue and the schema's flatbuffers;
+//   - metadata.go: one builder per flatbuffer table of Schema.fbs,
+//     Message.fbs and File.fbs it writes, with named slots;
+//   - types.go: the table of column types; record.go: Arrow records as
+//     columns; inspect.go: a diagnostic reader of what it writes.
 //
 // The column types are the ones Grafana's reader turns into frame fields:
 // bool, int8–64, uint8–64, float32/64, utf8, binary and timestamp[ns]. Any

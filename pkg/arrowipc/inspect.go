@@ -43,12 +43,12 @@ func Inspect(file []byte) (batches []BatchInfo, err error) {
 	footer := file[n-10-flen : n-10]
 	ft := root(footer)
 	var out []BatchInfo
-	vec, count := vector(ft, 3)
+	vec, count := vector(ft, footerRecordBatches)
 	for i := 0; i < count; i++ {
-		at := vec + flatbuffers.UOffsetT(24*i)
-		off := int64(binary.LittleEndian.Uint64(footer[at:]))
-		metaLen := int64(int32(binary.LittleEndian.Uint32(footer[at+8:])))
-		body := int64(binary.LittleEndian.Uint64(footer[at+16:]))
+		at := vec + flatbuffers.UOffsetT(blockSize*i)
+		off := int64(binary.LittleEndian.Uint64(footer[at+blockOffset:]))
+		metaLen := int64(int32(binary.LittleEndian.Uint32(footer[at+blockMetaDataLength:])))
+		body := int64(binary.LittleEndian.Uint64(footer[at+blockBodyLength:]))
 		if off < 8 || off+metaLen+body > int64(n) || metaLen < 8 {
 			return nil, fmt.Errorf("arrowipc: block %d out of range", i)
 		}
@@ -64,28 +64,28 @@ func Inspect(file []byte) (batches []BatchInfo, err error) {
 
 func inspectBatch(msg, body []byte) (BatchInfo, error) {
 	m := root(msg)
-	if ht := field(m, 1); ht == 0 || m.GetByte(m.Pos+flatbuffers.UOffsetT(ht)) != fbHeaderRecordBatch {
+	if ht := field(m, messageHeaderType); ht == 0 || m.GetByte(m.Pos+flatbuffers.UOffsetT(ht)) != fbHeaderRecordBatch {
 		return BatchInfo{}, errors.New("not a record batch")
 	}
-	rb := &flatbuffers.Table{Bytes: msg, Pos: m.Indirect(m.Pos + flatbuffers.UOffsetT(field(m, 2)))}
+	rb := &flatbuffers.Table{Bytes: msg, Pos: m.Indirect(m.Pos + flatbuffers.UOffsetT(field(m, messageHeader)))}
 	info := BatchInfo{Codec: "none", BodyBytes: int64(len(body))}
-	if o := field(rb, 0); o != 0 {
+	if o := field(rb, recordBatchLength); o != 0 {
 		info.Rows = rb.GetInt64(rb.Pos + flatbuffers.UOffsetT(o))
 	}
 	compressed := false
-	if o := field(rb, 3); o != 0 {
+	if o := field(rb, recordBatchCompression); o != 0 {
 		c := &flatbuffers.Table{Bytes: msg, Pos: rb.Indirect(rb.Pos + flatbuffers.UOffsetT(o))}
 		info.Codec = "lz4"
-		if co := field(c, 0); co != 0 && c.GetInt8(c.Pos+flatbuffers.UOffsetT(co)) == fbCompressionZstd {
+		if co := field(c, bodyCompressionCodec); co != 0 && c.GetInt8(c.Pos+flatbuffers.UOffsetT(co)) == fbCompressionZstd {
 			info.Codec = "zstd"
 		}
 		compressed = true
 	}
-	vec, count := vector(rb, 2)
+	vec, count := vector(rb, recordBatchBuffers)
 	for i := 0; i < count; i++ {
-		at := vec + flatbuffers.UOffsetT(16*i)
-		off := int64(binary.LittleEndian.Uint64(msg[at:]))
-		length := int64(binary.LittleEndian.Uint64(msg[at+8:]))
+		at := vec + flatbuffers.UOffsetT(bufferSize*i)
+		off := int64(binary.LittleEndian.Uint64(msg[at+bufferOffset:]))
+		length := int64(binary.LittleEndian.Uint64(msg[at+bufferLength:]))
 		if length == 0 {
 			continue
 		}

@@ -1,3 +1,7 @@
+// This file is longer than the others because it is one comparison: the
+// records of every type and codec, described in Go, against what arrow-go
+// and apache-arrow JS read back; its helpers serve that test only.
+
 package arrowipc_test
 
 import (

@@ -8,138 +8,109 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/memory"
 )
 
-// AppendRecords appends one Arrow IPC file holding schema and recs (in
-// order) to dst and returns the extended slice. The records may be slices
-// of larger ones (non-zero array offsets); their columns must have the types
-// of schema's fields. On error dst is returned unextended.
-func (e *Encoder) AppendRecords(dst []byte, schema *arrow.Schema, recs ...arrow.RecordBatch) ([]byte, error) {
-	fields, meta := e.schemaOf(schema)
-	err := e.Begin(dst, fields, meta)
-	for _, rec := range recs {
-		if err != nil {
-			break
-		}
-		err = e.writeRecord(rec)
-	}
-	out, ferr := e.Finish()
-	if err == nil {
-		err = ferr
-	}
-	if err != nil {
-		return dst, err
-	}
-	return out, nil
+// recordScratch is PrepareRecord's reusable memory: a record's schema as
+// Fields, its columns, and two buffers per column for what is normalised.
+type recordScratch struct {
+	fields  []Field
+	kvs     []KeyValue
+	cols    []Column
+	scratch [][]byte
 }
 
-// AppendRecord appends one Arrow IPC file of the single record rec, as
-// AppendFile does: meta receives what compression did and the record's
-// schema metadata, and returns the schema metadata to write.
-func (e *Encoder) AppendRecord(dst []byte, rec arrow.RecordBatch, meta func(BodyStats, []KeyValue) ([]KeyValue, error)) ([]byte, error) {
-	fields, schemaMeta := e.schemaOf(rec.Schema())
-	if err := e.open(dst, fields); err != nil {
-		return e.reset(), err
-	}
-	cols, err := e.columnsOf(rec)
+// PrepareRecord is Prepare for an Arrow record: its schema gives the fields
+// (with their metadata; the schema's own metadata is the caller's to pass
+// to AppendFile, see AppendMetadata), its arrays the columns. The record
+// may be a slice of a larger one (non-zero array offsets): bitmaps and
+// offsets are normalised into encoder scratch, the rest is referenced as
+// Prepare references columns. Keep rec alive until AppendFile returns.
+func (e *Encoder) PrepareRecord(rec arrow.RecordBatch) (BodyStats, error) {
+	err := e.batch.setSchema(e.rec.fieldsOf(rec.Schema()))
+	var st BodyStats
 	if err == nil {
-		var compressed bool
-		compressed, err = e.prepare(int(rec.NumRows()), cols)
-		var kvs []KeyValue
+		var cols []Column
+		cols, err = e.rec.columnsOf(rec, &e.batch)
 		if err == nil {
-			kvs, err = meta(e.total, schemaMeta)
+			st, err = e.prepare(int(rec.NumRows()), cols)
 		}
-		if err == nil {
-			e.writeHeader(kvs)
-			e.writeBatch(rec.NumRows(), compressed)
-		}
+		clear(cols) // the batch holds what it needs; keep no other reference
 	}
-	clear(cols) // keep no reference to the record's memory
-	if err != nil {
-		e.fail(err)
-		return e.reset(), err
-	}
-	return e.Finish()
+	return st, e.settle(err)
 }
 
-// schemaOf converts schema to Fields and metadata in encoder scratch.
-func (e *Encoder) schemaOf(schema *arrow.Schema) ([]Field, []KeyValue) {
-	fields := e.recFields[:0]
-	kvs := e.recKVs[:0]
+// fieldsOf converts schema's fields, with their metadata, to Fields in
+// scratch.
+func (s *recordScratch) fieldsOf(schema *arrow.Schema) []Field {
+	fields := s.fields[:0]
+	kvs := s.kvs[:0]
 	for i := range schema.NumFields() {
 		f := schema.Field(i) // Fields() would copy the slice
 		start := len(kvs)
-		kvs = appendMetadata(kvs, f.Metadata)
+		kvs = AppendMetadata(kvs, f.Metadata)
 		fields = append(fields, Field{Name: f.Name, Type: f.Type, Nullable: f.Nullable, Metadata: kvs[start:len(kvs):len(kvs)]})
 	}
-	start := len(kvs)
-	kvs = appendMetadata(kvs, schema.Metadata())
-	e.recFields, e.recKVs = fields, kvs
-	return fields, kvs[start:]
-}
-
-func appendMetadata(kvs []KeyValue, md arrow.Metadata) []KeyValue {
-	keys, values := md.Keys(), md.Values()
-	for i := range keys {
-		kvs = append(kvs, KeyValue{Key: keys[i], Value: values[i]})
-	}
-	return kvs
-}
-
-// writeRecord writes rec as one batch.
-func (e *Encoder) writeRecord(rec arrow.RecordBatch) error {
-	cols, err := e.columnsOf(rec)
-	if err == nil {
-		err = e.WriteBatch(int(rec.NumRows()), cols)
-	}
-	clear(cols) // keep no reference to the record's memory
-	if err != nil {
-		return e.fail(err)
-	}
-	return nil
+	s.fields, s.kvs = fields, kvs
+	return fields
 }
 
 // columnsOf lays rec's arrays out as Columns, normalising sliced arrays
 // (bitmaps shifted to bit 0, offsets rebased to 0) into encoder scratch.
-func (e *Encoder) columnsOf(rec arrow.RecordBatch) ([]Column, error) {
-	if int(rec.NumCols()) != len(e.fields) {
-		return nil, fmt.Errorf("%w: record has %d columns, schema %d fields", ErrBatch, rec.NumCols(), len(e.fields))
+func (s *recordScratch) columnsOf(rec arrow.RecordBatch, b *batch) ([]Column, error) {
+	if int(rec.NumCols()) != len(b.fields) {
+		return nil, fmt.Errorf("%w: record has %d columns, schema %d fields", ErrBatch, rec.NumCols(), len(b.fields))
 	}
 	rows := int(rec.NumRows())
-	cols := e.recCols[:0]
-	if need := 2 * len(e.fields); len(e.scratch) < need {
-		e.scratch = append(e.scratch, make([][]byte, need-len(e.scratch))...)
+	cols := s.cols[:0]
+	if need := 2 * len(b.fields); len(s.scratch) < need {
+		s.scratch = append(s.scratch, make([][]byte, need-len(s.scratch))...)
 	}
 	for i, arr := range rec.Columns() {
-		f := &e.fields[i]
-		if !arrow.TypeEqual(arr.DataType(), f.Type) {
+		f := &b.fields[i]
+		if !sameType(arr.DataType(), f.Type) {
 			return cols, fmt.Errorf("%w: field %q: column of type %s, schema says %s", ErrBatch, f.Name, arr.DataType(), f.Type)
 		}
 		if arr.Len() != rows {
 			return cols, fmt.Errorf("%w: field %q: %d rows, record has %d", ErrBatch, f.Name, arr.Len(), rows)
 		}
-		cols = append(cols, e.columnOf(arr, e.infos[i], e.scratch[2*i:2*i+2]))
+		cols = append(cols, columnOf(arr, b.infos[i], s.scratch[2*i:2*i+2]))
 	}
-	e.recCols = cols
+	s.cols = cols
 	return cols, nil
+}
+
+// sameType reports whether a column of type t fits field type want, one of
+// the types of the table in types.go: for those, the type ID decides but
+// for a timestamp's unit and zone. arrow.TypeEqual would say the same, but
+// allocates for types that are equal without being the same pointer (its
+// options escape), as an SDK record's timestamps are.
+func sameType(t, want arrow.DataType) bool {
+	if t == nil || t.ID() != want.ID() {
+		return false
+	}
+	if w, ok := want.(*arrow.TimestampType); ok {
+		ts, ok := t.(*arrow.TimestampType)
+		return ok && ts.Unit == w.Unit && ts.TimeZone == w.TimeZone
+	}
+	return true
 }
 
 // columnOf returns arr as a Column. scratch holds two reusable buffers (for
 // the validity bitmap, and for a values bitmap or rebased offsets); they
 // are grown in place when needed.
-func (e *Encoder) columnOf(arr arrow.Array, info typeInfo, scratch [][]byte) Column {
+func columnOf(arr arrow.Array, info typeInfo, scratch [][]byte) Column {
 	d := arr.Data()
 	off, n := d.Offset(), d.Len()
 	bufs := d.Buffers()
 	var c Column
 	if nulls := arr.NullN(); nulls > 0 {
 		c.NullCount = nulls
-		scratch[0] = CopyBitmap(scratch[0][:0], bufBytes(bufs, 0), off, n)
+		scratch[0] = copyBitmap(scratch[0][:0], bufBytes(bufs, 0), off, n)
 		c.Validity = scratch[0]
 	}
 	switch info.layout {
 	case layoutFixed:
 		c.Values = bufBytes(bufs, 1)[off*info.width : (off+n)*info.width]
 	case layoutBitmap:
-		scratch[1] = CopyBitmap(scratch[1][:0], bufBytes(bufs, 1), off, n)
+		scratch[1] = copyBitmap(scratch[1][:0], bufBytes(bufs, 1), off, n)
 		c.Values = scratch[1]
 	case layoutVar:
 		offsets := bufBytes(bufs, 1)
@@ -173,10 +144,10 @@ func bufBytes(bufs []*memory.Buffer, i int) []byte {
 	return bufs[i].Bytes()
 }
 
-// CopyBitmap appends the n bits of src starting at bit off to dst as a
+// copyBitmap appends the n bits of src starting at bit off to dst as a
 // bitmap starting at bit 0, ceil(n/8) bytes with the bits past n cleared,
 // and returns the extended slice. A nil src (no bitmap) reads as all set.
-func CopyBitmap(dst, src []byte, off, n int) []byte {
+func copyBitmap(dst, src []byte, off, n int) []byte {
 	nb := (n + 7) / 8
 	start := len(dst)
 	switch {

@@ -6,29 +6,6 @@ import (
 	"github.com/apache/arrow-go/v18/arrow"
 )
 
-// Arrow format enums (Schema.fbs, Message.fbs) used by this package.
-const (
-	fbTypeInt           byte = 2
-	fbTypeFloatingPoint byte = 3
-	fbTypeBinary        byte = 4
-	fbTypeUtf8          byte = 5
-	fbTypeBool          byte = 6
-	fbTypeTimestamp     byte = 10
-
-	fbPrecisionSingle int16 = 1
-	fbPrecisionDouble int16 = 2
-
-	fbTimeUnitNanosecond int16 = 3
-
-	fbHeaderSchema      byte = 1
-	fbHeaderRecordBatch byte = 3
-
-	fbMetadataV5 int16 = 4
-
-	fbCompressionLZ4Frame int8 = 0
-	fbCompressionZstd     int8 = 1
-)
-
 // layout is how a column's values are laid out in body buffers.
 type layout uint8
 

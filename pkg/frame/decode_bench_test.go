@@ -42,7 +42,7 @@ func BenchmarkDecode(b *testing.B) {
 					if err != nil {
 						b.Fatal(err)
 					}
-					wire, err := e.AppendFrame(nil, in.frames[0])
+					wire, _, err := e.Append(nil, frame.Input{Frame: in.frames[0]}, nil)
 					if err != nil {
 						b.Fatal(err)
 					}

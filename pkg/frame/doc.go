@@ -3,13 +3,18 @@
 // that the SDK's decoder reads, exactly as the SDK writes them, and the
 // table of column types a Grafana frame can hold.
 //
-// Its Encoder writes a frame as one Arrow IPC file through package arrowipc
-// from either of two inputs, and produces byte-identical output for the same
-// data:
+// Its Encoder writes a frame as one Arrow IPC file through package arrowipc,
+// with one call per frame (Append), from either of two inputs, and produces
+// byte-identical output for the same data:
 //   - a *data.Frame, whose field vectors are read in place (no arrow.Table
 //     copy, no boxing per value);
 //   - an Arrow record whose schema carries Grafana's metadata (built with
 //     SchemaMetadata and FieldMetadata), as a streaming source produces it.
+//
+// The frame that carries a query's encoding stats gets them from the
+// caller's Summary and from the body arrowipc has just prepared: the
+// encoder keeps no state from one call to the next but its scratch memory
+// and the JSON of the last FrameMeta.
 //
 // frame imports the SDK's data package, arrow-go and arrowipc; never the
 // SDK's backend package, never a source or the plugin.

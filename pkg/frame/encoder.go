@@ -15,7 +15,7 @@ import (
 )
 
 // Summary is what encoding a query's other frames did, for the stats of the
-// frame that carries the query's stats (see AppendFrameWithStats).
+// frame that carries the query's stats (see Encoder.Append).
 type Summary struct {
 	Frames              int
 	RawBytes, WireBytes int64
@@ -30,31 +30,35 @@ func (s *Summary) Add(st arrowipc.BodyStats, took time.Duration) {
 	s.Encode += took
 }
 
+// Input is one frame to encode, in either of the two shapes a source hands
+// over: exactly one of Frame and Record is set.
+type Input struct {
+	// Frame is an SDK frame; its field vectors are read in place.
+	Frame *data.Frame
+	// Record is an Arrow record whose schema carries Grafana's metadata
+	// (see SchemaMetadata and FieldMetadata).
+	Record arrow.RecordBatch
+}
+
 // Encoder writes Grafana frames as Arrow IPC files. It is not safe for
 // concurrent use; its scratch memory is reused from one frame to the next.
 type Encoder struct {
 	ipc   *arrowipc.Encoder
 	codec string // the codec as stats show it
+	level int    // the codec's level, the value of its stat
 
 	fields  []arrowipc.Field
 	kvs     []arrowipc.KeyValue
 	cols    []arrowipc.Column
 	scratch []scratch
-	text    []byte // metadata JSON of the frame being written
+	text    []byte // labels JSON of the frame being written
 	keys    []string
 
-	// the frame being written, for the metadata callbacks
-	cur     *data.Frame
-	start   time.Time
-	summary *Summary // stats to add to the frame's meta; nil for none
-
-	// the meta JSON of the last frame, by pointer: the frames of one query
+	// The meta JSON of the last frame, by pointer: the frames of one query
 	// often share one FrameMeta, which frames handed over must not change
 	// (holding the pointer keeps its address from being reused).
 	lastMeta     *data.FrameMeta
 	lastMetaJSON string
-	frameMeta    func(arrowipc.BodyStats) ([]arrowipc.KeyValue, error)
-	recordMeta   func(arrowipc.BodyStats, []arrowipc.KeyValue) ([]arrowipc.KeyValue, error)
 }
 
 // NewEncoder returns an Encoder that writes with the given options.
@@ -63,48 +67,61 @@ func NewEncoder(o arrowipc.Options) (*Encoder, error) {
 	if err != nil {
 		return nil, err
 	}
-	e := &Encoder{ipc: ipc}
 	c := o.Codec
-	e.codec = c.String() + " (" + c.Effective() + ")"
-	// Bound once here: a method value made per frame would allocate.
-	e.frameMeta = e.schemaMetaOfFrame
-	e.recordMeta = e.schemaMetaOfRecord
-	return e, nil
+	return &Encoder{ipc: ipc, codec: c.String() + " (" + c.Effective() + ")", level: c.Level()}, nil
 }
 
-// IPC returns the wrapped Arrow IPC encoder (its codec, the stats of the
-// last file).
-func (e *Encoder) IPC() *arrowipc.Encoder { return e.ipc }
-
-// AppendFrame appends f as one Arrow IPC file (one record batch) to dst and
-// returns the extended slice; on error, dst unextended. The field vectors
-// are read in place. f.Meta is treated as immutable: the encoder keeps the
-// JSON of the last meta it wrote by pointer, so that frames sharing one
-// FrameMeta pay for its encoding once; change a meta only through a copy.
-func (e *Encoder) AppendFrame(dst []byte, f *data.Frame) ([]byte, error) {
-	e.summary = nil
-	return e.appendFrame(dst, f)
-}
-
-// AppendFrameWithStats is AppendFrame for the frame that carries a query's
-// encoding statistics in meta.stats, where Grafana's query inspector shows
-// them: frames, body bytes raw and on the wire, their ratio, the codec and
-// the encode time, summed over others and this frame. Stats differ from run
-// to run (the time); frames without them do not.
-func (e *Encoder) AppendFrameWithStats(dst []byte, f *data.Frame, others Summary) ([]byte, error) {
-	e.summary = &others
-	defer func() { e.summary = nil }()
-	return e.appendFrame(dst, f)
-}
-
-func (e *Encoder) appendFrame(dst []byte, f *data.Frame) ([]byte, error) {
-	e.start = time.Now()
-	if f == nil {
-		return dst, fmt.Errorf("frame: nil frame")
+// Append appends in as one Arrow IPC file (one record batch) to dst and
+// returns the extended slice (dst unextended on error) and what compression
+// did to its body, whose PerBuffer is valid until the next Append. For the
+// same data a Frame and a Record give the same bytes.
+//
+// With stats nil the frame carries its own meta only. Otherwise it is the
+// frame that carries a query's encoding statistics in meta.stats, where
+// Grafana's query inspector shows them: frames, body bytes raw and on the
+// wire, their ratio, the codec and the encode time, summed over *stats (the
+// query's other frames) and this frame. Stats differ from run to run (the
+// time); frames without them do not.
+//
+// A Frame's Meta is treated as immutable: the encoder keeps the JSON of the
+// last meta it wrote by pointer, so that frames sharing one FrameMeta pay
+// for its encoding once; change a meta only through a copy.
+func (e *Encoder) Append(dst []byte, in Input, stats *Summary) ([]byte, arrowipc.BodyStats, error) {
+	switch {
+	case in.Frame != nil && in.Record != nil:
+		return dst, arrowipc.BodyStats{}, fmt.Errorf("frame: input %q holds both a frame and a record", in.Frame.Name)
+	case in.Frame != nil:
+		return e.appendFrame(dst, in.Frame, stats)
+	case in.Record != nil:
+		return e.appendRecord(dst, in.Record, stats)
 	}
+	return dst, arrowipc.BodyStats{}, fmt.Errorf("frame: nil frame (the input holds neither a frame nor a record)")
+}
+
+func (e *Encoder) appendFrame(dst []byte, f *data.Frame, stats *Summary) ([]byte, arrowipc.BodyStats, error) {
+	start := time.Now()
+	st, err := e.prepareFrame(f)
+	clear(e.cols) // the arrowipc encoder holds what it needs
+	if err != nil {
+		return dst, arrowipc.BodyStats{}, err
+	}
+	kvs, err := e.schemaMetaOfFrame(f, st, stats, start)
+	if err != nil {
+		e.ipc.Discard()
+		return dst, arrowipc.BodyStats{}, fmt.Errorf("frame: %q: %w", f.Name, err)
+	}
+	if dst, err = e.ipc.AppendFile(dst, kvs); err != nil {
+		return dst, arrowipc.BodyStats{}, fmt.Errorf("frame: %q: %w", f.Name, err)
+	}
+	return dst, st, nil
+}
+
+// prepareFrame lays f's fields out as columns with their metadata and
+// prepares them in the arrowipc encoder.
+func (e *Encoder) prepareFrame(f *data.Frame) (arrowipc.BodyStats, error) {
 	rows, err := f.RowLen()
 	if err != nil {
-		return dst, fmt.Errorf("frame: %q: %w", f.Name, err)
+		return arrowipc.BodyStats{}, fmt.Errorf("frame: %q: %w", f.Name, err)
 	}
 	n := len(f.Fields)
 	e.fields, e.cols = e.fields[:0], e.cols[:0]
@@ -118,17 +135,17 @@ func (e *Encoder) appendFrame(dst []byte, f *data.Frame) ([]byte, error) {
 	// the old array, unchanged.
 	for i, fld := range f.Fields {
 		if fld == nil {
-			return dst, fmt.Errorf("frame: %q: field %d is nil", f.Name, i)
+			return arrowipc.BodyStats{}, fmt.Errorf("frame: %q: field %d is nil", f.Name, i)
 		}
 		k, err := lookupKind(fld)
 		if err != nil {
-			return dst, err
+			return arrowipc.BodyStats{}, err
 		}
 		start := len(e.kvs)
 		if fld.Config != nil {
 			b, err := json.Marshal(fld.Config)
 			if err != nil {
-				return dst, fmt.Errorf("frame: field %q: encoding config: %w", fld.Name, err)
+				return arrowipc.BodyStats{}, fmt.Errorf("frame: field %q: encoding config: %w", fld.Name, err)
 			}
 			e.kvs = append(e.kvs, arrowipc.KeyValue{Key: KeyConfig, Value: string(b)})
 		}
@@ -142,28 +159,24 @@ func (e *Encoder) appendFrame(dst []byte, f *data.Frame) ([]byte, error) {
 
 		c := k.column(fld, &e.scratch[i])
 		if c.Offsets != nil && len(c.Values) > math.MaxInt32 {
-			return dst, fmt.Errorf("frame: field %q: %d bytes of values exceed the 2 GiB a utf8 or binary column can hold", fld.Name, len(c.Values))
+			return arrowipc.BodyStats{}, fmt.Errorf("frame: field %q: %d bytes of values exceed the 2 GiB a utf8 or binary column can hold", fld.Name, len(c.Values))
 		}
 		e.cols = append(e.cols, c)
 	}
-	e.cur = f
-	out, err := e.ipc.AppendFile(dst, e.fields, rows, e.cols, e.frameMeta)
-	e.cur = nil
-	clear(e.cols) // keep no reference to the frame's vectors
+	st, err := e.ipc.Prepare(e.fields, rows, e.cols)
 	if err != nil {
-		return dst, fmt.Errorf("frame: %q: %w", f.Name, err)
+		return st, fmt.Errorf("frame: %q: %w", f.Name, err)
 	}
-	return out, nil
+	return st, nil
 }
 
-// schemaMetaOfFrame returns the schema metadata of e.cur, called once its
-// body is compressed.
-func (e *Encoder) schemaMetaOfFrame(st arrowipc.BodyStats) ([]arrowipc.KeyValue, error) {
-	f := e.cur
-	start := len(e.kvs)
+// schemaMetaOfFrame returns the schema metadata of f, whose body st
+// describes, with the query's stats when stats is set.
+func (e *Encoder) schemaMetaOfFrame(f *data.Frame, st arrowipc.BodyStats, stats *Summary, start time.Time) ([]arrowipc.KeyValue, error) {
+	at := len(e.kvs)
 	switch {
-	case e.summary != nil:
-		b, err := json.Marshal(e.withStats(f.Meta, st))
+	case stats != nil:
+		b, err := json.Marshal(e.withStats(f.Meta, stats, st, start))
 		if err != nil {
 			return nil, fmt.Errorf("encoding meta: %w", err)
 		}
@@ -181,43 +194,36 @@ func (e *Encoder) schemaMetaOfFrame(st arrowipc.BodyStats) ([]arrowipc.KeyValue,
 	e.kvs = append(e.kvs,
 		arrowipc.KeyValue{Key: KeyName, Value: f.Name},
 		arrowipc.KeyValue{Key: KeyRefID, Value: f.RefID})
-	return e.kvs[start:], nil
+	return e.kvs[at:], nil
 }
 
-// AppendRecord appends rec, whose schema carries Grafana's metadata (see
-// SchemaMetadata and FieldMetadata), as one Arrow IPC file to dst. For the
-// same data it writes the same bytes as AppendFrame.
-func (e *Encoder) AppendRecord(dst []byte, rec arrow.RecordBatch) ([]byte, error) {
-	e.summary = nil
-	return e.appendRecord(dst, rec)
-}
-
-// AppendRecordWithStats is AppendRecord for the frame that carries a
-// query's statistics; see AppendFrameWithStats.
-func (e *Encoder) AppendRecordWithStats(dst []byte, rec arrow.RecordBatch, others Summary) ([]byte, error) {
-	e.summary = &others
-	defer func() { e.summary = nil }()
-	return e.appendRecord(dst, rec)
-}
-
-func (e *Encoder) appendRecord(dst []byte, rec arrow.RecordBatch) ([]byte, error) {
-	e.start = time.Now()
-	out, err := e.ipc.AppendRecord(dst, rec, e.recordMeta)
+func (e *Encoder) appendRecord(dst []byte, rec arrow.RecordBatch, stats *Summary) ([]byte, arrowipc.BodyStats, error) {
+	start := time.Now()
+	st, err := e.ipc.PrepareRecord(rec)
 	if err != nil {
-		return dst, fmt.Errorf("frame: %w", err)
+		return dst, arrowipc.BodyStats{}, fmt.Errorf("frame: %w", err)
 	}
-	return out, nil
+	kvs, err := e.schemaMetaOfRecord(rec.Schema().Metadata(), st, stats, start)
+	if err != nil {
+		e.ipc.Discard()
+		return dst, arrowipc.BodyStats{}, fmt.Errorf("frame: %w", err)
+	}
+	if dst, err = e.ipc.AppendFile(dst, kvs); err != nil {
+		return dst, arrowipc.BodyStats{}, fmt.Errorf("frame: %w", err)
+	}
+	return dst, st, nil
 }
 
-// schemaMetaOfRecord returns a record's schema metadata, with stats added to
-// its meta when the encoder writes stats.
-func (e *Encoder) schemaMetaOfRecord(st arrowipc.BodyStats, kvs []arrowipc.KeyValue) ([]arrowipc.KeyValue, error) {
-	if e.summary == nil {
-		return kvs, nil
+// schemaMetaOfRecord returns a record's schema metadata md, with the
+// query's stats added to its meta when stats is set.
+func (e *Encoder) schemaMetaOfRecord(md arrow.Metadata, st arrowipc.BodyStats, stats *Summary, start time.Time) ([]arrowipc.KeyValue, error) {
+	e.kvs = arrowipc.AppendMetadata(e.kvs[:0], md)
+	if stats == nil {
+		return e.kvs, nil
 	}
 	var meta *data.FrameMeta
 	at := -1
-	for i, kv := range kvs {
+	for i, kv := range e.kvs {
 		if kv.Key == KeyMeta {
 			at = i
 			m, err := data.FrameMetaFromJSON(kv.Value)
@@ -227,18 +233,16 @@ func (e *Encoder) schemaMetaOfRecord(st arrowipc.BodyStats, kvs []arrowipc.KeyVa
 			meta = m
 		}
 	}
-	b, err := json.Marshal(e.withStats(meta, st))
+	b, err := json.Marshal(e.withStats(meta, stats, st, start))
 	if err != nil {
 		return nil, fmt.Errorf("encoding meta: %w", err)
 	}
-	out := make([]arrowipc.KeyValue, 0, len(kvs)+1)
 	if at < 0 { // "meta" sorts before "name" and "refId"
-		out = append(out, arrowipc.KeyValue{Key: KeyMeta, Value: string(b)})
-		return append(out, kvs...), nil
+		e.kvs = slices.Insert(e.kvs, 0, arrowipc.KeyValue{Key: KeyMeta, Value: string(b)})
+		return e.kvs, nil
 	}
-	out = append(out, kvs...)
-	out[at].Value = string(b)
-	return out, nil
+	e.kvs[at].Value = string(b)
+	return e.kvs, nil
 }
 
 // Stat names, as the query inspector shows them.
@@ -252,14 +256,15 @@ const (
 )
 
 // withStats returns a copy of meta (or a new one) with the query's encoding
-// stats appended: e.summary plus this frame, whose body st describes.
-func (e *Encoder) withStats(meta *data.FrameMeta, st arrowipc.BodyStats) *data.FrameMeta {
+// stats appended: others plus this frame, whose body st describes and whose
+// encoding began at start.
+func (e *Encoder) withStats(meta *data.FrameMeta, others *Summary, st arrowipc.BodyStats, start time.Time) *data.FrameMeta {
 	m := data.FrameMeta{}
 	if meta != nil {
 		m = *meta
 	}
-	sum := *e.summary
-	sum.Add(st, time.Since(e.start))
+	sum := *others
+	sum.Add(st, time.Since(start))
 	ratio := 1.0
 	if sum.WireBytes > 0 {
 		ratio = math.Round(float64(sum.RawBytes)/float64(sum.WireBytes)*100) / 100
@@ -270,7 +275,7 @@ func (e *Encoder) withStats(meta *data.FrameMeta, st arrowipc.BodyStats) *data.F
 		data.QueryStat{FieldConfig: data.FieldConfig{DisplayName: StatWireBytes, Unit: "decbytes"}, Value: float64(sum.WireBytes)},
 		data.QueryStat{FieldConfig: data.FieldConfig{DisplayName: StatRatio}, Value: ratio},
 		data.QueryStat{FieldConfig: data.FieldConfig{DisplayName: StatEncode, Unit: "ms"}, Value: math.Round(float64(sum.Encode.Nanoseconds())/1e3) / 1e3},
-		data.QueryStat{FieldConfig: data.FieldConfig{DisplayName: StatCodec + e.codec}, Value: float64(e.ipc.Codec().Level())},
+		data.QueryStat{FieldConfig: data.FieldConfig{DisplayName: StatCodec + e.codec}, Value: float64(e.level)},
 	)
 	return &m
 }

@@ -1,5 +1,8 @@
 //go:build unix
 
+// This file is longer than the others because it is one benchmark: its
+// inputs, and the four encoders it compares in one run, belong together.
+
 package frame_test
 
 import (
@@ -30,7 +33,7 @@ import (
 // with the ways a plugin can write the same frames today and with the cost
 // of the compression alone:
 //
-//	enc=quiver   frame.Encoder.AppendFrame into a reused buffer, one encoder
+//	enc=quiver   frame.Encoder.Append into a reused buffer, one encoder
 //	             reused for every frame (MinSavings 0.1, the settings default)
 //	enc=sdk      data.Frame.MarshalArrow (uncompressed)
 //	enc=arrowgo  ipc.NewFileWriter with WithZstd or WithLZ4, one writer per
@@ -248,7 +251,7 @@ func benchQuiver(b *testing.B, frames []*data.Frame, c codec.Codec) {
 	var buf []byte
 	start := 0
 	for _, f := range frames {
-		if buf, err = e.AppendFrame(buf, f); err != nil {
+		if buf, _, err = e.Append(buf, frame.Input{Frame: f}, nil); err != nil {
 			b.Fatal(err)
 		}
 		got, err := data.UnmarshalArrowFrame(buf[start:])
@@ -263,7 +266,7 @@ func benchQuiver(b *testing.B, frames []*data.Frame, c codec.Codec) {
 	measure(b, func() {
 		buf = buf[:0]
 		for _, f := range frames {
-			if buf, err = e.AppendFrame(buf, f); err != nil {
+			if buf, _, err = e.Append(buf, frame.Input{Frame: f}, nil); err != nil {
 				b.Fatal(err)
 			}
 		}

@@ -72,13 +72,13 @@ func TestRoundTripAllTypes(t *testing.T) {
 				t.Run(fmt.Sprintf("codec=%s/rows=%d/minSavings=%v", c, rows, ms), func(t *testing.T) {
 					f := frametest.AllTypes(rows, uint64(rows))
 					e := newEncoder(t, c, ms)
-					b, err := e.AppendFrame(nil, f)
+					b, _, err := e.Append(nil, frame.Input{Frame: f}, nil)
 					if err != nil {
 						t.Fatal(err)
 					}
 					readBack(t, b, f)
 					// The encoder reused for a second frame writes the same bytes.
-					again, err := e.AppendFrame(nil, f)
+					again, _, err := e.Append(nil, frame.Input{Frame: f}, nil)
 					if err != nil || !bytes.Equal(b, again) {
 						t.Fatalf("second encode differs (err %v)", err)
 					}
@@ -95,7 +95,7 @@ func TestRoundTripEdgeFrames(t *testing.T) {
 	floats := data.NewFrame("floats", data.NewField("v", nil, frametest.Floats))
 	for _, f := range []*data.Frame{noFields, unicode, floats} {
 		for _, c := range codecs {
-			b, err := newEncoder(t, c, 0).AppendFrame(nil, f)
+			b, _, err := newEncoder(t, c, 0).Append(nil, frame.Input{Frame: f}, nil)
 			if err != nil {
 				t.Fatalf("%s %q: %v", c, f.Name, err)
 			}
@@ -115,13 +115,13 @@ func TestRoundTripEdgeFrames(t *testing.T) {
 
 // The SDK's own MarshalArrow path (FrameToArrowTable) and ours write the
 // same schema, metadata and buffers for the same frame: fed the SDK's
-// record, AppendRecord must produce exactly AppendFrame's bytes.
+// record, Append of the Record must produce exactly the Frame's bytes.
 func TestSameBytesAsRecordPath(t *testing.T) {
 	for _, c := range codecs {
 		for _, rows := range []int{0, 5, 300} {
 			f := frametest.AllTypes(rows, 42)
 			e := newEncoder(t, c, 0.1)
-			fromFrame, err := e.AppendFrame(nil, f)
+			fromFrame, _, err := e.Append(nil, frame.Input{Frame: f}, nil)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -142,7 +142,7 @@ func TestSameBytesAsRecordPath(t *testing.T) {
 			if len(recs) != 1 {
 				t.Fatalf("table of %d rows gave %d records", rows, len(recs))
 			}
-			fromRecord, err := e.AppendRecord(nil, recs[0])
+			fromRecord, _, err := e.Append(nil, frame.Input{Record: recs[0]}, nil)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -168,7 +168,7 @@ func TestSameBytesAsRecordPath(t *testing.T) {
 				}
 			}
 			ours := array.NewRecordBatch(arrow.NewSchema(fields, &md), recs[0].Columns(), recs[0].NumRows())
-			fromOurs, err := e.AppendRecord(nil, ours)
+			fromOurs, _, err := e.Append(nil, frame.Input{Record: ours}, nil)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -270,16 +270,16 @@ func FuzzLabelsJSON(f *testing.F) {
 
 func TestUnsupportedAndBadInput(t *testing.T) {
 	e := newEncoder(t, codec.MustNew(codec.Zstd, 3), 0)
-	if _, err := e.AppendFrame(nil, nil); err == nil {
+	if _, _, err := e.Append(nil, frame.Input{Frame: nil}, nil); err == nil {
 		t.Error("nil frame accepted")
 	}
 	uneven := data.NewFrame("uneven", data.NewField("a", nil, []int64{1, 2}), data.NewField("b", nil, []int64{1}))
-	if _, err := e.AppendFrame([]byte("keep"), uneven); err == nil {
+	if _, _, err := e.Append([]byte("keep"), frame.Input{Frame: uneven}, nil); err == nil {
 		t.Error("fields of different lengths accepted")
 	}
 	// After errors the encoder still writes good frames.
 	good := data.NewFrame("good", data.NewField("v", nil, []float64{1, math.Pi}))
-	b, err := e.AppendFrame(nil, good)
+	b, _, err := e.Append(nil, frame.Input{Frame: good}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -311,12 +311,12 @@ func TestAppendFrameSteadyStateAllocs(t *testing.T) {
 	f := seriesFrame(256)
 	for _, c := range []codec.Codec{codec.MustNew(codec.None, 0), codec.MustNew(codec.LZ4, 0), codec.MustNew(codec.Zstd, 3)} {
 		e := newEncoder(t, c, 0.1)
-		buf, err := e.AppendFrame(nil, f)
+		buf, _, err := e.Append(nil, frame.Input{Frame: f}, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
 		allocs := testing.AllocsPerRun(100, func() {
-			buf, err = e.AppendFrame(buf[:0], f)
+			buf, _, err = e.Append(buf[:0], frame.Input{Frame: f}, nil)
 		})
 		if err != nil {
 			t.Fatal(err)
@@ -369,17 +369,17 @@ func TestStatsInMeta(t *testing.T) {
 			t.Error(err)
 		}
 	}
-	b, err := e.AppendFrameWithStats(nil, f, others)
+	b, _, err := e.Append(nil, frame.Input{Frame: f}, &others)
 	if err != nil {
 		t.Fatal(err)
 	}
 	check(b)
-	plain, err := e.AppendFrame(nil, f) // no stats: the frame's own meta only
+	plain, _, err := e.Append(nil, frame.Input{Frame: f}, nil) // no stats: the frame's own meta only
 	if err != nil {
 		t.Fatal(err)
 	}
 	if got, _ := data.UnmarshalArrowFrame(plain); got == nil || len(got.Meta.Stats) != 0 {
-		t.Fatal("AppendFrame after AppendFrameWithStats wrote stats")
+		t.Fatal("Append without stats after one with stats wrote stats")
 	}
 	tbl, err := data.FrameToArrowTable(f)
 	if err != nil {
@@ -389,7 +389,7 @@ func TestStatsInMeta(t *testing.T) {
 	tr := array.NewTableReader(tbl, -1)
 	defer tr.Release()
 	tr.Next()
-	b, err = e.AppendRecordWithStats(nil, tr.RecordBatch(), others)
+	b, _, err = e.Append(nil, frame.Input{Record: tr.RecordBatch()}, &others)
 	if err != nil {
 		t.Fatal(err)
 	}

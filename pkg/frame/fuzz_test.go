@@ -8,6 +8,7 @@ import (
 
 	"github.com/grafana/grafana-plugin-sdk-go/data"
 
+	"github.com/quiverdata/quiver/pkg/frame"
 	"github.com/quiverdata/quiver/pkg/frame/frametest"
 )
 
@@ -41,7 +42,7 @@ func FuzzAppendFrame(f *testing.F) {
 		in.RefID = string(text)
 		c := codecs[int(codecIdx)%len(codecs)]
 		e := newEncoder(t, c, float64(ms%10)/10)
-		b, err := e.AppendFrame(nil, in)
+		b, _, err := e.Append(nil, frame.Input{Frame: in}, nil)
 		if err != nil {
 			return // encode may refuse a frame; it must not panic or write garbage
 		}

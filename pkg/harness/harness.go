@@ -239,3 +239,26 @@ func (p *Plugin) Metrics(ctx context.Context) (map[string]float64, error) {
 	}
 	return samples, nil
 }
+
+// Memory returns the plugin process's resident set size now and its peak
+// (VmRSS and VmHWM of /proc/<pid>/status, Linux), in bytes.
+func (p *Plugin) Memory() (rss, peak int64, err error) {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", p.Pid))
+	if err != nil {
+		return 0, 0, fmt.Errorf("harness: reading the plugin's memory: %w", err)
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		f := strings.Fields(line)
+		if len(f) < 2 {
+			continue
+		}
+		kb, _ := strconv.ParseInt(f[1], 10, 64)
+		switch f[0] {
+		case "VmRSS:":
+			rss = kb << 10
+		case "VmHWM:":
+			peak = kb << 10
+		}
+	}
+	return rss, peak, nil
+}

@@ -5,6 +5,10 @@
 // codecs instead of the SDK's MarshalArrow. Queries run through the same
 // handler middlewares as the SDK's own path (middleware.go).
 //
+// Every frame a query holds (waiting to be encoded, or encoded and waiting
+// to be sent) counts against one process-wide memory budget (budget.go);
+// queries wait for it, in order, before they produce.
+//
 // It is the only package besides main that imports the SDK's backend
 // package. Errors from sources are classified here, once, at the edge:
 // status code and error source (plugin or downstream) per query.

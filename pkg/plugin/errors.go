@@ -17,6 +17,8 @@ func classify(err error) (backend.Status, backend.ErrorSource, string) {
 	switch source.KindOf(err) {
 	case source.KindQuery, source.KindLimit:
 		return backend.StatusBadRequest, backend.ErrorSourcePlugin, msg
+	case source.KindTimeout:
+		return backend.StatusTimeout, backend.ErrorSourceDownstream, msg
 	case source.KindUpstream:
 		if errors.Is(err, context.DeadlineExceeded) {
 			return backend.StatusTimeout, backend.ErrorSourceDownstream, msg
@@ -30,6 +32,10 @@ func classify(err error) (backend.Status, backend.ErrorSource, string) {
 		return backend.StatusTimeout, backend.ErrorSourceDownstream, "query cancelled: " + msg
 	case errors.Is(err, errInvalidSettings):
 		return backend.StatusBadRequest, backend.ErrorSourcePlugin, msg
+	case errors.Is(err, errTooLarge):
+		return backend.StatusBadRequest, backend.ErrorSourcePlugin, msg
+	case errors.Is(err, errBusy):
+		return backend.StatusTooManyRequests, backend.ErrorSourcePlugin, msg
 	}
 	return backend.StatusInternal, backend.ErrorSourcePlugin, msg
 }

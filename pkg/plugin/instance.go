@@ -26,10 +26,14 @@ type Instance struct {
 	// invalid is the settings error; an instance with invalid settings
 	// fails its health check and every query with this message.
 	invalid error
-	codec   codec.Codec
-	source  source.Source
+	// warnings name jsonData keys Quiver does not read; a healthy
+	// instance's health message lists them.
+	warnings []string
+	codec    codec.Codec
+	source   source.Source
 	// optional capabilities of source, found once
 	health    source.HealthChecker
+	reporter  source.HealthReporter
 	resources backend.CallResourceHandler
 
 	encoders sync.Pool // *frame.Encoder
@@ -60,7 +64,7 @@ func DefaultSources(_ context.Context, s settings.Settings) (source.Source, erro
 // settings do not fail the factory (which would hide the reason behind a
 // generic error): the instance keeps the error and reports it.
 func newInstance(ctx context.Context, ds backend.DataSourceInstanceSettings, sources SourceFactory) *Instance {
-	inst := &Instance{}
+	inst := &Instance{warnings: settings.UnknownKeys(ds.JSONData, ds.DecryptedSecureJSONData)}
 	s, err := settings.Parse(ds.JSONData, ds.DecryptedSecureJSONData)
 	if err == nil {
 		err = s.Validate()
@@ -94,6 +98,7 @@ func newInstance(ctx context.Context, ds backend.DataSourceInstanceSettings, sou
 	}
 	inst.source = src
 	inst.health, _ = src.(source.HealthChecker)
+	inst.reporter, _ = src.(source.HealthReporter)
 	if rh, ok := src.(source.ResourceHandler); ok {
 		inst.resources = httpadapter.New(rh.Resources())
 	}

@@ -1,6 +1,8 @@
 package plugin
 
 import (
+	"runtime/metrics"
+	"sync/atomic"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -35,8 +37,70 @@ var (
 	}, []string{"codec"})
 )
 
+// Metrics of the memory budget (see budget). The gauges read the budget of
+// the running Service.
+var (
+	metricBudgetWaits = prometheus.NewCounter(prometheus.CounterOpts{
+		Namespace: "quiver", Name: "memory_budget_waits_total",
+		Help: "Reservations of the memory budget that had to wait.",
+	})
+	metricBudgetOverdrafts = prometheus.NewCounter(prometheus.CounterOpts{
+		Namespace: "quiver", Name: "memory_budget_overdrafts_total",
+		Help: "Reservations let through over the memory budget because every request holding budget was waiting for more.",
+	})
+	metricBudgetRefused = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Namespace: "quiver", Name: "memory_budget_refused_total",
+		Help: "Reservations of the memory budget refused, by reason: too_large (more than the whole budget), busy (waited too long), cancelled.",
+	}, []string{"reason"})
+
+	liveBudget atomic.Pointer[budget]
+)
+
+func budgetGauge(name, help string, read func(b *budget) float64) prometheus.GaugeFunc {
+	return prometheus.NewGaugeFunc(prometheus.GaugeOpts{Namespace: "quiver", Name: name, Help: help}, func() float64 {
+		if b := liveBudget.Load(); b != nil {
+			return read(b)
+		}
+		return 0
+	})
+}
+
+// heapLive reads the runtime's live heap: the bytes the last collection
+// found reachable (runtime/metrics /gc/heap/live:bytes), which, unlike
+// go_memstats_heap_alloc_bytes, leaves out garbage not yet collected.
+func heapLive() float64 {
+	s := []metrics.Sample{{Name: "/gc/heap/live:bytes"}}
+	metrics.Read(s)
+	if s[0].Value.Kind() != metrics.KindUint64 {
+		return 0
+	}
+	return float64(s[0].Value.Uint64())
+}
+
 func init() {
-	prometheus.MustRegister(metricFrames, metricRawBytes, metricWireBytes, metricFrameBytes, metricEncodeSeconds)
+	prometheus.MustRegister(metricFrames, metricRawBytes, metricWireBytes, metricFrameBytes, metricEncodeSeconds,
+		metricBudgetWaits, metricBudgetOverdrafts, metricBudgetRefused,
+		budgetGauge("memory_budget_bytes", "The memory budget of in-flight queries (QUIVER_MEMORY_BUDGET).", func(b *budget) float64 {
+			_, _, limit, _ := b.stats()
+			return float64(limit)
+		}),
+		budgetGauge("memory_budget_used_bytes", "Bytes of the memory budget held by in-flight queries: frames waiting to be encoded or sent.", func(b *budget) float64 {
+			used, _, _, _ := b.stats()
+			return float64(used)
+		}),
+		budgetGauge("memory_budget_peak_bytes", "The most bytes of the memory budget held at once since the plugin started.", func(b *budget) float64 {
+			_, peak, _, _ := b.stats()
+			return float64(peak)
+		}),
+		budgetGauge("memory_budget_waiting", "Reservations of the memory budget waiting now.", func(b *budget) float64 {
+			_, _, _, waiting := b.stats()
+			return float64(waiting)
+		}),
+		prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+			Namespace: "quiver", Name: "go_heap_live_bytes",
+			Help: "Live Go heap as of the last garbage collection (runtime/metrics /gc/heap/live:bytes).",
+		}, heapLive),
+	)
 }
 
 // codecMetrics are the metrics of one codec label, looked up once per

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"math"
 	"runtime/debug"
 	"strconv"
 	"sync"
@@ -23,16 +24,24 @@ import (
 // own error: a query that fails does not fail the others. QueryData
 // (middleware.go) calls it through the query chain.
 func (s *Service) queryData(ctx context.Context, preq *pluginv2.QueryDataRequest, req *backend.QueryDataRequest) *pluginv2.QueryDataResponse {
+	pre := precheck(preq.Queries)
 	resp := &pluginv2.QueryDataResponse{Responses: make(map[string]*pluginv2.DataResponse, len(req.Queries))}
+	// The response's frames hold their budget until the response is
+	// returned (gRPC then marshals and drops it).
+	acct := s.budget.account()
+	defer acct.close()
 	var mu sync.Mutex
-	s.eachQuery(ctx, req.PluginContext, req.Queries, func(q backend.DataQuery, inst *Instance, err error) {
+	s.eachQuery(ctx, req.PluginContext, req.Queries, pre, func(q backend.DataQuery, inst *Instance, err error) {
 		ctx, end := s.traceQuery(ctx, q)
 		defer func() { end(err) }()
 		dr := &pluginv2.DataResponse{Format: preq.Format}
 		if err == nil {
 			var frames frameList
-			err = s.runQuery(ctx, inst, q, req.Format, frames.add)
+			err = s.runQuery(ctx, inst, q, req.Format, acct, frames.add)
 			dr.Frames = frames.list
+			if err != nil {
+				acct.release(frames.bytes) // dropped below
+			}
 		}
 		if err != nil {
 			status, src, msg := classify(err)
@@ -49,13 +58,15 @@ func (s *Service) queryData(ctx context.Context, preq *pluginv2.QueryDataRequest
 
 // frameList keeps encoded frames in the order the source produced them.
 type frameList struct {
-	mu   sync.Mutex
-	list [][]byte
+	mu    sync.Mutex
+	list  [][]byte
+	bytes int64
 }
 
 func (l *frameList) add(i int, b []byte) error {
 	l.mu.Lock()
 	defer l.mu.Unlock()
+	l.bytes += int64(len(b))
 	if i >= len(l.list) {
 		l.list = append(l.list, make([][]byte, i+1-len(l.list))...)
 	}
@@ -67,6 +78,9 @@ func (l *frameList) add(i int, b []byte) error {
 // encoded; a query that fails sends one chunk with its error.
 // QueryChunkedData (middleware.go) calls it through the query chain.
 func (s *Service) queryChunkedData(ctx context.Context, preq *pluginv2.QueryChunkedDataRequest, req *backend.QueryChunkedDataRequest, stream grpc.ServerStreamingServer[pluginv2.QueryChunkedDataResponse]) error {
+	pre := precheck(preq.Queries)
+	acct := s.budget.account()
+	defer acct.close()
 	var (
 		mu      sync.Mutex // stream.Send is not safe for concurrent use
 		sendErr error
@@ -79,11 +93,12 @@ func (s *Service) queryChunkedData(ctx context.Context, preq *pluginv2.QueryChun
 		}
 		return sendErr
 	}
-	s.eachQuery(ctx, req.PluginContext, req.Queries, func(q backend.DataQuery, inst *Instance, err error) {
+	s.eachQuery(ctx, req.PluginContext, req.Queries, pre, func(q backend.DataQuery, inst *Instance, err error) {
 		ctx, end := s.traceQuery(ctx, q)
 		defer func() { end(err) }()
 		if err == nil {
-			err = s.runQuery(ctx, inst, q, req.Format, func(i int, b []byte) error {
+			err = s.runQuery(ctx, inst, q, req.Format, acct, func(i int, b []byte) error {
+				defer acct.release(int64(len(b))) // sent (or never will be)
 				return send(&pluginv2.QueryChunkedDataResponse{
 					RefId: q.RefID, FrameId: strconv.Itoa(i), Frame: b,
 					Status: int32(backend.StatusOK), Format: preq.Format,
@@ -102,18 +117,62 @@ func (s *Service) queryChunkedData(ctx context.Context, preq *pluginv2.QueryChun
 	return sendErr
 }
 
+// MaxQueryJSON is the most bytes of JSON a query may have: a bigger query is
+// refused before it is parsed.
+const MaxQueryJSON = 1 << 20
+
+// Time ranges must fit int64 nanoseconds since 1970 (1677-09-21 to
+// 2262-04-11), which the SDK's conversion from epoch milliseconds wraps
+// silently; these bound the milliseconds.
+const (
+	minEpochMS = math.MinInt64 / int64(time.Millisecond)
+	maxEpochMS = math.MaxInt64 / int64(time.Millisecond)
+)
+
+// precheck refuses, before anything parses them, queries whose JSON is too
+// big or whose time range does not fit nanoseconds. It returns one error per
+// query (nil for a good one), or nil when all are good.
+func precheck(queries []*pluginv2.DataQuery) []error {
+	var errs []error
+	for i, q := range queries {
+		var err error
+		switch tr := q.GetTimeRange(); {
+		case len(q.GetJson()) > MaxQueryJSON:
+			err = source.BadQuery("the query JSON is %d bytes, more than the %d bytes (1 MiB) a query may have", len(q.GetJson()), MaxQueryJSON)
+		case tr != nil && (outOfRange(tr.FromEpochMS) || outOfRange(tr.ToEpochMS)):
+			err = source.BadQuery("the time range from %s to %s is outside what Quiver can represent (%s to %s: nanoseconds since 1970 in 64 bits)",
+				time.UnixMilli(tr.FromEpochMS).UTC().Format(time.RFC3339), time.UnixMilli(tr.ToEpochMS).UTC().Format(time.RFC3339),
+				time.UnixMilli(minEpochMS+1).UTC().Format(time.DateOnly), time.UnixMilli(maxEpochMS).UTC().Format(time.DateOnly))
+		}
+		if err != nil {
+			if errs == nil {
+				errs = make([]error, len(queries))
+			}
+			errs[i] = err
+		}
+	}
+	return errs
+}
+
+func outOfRange(ms int64) bool { return ms <= minEpochMS || ms > maxEpochMS }
+
 // eachQuery runs fn for every query, at most s.queries at once, each in its
-// own goroutine with a recover, after resolving the instance once.
-func (s *Service) eachQuery(ctx context.Context, pc backend.PluginContext, queries []backend.DataQuery, fn func(backend.DataQuery, *Instance, error)) {
+// own goroutine with a recover, after resolving the instance once. pre holds
+// each query's precheck error, or is nil.
+func (s *Service) eachQuery(ctx context.Context, pc backend.PluginContext, queries []backend.DataQuery, pre []error, fn func(backend.DataQuery, *Instance, error)) {
 	inst, err := s.instance(ctx, pc)
 	if err == nil && inst.invalid != nil {
 		err = settingsError{inst.invalid}
 	}
 	sem := make(chan struct{}, s.queries)
 	var wg sync.WaitGroup
-	for _, q := range queries {
+	for i, q := range queries {
 		sem <- struct{}{}
 		wg.Add(1)
+		err := err
+		if err == nil && pre != nil {
+			err = pre[i]
+		}
 		go func() {
 			defer wg.Done()
 			defer func() { <-sem }()
@@ -133,23 +192,27 @@ func (s *Service) eachQuery(ctx context.Context, pc backend.PluginContext, queri
 // them on the shared encode workers, calling emit with each frame's index
 // (in the order the source produced them) and bytes. The first frame is
 // encoded last: it carries the query's encoding stats.
-func (s *Service) runQuery(ctx context.Context, inst *Instance, q backend.DataQuery, format backend.DataFrameFormat, emit func(int, []byte) error) error {
+//
+// Every frame holds budget from when the source hands it over until emit
+// has it (emit's caller releases what it is given when it is done with it).
+func (s *Service) runQuery(ctx context.Context, inst *Instance, q backend.DataQuery, format backend.DataFrameFormat, acct *account, emit func(int, []byte) error) error {
 	sq := source.Query{
 		RefID: q.RefID, JSON: q.JSON,
 		From: q.TimeRange.From, To: q.TimeRange.To,
 		Interval: q.Interval, MaxDataPoints: q.MaxDataPoints,
-		Limits: source.Limits{MaxSeries: inst.settings.MaxSeries, MaxPoints: inst.settings.MaxPoints},
+		Limits: source.Limits{MaxSeries: int(inst.settings.MaxSeries), MaxPoints: inst.settings.MaxPoints, MaxBytes: inst.settings.MaxBytes()},
 	}
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
-	k := &sink{ctx: ctx, cancel: cancel, svc: s, inst: inst, refID: q.RefID, limits: sq.Limits, json: format == backend.DataFrameFormat_JSON, emit: emit}
+	k := &sink{ctx: ctx, cancel: cancel, svc: s, inst: inst, acct: acct, refID: q.RefID, limits: sq.Limits, json: format == backend.DataFrameFormat_JSON, emit: emit}
+	defer k.releaseCredit()
 	err := runSource(ctx, inst.source, sq, k)
 	k.wg.Wait() // also after a failure: no worker touches the query afterwards
 	if kerr := k.failure(); kerr != nil {
 		err = kerr // the sink's first error caused the source's
 	}
 	if err != nil {
-		k.first.release()
+		k.drop(k.first)
 		return err
 	}
 	return k.finish()
@@ -166,10 +229,19 @@ func runSource(ctx context.Context, src source.Source, q source.Query, sink sour
 	return src.Query(ctx, q, sink)
 }
 
-// job is one frame to encode: an SDK frame or an Arrow record.
+// job is one frame to encode: an SDK frame or an Arrow record, and the
+// budget bytes it holds.
 type job struct {
 	frame *data.Frame
 	rec   arrow.RecordBatch
+	held  int64
+}
+
+func (j job) bytes() int64 {
+	if j.frame != nil {
+		return frameBytes(j.frame)
+	}
+	return recordBytes(j.rec)
 }
 
 func (j job) release() {
@@ -186,6 +258,7 @@ type sink struct {
 	cancel context.CancelCauseFunc
 	svc    *Service
 	inst   *Instance
+	acct   *account
 	refID  string
 	limits source.Limits
 	json   bool
@@ -198,6 +271,58 @@ type sink struct {
 	rows    int64
 	first   job           // held back until the others are encoded
 	summary frame.Summary // what encoding the others did
+	// credit is budget the source reserved (Reserve) that no frame has
+	// drawn yet; reserved says it reserved, so that frames beyond the
+	// estimate take the rest without waiting (a query holding a
+	// reservation must not wait for more: see budget).
+	credit   int64
+	reserved bool
+}
+
+var _ source.Reserver = (*sink)(nil)
+
+// Reserve takes n bytes of the memory budget for the frames the source is
+// about to produce, waiting for them.
+func (k *sink) Reserve(n int64) error {
+	if err := k.acct.acquire(k.ctx, n); err != nil {
+		return err
+	}
+	k.mu.Lock()
+	k.credit += n
+	k.reserved = true
+	k.mu.Unlock()
+	return nil
+}
+
+// hold takes a frame's bytes from the credit, and the rest from the budget.
+func (k *sink) hold(n int64) error {
+	k.mu.Lock()
+	from := min(k.credit, n)
+	k.credit -= from
+	reserved := k.reserved
+	k.mu.Unlock()
+	if rest := n - from; rest > 0 {
+		if reserved {
+			k.acct.force(rest)
+			return nil
+		}
+		return k.acct.acquire(k.ctx, rest)
+	}
+	return nil
+}
+
+func (k *sink) releaseCredit() {
+	k.mu.Lock()
+	n := k.credit
+	k.credit = 0
+	k.mu.Unlock()
+	k.acct.release(n)
+}
+
+// drop releases a job that will not be encoded, and its budget.
+func (k *sink) drop(j job) {
+	j.release()
+	k.acct.release(j.held)
 }
 
 var _ source.Sink = (*sink)(nil)
@@ -256,6 +381,13 @@ func (k *sink) submit(rows int64, j job) error {
 		j.release()
 		return err
 	}
+	n := j.bytes()
+	if err := k.hold(n); err != nil {
+		j.release()
+		k.fail(err)
+		return err
+	}
+	j.held = n
 	if idx == 0 {
 		k.first = j
 		return nil
@@ -272,7 +404,7 @@ func (k *sink) submit(rows int64, j job) error {
 		return nil
 	case <-k.ctx.Done():
 		k.wg.Done()
-		j.release()
+		k.drop(j)
 		return context.Cause(k.ctx)
 	}
 }
@@ -288,16 +420,19 @@ func (k *sink) finish() error {
 	case k.svc.work <- func() { done <- k.encodeAndEmit(0, k.first, &k.summary) }:
 		return <-done
 	case <-k.ctx.Done():
-		k.first.release()
+		k.drop(k.first)
 		return context.Cause(k.ctx)
 	}
 }
 
 // encodeAndEmit encodes j (with the query's stats when summary is set) into
-// a pooled buffer, hands an exact-size copy to emit, and releases j. A panic
-// fails the query, not the process.
+// a pooled buffer, hands an exact-size copy to emit, and releases j. The
+// budget j held becomes the encoded frame's: emit's caller releases that.
+// A panic fails the query, not the process.
 func (k *sink) encodeAndEmit(idx int, j job, summary *frame.Summary) (err error) {
 	defer j.release()
+	held := j.held
+	defer func() { k.acct.release(held) }() // what the frame no longer holds
 	defer func() {
 		if p := recover(); p != nil {
 			backend.Logger.Error("panic encoding a frame", "refId", k.refID, "panic", p, "stack", string(debug.Stack()))
@@ -318,6 +453,14 @@ func (k *sink) encodeAndEmit(idx int, j job, summary *frame.Summary) (err error)
 	if err != nil {
 		return fmt.Errorf("encoding frame %d: %w", idx, err)
 	}
+	// The encoded frame takes over the source frame's bytes; an encoded
+	// frame above its estimate takes the difference without waiting.
+	if n := int64(len(b)); n > held {
+		k.acct.force(n - held)
+		held = 0
+	} else {
+		held -= n
+	}
 	return k.emit(idx, b)
 }
 
@@ -325,25 +468,11 @@ func (k *sink) encode(buf []byte, j job, summary *frame.Summary) ([]byte, error)
 	e := k.inst.encoder()
 	defer k.inst.putEncoder(e)
 	start := time.Now()
-	var (
-		out []byte
-		err error
-	)
-	switch {
-	case j.frame != nil && summary != nil:
-		out, err = e.AppendFrameWithStats(buf, j.frame, *summary)
-	case j.frame != nil:
-		out, err = e.AppendFrame(buf, j.frame)
-	case summary != nil:
-		out, err = e.AppendRecordWithStats(buf, j.rec, *summary)
-	default:
-		out, err = e.AppendRecord(buf, j.rec)
-	}
+	out, st, err := e.Append(buf, frame.Input{Frame: j.frame, Record: j.rec}, summary)
 	if err != nil {
 		return out, err
 	}
 	took := time.Since(start)
-	st := e.IPC().Stats()
 	k.inst.metrics.observe(st, len(out), took)
 	if summary == nil {
 		k.mu.Lock()

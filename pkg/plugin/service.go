@@ -3,7 +3,10 @@ package plugin
 import (
 	"context"
 	"fmt"
+	"os"
 	"runtime"
+	"runtime/debug"
+	"strings"
 	"sync"
 
 	"github.com/grafana/grafana-plugin-sdk-go/backend"
@@ -12,6 +15,7 @@ import (
 	"github.com/grafana/grafana-plugin-sdk-go/genproto/pluginv2"
 
 	"github.com/quiverdata/quiver/pkg/codec"
+	"github.com/quiverdata/quiver/pkg/settings"
 )
 
 // PluginID is the plugin's id, as in plugin.json.
@@ -34,6 +38,12 @@ type Options struct {
 	// MaxParallelQueries bounds how many queries of one request run at
 	// once; 4 when 0.
 	MaxParallelQueries int
+	// Budget is the process-wide memory budget of in-flight queries. When
+	// its Bytes is 0 it is read from the environment (QUIVER_MEMORY_BUDGET,
+	// QUIVER_MEMORY_BUDGET_WAIT) and the host's memory, and the Go runtime's
+	// soft memory limit is set from it unless GOMEMLIMIT is set. A Wait of
+	// 0 with Bytes set means settings.DefaultBudgetWait.
+	Budget settings.Budget
 }
 
 // Frame buffers: a pooled buffer starts at 64 KiB, and one that grew past
@@ -54,6 +64,10 @@ type Service struct {
 	workers sync.WaitGroup
 	queries int
 	buffers *codec.BufferPool
+	budget  *budget
+	// budgetErr is a bad budget variable in the environment: the default
+	// applies, and health checks report it.
+	budgetErr error
 }
 
 // NewService returns a Service.
@@ -74,8 +88,30 @@ func NewService(o Options) *Service {
 		chain:   newQueryChain(),
 		work:    make(chan func()),
 		queries: queries,
-		buffers: codec.NewBufferPool(frameBufInit, frameBufMax),
+		buffers: codec.NewBufferPool(frameBufInit, frameBufMax, min(workers, 8)),
 	}
+	b := o.Budget
+	if b.Bytes <= 0 {
+		host, what := settings.HostMemory()
+		var err error
+		if b, err = settings.ReadBudget(os.Getenv, host, what); err != nil {
+			s.budgetErr = err
+			backend.Logger.Error("memory budget: using the default", "error", err)
+			b, _ = settings.ReadBudget(func(string) string { return "" }, host, what)
+		}
+		if os.Getenv("GOMEMLIMIT") == "" {
+			debug.SetMemoryLimit(b.GoMemoryLimit())
+		}
+		backend.Logger.Info("memory budget", "bytes", b.Bytes, "from", b.From, "wait", b.Wait.String())
+	}
+	if o.Budget.Bytes > 0 && b.Wait <= 0 {
+		b.Wait = settings.DefaultBudgetWait
+	}
+	if b.From == "" {
+		b.From = "set by the plugin's options"
+	}
+	s.budget = newBudget(b)
+	liveBudget.Store(s.budget)
 	// Long-lived workers rather than a goroutine per frame: a worker's stack
 	// has grown to what encoding needs once, not once per frame.
 	for range workers {
@@ -126,19 +162,28 @@ func (s *Service) CheckHealth(ctx context.Context, req *backend.CheckHealthReque
 	if inst.invalid != nil {
 		return &backend.CheckHealthResult{Status: backend.HealthStatusError, Message: oneLine(inst.invalid)}, nil
 	}
-	if inst.health != nil {
+	if s.budgetErr != nil {
+		return &backend.CheckHealthResult{Status: backend.HealthStatusError, Message: oneLine(s.budgetErr) + " (the plugin runs with the default budget)"}, nil
+	}
+	what := "Demo source ready"
+	switch {
+	case inst.reporter != nil:
+		msg, err := inst.reporter.HealthReport(ctx)
+		if err != nil {
+			return &backend.CheckHealthResult{Status: backend.HealthStatusError, Message: redactIdentity(ctx, oneLine(err))}, nil
+		}
+		what = msg
+	case inst.health != nil:
 		if err := inst.health.CheckHealth(ctx); err != nil {
 			return &backend.CheckHealthResult{Status: backend.HealthStatusError, Message: redactIdentity(ctx, oneLine(err))}, nil
 		}
-	}
-	what := "Demo source ready"
-	if inst.health != nil {
 		what = "Connected to " + inst.settings.FlightSQL.Address
 	}
-	return &backend.CheckHealthResult{
-		Status:  backend.HealthStatusOk,
-		Message: fmt.Sprintf("%s; frames are sent as %s (%s)", what, inst.codec, inst.codec.Effective()),
-	}, nil
+	msg := fmt.Sprintf("%s; frames are sent as %s (%s)", what, inst.codec, inst.codec.Effective())
+	if len(inst.warnings) > 0 {
+		msg += "; warning: " + strings.Join(inst.warnings, "; ")
+	}
+	return &backend.CheckHealthResult{Status: backend.HealthStatusOk, Message: msg}, nil
 }
 
 // CallResource serves the source's resources (schema browsing for the

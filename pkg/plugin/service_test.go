@@ -268,6 +268,7 @@ func TestClassify(t *testing.T) {
 		{source.LimitExceeded("x"), backend.StatusBadRequest, backend.ErrorSourcePlugin},
 		{source.Upstream(errors.New("x")), backend.StatusBadGateway, backend.ErrorSourceDownstream},
 		{source.Upstream(fmt.Errorf("x: %w", context.DeadlineExceeded)), backend.StatusTimeout, backend.ErrorSourceDownstream},
+		{&source.Error{Kind: source.KindTimeout, Err: errors.New("x")}, backend.StatusTimeout, backend.ErrorSourceDownstream},
 		{context.Canceled, backend.StatusTimeout, backend.ErrorSourceDownstream},
 		{settingsError{errors.New("settings: codec: bad")}, backend.StatusBadRequest, backend.ErrorSourcePlugin},
 		{errors.New("boom"), backend.StatusInternal, backend.ErrorSourcePlugin},

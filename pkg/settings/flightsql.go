@@ -10,6 +10,7 @@ import (
 	"log/slog"
 	"net"
 	"regexp"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -52,6 +53,21 @@ const (
 	AuthPassword = "password"
 )
 
+// SQL dialects accepted in jsonData.dialect. DialectAuto (the default) asks
+// the server for its name (GetSqlInfo) and picks one of the others.
+const (
+	DialectAuto       = "auto"
+	DialectDataFusion = "datafusion" // InfluxDB 3, GreptimeDB and other DataFusion-based servers
+	DialectDuckDB     = "duckdb"
+	DialectPostgres   = "postgres" // PostgreSQL-compatible
+	DialectDremio     = "dremio"
+	DialectMySQL      = "mysql" // MySQL-compatible: Apache Doris, StarRocks
+	DialectANSI       = "ansi"  // generic fallback
+)
+
+// Dialects lists the accepted values of jsonData.dialect, DialectAuto first.
+var Dialects = []string{DialectAuto, DialectDataFusion, DialectDuckDB, DialectPostgres, DialectDremio, DialectMySQL, DialectANSI}
+
 // Defaults and ranges of the Flight SQL settings (see the contract).
 const (
 	DefaultFlightSQLTimeout   = 30 // seconds
@@ -90,6 +106,8 @@ type FlightSQL struct {
 	// Authorization header and, when present, X-Id-Token) to the server
 	// instead of the configured credentials, when a request carries one.
 	OAuthPassThru bool `json:"oauthPassThru"`
+	// Dialect is one of Dialects; "" is read as DialectAuto.
+	Dialect string `json:"dialect"`
 	// Timeout is the query timeout in seconds.
 	Timeout   int64 `json:"timeout"`
 	RowLimit  int64 `json:"rowLimit"`
@@ -111,8 +129,8 @@ func (f FlightSQL) TimeoutDuration() time.Duration { return time.Duration(f.Time
 // String describes the settings without any secret value.
 func (f FlightSQL) String() string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "FlightSQL{address=%q tls=%t authType=%q username=%q catalog=%q schema=%q oauthPassThru=%t timeout=%d rowLimit=%d byteLimit=%d",
-		f.Address, f.TLSEnabled, f.AuthType, f.Username, f.Catalog, f.Schema, f.OAuthPassThru, f.Timeout, f.RowLimit, f.ByteLimit)
+	fmt.Fprintf(&b, "FlightSQL{address=%q tls=%t authType=%q username=%q catalog=%q schema=%q dialect=%q oauthPassThru=%t timeout=%d rowLimit=%d byteLimit=%d",
+		f.Address, f.TLSEnabled, f.AuthType, f.Username, f.Catalog, f.Schema, f.Dialect, f.OAuthPassThru, f.Timeout, f.RowLimit, f.ByteLimit)
 	for _, h := range f.Headers {
 		fmt.Fprintf(&b, " header%d=%q", h.Index, h.Name)
 	}
@@ -137,6 +155,7 @@ type flightSQLJSON struct {
 	Catalog           string     `json:"catalog"`
 	Schema            string     `json:"schema"`
 	OAuthPassThru     bool       `json:"oauthPassThru"`
+	Dialect           string     `json:"dialect"`
 	Timeout           *jsonInt64 `json:"timeout"`
 	RowLimit          *jsonInt64 `json:"rowLimit"`
 	ByteLimit         *jsonInt64 `json:"byteLimit"`
@@ -178,6 +197,7 @@ func ParseFlightSQL(jsonData []byte, secure map[string]string) (FlightSQL, error
 		Catalog:           raw.Catalog,
 		Schema:            raw.Schema,
 		OAuthPassThru:     raw.OAuthPassThru,
+		Dialect:           strings.ToLower(strings.TrimSpace(raw.Dialect)),
 		Timeout:           orDefault(raw.Timeout, DefaultFlightSQLTimeout),
 		RowLimit:          orDefault(raw.RowLimit, DefaultFlightSQLRowLimit),
 		ByteLimit:         orDefault(raw.ByteLimit, DefaultFlightSQLByteLimit),
@@ -190,6 +210,9 @@ func ParseFlightSQL(jsonData []byte, secure map[string]string) (FlightSQL, error
 	if f.AuthType == "" {
 		f.AuthType = AuthNone
 	}
+	if f.Dialect == "" {
+		f.Dialect = DialectAuto
+	}
 	for k, v := range keys {
 		m := headerNameKey.FindStringSubmatch(k)
 		if m == nil {
@@ -197,7 +220,7 @@ func ParseFlightSQL(jsonData []byte, secure map[string]string) (FlightSQL, error
 		}
 		var name string
 		if err := json.Unmarshal(v, &name); err != nil {
-			return FlightSQL{}, fmt.Errorf("settings: %s: must be a string: %w", k, err)
+			return FlightSQL{}, fmt.Errorf("settings: %s: must be a string", keyName(k))
 		}
 		name = strings.TrimSpace(name)
 		if name == "" {
@@ -205,7 +228,7 @@ func ParseFlightSQL(jsonData []byte, secure map[string]string) (FlightSQL, error
 		}
 		idx, err := strconv.Atoi(m[1])
 		if err != nil {
-			return FlightSQL{}, fmt.Errorf("settings: %s: %w", k, err)
+			return FlightSQL{}, fmt.Errorf("settings: %s: the header number is out of range", keyName(k))
 		}
 		f.Headers = append(f.Headers, Header{Index: idx, Name: name, Value: Secret(secure["headerValue"+m[1]])})
 	}
@@ -241,7 +264,7 @@ func (f FlightSQL) Validate() error {
 	if f.Address == "" {
 		add(`address: required when upstream is "flightsql" (host:port)`)
 	} else if err := checkAddress(f.Address); err != nil {
-		add("address: %q %v", f.Address, err)
+		add("address: %s %v", quote(f.Address), err)
 	}
 
 	switch f.AuthType {
@@ -249,16 +272,24 @@ func (f FlightSQL) Validate() error {
 	case AuthToken:
 		if !f.Token.IsSet() {
 			add(`token: required when authType is "token"`)
+		} else if err := checkHeaderText(f.Token.Reveal()); err != nil {
+			add("token: %v", err)
 		}
 	case AuthPassword:
 		if f.Username == "" {
 			add(`username: required when authType is "password"`)
+		} else if err := checkNoControl(f.Username); err != nil {
+			add("username: %v", err)
+		} else if strings.Contains(f.Username, ":") {
+			add(`username: contains ":", which basic authentication cannot carry in a user name`)
 		}
 		if !f.Password.IsSet() {
 			add(`password: required when authType is "password"`)
+		} else if err := checkNoControl(f.Password.Reveal()); err != nil {
+			add("password: %v", err)
 		}
 	default:
-		add(`authType: %q is not one of "none", "token", "password"`, f.AuthType)
+		add(`authType: %s is not one of "none", "token", "password"`, quote(f.AuthType))
 	}
 
 	if f.TLSEnabled {
@@ -286,6 +317,10 @@ func (f FlightSQL) Validate() error {
 		}
 	}
 
+	if !slices.Contains(Dialects, f.Dialect) {
+		add("dialect: %q is not one of %s", f.Dialect, quoteList(Dialects))
+	}
+
 	if f.Timeout < minTimeout || f.Timeout > maxTimeout {
 		add("timeout: %d is not in %d – %d (seconds)", f.Timeout, minTimeout, maxTimeout)
 	}
@@ -302,26 +337,37 @@ func (f FlightSQL) Validate() error {
 		name := strings.ToLower(h.Name)
 		switch {
 		case !grpcKey.MatchString(name):
-			add("%s: %q is not a valid gRPC metadata key (letters, digits, '-', '_', '.')", key, h.Name)
+			add("%s: %s is not a valid gRPC metadata key (letters, digits, '-', '_', '.')", key, quote(h.Name))
 		case strings.HasPrefix(name, "grpc-") || strings.HasPrefix(name, ":"):
-			add("%s: %q is reserved by gRPC", key, h.Name)
+			add("%s: %s is reserved by gRPC", key, quote(h.Name))
 		case reservedHeaders[name] != "":
-			add("%s: %q cannot be set here (%s)", key, h.Name, reservedHeaders[name])
+			add("%s: %s cannot be set here (%s)", key, quote(h.Name), reservedHeaders[name])
 		}
 		if prev, dup := seen[name]; dup {
-			add("%s: %q is already set by headerName%d", key, h.Name, prev)
+			add("%s: %s is already set by headerName%d", key, quote(h.Name), prev)
 		}
 		seen[name] = h.Index
 		if !h.Value.IsSet() {
 			add("headerValue%d: required when %s is set", h.Index, key)
+		} else if err := checkHeaderText(h.Value.Reveal()); err != nil {
+			add("headerValue%d: %v", h.Index, err)
 		}
 	}
 	return errors.Join(errs...)
 }
 
+// quoteList writes "a", "b", "c".
+func quoteList(names []string) string {
+	q := make([]string, len(names))
+	for i, n := range names {
+		q[i] = strconv.Quote(n)
+	}
+	return strings.Join(q, ", ")
+}
+
 func checkAddress(addr string) error {
 	if i := strings.Index(addr, "://"); i >= 0 {
-		return fmt.Errorf("is not host:port: drop the %q scheme (turn on tlsEnabled for TLS)", addr[:i+3])
+		return fmt.Errorf("is not host:port: drop the %s scheme (turn on tlsEnabled for TLS)", quote(addr[:i+3]))
 	}
 	host, port, err := net.SplitHostPort(addr)
 	if err != nil {
@@ -332,7 +378,7 @@ func checkAddress(addr string) error {
 	}
 	p, err := strconv.Atoi(port)
 	if err != nil || p < 1 || p > 65535 {
-		return fmt.Errorf("is not host:port: port %q is not in 1 – 65535", port)
+		return fmt.Errorf("is not host:port: port %s is not in 1 – 65535", quote(port))
 	}
 	return nil
 }

@@ -23,7 +23,7 @@ func TestParseFlightSQLDefaults(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if f.AuthType != AuthNone || f.Timeout != 30 || f.RowLimit != 1_000_000 || f.ByteLimit != 268435456 {
+	if f.AuthType != AuthNone || f.Dialect != DialectAuto || f.Timeout != 30 || f.RowLimit != 1_000_000 || f.ByteLimit != 268435456 {
 		t.Fatalf("defaults not applied: %v", f)
 	}
 	if f.TimeoutDuration() != 30*time.Second {
@@ -45,7 +45,7 @@ func TestParseFlightSQLDefaults(t *testing.T) {
 func TestParseFlightSQLAllKeys(t *testing.T) {
 	js := `{"address":"h:1","tlsEnabled":true,"tlsSkipVerify":true,"tlsAuthWithCACert":true,"tlsAuth":true,
 		"tlsServerName":"sni","authType":"password","username":"u","catalog":"c","schema":"s",
-		"timeout":"12","rowLimit":7,"byteLimit":2048,"headerName2":"x-b","headerName1":"X-A","headerName3":"",
+		"dialect":" DuckDB ","timeout":"12","rowLimit":7,"byteLimit":2048,"headerName2":"x-b","headerName1":"X-A","headerName3":"",
 		"token":"must-not-be-read"}`
 	sec := map[string]string{"token": "tok", "password": "pw", "tlsCACert": "ca", "tlsClientCert": "cc",
 		"tlsClientKey": "ck", "headerValue1": "v1", "headerValue2": "v2"}
@@ -54,7 +54,7 @@ func TestParseFlightSQLAllKeys(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := FlightSQL{Address: "h:1", TLSEnabled: true, TLSSkipVerify: true, TLSAuthWithCACert: true, TLSAuth: true,
-		TLSServerName: "sni", AuthType: "password", Username: "u", Catalog: "c", Schema: "s", Timeout: 12, RowLimit: 7,
+		TLSServerName: "sni", AuthType: "password", Username: "u", Catalog: "c", Schema: "s", Dialect: DialectDuckDB, Timeout: 12, RowLimit: 7,
 		ByteLimit: 2048, Headers: []Header{{1, "X-A", "v1"}, {2, "x-b", "v2"}},
 		Token: "tok", Password: "pw", TLSCACert: "ca", TLSClientCert: "cc", TLSClientKey: "ck"}
 	if fmt.Sprint(f.Headers) != fmt.Sprint(want.Headers) || f.Headers[0].Value.Reveal() != "v1" || f.Headers[1].Value.Reveal() != "v2" {
@@ -116,6 +116,9 @@ func TestValidateFlightSQL(t *testing.T) {
 	}{
 		{"ok", func(*FlightSQL) {}, nil},
 		{"ipv6", func(f *FlightSQL) { f.Address = "[::1]:443" }, nil},
+		{"dialect", func(f *FlightSQL) { f.Dialect = DialectDremio }, nil},
+		{"baddialect", func(f *FlightSQL) { f.Dialect = "oracle" }, []string{
+			`settings: dialect: "oracle" is not one of "auto", "datafusion", "duckdb", "postgres", "dremio", "mysql", "ansi"`}},
 		{"scheme", func(f *FlightSQL) { f.Address = "grpc+tls://h:1" }, []string{`settings: address: "grpc+tls://h:1" is not host:port: drop the "grpc+tls://" scheme`}},
 		{"noport", func(f *FlightSQL) { f.Address = "h" }, []string{`settings: address: "h" is not host:port`}},
 		{"badport", func(f *FlightSQL) { f.Address = "h:99999" }, []string{`port "99999" is not in 1 – 65535`}},
@@ -147,6 +150,17 @@ func TestValidateFlightSQL(t *testing.T) {
 			`settings: headerName5: "X-OK" is already set by headerName1`,
 			`settings: headerValue6: required when headerName6 is set`,
 		}},
+		{"header values", func(f *FlightSQL) {
+			f.Headers = []Header{{1, "x-a", "ok\r\nx-injected: 1"}, {2, "x-b", "nul\x00"}, {3, "x-c", "caf\u00e9"}, {4, "x-d", "fine value"}}
+		}, []string{
+			"settings: headerValue1: contains a line break (byte 3)",
+			"settings: headerValue2: contains a NUL byte (byte 4)",
+			"settings: headerValue3: contains a byte that is not printable ASCII (byte 4, 0xc3)",
+		}},
+		{"token text", func(f *FlightSQL) { f.AuthType, f.Token = AuthToken, "abc\ndef" }, []string{"settings: token: contains a line break"}},
+		{"password text", func(f *FlightSQL) { f.AuthType, f.Username, f.Password = AuthPassword, "bob\r", "pw\x00" }, []string{
+			"settings: username: contains a line break or NUL", "settings: password: contains a line break or NUL"}},
+		{"long address", func(f *FlightSQL) { f.Address = strings.Repeat("h", 1<<20) }, []string{"(1048576 bytes) is not host:port"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			f := base()
@@ -165,6 +179,9 @@ func TestValidateFlightSQL(t *testing.T) {
 				if !strings.Contains(err.Error(), w) {
 					t.Errorf("error %q does not contain %q", err, w)
 				}
+			}
+			if strings.Contains(err.Error(), "injected") || strings.Contains(err.Error(), "def") || len(err.Error()) > 2000 {
+				t.Errorf("error echoes a value: %q", err)
 			}
 		})
 	}

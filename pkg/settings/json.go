@@ -44,7 +44,7 @@ func (n *jsonInt64) UnmarshalJSON(b []byte) error {
 	if err != nil {
 		f, ferr := strconv.ParseFloat(s, 64)
 		if ferr != nil || f != float64(int64(f)) {
-			return fmt.Errorf("%s is not a whole number", bytes.TrimSpace(b))
+			return fmt.Errorf("%s is not a whole number", quote(s))
 		}
 		v = int64(f)
 	}
@@ -65,7 +65,7 @@ func (n *jsonFloat64) UnmarshalJSON(b []byte) error {
 	}
 	v, err := strconv.ParseFloat(s, 64)
 	if err != nil {
-		return fmt.Errorf("%s is not a number", bytes.TrimSpace(b))
+		return fmt.Errorf("%s is not a number", quote(s))
 	}
 	n.set, n.v = true, v
 	return nil
@@ -80,7 +80,7 @@ func (s *jsonString) UnmarshalJSON(b []byte) error {
 	}
 	var v string
 	if err := json.Unmarshal(b, &v); err != nil {
-		return fmt.Errorf("%s is not a string", b)
+		return fmt.Errorf("%s is not a string", quote(string(b)))
 	}
 	*s = jsonString(v)
 	return nil

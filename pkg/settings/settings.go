@@ -36,6 +36,10 @@ const (
 	DefaultMinSavings = 0.1
 	MaxMinSavings     = 0.9
 
+	// MaxJSONData bounds the jsonData Quiver parses: its settings take a
+	// few hundred bytes.
+	MaxJSONData = 1 << 20
+
 	DefaultMaxSeries = 10_000
 	MaxMaxSeries     = 1_000_000
 	DefaultMaxPoints = 10_000_000
@@ -46,9 +50,9 @@ const (
 type Settings struct {
 	Upstream   string  `json:"upstream"`
 	Codec      string  `json:"codec"`
-	Level      int     `json:"level"`
+	Level      int64   `json:"level"`
 	MinSavings float64 `json:"minSavings"`
-	MaxSeries  int     `json:"maxSeries"`
+	MaxSeries  int64   `json:"maxSeries"`
 	MaxPoints  int64   `json:"maxPoints"`
 
 	// FlightSQL holds the connection settings; used when Upstream is
@@ -62,6 +66,9 @@ type Settings struct {
 // fails only on JSON it cannot read, naming the key; call Validate for the
 // checks of the values.
 func Parse(jsonData []byte, secure map[string]string) (Settings, error) {
+	if len(jsonData) > MaxJSONData {
+		return Settings{}, fmt.Errorf("settings: jsonData is %d bytes, more than the %d bytes (1 MiB) Quiver reads", len(jsonData), MaxJSONData)
+	}
 	var keys map[string]json.RawMessage
 	if len(bytes.TrimSpace(jsonData)) > 0 {
 		if err := json.Unmarshal(jsonData, &keys); err != nil {
@@ -87,7 +94,7 @@ func Parse(jsonData []byte, secure map[string]string) (Settings, error) {
 		Upstream:   strings.TrimSpace(upstream),
 		Codec:      strings.TrimSpace(codec),
 		MinSavings: DefaultMinSavings,
-		MaxSeries:  int(clampInt(orDefault(&maxSeries, DefaultMaxSeries))),
+		MaxSeries:  orDefault(&maxSeries, DefaultMaxSeries),
 		MaxPoints:  orDefault(&maxPoints, DefaultMaxPoints),
 	}
 	if s.Upstream == "" {
@@ -98,7 +105,7 @@ func Parse(jsonData []byte, secure map[string]string) (Settings, error) {
 	}
 	switch {
 	case level.set:
-		s.Level = int(clampInt(level.v))
+		s.Level = level.v
 	case s.Codec == CodecZstd:
 		s.Level = ZstdDefaultLevel
 	default:
@@ -121,12 +128,6 @@ func Parse(jsonData []byte, secure map[string]string) (Settings, error) {
 	return s, nil
 }
 
-// clampInt keeps v within int32 so that a huge value stays out of every
-// range (and Validate names it) instead of wrapping.
-func clampInt(v int64) int64 {
-	return max(min(v, math.MaxInt32), math.MinInt32)
-}
-
 // Validate checks every setting and returns all problems at once, each
 // naming its JSON key and the accepted values.
 func (s Settings) Validate() error {
@@ -136,7 +137,7 @@ func (s Settings) Validate() error {
 	switch s.Upstream {
 	case UpstreamDemo, UpstreamFlightSQL:
 	default:
-		add("upstream: %q is not one of %q, %q", s.Upstream, UpstreamDemo, UpstreamFlightSQL)
+		add("upstream: %s is not one of %q, %q", quote(s.Upstream), UpstreamDemo, UpstreamFlightSQL)
 	}
 	switch s.Codec {
 	case CodecZstd:
@@ -149,7 +150,7 @@ func (s Settings) Validate() error {
 		}
 	case CodecNone:
 	default:
-		add("codec: %q is not one of %q, %q, %q", s.Codec, CodecZstd, CodecLZ4, CodecNone)
+		add("codec: %s is not one of %q, %q, %q", quote(s.Codec), CodecZstd, CodecLZ4, CodecNone)
 	}
 	if math.IsNaN(s.MinSavings) || s.MinSavings < 0 || s.MinSavings > MaxMinSavings {
 		add("minSavings: %v is not within 0 to %v", s.MinSavings, MaxMinSavings)
@@ -169,10 +170,28 @@ func (s Settings) Validate() error {
 }
 
 // CodecLevel returns the level to build the codec with: Level for zstd and
-// lz4, 0 for none (whose level is ignored).
+// lz4, 0 for none (whose level is ignored). Call it on valid settings.
 func (s Settings) CodecLevel() int {
 	if s.Codec == CodecNone {
 		return 0
 	}
-	return s.Level
+	return int(s.Level)
 }
+
+// MaxBytes is the Arrow body bytes a query may produce: MaxPoints ×
+// PointBytes (16, a timestamp and a float64), so that a query of heavier
+// rows (log lines, wide tables) gets fewer of them. It saturates instead of
+// overflowing.
+func (s Settings) MaxBytes() int64 {
+	if s.MaxPoints <= 0 {
+		return 0
+	}
+	if s.MaxPoints > math.MaxInt64/PointBytes {
+		return math.MaxInt64
+	}
+	return s.MaxPoints * PointBytes
+}
+
+// PointBytes is what one time-series point weighs in a frame body; package
+// source's PointBytes is the same (a test in package plugin checks it).
+const PointBytes = 16

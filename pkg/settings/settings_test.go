@@ -1,9 +1,11 @@
 package settings
 
 import (
+	"fmt"
 	"reflect"
 	"strings"
 	"testing"
+	"time"
 )
 
 func TestParseDefaults(t *testing.T) {
@@ -96,5 +98,109 @@ func TestDemoIgnoresBrokenFlightSQLKeys(t *testing.T) {
 	}
 	if _, err := Parse([]byte(`{"upstream":"flightsql","timeout":"soon"}`), nil); err == nil {
 		t.Fatal("flightsql instance accepted a bad timeout")
+	}
+}
+
+func TestHugeNumbersReportedAsGiven(t *testing.T) {
+	s, err := Parse([]byte(`{"level":1099511627776,"maxSeries":1099511627776}`), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = s.Validate()
+	for _, want := range []string{"level: 1099511627776", "maxSeries: 1099511627776"} {
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("Validate: %v, want it to say %q", err, want)
+		}
+	}
+}
+
+func TestLongValuesAreCutInMessages(t *testing.T) {
+	long := strings.Repeat("x", 1000<<10)
+	if _, err := Parse([]byte(`{"codec":"`+long+long+`"}`), nil); err == nil || !strings.Contains(err.Error(), "jsonData is 2048012 bytes, more than the 1048576 bytes") {
+		t.Errorf("2 MB jsonData: %v", err)
+	}
+	for _, js := range []string{`{"codec":"` + long + `"}`, `{"upstream":"` + long + `"}`, `{"level":"` + long + `"}`} {
+		s, err := Parse([]byte(js), nil)
+		if err == nil {
+			err = s.Validate()
+		}
+		if err == nil || len(err.Error()) > 400 || !strings.Contains(err.Error(), "1024000 bytes") {
+			t.Errorf("%.20s…: error of %d bytes: %.200v", js, len(fmt.Sprint(err)), err)
+		}
+	}
+	// Invalid UTF-8 is escaped, not echoed.
+	bad := "\xff\xfe" + strings.Repeat("\x80", 100)
+	if q := quote(bad); len(q) > 4*QuoteMax+40 || strings.ContainsRune(q, 0xfffd) {
+		t.Errorf("quote of invalid UTF-8: %q", q)
+	}
+	if q := quote(strings.Repeat("é", 40)); !strings.HasPrefix(q, `"éé`) || strings.Contains(q, `\x`) {
+		t.Errorf("quote cut a rune: %s", q)
+	}
+}
+
+func TestUnknownKeys(t *testing.T) {
+	got := UnknownKeys([]byte(`{"maxseries":5,"Codec":"lz4","level":3,"headerName1":"x-a","colour":"red","timeInterval":"10s"}`),
+		map[string]string{"headerValue1": "v", "headerValue3": "secret-value", "token": "t"})
+	joined := strings.Join(got, "\n")
+	for _, want := range []string{
+		`"maxseries" is not a Quiver setting (did you mean "maxSeries"?)`,
+		`"Codec" is not a Quiver setting (did you mean "codec"?)`,
+		`"colour" is not a Quiver setting`,
+		`"headerValue3" is not sent: headerName3 is not set`,
+	} {
+		if !strings.Contains(joined, want) {
+			t.Errorf("warnings lack %q:\n%s", want, joined)
+		}
+	}
+	if len(got) != 4 || strings.Contains(joined, "secret-value") {
+		t.Errorf("warnings:\n%s", joined)
+	}
+	if w := UnknownKeys([]byte(`{"codec":"zstd","address":"a:1","headerName2":"x"}`), map[string]string{"headerValue2": "v"}); len(w) != 0 {
+		t.Errorf("known keys warned about: %v", w)
+	}
+}
+
+func TestReadBudget(t *testing.T) {
+	env := func(kv ...string) func(string) string {
+		return func(k string) string {
+			for i := 0; i < len(kv); i += 2 {
+				if kv[i] == k {
+					return kv[i+1]
+				}
+			}
+			return ""
+		}
+	}
+	for _, tc := range []struct {
+		host  int64
+		env   func(string) string
+		bytes int64
+		wait  time.Duration
+	}{
+		{8 << 30, env(), 512 << 20, DefaultBudgetWait},
+		{1 << 30, env(), 128 << 20, DefaultBudgetWait},
+		{256 << 20, env(), 64 << 20, DefaultBudgetWait},
+		{0, env(), DefaultBudgetUnknownHost, DefaultBudgetWait},
+		{8 << 30, env(EnvMemoryBudget, "1GiB", EnvMemoryBudgetWait, "5s"), 1 << 30, 5 * time.Second},
+		{8 << 30, env(EnvMemoryBudget, "300MB"), 300e6, DefaultBudgetWait},
+		{8 << 30, env(EnvMemoryBudget, "25%"), 2 << 30, DefaultBudgetWait},
+		{8 << 30, env(EnvMemoryBudget, "33554432"), 32 << 20, DefaultBudgetWait},
+	} {
+		b, err := ReadBudget(tc.env, tc.host, "test")
+		if err != nil || b.Bytes != tc.bytes || b.Wait != tc.wait || b.From == "" {
+			t.Errorf("host %d: %+v %v, want %d bytes, wait %s", tc.host, b, err, tc.bytes, tc.wait)
+		}
+	}
+	for _, bad := range []func(string) string{
+		env(EnvMemoryBudget, "lots"), env(EnvMemoryBudget, "1KiB"), env(EnvMemoryBudget, "-5M"), env(EnvMemoryBudget, "200%"),
+		env(EnvMemoryBudgetWait, "forever"), env(EnvMemoryBudgetWait, "2h"),
+	} {
+		_, err := ReadBudget(bad, 8<<30, "test")
+		if err == nil || !strings.Contains(err.Error(), "QUIVER_MEMORY_BUDGET") {
+			t.Errorf("accepted or unnamed: %v", err)
+		}
+	}
+	if h, what := HostMemory(); h <= 0 || what == "" {
+		t.Errorf("HostMemory: %d %q", h, what)
 	}
 }

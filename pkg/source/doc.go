@@ -1,7 +1,8 @@
 // Package source owns the contract between Quiver's data sources and the
 // plugin: a small required interface (Source) plus optional capabilities a
-// source may implement (HealthChecker, ResourceHandler, io.Closer), discovered
-// by type assertion once, when the data-source instance is built.
+// source may implement (HealthChecker, HealthReporter, ResourceHandler,
+// io.Closer), discovered by type assertion once, when the data-source
+// instance is built.
 //
 // A source turns one query into frames and hands each frame to a Sink as soon
 // as it is complete; it never encodes them. Errors that are the user's fault

@@ -4,8 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"net/http"
+	"strconv"
 	"time"
+	"unicode/utf8"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/grafana/grafana-plugin-sdk-go/data"
@@ -25,6 +28,74 @@ type Query struct {
 type Limits struct {
 	MaxSeries int   // frames per query
 	MaxPoints int64 // rows summed over all frames of a query
+	// MaxBytes bounds the Arrow body bytes of all frames of a query (what
+	// the frames weigh on the wire before compression). The plugin derives
+	// it from MaxPoints (see PointBytes), so its errors name maxPoints.
+	MaxBytes int64
+}
+
+// PointBytes is what one time-series point weighs in a frame body: an int64
+// timestamp and a float64 value. A query may produce MaxPoints × PointBytes
+// body bytes, whatever its rows are made of: a log line weighs about 25
+// points.
+const PointBytes = 16
+
+// Mul returns a × b, or math.MaxInt64 when the product of the non-negative
+// a and b does not fit an int64: limit arithmetic saturates rather than
+// wraps, so that a huge count stays above every limit.
+func Mul(a, b int64) int64 {
+	if a <= 0 || b <= 0 {
+		return 0
+	}
+	if a > math.MaxInt64/b {
+		return math.MaxInt64
+	}
+	return a * b
+}
+
+// Add returns a + b for non-negative a and b, saturating at math.MaxInt64.
+func Add(a, b int64) int64 {
+	if a > math.MaxInt64-b {
+		return math.MaxInt64
+	}
+	return a + b
+}
+
+// QuoteMax is how many bytes of a user-supplied value Quote keeps.
+const QuoteMax = 64
+
+// Quote returns s as a Go-quoted string for an error message, cut to its
+// first QuoteMax bytes (at a rune boundary) with the full length appended,
+// so that a message never echoes more than a bounded prefix of what a user
+// sent. Invalid UTF-8 is escaped by %q, byte by byte.
+func Quote(s string) string {
+	if len(s) <= QuoteMax {
+		return strconv.Quote(s)
+	}
+	cut := QuoteMax
+	for cut > QuoteMax-utf8.UTFMax && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return strconv.Quote(s[:cut]) + "… (" + strconv.Itoa(len(s)) + " bytes)"
+}
+
+// Reserver is an optional capability of a Sink that holds frames in a
+// memory budget. A source that knows, before it produces them, how many
+// bytes of memory a query's frames will take reserves them at once, so that
+// the query waits for the budget (or fails) before it allocates rather than
+// frame by frame. Frames handed over afterwards draw on the reservation.
+type Reserver interface {
+	Reserve(bytes int64) error
+}
+
+// Reserve reserves bytes on sink when it is a Reserver; otherwise it does
+// nothing. Its error (the budget is exhausted, the request was cancelled)
+// must be returned by the source as is.
+func Reserve(sink Sink, bytes int64) error {
+	if r, ok := sink.(Reserver); ok {
+		return r.Reserve(bytes)
+	}
+	return nil
 }
 
 // Sink receives the frames of one query. Implementations are safe for use by
@@ -50,6 +121,14 @@ type HealthChecker interface {
 	CheckHealth(ctx context.Context) error
 }
 
+// HealthReporter is implemented by health checkers that can tell what they
+// found (the server's name, the SQL dialect chosen…). The message, shown to
+// the administrator, replaces the generic "Connected to …" and carries no
+// secret; the error is as CheckHealth's.
+type HealthReporter interface {
+	HealthReport(ctx context.Context) (string, error)
+}
+
 // ResourceHandler is implemented by sources that serve resource calls
 // (schema browsing for the query editor, for example).
 type ResourceHandler interface {
@@ -62,10 +141,12 @@ type Kind uint8
 const (
 	// KindQuery: the query or its parameters are wrong; the user can fix it.
 	KindQuery Kind = iota + 1
-	// KindUpstream: the system behind the source failed or timed out.
+	// KindUpstream: the system behind the source failed.
 	KindUpstream
 	// KindLimit: the query asked for more than the configured limits allow.
 	KindLimit
+	// KindTimeout: the system behind the source did not answer in time.
+	KindTimeout
 )
 
 // Error carries a Kind with the error it classifies.

@@ -159,6 +159,25 @@ describe('ConfigEditor validation', () => {
   });
 });
 
+describe('ConfigEditor SQL dialect', () => {
+  it('shows auto by default, lists auto first and stores the choice under jsonData.dialect', async () => {
+    const { latest } = setup(makeOptions({ upstream: 'flightsql', address: 'h:1' }));
+    const field = screen.getByTestId(selectors.config.dialect);
+    expect(within(field).getByText('Auto')).toBeInTheDocument();
+    await act(async () => {
+      fireEvent.keyDown(within(field).getByRole('combobox'), { key: 'ArrowDown' });
+    });
+    const options = await screen.findAllByRole('option');
+    const wanted = ['Auto', 'DataFusion', 'DuckDB', 'PostgreSQL', 'Dremio', 'MySQL', 'ANSI SQL'];
+    expect(options).toHaveLength(wanted.length);
+    wanted.forEach((label, i) => expect(within(options[i]).getByText(label, { selector: 'span' })).toBeInTheDocument());
+    await act(async () => {
+      fireEvent.click(within(options[2]).getByText('DuckDB', { selector: 'span' }));
+    });
+    expect(latest().jsonData.dialect).toBe('duckdb');
+  });
+});
+
 describe('ConfigEditor secrets', () => {
   it('keeps every secret in secureJsonData and none in jsonData', async () => {
     const user = userEvent.setup();

@@ -1,6 +1,6 @@
 import React, { ChangeEvent, useMemo } from 'react';
 import { css } from '@emotion/css';
-import { DataSourcePluginOptionsEditorProps, GrafanaTheme2 } from '@grafana/data';
+import { DataSourcePluginOptionsEditorProps, GrafanaTheme2, SelectableValue } from '@grafana/data';
 import {
   Alert,
   Button,
@@ -13,6 +13,7 @@ import {
   RadioButtonGroup,
   SecretInput,
   SecretTextArea,
+  Select,
   Slider,
   useStyles2,
 } from '@grafana/ui';
@@ -22,6 +23,7 @@ import { selectors } from '../selectors';
 import {
   defaultLevel,
   defaults,
+  dialects,
   effectiveLevel,
   Errors,
   headerIndexes,
@@ -32,7 +34,7 @@ import {
   ranges,
   validate,
 } from '../settings';
-import { AuthType, Codec, QuiverOptions, QuiverSecureJsonData, Upstream } from '../types';
+import { AuthType, Codec, Dialect, QuiverOptions, QuiverSecureJsonData, Upstream } from '../types';
 import { NumberInput } from './NumberInput';
 import { Wrap } from './Wrap';
 
@@ -251,6 +253,12 @@ function LevelField({ codec, level, error, setJson }: LevelFieldProps) {
     </InlineField>
   );
 }
+
+const dialectOptions: Array<SelectableValue<Dialect>> = dialects.map((value) => ({
+  value,
+  label: labels.flightsql.dialect.options[value].label,
+  description: labels.flightsql.dialect.options[value].description,
+}));
 
 interface FlightSQLProps {
   jsonData: QuiverOptions;
@@ -496,6 +504,24 @@ function FlightSQLSettings(props: FlightSQLProps) {
         tooltip={labels.flightsql.schema.tooltip}
       >
         <Input data-testid={selectors.config.schema} width={INPUT_WIDTH} {...text('schema')} />
+      </InlineField>
+      <InlineField
+        label={labels.flightsql.dialect.label}
+        labelWidth={LABEL_WIDTH}
+        tooltip={labels.flightsql.dialect.tooltip}
+        invalid={!!errors.dialect}
+        error={errors.dialect}
+      >
+        <Wrap testId={selectors.config.dialect}>
+          {/* Combobox, which replaces Select, is not in Grafana 10.3 (this plugin's floor). */}
+          {/* eslint-disable-next-line @typescript-eslint/no-deprecated */}
+          <Select<Dialect>
+            width={INPUT_WIDTH}
+            options={dialectOptions}
+            value={jsonData.dialect ?? defaults.dialect}
+            onChange={(v) => setJson({ dialect: v.value })}
+          />
+        </Wrap>
       </InlineField>
       <InlineField
         label={labels.flightsql.timeout.label}

@@ -27,6 +27,9 @@ import (
 
 var plug *harness.Plugin
 
+// binary is the built gpx_quiver, for tests that start their own process.
+var binary string
+
 func TestMain(m *testing.M) {
 	os.Exit(run(m))
 }
@@ -45,6 +48,7 @@ func run(m *testing.M) int {
 	}
 	defer os.RemoveAll(dir)
 	bin := filepath.Join(dir, "gpx_quiver")
+	binary = bin
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
 	if err := harness.Build(ctx, root, "./pkg", bin); err != nil {

@@ -117,7 +117,7 @@ func TestFlightSQLThroughTheBinary(t *testing.T) {
 		t.Fatalf("%d frames, want one per host (1000)", len(frames))
 	}
 	seen := map[string]bool{}
-	for _, f := range frames {
+	for i, f := range frames {
 		v := f.Fields[1]
 		host := v.Labels["host"]
 		var h int
@@ -125,6 +125,13 @@ func TestFlightSQLThroughTheBinary(t *testing.T) {
 			t.Fatalf("labels %v", v.Labels)
 		}
 		seen[host] = true
+		// Frames are ordered by label set (host sorts before region).
+		if h != i {
+			t.Fatalf("frame %d is %s: frames not ordered by labels", i, host)
+		}
+		if f.Meta == nil || !strings.HasPrefix(f.Meta.ExecutedQueryString, "SELECT time, host, region, value FROM metrics WHERE ") || strings.Contains(f.Meta.ExecutedQueryString, "$__") {
+			t.Fatalf("%s: executedQueryString %+v", host, f.Meta)
+		}
 		if v.Labels["region"] != []string{"eu", "us", "ap"}[h%3] {
 			t.Fatalf("%s: region %q", host, v.Labels["region"])
 		}

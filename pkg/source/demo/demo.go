@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"math"
 	"math/rand/v2"
@@ -52,53 +53,107 @@ var _ source.Source = Source{}
 // New returns the demo source.
 func New() Source { return Source{} }
 
-// Query answers one query; see the package documentation.
+// What a row of each scenario weighs: in the frame body (Arrow, what
+// Limits.MaxBytes bounds) and in memory while the frame waits to be encoded
+// (what the memory budget holds). A log line is about 170 bytes of text plus
+// severity, labels and timestamp: 234 body bytes on average, ~15 points.
+const (
+	pointBodyBytes    = source.PointBytes // int64 time + float64
+	logLineBodyBytes  = 240
+	logLineMemBytes   = 360
+	tableRowBodyBytes = 64
+	tableRowMemBytes  = 160
+	// frameMemOverhead is a frame's fixed weight: labels, meta, schema.
+	frameMemOverhead = 2 << 10
+)
+
+// Query answers one query; see the package documentation. Every limit is
+// checked, with arithmetic that saturates instead of wrapping, before
+// anything is allocated; then the query's memory is reserved at once
+// (source.Reserve) so that it waits for the plugin's memory budget, or fails,
+// before it produces.
 func (Source) Query(ctx context.Context, q source.Query, sink source.Sink) error {
 	m, err := parse(q)
 	if err != nil {
 		return err
 	}
-	series := *m.SeriesCount
 	if list, ok := listings[m.Scenario]; ok {
-		f, err := list(q, series, uint64(*m.Seed))
+		f, err := list(q, *m.SeriesCount, uint64(*m.Seed))
 		if err != nil {
+			return err
+		}
+		if err := source.Reserve(sink, source.Add(source.Mul(int64(f.Rows()), tableRowMemBytes), frameMemOverhead)); err != nil {
 			return err
 		}
 		return sink.Frame(f)
 	}
-	if q.Limits.MaxSeries > 0 && series > q.Limits.MaxSeries && m.Scenario == RandomWalk {
-		return source.LimitExceeded("seriesCount %d is above this data source's limit of %d series per query (setting maxSeries)", series, q.Limits.MaxSeries)
+	series := int64(*m.SeriesCount)
+	if q.Limits.MaxSeries > 0 && series > int64(q.Limits.MaxSeries) && m.Scenario != Table {
+		what := "series"
+		if m.Scenario == Logs {
+			what = "log streams (label sets)"
+		}
+		return source.LimitExceeded("seriesCount %d is above this data source's limit of %d %s per query (setting maxSeries)", series, q.Limits.MaxSeries, what)
 	}
 	times, err := timeline(q)
 	if err != nil {
 		return err
 	}
 	seed := uint64(*m.Seed)
+	n := int64(len(times))
 	switch m.Scenario {
 	case RandomWalk:
-		if total := int64(series) * int64(len(times)); q.Limits.MaxPoints > 0 && total > q.Limits.MaxPoints {
-			return source.LimitExceeded("%d series × %d points = %d points is above this data source's limit of %d points per query (setting maxPoints); narrow the time range, lower seriesCount or raise the limit", series, len(times), total, q.Limits.MaxPoints)
+		points := source.Mul(series, n)
+		if err := checkLimits(q.Limits, points, "points", source.Mul(points, pointBodyBytes),
+			fmt.Sprintf("%d series × %d points = %d points", series, n, points)); err != nil {
+			return err
 		}
-		return randomWalk(ctx, q.RefID, series, seed, times, sink)
+		// What stays held is the encoded frames (about the body bytes);
+		// each frame's larger in-memory form lives only until it is encoded.
+		if err := source.Reserve(sink, source.Add(source.Mul(points, pointBodyBytes), source.Mul(series, frameMemOverhead))); err != nil {
+			return err
+		}
+		return randomWalk(ctx, q.RefID, int(series), seed, times, sink)
 	case Logs:
-		lines := min(len(times), logLinesPerSource) * series
-		if q.Limits.MaxPoints > 0 && int64(lines) > q.Limits.MaxPoints {
-			return source.LimitExceeded("%d log lines are above this data source's limit of %d points per query (setting maxPoints)", lines, q.Limits.MaxPoints)
+		lines := source.Mul(min(n, logLinesPerSource), series)
+		if err := checkLimits(q.Limits, lines, "log lines", source.Mul(lines, logLineBodyBytes),
+			fmt.Sprintf("%d log lines", lines)); err != nil {
+			return err
 		}
-		return sink.Frame(logs(q.RefID, series, seed, q.From, q.To, lines))
+		if err := source.Reserve(sink, source.Add(source.Mul(lines, logLineMemBytes), frameMemOverhead)); err != nil {
+			return err
+		}
+		return sink.Frame(logs(q.RefID, int(series), seed, q.From, q.To, int(lines)))
 	default: // Table
-		if q.Limits.MaxPoints > 0 && int64(series) > q.Limits.MaxPoints {
-			return source.LimitExceeded("%d rows are above this data source's limit of %d points per query (setting maxPoints)", series, q.Limits.MaxPoints)
+		if err := checkLimits(q.Limits, series, "rows", source.Mul(series, tableRowBodyBytes),
+			fmt.Sprintf("%d rows", series)); err != nil {
+			return err
 		}
-		return sink.Frame(table(q.RefID, series, seed, q.To))
+		if err := source.Reserve(sink, source.Add(source.Mul(series, tableRowMemBytes), frameMemOverhead)); err != nil {
+			return err
+		}
+		return sink.Frame(table(q.RefID, int(series), seed, q.To))
 	}
+}
+
+// checkLimits checks rows against MaxPoints and body bytes against
+// MaxBytes, which the plugin derives from maxPoints.
+func checkLimits(l source.Limits, rows int64, unit string, body int64, what string) error {
+	if l.MaxPoints > 0 && rows > l.MaxPoints {
+		return source.LimitExceeded("%s: above this data source's limit of %d points per query (setting maxPoints; a row of any scenario counts as a point); narrow the time range, lower seriesCount or raise the limit", what, l.MaxPoints)
+	}
+	if l.MaxBytes > 0 && body > l.MaxBytes {
+		return source.LimitExceeded("%s weigh about %d bytes, above this data source's limit of %d bytes per query (setting maxPoints: %d points × %d bytes; one of these %s weighs about %d points); narrow the time range, lower seriesCount or raise the limit",
+			what, body, l.MaxBytes, l.MaxPoints, source.PointBytes, unit, max(body/max(rows, 1)/source.PointBytes, 1))
+	}
+	return nil
 }
 
 func parse(q source.Query) (Query, error) {
 	var m Query
 	if len(bytes.TrimSpace(q.JSON)) > 0 {
 		if err := json.Unmarshal(q.JSON, &m); err != nil {
-			return m, source.BadQuery("demo query: %v", err)
+			return m, source.BadQuery("demo query: %s", jsonError(err))
 		}
 	}
 	if m.Scenario == "" {
@@ -107,7 +162,7 @@ func parse(q source.Query) (Query, error) {
 	switch m.Scenario {
 	case RandomWalk, Logs, Table, Labels, Events:
 	default:
-		return m, source.BadQuery("demo query: scenario %q is not one of %q, %q, %q, %q, %q", m.Scenario, RandomWalk, Logs, Table, Labels, Events)
+		return m, source.BadQuery("demo query: scenario %s is not one of %q, %q, %q, %q, %q", source.Quote(m.Scenario), RandomWalk, Logs, Table, Labels, Events)
 	}
 	if m.SeriesCount == nil {
 		n := DefaultSeriesCount
@@ -121,6 +176,19 @@ func parse(q source.Query) (Query, error) {
 		m.Seed = &s
 	}
 	return m, nil
+}
+
+// jsonError describes a JSON error without echoing more than a bounded
+// prefix of the query: a type error quotes the offending value.
+func jsonError(err error) string {
+	var te *json.UnmarshalTypeError
+	if errors.As(err, &te) {
+		return fmt.Sprintf("%s: %s is not a %s", te.Field, source.Quote(te.Value), te.Type)
+	}
+	if msg := err.Error(); len(msg) <= 2*source.QuoteMax {
+		return msg
+	}
+	return source.Quote(err.Error())
 }
 
 // timeline returns the timestamps of the query: from From to To in steps of

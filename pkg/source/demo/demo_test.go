@@ -3,6 +3,7 @@ package demo
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -148,5 +149,75 @@ func TestCancelStops(t *testing.T) {
 	err := New().Query(ctx, query(`{"seriesCount":50}`), &c)
 	if !errors.Is(err, context.Canceled) || len(c.frames) != 0 {
 		t.Errorf("cancelled query: %v, %d frames", err, len(c.frames))
+	}
+}
+
+// reserving records what the source reserves before it produces.
+type reserving struct {
+	collect
+	reserved []int64
+}
+
+func (r *reserving) Reserve(n int64) error { r.reserved = append(r.reserved, n); return nil }
+
+// The hostile queries of the issue: refused before anything is allocated,
+// with a message naming the setting, whatever the arithmetic.
+func TestHostileQueriesAreRefusedCheaply(t *testing.T) {
+	defaults := source.Limits{MaxSeries: 10_000, MaxPoints: 10_000_000, MaxBytes: 10_000_000 * source.PointBytes}
+	six := func(js string) source.Query {
+		q := query(js)
+		q.From, q.Interval, q.Limits = t0.Add(-6*time.Hour), time.Minute, defaults
+		return q
+	}
+	for js, want := range map[string]string{
+		`{"scenario":"logs","seriesCount":50000}`:                "seriesCount 50000 is above this data source's limit of 10000 log streams (label sets) per query (setting maxSeries)",
+		`{"scenario":"logs","seriesCount":9000}`:                 "(setting maxPoints: 10000000 points × 16 bytes; one of these log lines weighs about 15 points)",
+		`{"scenario":"logs","seriesCount":9223372036854775807}`:  "setting maxSeries",
+		`{"scenario":"table","seriesCount":9223372036854775807}`: "9223372036854775807 rows: above this data source's limit of 10000000 points per query (setting maxPoints",
+		`{"scenario":"table","seriesCount":5000000}`:             "setting maxPoints: 10000000 points × 16 bytes",
+		`{"seriesCount":9223372036854775807}`:                    "setting maxSeries",
+	} {
+		var r reserving
+		err := New().Query(context.Background(), six(js), &r)
+		if source.KindOf(err) != source.KindLimit || !strings.Contains(err.Error(), want) {
+			t.Errorf("%s: %v, want a limit error saying %q", js, err, want)
+		}
+		if len(r.frames) != 0 || len(r.reserved) != 0 {
+			t.Errorf("%s: produced or reserved before refusing", js)
+		}
+	}
+	// Without a series limit, the product saturates instead of wrapping.
+	q := six(`{"scenario":"logs","seriesCount":9223372036854775807}`)
+	q.Limits.MaxSeries = 0
+	if err := New().Query(context.Background(), q, &reserving{}); !strings.Contains(fmt.Sprint(err), "9223372036854775807 log lines") {
+		t.Errorf("saturated logs: %v", err)
+	}
+	long := strings.Repeat("s", 10<<20)
+	for js, want := range map[string]string{
+		`{"scenario":"` + long + `"}`:                         `scenario "sssss`,
+		`{"scenario":"` + "\xff\xfe" + long + `"}`:            "not one of",
+		`{"seriesCount":"` + long + `"}`:                      "seriesCount",
+		`{"seriesCount":1` + strings.Repeat("0", 1<<20) + `}`: "seriesCount",
+	} {
+		err := New().Query(context.Background(), six(js), &reserving{})
+		if source.KindOf(err) != source.KindQuery || !strings.Contains(err.Error(), want) || len(err.Error()) > 300 {
+			t.Errorf("%.30q: %d-byte error %.300v, want a short query error saying %q", js, len(fmt.Sprint(err)), err, want)
+		}
+	}
+}
+
+func TestReservesBeforeProducing(t *testing.T) {
+	for js, want := range map[string]int64{
+		`{"seriesCount":10}`:                      10 * (241*16 + frameMemOverhead),
+		`{"scenario":"logs","seriesCount":3}`:     600*logLineMemBytes + frameMemOverhead,
+		`{"scenario":"table","seriesCount":1000}`: 1000*tableRowMemBytes + frameMemOverhead,
+	} {
+		var r reserving
+		if err := New().Query(context.Background(), query(js), &r); err != nil {
+			t.Fatal(err)
+		}
+		if len(r.reserved) != 1 || r.reserved[0] != want {
+			t.Errorf("%s: reserved %v, want [%d]", js, r.reserved, want)
+		}
 	}
 }

@@ -9,5 +9,11 @@
 // dashboard variables; "events" returns deploys and incidents on those hosts
 // (time, timeEnd, text, tags), for annotations.
 //
+// Every limit (maxSeries, maxPoints, and the body bytes maxPoints allows) is
+// checked before anything is allocated, with arithmetic that saturates
+// rather than wraps; then the query's memory is reserved at once
+// (source.Reserve), so it waits for the plugin's memory budget, or fails,
+// before it produces.
+//
 // demo imports packages source and frame and the SDK's data package.
 package demo

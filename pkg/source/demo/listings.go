@@ -62,14 +62,22 @@ func labelValues(q source.Query, series int) (*data.Frame, error) {
 		known = known || n == lq.Label
 	}
 	if !known {
-		return nil, source.BadQuery("demo query: label %q is not one of %q", lq.Label, labelNames)
+		return nil, source.BadQuery("demo query: label %s is not one of %q", source.Quote(lq.Label), labelNames)
 	}
 	if q.Limits.MaxSeries > 0 && series > q.Limits.MaxSeries {
 		return nil, source.LimitExceeded("seriesCount %d is above this data source's limit of %d series per query (setting maxSeries)", series, q.Limits.MaxSeries)
 	}
+	// Every host is distinct; regions and jobs repeat within the first
+	// len(regions)×len(jobs) series.
+	scan := series
+	if lq.Label != "host" {
+		scan = min(series, len(regions)*len(jobs))
+	} else if q.Limits.MaxPoints > 0 && int64(series) > q.Limits.MaxPoints {
+		return nil, source.LimitExceeded("%d values are above this data source's limit of %d points per query (setting maxPoints)", series, q.Limits.MaxPoints)
+	}
 	seen := map[string]bool{}
 	var values []string
-	for i := range series {
+	for i := range scan {
 		v := seriesLabels(i)[lq.Label]
 		if !seen[v] {
 			seen[v] = true

@@ -13,6 +13,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/apache/arrow-go/v18/arrow/flight"
@@ -45,12 +46,18 @@ type conn struct {
 	oauthPassThru bool
 	secrets       []string // values never to show in a message
 
+	// received is set once any call got an answer from a server: from then
+	// on a closed connection is not a transport mismatch (see hint).
+	received atomic.Bool
+
 	main *flightsql.Client
 
 	// The default catalog and schema, sent once as session options.
 	catalog, schema string
 	sessionMu       sync.Mutex
 	sessionSent     bool
+
+	dialect *dialectState // the SQL dialect of the macros (dialect.go)
 
 	mu      sync.Mutex
 	remotes map[string]*flightsql.Client // by location URI
@@ -71,6 +78,7 @@ func newConn(cfg settings.FlightSQL, mem memory.Allocator, extra []grpc.DialOpti
 		catalog: cfg.Catalog,
 		schema:  cfg.Schema,
 		remotes: map[string]*flightsql.Client{},
+		dialect: newDialectState(cfg.Dialect),
 		auth:    authenticator{kind: cfg.AuthType, user: cfg.Username, pass: cfg.Password},
 
 		oauthPassThru: cfg.OAuthPassThru,
@@ -102,7 +110,7 @@ func newConn(cfg settings.FlightSQL, mem memory.Allocator, extra []grpc.DialOpti
 	c.dialOpts = append([]grpc.DialOption{
 		grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(maxMessage(cfg.ByteLimit))),
 		grpc.WithUserAgent("quiver-flightsql"),
-	}, extra...)
+	}, append(c.noteResponses(), extra...)...)
 	main, err := c.dial(cfg.Address, c.tls)
 	if err != nil {
 		return nil, err
@@ -141,7 +149,9 @@ func (c *conn) dial(address string, t *tls.Config) (*flightsql.Client, error) {
 	}
 	opts := append([]grpc.DialOption{grpc.WithTransportCredentials(creds)}, c.dialOpts...)
 	mw := []flight.ClientMiddleware{flight.CreateClientMiddleware(flight.NewCookieMiddleware())}
-	cl, err := flightsql.NewClient(address, nil, mw, opts...)
+	// An explicit dns:/// target: without one gRPC reads a host named
+	// "unix" (or "dns", "passthrough") as a resolver scheme.
+	cl, err := flightsql.NewClient("dns:///"+address, nil, mw, opts...)
 	if err != nil {
 		return nil, fmt.Errorf("flightsql: connecting to %q: %w", address, err)
 	}

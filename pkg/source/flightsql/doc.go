@@ -30,64 +30,192 @@
 //
 // # Formats
 //
+// Every frame of a query carries meta.executedQueryString, the SQL sent
+// after macros (Grafana's query inspector shows it). An upstream failure
+// names the SQL sent, cut after 500 bytes with "…".
+//
 //   - time_series: the time column is the column named "time" when it is a
 //     timestamp, else the first timestamp column, else an integer column named
 //     "time" holding Unix time (seconds, milliseconds, microseconds or
 //     nanoseconds, told apart by magnitude as Grafana's SQL data sources do).
 //     Numeric columns are values; every other column is a label (null labels
-//     are left out). One frame per (label set × value column), frame type
-//     timeseries-multi, each sorted by time; rows with a null time are left
-//     out with a notice.
-//   - table: one frame, the columns as returned (normalised).
-//   - logs: one log-lines frame: the time column, the body (the first text
-//     column named body, message, msg, line or log, else the first text
-//     column) and a JSON "labels" column holding the other columns of each
-//     row as text; preferredVisualisationType "logs".
+//     are left out; an empty one is kept). One frame per (label set × value
+//     column), frame type timeseries-multi 0.1, each sorted by time (stable:
+//     rows of one time keep their order); rows with a null time are left out
+//     with a notice. The time field keeps its name from the SQL: the
+//     data-plane contract treats a time field's name as display only.
+//     Frames are ordered by label set, compared as Grafana prints labels
+//     (data.Labels.String: names sorted, "name=value, …"), then by the value
+//     column's position in the result, whatever order the rows arrive in, so
+//     that Grafana's colours and legend stay put from one refresh to the next.
+//   - time_series_wide: the same series as one timeseries-wide 0.1 frame:
+//     one time field holding the union of the series' times, sorted, and one
+//     value field per (label set × value column), with its labels, in the
+//     order above; null where a series has no point at a time. A series with
+//     several points at one time keeps the first (a notice counts the
+//     others). For series that share their times (GROUP BY time bucket): one
+//     time column instead of one per series is about half the bytes and a
+//     fifth of Grafana's decoding (docs/benchmarks.md). A result whose
+//     series share so few times that the frame would hold more than four
+//     cells per point is refused: choose time_series.
+//   - table: one frame, the columns as returned (normalised). Grafana's
+//     table panel shows one frame at a time (a frame picker when a query
+//     returns several), so a table stays one frame: the batches' columns are
+//     kept as they arrive and joined once at the end.
+//   - logs: one log-lines frame following Grafana's logs data-plane contract
+//     (fields found by name and type, public/app/features/logs/logsFrame.ts):
+//     "timestamp" (the time column), "body" (the first text column named
+//     body, message, msg, line or log, else the first text column),
+//     "severity" as text (the first column named severity, level, lvl,
+//     loglevel, log_level, severity_text or detected_level, names compared
+//     ignoring case), "id" as text (a column named id), and "labels", a JSON
+//     object holding the other columns of each row as text (nulls left out);
+//     preferredVisualisationType "logs".
 //
 // With no format, time_series is used when the result has a time column,
 // table otherwise.
 //
+// # Splitting into series
+//
+// Batches are split as they arrive, column-wise: each row's label values are
+// hashed where they lie (no strings built), and its series found in an
+// open-addressing table and confirmed by comparing the values; a result with
+// one text label column first tries the previous row's series and the series
+// one period back (results ordered by series, or by time with every series
+// at every time), each confirmed the same way. Every 64Ki rows the pending
+// rows are moved into their series a column at a time: counted per series,
+// each series' storage extended once, and each column read in row order
+// with every value written at its series' cursor. A $__timeGroup fill step
+// goes into the series builder's post hook, which sees each series sorted.
+// Batches are read from the stream on a goroutine of their own, two ahead of
+// the split.
+//
 // # Types
 //
 // One table (conversions, keyed by Arrow type ID) says what each type
-// becomes: timestamps of any unit and zone → timestamp[ns] without zone
-// (the same instant); date32/date64 → timestamp[ns] at midnight UTC;
-// decimal32/64/128/256 → float64 (notice when the declared precision exceeds
-// 15 digits); float16 → float32; large_utf8, utf8_view → utf8; dictionaries →
-// their values, normalised; duration → int64 with the unit in the field
-// config (ns, µs, ms, s); time32/time64 → text (15:04:05.000); extension
-// types (uuid, …) → their text form; null → an all-null text column;
-// binary, large_binary, binary_view, fixed_size_binary → base64 text;
-// lists, structs, maps and unions → JSON in a binary column (Grafana reads a
-// binary column as JSON values, so opaque bytes may never go into one).
-// Anything else (intervals, run-end encoded) fails the query naming the
-// column and its type.
+// becomes, and it is the only place that decides what happens to a type it
+// does not know: such a column becomes text (Arrow's own text form) with a
+// notice naming it. No column type fails the query, and a column whose
+// conversion fails on some value is left out (all null) with a notice naming
+// it; the other columns are still shown.
+//
+//   - Timestamps of any unit and zone → timestamp[ns] without zone (the same
+//     instant); date32/date64 → timestamp[ns] at midnight UTC. A value that
+//     int64 nanoseconds cannot hold (before 1677-09-21 or after 2262-04-11)
+//     and DuckDB's infinity and -infinity (the largest value of the type and
+//     its negation) become null, with a notice naming the column.
+//   - Decimals (32, 64, 128, 256 bits) → float64, correctly rounded: one IEEE
+//     division when the unscaled value and the power of ten are exact
+//     float64s, strconv.ParseFloat of the decimal's exact text otherwise
+//     (not arrow-go's ToFloat64, whose n × 10^-scale is 1 ULP off for a
+//     tenth to a third of short decimals). The "lost precision" notice comes
+//     only when a value does not read back as itself at its scale (more
+//     significant digits than a float64 keeps; an integer above 2^53 that is
+//     no float64): DuckDB's sum(BIGINT), typed DECIMAL(38,0), gets none for
+//     ordinary sums.
+//   - Pure time spans are numbers with a duration unit in the field config, so
+//     Grafana formats them: duration → int64 in its unit (ns, µs, ms, s);
+//     day_time interval → int64 milliseconds (a day counted as 24 h).
+//     Intervals that count months (month_day_nano, which is what DuckDB sends
+//     for INTERVAL, and year_month) have no fixed length, so they are text,
+//     in DuckDB's (and PostgreSQL's) form rather than ISO 8601, because that
+//     is what the same value looks like in the engine's own clients:
+//     "1 year 2 months 3 days 04:05:06.5", "-1 day -01:00:00", "00:00:00".
+//   - time32/time64 → text 15:04:05[.fraction], trailing zeros dropped;
+//     float16 → float32; large_utf8, utf8_view → utf8; dictionaries and
+//     run-end encoded columns → their values, normalised; null → an all-null
+//     text column; binary, large_binary, binary_view, fixed_size_binary →
+//     base64 text.
+//   - Canonical extension types, read with arrow-go's registry (package
+//     arrow/extensions, so the IPC reader builds them): arrow.uuid → text
+//     8-4-4-4-12; arrow.bool8 → bool; arrow.json → a JSON column (Arrow
+//     binary, which Grafana reads as JSON values), so the table shows the
+//     value and transformations such as "Extract fields" can read it; text
+//     that is not valid JSON is kept as a JSON string. arrow.opaque: the
+//     types DuckDB's arrow_lossless_conversion marks opaque are read
+//     (HUGEINT, UHUGEINT → float64 as decimals are; TIMETZ, BIT → DuckDB's
+//     text); any other opaque value is base64 (or its text when stored as
+//     text) with a notice naming the column and the vendor's type. Other
+//     extension types are normalised as their storage type.
+//   - Lists (all kinds: list, large, fixed-size, view), structs, maps and
+//     unions → JSON in a binary column, written as DuckDB's to_json writes
+//     them: maps as objects with text keys ({"1":"a"}), a union as an object
+//     naming the member that holds the value ({"num":2}; a union holding a
+//     null is null), decimals as numbers with their exact digits,
+//     timestamps, dates, times and intervals as DuckDB's text
+//     ("2024-01-02 03:04:05.5+00", the local time and offset in the type's
+//     zone), NULL as null. Two differences, as JSON has no form for them:
+//     blobs are base64 strings (DuckDB writes its \x escapes), NaN and
+//     infinities are the strings "NaN", "Infinity", "-Infinity" (DuckDB
+//     writes bare NaN, which no JSON reader accepts).
+//
+// Known engine limits: DuckDB's default Arrow export sends UUID and JSON as
+// utf8, HUGEINT and UHUGEINT as decimal(38,0) (a UHUGEINT above 2^127 arrives
+// wrapped to a negative number), TIMETZ as time64 without its offset, and BIT
+// as its internal bytes; SET arrow_lossless_conversion = true sends them as
+// the extension types above. Cast them in the SQL when that setting is off.
 //
 // # Macros
 //
 // Macros are expanded before the SQL is sent, outside string literals,
 // quoted identifiers ("x", `x`) and comments (--, /* */). Quotes inside
 // literals are escaped by doubling them (standard SQL); backslash escapes
-// are not recognised. Times are UTC.
+// are not recognised. Arguments may hold macros ($__timeGroup(ts,
+// $__interval)). An unknown $__name is an error that lists the known macros.
 //
-//	$__timeFilter(col)         (col >= '2006-01-02 15:04:05.000' AND col <= '…')
-//	$__timeFrom(), $__timeTo() '2006-01-02 15:04:05.000'
-//	    A plain string literal compared with a timestamp column: DataFusion-based
-//	    servers (InfluxDB 3, GreptimeDB), Dremio, Apache Doris, StarRocks,
-//	    DuckDB and PostgreSQL cast it implicitly. Not SQLite (no timestamp type).
-//	$__unixEpochFilter(col)    (col >= 1700000000 AND col <= 1700003600), seconds
+// The SQL of the time macros depends on the SQL dialect (the dialect
+// setting; dialect.go has the table, docs/dialects.md the exact SQL of
+// every macro in every dialect, checked by TestDialectsDoc). auto reads the
+// server's FLIGHT_SQL_SERVER_NAME and _VERSION by GetSqlInfo once per
+// connection, before the first query that needs it, and picks: DuckDB →
+// duckdb; InfluxDB/IOx, DataFusion, GreptimeDB, CnosDB, Datalayers,
+// Seafowl, Ballista → datafusion; Dremio → dremio; PostgreSQL → postgres;
+// Doris, StarRocks, MySQL, MariaDB → mysql; anything else, and servers
+// without GetSqlInfo (an error other than a connection, authentication or
+// timeout failure) → ansi, which refuses $__timeGroup rather than guess.
+// The health check names the dialect. For a range from 2026-01-01T00:00:00Z
+// to 01:00:00Z:
+//
+//	$__timeFilter(col)  (col >= F AND col <= T), F and T as $__timeFrom(), $__timeTo():
+//	    datafusion '2026-01-01T00:00:00.000Z'
+//	    duckdb     '2026-01-01 00:00:00.000+00' (untyped: takes the column's type,
+//	               TIMESTAMP or TIMESTAMPTZ, and its offset is read either way)
+//	    postgres   '2026-01-01 00:00:00.000+00'
+//	    dremio     TIMESTAMP '2026-01-01 00:00:00.000' (Dremio's timestamps hold UTC)
+//	    mysql      '2026-01-01 00:00:00.000' (DATETIME holds UTC)
+//	    ansi       TIMESTAMP '2026-01-01 00:00:00.000+00:00'
+//	$__timeGroup(col, 5m[, fill]), buckets aligned on the Unix epoch in UTC:
+//	    datafusion date_bin(INTERVAL '300 seconds', col)
+//	    duckdb     time_bucket(INTERVAL '300 seconds', col), plus an INTERVAL offset
+//	               moving time_bucket's 2000-01-03 origin onto the epoch when the
+//	               width does not divide the gap (7m: INTERVAL '60 seconds')
+//	    postgres   to_timestamp(floor(extract(epoch from col) / 300) * 300)
+//	    dremio     TO_TIMESTAMP(FLOOR(EXTRACT(EPOCH FROM col) / 300) * 300), whole seconds only
+//	    mysql      DATE_ADD(CAST('1970-01-01 00:00:00' AS DATETIME), INTERVAL
+//	               FLOOR(TIMESTAMPDIFF(SECOND, CAST('1970-01-01 00:00:00' AS DATETIME), col)
+//	               / 300) * 300 SECOND), whole seconds only
+//	    ansi       none: an error naming the macro and the dialect
+//	    The interval may be quoted and may be $__interval; units ms, s, m, h, d, w.
+//	$__timeGroupAlias(col, 5m[, fill])  the same, followed by AS "time" (AS `time` in mysql)
+//	$__unixEpochGroup(col, 5m)  (CAST(floor(col / 300) AS BIGINT) * 300), an integer;
+//	    mysql (col DIV 300 * 300). For integer Unix seconds, whole seconds only.
+//	$__unixEpochFilter(col)    (col >= 1767225600 AND col <= 1767229200), seconds
 //	$__unixEpochMsFilter(col), $__unixEpochNanoFilter(col): milliseconds, nanoseconds
 //	$__unixEpochFrom(), $__unixEpochTo() and the Ms / Nano variants: integers
-//	    Integer comparisons: any dialect, for integer time columns.
 //	$__interval                the query interval as Grafana writes it (1m, 30s, 500ms)
 //	$__interval_ms             the query interval in milliseconds
-//	$__timeGroup(col, 5m)      date_bin(INTERVAL '300 seconds', col, TIMESTAMP '1970-01-01 00:00:00')
-//	$__timeGroupAlias(col, 5m) the same, followed by AS "time"
-//	    date_bin: DataFusion-based servers, PostgreSQL 14+, DuckDB. Not Dremio,
-//	    Doris or StarRocks (use their own time_bucket / date_trunc there).
-//	    The interval may be quoted and may be $__interval; units ms, s, m, h, d, w.
-//	$__unixEpochGroup(col, 5m) (floor(col / 300) * 300), for integer seconds: any dialect.
 //	$__catalog, $__schema      the catalog and schema settings, as written there.
 //
-// An unknown $__name is an error that lists the known macros.
+// The fill of $__timeGroup / $__timeGroupAlias is NULL, previous or a
+// number, as in Grafana's SQL data sources; it leaves the SQL alone and is
+// returned with the expansion, for the time_series frames to be filled
+// after the query (fill.go: one point per interval over the range; a query
+// has one fill). Wiring it into the frames belongs to series.go.
+//
+// Expansion is linear in the query's length whatever the nesting: a query
+// longer than 1 MiB is refused, so are macros nested more than 16 deep in
+// macro arguments and expansions whose text, counted at every nesting
+// level, would exceed 32 × the query's length + 256 KiB (a $__timeFilter
+// nested in a $__timeFilter repeats it twice, and so on). Expansion checks
+// for cancellation every 64 macros.
 package flightsql

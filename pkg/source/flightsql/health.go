@@ -7,26 +7,17 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/flight"
-	"github.com/apache/arrow-go/v18/arrow/flight/flightsql"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 )
 
-// CheckHealth connects and asks the server for its name (GetSqlInfo). When
-// the server does not implement that, it runs SELECT 1 instead. Failures are
-// described in words the administrator can act on and carry no secret.
+// CheckHealth connects and asks the server for its name and version
+// (GetSqlInfo), which also picks the SQL dialect when the dialect setting is
+// auto. When the server does not implement GetSqlInfo, it runs SELECT 1
+// instead. Failures are described in words the administrator can act on and
+// carry no secret. HealthReport (dialect.go) says what it found.
 func (s *Source) CheckHealth(ctx context.Context) error {
-	ctx, cancel := context.WithTimeout(ctx, s.cfg.TimeoutDuration())
-	defer cancel()
-	err := s.readInfo(ctx, "health check", func(ctx context.Context) (*flight.FlightInfo, error) {
-		return s.conn.main.GetSqlInfo(ctx, []flightsql.SqlInfo{flightsql.SqlInfoFlightSqlServerName})
-	}, func(arrow.RecordBatch) error { return nil })
-	if err == nil || !fallbackWorthy(err) {
-		return err
-	}
-	err = s.readInfo(ctx, "health check (SELECT 1)", func(ctx context.Context) (*flight.FlightInfo, error) {
-		return s.conn.main.Execute(ctx, "SELECT 1")
-	}, func(arrow.RecordBatch) error { return nil })
+	_, err := s.HealthReport(ctx)
 	return err
 }
 

@@ -1,15 +1,34 @@
 package flightsql
 
 import (
+	"context"
+	"errors"
 	"fmt"
 	"math"
 	"slices"
 	"strconv"
 	"strings"
 	"time"
-	"unicode"
 
 	"github.com/quiverdata/quiver/pkg/source"
+)
+
+// Limits of macro expansion (doc.go, "Macros"). Expansion is linear in the
+// query's length whatever the nesting: every level is scanned once, and
+// the text produced, summed over all levels, is bounded.
+const (
+	// maxQueryBytes: a longer query is refused.
+	maxQueryBytes = 1 << 20
+	// maxMacroDepth: macros nested deeper in macro arguments are refused.
+	maxMacroDepth = 16
+	// The text produced at every nesting level, summed, may be at most
+	// expandFactor × the query's length + expandSlack bytes; a macro whose
+	// argument holds a macro that repeats its own argument ($__timeFilter)
+	// would otherwise double the text at each level.
+	expandFactor = 32
+	expandSlack  = 256 << 10
+	// ctxEvery: expansion checks for cancellation every ctxEvery macros.
+	ctxEvery = 64
 )
 
 // macroEnv is what macros expand from.
@@ -17,107 +36,352 @@ type macroEnv struct {
 	from, to        time.Time
 	interval        time.Duration
 	catalog, schema string
+	// dialect returns the SQL dialect; called only by macros that depend
+	// on it (so a query without them never asks the server for its name).
+	dialect func() (*dialect, error)
+}
+
+// expansion is the result of expanding a query's macros.
+type expansion struct {
+	SQL string
+	// Fill is the fill of a $__timeGroup / $__timeGroupAlias third
+	// argument, nil without one. The time_series frames of the query are to
+	// be filled with it (FillSpec.Apply).
+	Fill *FillSpec
 }
 
 type macro struct {
-	args   int // number of arguments; -1: none and no parentheses needed
-	expand func(env macroEnv, args []string) (string, error)
+	args     int // number of arguments; -1: none and no parentheses needed
+	optional int // further optional arguments
+	expand   func(x *expander, args []string) (string, error)
 }
 
-// macros is the table of supported macros; doc.go says which SQL dialects
-// each one targets.
+// macros is the table of supported macros; doc.go and docs/dialects.md show
+// what each writes in each SQL dialect.
 var macros = map[string]macro{
-	"timeFilter": {1, func(e macroEnv, a []string) (string, error) {
-		return fmt.Sprintf("(%s >= %s AND %s <= %s)", a[0], sqlTime(e.from), a[0], sqlTime(e.to)), nil
-	}},
-	"timeFrom": {0, func(e macroEnv, _ []string) (string, error) { return sqlTime(e.from), nil }},
-	"timeTo":   {0, func(e macroEnv, _ []string) (string, error) { return sqlTime(e.to), nil }},
-
-	"unixEpochFilter":     {1, epochFilter(time.Second)},
-	"unixEpochMsFilter":   {1, epochFilter(time.Millisecond)},
-	"unixEpochNanoFilter": {1, epochFilter(time.Nanosecond)},
-	"unixEpochFrom":       {0, epochBound(time.Second, true)},
-	"unixEpochTo":         {0, epochBound(time.Second, false)},
-	"unixEpochMsFrom":     {0, epochBound(time.Millisecond, true)},
-	"unixEpochMsTo":       {0, epochBound(time.Millisecond, false)},
-	"unixEpochNanoFrom":   {0, epochBound(time.Nanosecond, true)},
-	"unixEpochNanoTo":     {0, epochBound(time.Nanosecond, false)},
-
-	"interval": {-1, func(e macroEnv, _ []string) (string, error) { return formatInterval(e.interval), nil }},
-	"interval_ms": {-1, func(e macroEnv, _ []string) (string, error) {
-		return strconv.FormatInt(e.interval.Milliseconds(), 10), nil
-	}},
-
-	"timeGroup":      {2, timeGroup("")},
-	"timeGroupAlias": {2, timeGroup(` AS "time"`)},
-	"unixEpochGroup": {2, func(_ macroEnv, a []string) (string, error) {
-		d, err := parseInterval(a[1])
+	"timeFilter": {1, 0, func(x *expander, a []string) (string, error) {
+		d, err := x.dialect()
 		if err != nil {
 			return "", err
 		}
-		if d%time.Second != 0 {
+		return fmt.Sprintf("(%s >= %s AND %s <= %s)", a[0], d.timeLiteral(x.env.from), a[0], d.timeLiteral(x.env.to)), nil
+	}},
+	"timeFrom": {0, 0, timeBound(true)},
+	"timeTo":   {0, 0, timeBound(false)},
+
+	"unixEpochFilter":     {1, 0, epochFilter(time.Second)},
+	"unixEpochMsFilter":   {1, 0, epochFilter(time.Millisecond)},
+	"unixEpochNanoFilter": {1, 0, epochFilter(time.Nanosecond)},
+	"unixEpochFrom":       {0, 0, epochBound(time.Second, true)},
+	"unixEpochTo":         {0, 0, epochBound(time.Second, false)},
+	"unixEpochMsFrom":     {0, 0, epochBound(time.Millisecond, true)},
+	"unixEpochMsTo":       {0, 0, epochBound(time.Millisecond, false)},
+	"unixEpochNanoFrom":   {0, 0, epochBound(time.Nanosecond, true)},
+	"unixEpochNanoTo":     {0, 0, epochBound(time.Nanosecond, false)},
+
+	"interval": {-1, 0, func(x *expander, _ []string) (string, error) { return formatInterval(x.env.interval), nil }},
+	"interval_ms": {-1, 0, func(x *expander, _ []string) (string, error) {
+		return strconv.FormatInt(x.env.interval.Milliseconds(), 10), nil
+	}},
+
+	"timeGroup":      {2, 1, timeGroup(false)},
+	"timeGroupAlias": {2, 1, timeGroup(true)},
+	"unixEpochGroup": {2, 0, func(x *expander, a []string) (string, error) {
+		iv, err := parseInterval(a[1])
+		if err != nil {
+			return "", err
+		}
+		if iv%time.Second != 0 {
 			return "", fmt.Errorf("interval %s is not a whole number of seconds", a[1])
 		}
-		n := int64(d / time.Second)
-		return fmt.Sprintf("(floor(%s / %d) * %d)", a[0], n, n), nil
-	}},
-
-	"catalog": {-1, func(e macroEnv, _ []string) (string, error) {
-		if e.catalog == "" {
-			return "", fmt.Errorf("no default catalog is configured (catalog setting)")
-		}
-		return e.catalog, nil
-	}},
-	"schema": {-1, func(e macroEnv, _ []string) (string, error) {
-		if e.schema == "" {
-			return "", fmt.Errorf("no default schema is configured (schema setting)")
-		}
-		return e.schema, nil
-	}},
-}
-
-// sqlTime is a UTC timestamp as a plain string literal, the form that
-// DataFusion, Dremio, Doris/StarRocks and DuckDB all compare with timestamps.
-func sqlTime(t time.Time) string { return t.UTC().Format("'2006-01-02 15:04:05.000'") }
-
-func epochFilter(unit time.Duration) func(macroEnv, []string) (string, error) {
-	return func(e macroEnv, a []string) (string, error) {
-		return fmt.Sprintf("(%s >= %d AND %s <= %d)", a[0], epoch(e.from, unit), a[0], epoch(e.to, unit)), nil
-	}
-}
-
-func epochBound(unit time.Duration, from bool) func(macroEnv, []string) (string, error) {
-	return func(e macroEnv, _ []string) (string, error) {
-		if from {
-			return strconv.FormatInt(epoch(e.from, unit), 10), nil
-		}
-		return strconv.FormatInt(epoch(e.to, unit), 10), nil
-	}
-}
-
-func epoch(t time.Time, unit time.Duration) int64 {
-	switch unit {
-	case time.Second:
-		return t.Unix()
-	case time.Millisecond:
-		return t.UnixMilli()
-	default:
-		return t.UnixNano()
-	}
-}
-
-func timeGroup(alias string) func(macroEnv, []string) (string, error) {
-	return func(_ macroEnv, a []string) (string, error) {
-		d, err := parseInterval(a[1])
+		d, err := x.dialect()
 		if err != nil {
 			return "", err
 		}
-		iv := fmt.Sprintf("%d seconds", d/time.Second)
-		if d%time.Second != 0 {
-			iv = fmt.Sprintf("%d milliseconds", d/time.Millisecond)
+		return d.epochGroup(a[0], int64(iv/time.Second)), nil
+	}},
+
+	"catalog": {-1, 0, func(x *expander, _ []string) (string, error) {
+		if x.env.catalog == "" {
+			return "", errors.New("no default catalog is configured (catalog setting)")
 		}
-		return fmt.Sprintf("date_bin(INTERVAL '%s', %s, TIMESTAMP '1970-01-01 00:00:00')%s", iv, a[0], alias), nil
+		return x.env.catalog, nil
+	}},
+	"schema": {-1, 0, func(x *expander, _ []string) (string, error) {
+		if x.env.schema == "" {
+			return "", errors.New("no default schema is configured (schema setting)")
+		}
+		return x.env.schema, nil
+	}},
+}
+
+// knownMacros lists the macros for the "unknown macro" error.
+var knownMacros = func() string {
+	known := make([]string, 0, len(macros))
+	for k := range macros {
+		known = append(known, "$__"+k)
 	}
+	slices.Sort(known)
+	return strings.Join(known, ", ")
+}()
+
+func timeBound(from bool) func(*expander, []string) (string, error) {
+	return func(x *expander, _ []string) (string, error) {
+		d, err := x.dialect()
+		if err != nil {
+			return "", err
+		}
+		if from {
+			return d.timeLiteral(x.env.from), nil
+		}
+		return d.timeLiteral(x.env.to), nil
+	}
+}
+
+func epochFilter(unit time.Duration) func(*expander, []string) (string, error) {
+	return func(x *expander, a []string) (string, error) {
+		return fmt.Sprintf("(%s >= %d AND %s <= %d)", a[0], epoch(x.env.from, unit), a[0], epoch(x.env.to, unit)), nil
+	}
+}
+
+func epochBound(unit time.Duration, from bool) func(*expander, []string) (string, error) {
+	return func(x *expander, _ []string) (string, error) {
+		if from {
+			return strconv.FormatInt(epoch(x.env.from, unit), 10), nil
+		}
+		return strconv.FormatInt(epoch(x.env.to, unit), 10), nil
+	}
+}
+
+// timeGroup renders $__timeGroup(col, interval[, fill]) and, with alias,
+// $__timeGroupAlias, which names the result "time".
+func timeGroup(alias bool) func(*expander, []string) (string, error) {
+	return func(x *expander, a []string) (string, error) {
+		iv, err := parseInterval(a[1])
+		if err != nil {
+			return "", err
+		}
+		d, err := x.dialect()
+		if err != nil {
+			return "", err
+		}
+		if d.timeGroup == nil {
+			return "", fmt.Errorf("no rendering in the %s SQL dialect: %s", d.name, d.timeGroupWhy)
+		}
+		if len(a) == 3 {
+			f, err := parseFill(a[2], iv)
+			if err != nil {
+				return "", err
+			}
+			if x.fill != nil && *x.fill != *f {
+				return "", fmt.Errorf("fill %s differs from the fill %s given earlier in the query: a query has one fill", f, x.fill)
+			}
+			x.fill = f
+		}
+		out, err := d.timeGroup(a[0], iv)
+		if err != nil {
+			return "", err
+		}
+		if alias {
+			out += " AS " + d.quote("time")
+		}
+		return out, nil
+	}
+}
+
+// expander expands the macros of one query.
+type expander struct {
+	ctx    context.Context
+	env    macroEnv
+	budget int // bytes the expansion may still produce
+	calls  int // macros expanded so far
+	d      *dialect
+	fill   *FillSpec
+}
+
+// errBudget is returned when the expanded text would exceed its bound.
+var errBudget = errors.New("budget")
+
+func (x *expander) spend(n int) error {
+	if x.budget -= n; x.budget < 0 {
+		return errBudget
+	}
+	return nil
+}
+
+func (x *expander) dialect() (*dialect, error) {
+	if x.d != nil {
+		return x.d, nil
+	}
+	if x.env.dialect == nil {
+		return nil, errors.New("no SQL dialect") // a programming error: Query always sets one
+	}
+	d, err := x.env.dialect()
+	if err != nil {
+		return nil, &dialectError{err}
+	}
+	x.d = d
+	return d, nil
+}
+
+// dialectError carries an error from finding the dialect (an upstream
+// failure, as a rule) through expansion unchanged.
+type dialectError struct{ err error }
+
+func (e *dialectError) Error() string { return e.err.Error() }
+func (e *dialectError) Unwrap() error { return e.err }
+
+// expandMacros replaces $__name and $__name(args) outside string literals,
+// quoted identifiers ("x", `x`) and comments (-- …, /* … */). Literals use
+// standard SQL escaping: a quote inside is doubled. Arguments may hold macros
+// themselves ($__timeGroup(ts, $__interval)), up to maxMacroDepth levels.
+// Time and memory are linear in len(sql) (see the limits above); ctx is
+// checked every ctxEvery macros. Errors in the query are BadQuery errors; a
+// failure to find the SQL dialect and cancellation are returned as they are.
+func expandMacros(ctx context.Context, sql string, env macroEnv) (expansion, error) {
+	if len(sql) > maxQueryBytes {
+		return expansion{}, source.BadQuery("flightsql: rawSql: the query is %d bytes long; at most %d (1 MiB) are accepted", len(sql), maxQueryBytes)
+	}
+	if err := ctx.Err(); err != nil {
+		return expansion{}, fmt.Errorf("flightsql: macro expansion cancelled: %w", err)
+	}
+	limit := expandFactor*len(sql) + expandSlack
+	x := &expander{ctx: ctx, env: env, budget: limit}
+	out, err := x.expand(sql, 0)
+	var de *dialectError
+	switch {
+	case err == nil:
+		return expansion{SQL: out, Fill: x.fill}, nil
+	case errors.As(err, &de):
+		return expansion{}, de.err
+	case errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded):
+		return expansion{}, fmt.Errorf("flightsql: macro expansion cancelled: %w", err)
+	case errors.Is(err, errBudget):
+		return expansion{}, source.BadQuery("flightsql: the expanded query would exceed %d bytes (%d × the query's length + %d KiB, counted at every nesting level): macros nested in macro arguments repeat them; nest fewer", limit, expandFactor, expandSlack>>10)
+	}
+	return expansion{}, source.BadQuery("flightsql: %w", err)
+}
+
+// expand expands the macros of sql, which sits at nesting level depth
+// (0: the query itself, n: in the arguments of a level-n macro).
+func (x *expander) expand(sql string, depth int) (string, error) {
+	var b strings.Builder
+	start := 0 // of the text not yet written to b
+	for i := 0; i < len(sql); {
+		switch c := sql[i]; {
+		case c == '\'' || c == '"' || c == '`':
+			i = skipQuoted(sql, i)
+		case c == '-' && strings.HasPrefix(sql[i:], "--"):
+			if j := strings.IndexByte(sql[i:], '\n'); j >= 0 {
+				i += j
+			} else {
+				i = len(sql)
+			}
+		case c == '/' && strings.HasPrefix(sql[i:], "/*"):
+			if j := strings.Index(sql[i+2:], "*/"); j >= 0 {
+				i += 2 + j + 2
+			} else {
+				i = len(sql)
+			}
+		case c == '$' && strings.HasPrefix(sql[i:], "$__"):
+			if b.Cap() == 0 && depth == 0 {
+				b.Grow(len(sql)) // nested levels grow as needed: their text is short as a rule
+			}
+			if err := x.spend(i - start); err != nil {
+				return "", err
+			}
+			b.WriteString(sql[start:i])
+			out, n, err := x.call(sql[i:], depth+1)
+			if err != nil {
+				return "", err
+			}
+			if err := x.spend(len(out)); err != nil {
+				return "", err
+			}
+			b.WriteString(out)
+			i += n
+			start = i
+		default:
+			i++
+		}
+	}
+	if err := x.spend(len(sql) - start); err != nil {
+		return "", err
+	}
+	if start == 0 {
+		return sql, nil // no macro: the text itself
+	}
+	b.WriteString(sql[start:])
+	return b.String(), nil
+}
+
+// isNameByte reports whether c may be part of a macro name.
+func isNameByte(c byte) bool {
+	return c == '_' || 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9'
+}
+
+// call expands the macro at the start of s, a macro of nesting level
+// depth, and returns how many bytes of s it used.
+func (x *expander) call(s string, depth int) (string, int, error) {
+	if x.calls++; x.calls%ctxEvery == 0 {
+		if err := x.ctx.Err(); err != nil {
+			return "", 0, err
+		}
+	}
+	n := 3
+	for n < len(s) && isNameByte(s[n]) {
+		n++
+	}
+	name := s[3:n]
+	m, ok := macros[name]
+	if !ok {
+		return "", 0, fmt.Errorf("unknown macro $__%s (known: %s)", name, knownMacros)
+	}
+	var args []string
+	if m.args >= 0 && n < len(s) && s[n] == '(' {
+		if depth > maxMacroDepth {
+			return "", 0, fmt.Errorf("$__%s: macros are nested more than %d deep in macro arguments", name, maxMacroDepth)
+		}
+		end, raw, err := splitArgs(s, n)
+		if err != nil {
+			return "", 0, fmt.Errorf("$__%s: %w", name, err)
+		}
+		for _, a := range raw {
+			ea, err := x.expand(a, depth)
+			if err != nil {
+				return "", 0, err
+			}
+			args = append(args, strings.TrimSpace(ea))
+		}
+		if len(args) == 1 && args[0] == "" {
+			args = nil
+		}
+		n = end
+	} else if m.args > 0 {
+		return "", 0, fmt.Errorf("$__%s needs %s in parentheses", name, argCount(m))
+	}
+	if want := max(m.args, 0); len(args) < want || len(args) > want+m.optional {
+		return "", 0, fmt.Errorf("$__%s takes %s, got %d", name, argCount(m), len(args))
+	}
+	for i, a := range args {
+		if a == "" {
+			return "", 0, fmt.Errorf("$__%s: argument %d is empty", name, i+1)
+		}
+	}
+	out, err := m.expand(x, args)
+	if err != nil {
+		return "", 0, fmt.Errorf("$__%s: %w", name, err)
+	}
+	return out, n, nil
+}
+
+// argCount describes how many arguments m takes.
+func argCount(m macro) string {
+	n := max(m.args, 0)
+	if m.optional > 0 {
+		return fmt.Sprintf("%d or %d arguments", n, n+m.optional)
+	}
+	return fmt.Sprintf("%d argument(s)", n)
 }
 
 // parseInterval reads a Grafana interval: 500ms, 10s, 5m, 1h, 1d, 1w, also
@@ -159,47 +423,15 @@ func formatInterval(d time.Duration) string {
 	return strconv.FormatInt(d.Milliseconds(), 10) + "ms"
 }
 
-// expandMacros replaces $__name and $__name(args) outside string literals,
-// quoted identifiers ("x", `x`) and comments (-- …, /* … */). Literals use
-// standard SQL escaping: a quote inside is doubled. Arguments may hold macros
-// themselves ($__timeGroup(ts, $__interval)). Errors are BadQuery errors.
-func expandMacros(sql string, env macroEnv) (string, error) {
-	var b strings.Builder
-	b.Grow(len(sql))
-	for i := 0; i < len(sql); {
-		switch c := sql[i]; {
-		case c == '\'' || c == '"' || c == '`':
-			j := skipQuoted(sql, i)
-			b.WriteString(sql[i:j])
-			i = j
-		case strings.HasPrefix(sql[i:], "--"):
-			j := strings.IndexByte(sql[i:], '\n')
-			if j < 0 {
-				j = len(sql) - i
-			}
-			b.WriteString(sql[i : i+j])
-			i += j
-		case strings.HasPrefix(sql[i:], "/*"):
-			j := strings.Index(sql[i+2:], "*/")
-			end := len(sql)
-			if j >= 0 {
-				end = i + 2 + j + 2
-			}
-			b.WriteString(sql[i:end])
-			i = end
-		case strings.HasPrefix(sql[i:], "$__"):
-			out, n, err := expandOne(sql[i:], env)
-			if err != nil {
-				return "", source.BadQuery("flightsql: %w", err)
-			}
-			b.WriteString(out)
-			i += n
-		default:
-			b.WriteByte(c)
-			i++
-		}
+func epoch(t time.Time, unit time.Duration) int64 {
+	switch unit {
+	case time.Second:
+		return t.Unix()
+	case time.Millisecond:
+		return t.UnixMilli()
+	default:
+		return t.UnixNano()
 	}
-	return b.String(), nil
 }
 
 // skipQuoted returns the index after the quoted text starting at sql[i]
@@ -216,58 +448,6 @@ func skipQuoted(sql string, i int) int {
 		}
 	}
 	return len(sql)
-}
-
-// expandOne expands the macro at the start of s and returns how many bytes
-// of s it used.
-func expandOne(s string, env macroEnv) (string, int, error) {
-	n := 3
-	for n < len(s) && (s[n] == '_' || unicode.IsLetter(rune(s[n])) || unicode.IsDigit(rune(s[n]))) {
-		n++
-	}
-	name := s[3:n]
-	m, ok := macros[name]
-	if !ok {
-		known := make([]string, 0, len(macros))
-		for k := range macros {
-			known = append(known, "$__"+k)
-		}
-		slices.Sort(known)
-		return "", 0, fmt.Errorf("unknown macro $__%s (known: %s)", name, strings.Join(known, ", "))
-	}
-	var args []string
-	if m.args >= 0 && n < len(s) && s[n] == '(' {
-		end, raw, err := splitArgs(s, n)
-		if err != nil {
-			return "", 0, fmt.Errorf("$__%s: %w", name, err)
-		}
-		for _, a := range raw {
-			ea, err := expandMacros(a, env)
-			if err != nil {
-				return "", 0, err
-			}
-			args = append(args, strings.TrimSpace(ea))
-		}
-		if len(args) == 1 && args[0] == "" {
-			args = nil
-		}
-		n = end
-	} else if m.args > 0 {
-		return "", 0, fmt.Errorf("$__%s needs %d argument(s) in parentheses", name, m.args)
-	}
-	if want := max(m.args, 0); len(args) != want {
-		return "", 0, fmt.Errorf("$__%s takes %d argument(s), got %d", name, want, len(args))
-	}
-	for i, a := range args {
-		if a == "" {
-			return "", 0, fmt.Errorf("$__%s: argument %d is empty", name, i+1)
-		}
-	}
-	out, err := m.expand(env, args)
-	if err != nil {
-		return "", 0, fmt.Errorf("$__%s: %w", name, err)
-	}
-	return out, n, nil
 }
 
 // splitArgs reads the parenthesised argument list starting at s[open] and

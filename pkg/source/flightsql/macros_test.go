@@ -1,77 +1,357 @@
 package flightsql
 
 import (
+	"context"
+	"errors"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/quiverdata/quiver/pkg/settings"
 	"github.com/quiverdata/quiver/pkg/source"
 )
 
-func TestExpandMacros(t *testing.T) {
-	env := macroEnv{
+// testEnv is the environment of the expansion tests, in dialect name.
+func testEnv(name string) macroEnv {
+	return macroEnv{
 		from:     time.Date(2024, 1, 2, 3, 4, 5, 6_000_000, time.FixedZone("CET", 3600)),
 		to:       time.Date(2024, 1, 2, 4, 4, 5, 0, time.UTC),
 		interval: 5 * time.Minute, catalog: "cat", schema: "sch",
+		dialect: func() (*dialect, error) { return dialects[name], nil },
 	}
-	for _, tc := range []struct{ in, want string }{
-		{"SELECT * FROM t WHERE $__timeFilter(ts)",
-			"SELECT * FROM t WHERE (ts >= '2024-01-02 02:04:05.006' AND ts <= '2024-01-02 04:04:05.000')"},
-		{"WHERE $__timeFilter( \"my col\" ) AND x", `WHERE ("my col" >= '2024-01-02 02:04:05.006' AND "my col" <= '2024-01-02 04:04:05.000') AND x`},
-		{"$__timeFrom() $__timeTo $__timeTo()", "'2024-01-02 02:04:05.006' '2024-01-02 04:04:05.000' '2024-01-02 04:04:05.000'"},
-		{"$__unixEpochFilter(t)", "(t >= 1704161045 AND t <= 1704168245)"},
-		{"$__unixEpochMsFilter(t)", "(t >= 1704161045006 AND t <= 1704168245000)"},
-		{"$__unixEpochNanoFilter(t)", "(t >= 1704161045006000000 AND t <= 1704168245000000000)"},
-		{"$__unixEpochFrom() $__unixEpochTo() $__unixEpochMsFrom() $__unixEpochNanoTo()", "1704161045 1704168245 1704161045006 1704168245000000000"},
-		{"$__interval $__interval_ms", "5m 300000"},
-		{"$__timeGroup(ts, '1h')", "date_bin(INTERVAL '3600 seconds', ts, TIMESTAMP '1970-01-01 00:00:00')"},
-		{"$__timeGroup(ts, $__interval)", "date_bin(INTERVAL '300 seconds', ts, TIMESTAMP '1970-01-01 00:00:00')"},
-		{"$__timeGroupAlias(ts, 500ms)", `date_bin(INTERVAL '500 milliseconds', ts, TIMESTAMP '1970-01-01 00:00:00') AS "time"`},
-		{"$__timeGroup(date_trunc('day', ts), \"1d\")", "date_bin(INTERVAL '86400 seconds', date_trunc('day', ts), TIMESTAMP '1970-01-01 00:00:00')"},
-		{"$__unixEpochGroup(t, 1w)", "(floor(t / 604800) * 604800)"},
-		{"FROM $__catalog.$__schema.t", "FROM cat.sch.t"},
-		// Quoting-safe: nothing expands inside literals, identifiers or comments.
-		{"SELECT '$__timeFilter(x)', 'it''s $__interval' FROM t", "SELECT '$__timeFilter(x)', 'it''s $__interval' FROM t"},
-		{`SELECT "$__interval", ` + "`$__interval`" + ` FROM t`, `SELECT "$__interval", ` + "`$__interval`" + ` FROM t`},
-		{"SELECT 1 -- $__nope(\n, $__interval_ms", "SELECT 1 -- $__nope(\n, 300000"},
-		{"SELECT /* $__timeFilter( */ $__interval", "SELECT /* $__timeFilter( */ 5m"},
-		{"SELECT 'unterminated $__interval", "SELECT 'unterminated $__interval"},
-		{"SELECT $1, $__interval_ms*2", "SELECT $1, 300000*2"},
-		{"$__interval(1)", "5m(1)"},
-	} {
-		got, err := expandMacros(tc.in, env)
-		if err != nil {
-			t.Errorf("%s: %v", tc.in, err)
-			continue
-		}
-		if got != tc.want {
-			t.Errorf("%s:\n got %s\nwant %s", tc.in, got, tc.want)
+}
+
+func expand(t testing.TB, sql string, env macroEnv) (expansion, error) {
+	t.Helper()
+	return expandMacros(context.Background(), sql, env)
+}
+
+// TestExpandMacrosAnyDialect covers what every dialect writes the same way.
+func TestExpandMacrosAnyDialect(t *testing.T) {
+	for _, name := range settings.Dialects[1:] {
+		env := testEnv(name)
+		for _, tc := range []struct{ in, want string }{
+			{"$__unixEpochFilter(t)", "(t >= 1704161045 AND t <= 1704168245)"},
+			{"$__unixEpochMsFilter(t)", "(t >= 1704161045006 AND t <= 1704168245000)"},
+			{"$__unixEpochNanoFilter(t)", "(t >= 1704161045006000000 AND t <= 1704168245000000000)"},
+			{"$__unixEpochFrom() $__unixEpochTo() $__unixEpochMsFrom() $__unixEpochNanoTo()", "1704161045 1704168245 1704161045006 1704168245000000000"},
+			{"$__unixEpochMsTo() $__unixEpochNanoFrom()", "1704168245000 1704161045006000000"},
+			{"$__interval $__interval_ms", "5m 300000"},
+			{"FROM $__catalog.$__schema.t", "FROM cat.sch.t"},
+			// Quoting-safe: nothing expands inside literals, identifiers or comments.
+			{"SELECT '$__timeFilter(x)', 'it''s $__interval' FROM t", "SELECT '$__timeFilter(x)', 'it''s $__interval' FROM t"},
+			{`SELECT "$__interval", ` + "`$__interval`" + ` FROM t`, `SELECT "$__interval", ` + "`$__interval`" + ` FROM t`},
+			{"SELECT 1 -- $__nope(\n, $__interval_ms", "SELECT 1 -- $__nope(\n, 300000"},
+			{"SELECT /* $__timeFilter( */ $__interval", "SELECT /* $__timeFilter( */ 5m"},
+			{"SELECT 'unterminated $__interval", "SELECT 'unterminated $__interval"},
+			{"SELECT $1, $__interval_ms*2", "SELECT $1, 300000*2"},
+			{"$__interval(1)", "5m(1)"},
+			{"$__unixEpochMsFilter($__unixEpochFrom())", "(1704161045 >= 1704161045006 AND 1704161045 <= 1704168245000)"},
+			{"no macro at all", "no macro at all"},
+		} {
+			got, err := expand(t, tc.in, env)
+			if err != nil {
+				t.Errorf("%s: %s: %v", name, tc.in, err)
+				continue
+			}
+			if got.SQL != tc.want || got.Fill != nil {
+				t.Errorf("%s: %s:\n got %s (fill %v)\nwant %s", name, tc.in, got.SQL, got.Fill, tc.want)
+			}
 		}
 	}
 }
 
+// TestExpandMacrosPerDialect pins the exact SQL of the dialect-dependent
+// macros; doc.go and docs/dialects.md show the same text.
+func TestExpandMacrosPerDialect(t *testing.T) {
+	const bothFilters = "$__timeFilter(ts) $__timeFrom() $__timeTo"
+	for _, tc := range []struct {
+		dialect string
+		cases   map[string]string
+	}{
+		{settings.DialectDataFusion, map[string]string{
+			bothFilters:                                 "(ts >= '2024-01-02T02:04:05.006Z' AND ts <= '2024-01-02T04:04:05.000Z') '2024-01-02T02:04:05.006Z' '2024-01-02T04:04:05.000Z'",
+			"$__timeGroup(ts, '1h')":                    "date_bin(INTERVAL '3600 seconds', ts)",
+			"$__timeGroup(ts, $__interval)":             "date_bin(INTERVAL '300 seconds', ts)",
+			"$__timeGroupAlias(ts, 500ms)":              `date_bin(INTERVAL '500 milliseconds', ts) AS "time"`,
+			"$__timeGroup(ts, 7m)":                      "date_bin(INTERVAL '420 seconds', ts)",
+			"$__unixEpochGroup(t, 1w)":                  "(CAST(floor(t / 604800) AS BIGINT) * 604800)",
+			`$__timeGroup(date_trunc('day', ts), "1d")`: "date_bin(INTERVAL '86400 seconds', date_trunc('day', ts))",
+		}},
+		{settings.DialectDuckDB, map[string]string{
+			bothFilters:                    "(ts >= '2024-01-02 02:04:05.006+00' AND ts <= '2024-01-02 04:04:05.000+00') '2024-01-02 02:04:05.006+00' '2024-01-02 04:04:05.000+00'",
+			"$__timeGroup(ts, '1h')":       "time_bucket(INTERVAL '3600 seconds', ts)",
+			"$__timeGroupAlias(ts, 500ms)": `time_bucket(INTERVAL '500 milliseconds', ts) AS "time"`,
+			// 2000-01-03 (time_bucket's origin) is 946857600 s after the
+			// epoch: 360 s past a multiple of 420 s, 345600 s past one of a week.
+			"$__timeGroup(ts, 7m)":     "time_bucket(INTERVAL '420 seconds', ts, INTERVAL '60 seconds')",
+			"$__timeGroup(ts, 1w)":     "time_bucket(INTERVAL '604800 seconds', ts, INTERVAL '259200 seconds')",
+			"$__timeGroup(ts, 1d)":     "time_bucket(INTERVAL '86400 seconds', ts)",
+			"$__unixEpochGroup(t, 1w)": "(CAST(floor(t / 604800) AS BIGINT) * 604800)",
+		}},
+		{settings.DialectPostgres, map[string]string{
+			bothFilters:                    "(ts >= '2024-01-02 02:04:05.006+00' AND ts <= '2024-01-02 04:04:05.000+00') '2024-01-02 02:04:05.006+00' '2024-01-02 04:04:05.000+00'",
+			"$__timeGroup(ts, '1h')":       "to_timestamp(floor(extract(epoch from ts) / 3600) * 3600)",
+			"$__timeGroupAlias(ts, 500ms)": `to_timestamp(floor(extract(epoch from ts) / 0.5) * 0.5) AS "time"`,
+			"$__timeGroup(ts, 1250ms)":     "to_timestamp(floor(extract(epoch from ts) / 1.25) * 1.25)",
+			"$__unixEpochGroup(t, 1w)":     "(CAST(floor(t / 604800) AS BIGINT) * 604800)",
+		}},
+		{settings.DialectDremio, map[string]string{
+			bothFilters:                 "(ts >= TIMESTAMP '2024-01-02 02:04:05.006' AND ts <= TIMESTAMP '2024-01-02 04:04:05.000') TIMESTAMP '2024-01-02 02:04:05.006' TIMESTAMP '2024-01-02 04:04:05.000'",
+			"$__timeGroup(ts, '1h')":    "TO_TIMESTAMP(FLOOR(EXTRACT(EPOCH FROM ts) / 3600) * 3600)",
+			"$__timeGroupAlias(ts, 5m)": `TO_TIMESTAMP(FLOOR(EXTRACT(EPOCH FROM ts) / 300) * 300) AS "time"`,
+			"$__unixEpochGroup(t, 1w)":  "(CAST(floor(t / 604800) AS BIGINT) * 604800)",
+		}},
+		{settings.DialectMySQL, map[string]string{
+			bothFilters:                 "(ts >= '2024-01-02 02:04:05.006' AND ts <= '2024-01-02 04:04:05.000') '2024-01-02 02:04:05.006' '2024-01-02 04:04:05.000'",
+			"$__timeGroup(ts, '1h')":    "DATE_ADD(CAST('1970-01-01 00:00:00' AS DATETIME), INTERVAL FLOOR(TIMESTAMPDIFF(SECOND, CAST('1970-01-01 00:00:00' AS DATETIME), ts) / 3600) * 3600 SECOND)",
+			"$__timeGroupAlias(ts, 5m)": "DATE_ADD(CAST('1970-01-01 00:00:00' AS DATETIME), INTERVAL FLOOR(TIMESTAMPDIFF(SECOND, CAST('1970-01-01 00:00:00' AS DATETIME), ts) / 300) * 300 SECOND) AS `time`",
+			"$__unixEpochGroup(t, 1w)":  "(t DIV 604800 * 604800)",
+		}},
+		{settings.DialectANSI, map[string]string{
+			bothFilters:                "(ts >= TIMESTAMP '2024-01-02 02:04:05.006+00:00' AND ts <= TIMESTAMP '2024-01-02 04:04:05.000+00:00') TIMESTAMP '2024-01-02 02:04:05.006+00:00' TIMESTAMP '2024-01-02 04:04:05.000+00:00'",
+			"$__unixEpochGroup(t, 1w)": "(CAST(floor(t / 604800) AS BIGINT) * 604800)",
+		}},
+	} {
+		env := testEnv(tc.dialect)
+		for in, want := range tc.cases {
+			got, err := expand(t, in, env)
+			if err != nil {
+				t.Errorf("%s: %s: %v", tc.dialect, in, err)
+				continue
+			}
+			if got.SQL != want {
+				t.Errorf("%s: %s:\n got %s\nwant %s", tc.dialect, in, got.SQL, want)
+			}
+		}
+	}
+}
+
+// TestDialectTable checks that every dialect the setting accepts has an
+// entry, and every entry a name the setting accepts.
+func TestDialectTable(t *testing.T) {
+	for _, name := range settings.Dialects[1:] {
+		d, ok := dialects[name]
+		if !ok || d.name != name || d.timeLiteral == nil || d.epochGroup == nil || d.quote == nil || (d.timeGroup == nil) == (d.timeGroupWhy == "") {
+			t.Errorf("dialect %q: incomplete entry %+v", name, d)
+		}
+	}
+	if len(dialects) != len(settings.Dialects)-1 {
+		t.Errorf("%d dialects, the setting accepts %d besides auto", len(dialects), len(settings.Dialects)-1)
+	}
+}
+
 func TestExpandMacrosErrors(t *testing.T) {
-	env := macroEnv{from: time.Unix(0, 0), to: time.Unix(60, 0), interval: time.Second}
+	env := macroEnv{from: time.Unix(0, 0), to: time.Unix(60, 0), interval: time.Second,
+		dialect: func() (*dialect, error) { return dialects[settings.DialectDuckDB], nil }}
 	for _, tc := range []struct{ in, want string }{
 		{"$__nope", "unknown macro $__nope (known: $__catalog,"},
+		{"$__", "unknown macro $__ (known:"},
 		{"$__timeFilter", "$__timeFilter needs 1 argument(s) in parentheses"},
 		{"$__timeFilter()", "$__timeFilter takes 1 argument(s), got 0"},
 		{"$__timeFilter(a, b)", "$__timeFilter takes 1 argument(s), got 2"},
 		{"$__timeFilter(a", "$__timeFilter: missing ')'"},
+		{"$__timeGroup(a)", "$__timeGroup takes 2 or 3 arguments, got 1"},
 		{"$__timeGroup(a, )", "$__timeGroup: argument 2 is empty"},
 		{"$__timeGroup(a, 'soon')", "interval 'soon' is not a duration"},
 		{"$__timeGroup(a, 0s)", "is not a duration"},
-		{"$__timeGroup(a, 1h, NULL)", "$__timeGroup takes 2 argument(s), got 3"},
+		{"$__timeGroup(a, 1h, NULL, 4)", "$__timeGroup takes 2 or 3 arguments, got 4"},
+		{"$__timeGroup(a, 1h, sometimes)", "$__timeGroup: fill sometimes is not NULL, previous or a number"},
+		{"$__timeGroup(a, 1h, 1e999)", "fill 1e999 is not NULL, previous or a number"},
+		{"$__timeGroup(a, 1h, 0) $__timeGroup(a, 1h, NULL)", "$__timeGroup: fill NULL differs from the fill 0 given earlier in the query"},
 		{"$__unixEpochGroup(a, 1500ms)", "is not a whole number of seconds"},
 		{"$__catalog", "no default catalog is configured (catalog setting)"},
 		{"$__timeGroup(a, $__nope)", "unknown macro $__nope"},
 	} {
-		_, err := expandMacros(tc.in, env)
+		_, err := expand(t, tc.in, env)
 		mustKind(t, err, source.KindQuery, tc.want)
 		if err != nil && !strings.HasPrefix(err.Error(), "flightsql: ") {
 			t.Errorf("%s: %q lacks the package prefix", tc.in, err)
 		}
 	}
+}
+
+// TestExpandMacrosNoRendering: a macro a dialect cannot write is a query
+// error naming the macro and the dialect.
+func TestExpandMacrosNoRendering(t *testing.T) {
+	for _, tc := range []struct{ dialect, in, want string }{
+		{settings.DialectANSI, "$__timeGroup(ts, 5m)", "flightsql: $__timeGroup: no rendering in the ansi SQL dialect: standard SQL has no time bucketing: set the dialect setting"},
+		{settings.DialectANSI, "$__timeGroupAlias(ts, 5m)", "flightsql: $__timeGroupAlias: no rendering in the ansi SQL dialect"},
+		{settings.DialectMySQL, "$__timeGroup(ts, 500ms)", "flightsql: $__timeGroup: the mysql SQL dialect has no rendering for an interval below whole seconds (500ms)"},
+		{settings.DialectDremio, "$__timeGroup(ts, 1500ms)", "flightsql: $__timeGroup: the dremio SQL dialect has no rendering for an interval below whole seconds (1500ms)"},
+	} {
+		_, err := expand(t, tc.in, testEnv(tc.dialect))
+		mustKind(t, err, source.KindQuery, tc.want)
+	}
+}
+
+func TestExpandMacrosFill(t *testing.T) {
+	env := testEnv(settings.DialectDataFusion)
+	for in, want := range map[string]*FillSpec{
+		"$__timeGroup(ts, 5m, NULL)":                        {Mode: FillNull, Interval: 5 * time.Minute},
+		"$__timeGroup(ts, 5m, null)":                        {Mode: FillNull, Interval: 5 * time.Minute},
+		"$__timeGroupAlias(ts, $__interval, previous)":      {Mode: FillPrevious, Interval: 5 * time.Minute},
+		"$__timeGroup(ts, '1h', -2.5)":                      {Mode: FillValue, Value: -2.5, Interval: time.Hour},
+		"$__timeGroup(ts, 1h, 0) x $__timeGroup(ts, 1h, 0)": {Mode: FillValue, Interval: time.Hour},
+		"$__timeGroup(ts, 1h)":                              nil,
+	} {
+		got, err := expand(t, in, env)
+		if err != nil {
+			t.Errorf("%s: %v", in, err)
+			continue
+		}
+		if (got.Fill == nil) != (want == nil) || got.Fill != nil && *got.Fill != *want {
+			t.Errorf("%s: fill %+v, want %+v", in, got.Fill, want)
+		}
+		if strings.Contains(got.SQL, "NULL") || strings.Contains(got.SQL, "previous") || strings.Contains(got.SQL, "2.5") {
+			t.Errorf("%s: the fill argument reached the SQL: %s", in, got.SQL)
+		}
+	}
+}
+
+// TestExpandMacrosDialectAskedLazily: the dialect (a GetSqlInfo call for
+// auto) is looked up only for the macros that depend on it, at most once,
+// and a failure to find it comes back unchanged.
+func TestExpandMacrosDialectAskedLazily(t *testing.T) {
+	calls := 0
+	env := testEnv(settings.DialectDuckDB)
+	env.dialect = func() (*dialect, error) { calls++; return dialects[settings.DialectDuckDB], nil }
+	if _, err := expand(t, "SELECT $__interval, $__unixEpochFilter(t), $__catalog", env); err != nil || calls != 0 {
+		t.Fatalf("err %v, %d dialect lookups, want none", err, calls)
+	}
+	if _, err := expand(t, "$__timeFilter(a) $__timeGroup(a, 1m) $__timeFrom()", env); err != nil || calls != 1 {
+		t.Fatalf("err %v, %d dialect lookups, want 1", err, calls)
+	}
+	want := source.Upstream(errors.New("flightsql: reading the server's name: unavailable"))
+	env.dialect = func() (*dialect, error) { return nil, want }
+	if _, err := expand(t, "$__timeFilter(a)", env); err != want {
+		t.Fatalf("got %v, want the lookup's error as is", err)
+	}
+}
+
+func TestExpandMacrosLimits(t *testing.T) {
+	env := testEnv(settings.DialectDuckDB)
+	long := "SELECT '" + strings.Repeat("x", maxQueryBytes) + "'"
+	_, err := expand(t, long, env)
+	mustKind(t, err, source.KindQuery, "flightsql: rawSql: the query is 1048585 bytes long; at most 1048576 (1 MiB) are accepted")
+
+	// maxMacroDepth levels are fine, one more is refused.
+	nest := func(open, close string, depth int) string {
+		return strings.Repeat(open, depth) + "t" + strings.Repeat(close, depth)
+	}
+	if _, err := expand(t, nest("$__timeGroup(", ", 1m)", maxMacroDepth), env); err != nil {
+		t.Fatalf("depth %d: %v", maxMacroDepth, err)
+	}
+	_, err = expand(t, nest("$__timeGroup(", ", 1m)", maxMacroDepth+1), env)
+	mustKind(t, err, source.KindQuery, "flightsql: $__timeGroup: macros are nested more than 16 deep in macro arguments")
+
+	// Doubling at each of 16 levels: refused by the output bound.
+	_, err = expand(t, nest("$__unixEpochFilter(", ")", maxMacroDepth), env)
+	mustKind(t, err, source.KindQuery, "flightsql: the expanded query would exceed")
+}
+
+// TestExpandMacrosCancelled: a cancelled context stops the expansion, also
+// one cancelled while it runs.
+func TestExpandMacrosCancelled(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	env := testEnv(settings.DialectDuckDB)
+	env.dialect = func() (*dialect, error) { cancel(); return dialects[settings.DialectDuckDB], nil }
+	sql := strings.Repeat("$__timeFilter(ts) ", 3*ctxEvery)
+	_, err := expandMacros(ctx, sql, env)
+	if !errors.Is(err, context.Canceled) || !strings.Contains(err.Error(), "flightsql: macro expansion cancelled") {
+		t.Fatalf("got %v", err)
+	}
+	if _, err := expandMacros(ctx, "SELECT 1", env); !errors.Is(err, context.Canceled) {
+		t.Fatalf("already cancelled: got %v", err)
+	}
+}
+
+// pathological are queries whose expansion was exponential in their
+// nesting: nested $__timeFilter (each level repeats its argument twice) and
+// nested $__timeGroup, both far deeper than allowed and at the allowed depth.
+func pathological() map[string]string {
+	nest := func(open, close string, depth int, inner string) string {
+		return strings.Repeat(open, depth) + inner + strings.Repeat(close, depth)
+	}
+	return map[string]string{
+		"timeFilter/391B":    nest("$__timeFilter(", ")", 26, "ts"),
+		"timeFilter/depth16": nest("$__timeFilter(", ")", maxMacroDepth, "ts"),
+		"timeGroup/720KB":    nest("$__timeGroup(", ", 1m)", 720<<10/18, "ts"),
+		"timeGroup/depth16":  nest("$__timeGroup(", ", 1m)", maxMacroDepth, "ts"),
+		"timeGroup/wide":     strings.Repeat(nest("$__timeGroup(", ", $__interval)", maxMacroDepth, "ts")+", ", 2000),
+		"mixed/depth16":      nest("$__timeGroup($__timeFilter(", "), 1m)", maxMacroDepth/2, "ts"),
+	}
+}
+
+// TestExpandMacrosLinear bounds what expanding a pathological query
+// allocates, in bytes and in allocations, by a multiple of its length.
+func TestExpandMacrosLinear(t *testing.T) {
+	env := testEnv(settings.DialectDuckDB)
+	for name, sql := range pathological() {
+		// Bytes: at most 4 × the output bound (a builder doubles its
+		// buffer; Sprintf builds each macro's text once more).
+		bound := uint64(4 * (expandFactor*len(sql) + expandSlack))
+		var before, after runtime.MemStats
+		runtime.GC()
+		runtime.ReadMemStats(&before)
+		out, err := expand(t, sql, env)
+		runtime.ReadMemStats(&after)
+		got := after.TotalAlloc - before.TotalAlloc
+		if got > bound {
+			t.Errorf("%s (%d bytes): allocated %d bytes, bound %d", name, len(sql), got, bound)
+		}
+		if err == nil && len(out.SQL) > expandFactor*len(sql)+expandSlack {
+			t.Errorf("%s: output of %d bytes", name, len(out.SQL))
+		}
+		// Allocations: a few per macro at most.
+		allocs := testing.AllocsPerRun(3, func() { _, _ = expand(t, sql, env) })
+		macros := strings.Count(sql, "$__")
+		if allocs > float64(16*macros+64) {
+			t.Errorf("%s: %.0f allocations for %d macros", name, allocs, macros)
+		}
+		t.Logf("%s: %d bytes in, %d bytes and %.0f allocations for %d macros; err=%v", name, len(sql), got, allocs, macros, err)
+	}
+}
+
+// FuzzExpandMacros: expansion never panics, its output stays within the
+// linear bound, and SQL without a macro comes back as it is.
+func FuzzExpandMacros(f *testing.F) {
+	for _, s := range []string{
+		"SELECT * FROM t WHERE $__timeFilter(ts)", "$__timeGroup(ts, $__interval, previous)", "'$__x' -- $__y\n/* $__z */",
+		"$__timeFilter($__timeFilter($__timeFilter(x)))", `"a""b" $__unixEpochGroup(t, 1w)`, "$__timeGroupAlias(t, 1h, 3.5)",
+		"$__timeGroup(a, 1h, 0) $__timeGroup(a, 1h, NULL)", "$__catalog.$__schema", "$__(", "$__timeFilter(')'",
+	} {
+		f.Add(s)
+	}
+	for _, s := range pathological() {
+		if len(s) < 4096 {
+			f.Add(s)
+		}
+	}
+	f.Fuzz(func(t *testing.T, sql string) {
+		for _, name := range []string{settings.DialectDuckDB, settings.DialectANSI, settings.DialectMySQL} {
+			out, err := expand(t, sql, testEnv(name))
+			if err != nil {
+				if source.KindOf(err) != source.KindQuery {
+					t.Fatalf("%q: error of kind %d: %v", sql, source.KindOf(err), err)
+				}
+				continue
+			}
+			if len(out.SQL) > expandFactor*len(sql)+expandSlack {
+				t.Fatalf("%q: %d bytes out", sql, len(out.SQL))
+			}
+			if !strings.Contains(sql, "$__") && out.SQL != sql {
+				t.Fatalf("%q without macros became %q", sql, out.SQL)
+			}
+			if !strings.Contains(out.SQL, "$__") {
+				again, err := expand(t, out.SQL, testEnv(name))
+				if err != nil || again.SQL != out.SQL {
+					t.Fatalf("%q: expanding the expansion %q again gave %q, %v", sql, out.SQL, again.SQL, err)
+				}
+			}
+		}
+	})
 }
 
 func TestFormatInterval(t *testing.T) {

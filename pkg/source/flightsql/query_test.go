@@ -226,7 +226,7 @@ func TestTableAndLogs(t *testing.T) {
 		t.Fatal(err)
 	}
 	f := sink.frames[0]
-	if len(sink.frames) != 1 || f.Rows() != 2 || len(f.Fields) != 5 || f.Meta != nil {
+	if len(sink.frames) != 1 || f.Rows() != 2 || len(f.Fields) != 5 || f.Meta == nil || f.Meta.ExecutedQueryString != "m" || len(f.Meta.Notices) != 0 {
 		t.Fatalf("table: %d frames, %d rows, meta %+v", len(sink.frames), f.Rows(), f.Meta)
 	}
 	if f.Fields[1].At(1).(string) != `b"x` || f.Fields[2].At(1).(*string) != nil {
@@ -244,13 +244,17 @@ func TestTableAndLogs(t *testing.T) {
 	if f.Meta == nil || f.Meta.PreferredVisualization != data.VisTypeLogs || f.Meta.Type != data.FrameTypeLogLines {
 		t.Fatalf("logs meta %+v", f.Meta)
 	}
-	if len(f.Fields) != 3 || f.Fields[0].Name != "time" || f.Fields[1].Name != "message" || f.Fields[2].Name != "labels" {
+	// The logs data-plane contract: timestamp, body, severity, labels.
+	if len(f.Fields) != 4 || f.Fields[0].Name != "timestamp" || f.Fields[1].Name != "body" || f.Fields[2].Name != "severity" || f.Fields[3].Name != "labels" {
 		t.Fatalf("logs fields %v", f.Fields)
 	}
-	if got := string(f.Fields[2].At(0).(json.RawMessage)); got != `{"level":"error","code":"507"}` {
+	if f.Fields[2].At(0).(string) != "error" || f.Fields[2].At(1).(string) != "info" {
+		t.Errorf("severity: %v %v", f.Fields[2].At(0), f.Fields[2].At(1))
+	}
+	if got := string(f.Fields[3].At(0).(json.RawMessage)); got != `{"code":"507"}` {
 		t.Errorf("labels row 0: %s", got)
 	}
-	if got := string(f.Fields[2].At(1).(json.RawMessage)); got != `{"level":"info"}` {
+	if got := string(f.Fields[3].At(1).(json.RawMessage)); got != `{}` {
 		t.Errorf("labels row 1: %s", got)
 	}
 	if f.Fields[1].At(1).(string) != "ok\n" || f.Fields[0].At(0).(time.Time).UnixNano() != 5000 {
@@ -287,7 +291,7 @@ func TestRowAndByteLimitsTruncateWithNotice(t *testing.T) {
 	s = newTestSource(t, cfg)
 	srv.set("m2", &dataset{schema: metricsSchema, endpoints: [][]arrow.RecordBatch{metricBatches(t, rows, 10)}})
 	sink, err = runQuery(t, s, "m2", FormatTable, source.Limits{})
-	if err != nil || sink.frames[0].Rows() != 100 || sink.frames[0].Meta != nil {
+	if err != nil || sink.frames[0].Rows() != 100 || len(sink.frames[0].Meta.Notices) != 0 {
 		t.Fatalf("at the limit: %v %+v", err, sink.frames)
 	}
 
@@ -407,7 +411,7 @@ func TestBadQueries(t *testing.T) {
 	for _, tc := range []struct{ js, want string }{
 		{`{`, "not valid JSON"},
 		{`{"rawSql":"  "}`, "rawSql: the query has no SQL"},
-		{`{"rawSql":"x","format":"graph"}`, `format: "graph" is not one of "time_series", "table", "logs"`},
+		{`{"rawSql":"x","format":"graph"}`, `format: "graph" is not one of "time_series", "time_series_wide", "table", "logs"`},
 		{`{"rawSql":"select $__nope"}`, "unknown macro $__nope"},
 	} {
 		err := s.Query(context.Background(), source.Query{JSON: []byte(tc.js)}, &frameSink{t: t})
@@ -415,7 +419,7 @@ func TestBadQueries(t *testing.T) {
 	}
 	// The server's own message for a query it rejects.
 	_, err := runQuery(t, s, "SELEC 1", FormatTable, source.Limits{})
-	mustKind(t, err, source.KindUpstream, "executing the query", `syntax error near "SELEC 1"`)
+	mustKind(t, err, source.KindUpstream, "executing the query", `syntax error near "SELEC 1"`, "(SQL sent: SELEC 1)")
 }
 
 // TestMetadataAsTheSDKWritesIt decodes our frames with the SDK, marshals
@@ -494,7 +498,7 @@ func TestTimeout(t *testing.T) {
 	s := newTestSource(t, cfg)
 	start := time.Now()
 	_, err := runQuery(t, s, "m", FormatTable, source.Limits{})
-	mustKind(t, err, source.KindUpstream, "timed out after 1s", "timeout setting")
+	mustKind(t, err, source.KindTimeout, "timed out after 1s", "timeout setting")
 	if time.Since(start) > 10*time.Second {
 		t.Errorf("timeout took %v", time.Since(start))
 	}

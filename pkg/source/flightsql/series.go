@@ -1,14 +1,17 @@
 package flightsql
 
 import (
-	"bytes"
-	"encoding/binary"
+	"cmp"
 	"fmt"
+	"hash/maphash"
+	"math/bits"
 	"slices"
 	"strings"
+	"unsafe"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/bitutil"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/grafana/grafana-plugin-sdk-go/data"
 
@@ -17,12 +20,24 @@ import (
 
 // frameBuilder turns the normalised batches of one query into frames.
 type frameBuilder interface {
-	// add routes the rows of one batch; rec is not kept.
+	// add routes the rows of one batch; rec is not kept unless retained.
 	add(rec arrow.RecordBatch) error
 	// finish hands the frames to sink, the notices on the first one.
 	finish(sink source.Sink, notices []data.Notice) error
 	// release frees what finish did not hand over.
 	release()
+}
+
+// frameInfo is what every frame of one query carries.
+type frameInfo struct {
+	refID  string
+	sql    string // the SQL sent, after macros: meta.executedQueryString
+	limits source.Limits
+}
+
+// meta is the FrameMeta of one frame of the query.
+func (fi *frameInfo) meta(typ data.FrameType, version data.FrameTypeVersion, notices []data.Notice) *data.FrameMeta {
+	return &data.FrameMeta{Type: typ, TypeVersion: version, ExecutedQueryString: fi.sql, Notices: notices}
 }
 
 // timeColumn finds the time column of a normalised schema: the column named
@@ -46,8 +61,7 @@ func timeColumn(s *arrow.Schema) (idx int, epoch, ok bool) {
 		}
 	}
 	if named >= 0 {
-		switch s.Field(named).Type.ID() {
-		case arrow.INT64, arrow.INT32:
+		if _, ok := timeValues[s.Field(named).Type.ID()]; ok {
 			return named, true, true
 		}
 	}
@@ -73,70 +87,21 @@ func epochNS(v int64) int64 {
 	return v
 }
 
-// timeReader returns a function reading column a of the time column as
-// nanoseconds.
-func timeReader(a arrow.Array) func(i int) int64 {
-	switch a := a.(type) {
-	case *array.Timestamp:
-		return func(i int) int64 { return int64(a.Value(i)) }
-	case *array.Int64:
-		return func(i int) int64 { return epochNS(a.Value(i)) }
-	case *array.Int32:
-		return func(i int) int64 { return epochNS(int64(a.Value(i))) }
-	}
-	panic(fmt.Sprintf("flightsql: internal: time column of type %s", a.DataType()))
+// timeValues reads a whole time column as nanoseconds: a timestamp[ns]
+// column's own values, or integer Unix times converted into dst. Null slots
+// hold any value; check the column's validity.
+var timeValues = map[arrow.Type]func(a arrow.Array, dst []arrow.Timestamp) []arrow.Timestamp{
+	arrow.TIMESTAMP: func(a arrow.Array, _ []arrow.Timestamp) []arrow.Timestamp { return a.(*array.Timestamp).Values() },
+	arrow.INT64:     epochValues[int64],
+	arrow.INT32:     epochValues[int32],
 }
 
-// seriesBuilder splits rows into one frame per (label set × value column)
-// while the batches stream: every row goes straight to the builders of its
-// series, so the result exists once, already split.
-type seriesBuilder struct {
-	mem    memory.Allocator
-	refID  string
-	limits source.Limits
-
-	schema   *arrow.Schema
-	timeIdx  int
-	epoch    bool
-	valueIdx []int
-	labelIdx []int
-
-	series map[string]*series
-	order  []*series // first-seen order, the order of the frames
-	points int64
-	nulls  int64 // rows dropped for a null time
-
-	key, prevKey, text []byte
-	prev               *series
-}
-
-type series struct {
-	labels data.Labels
-	times  []arrow.Timestamp
-	sorted bool
-	values []array.Builder // one per value column
-}
-
-func newSeriesBuilder(mem memory.Allocator, refID string, limits source.Limits, s *arrow.Schema) (*seriesBuilder, error) {
-	ti, epoch, ok := timeColumn(s)
-	if !ok {
-		return nil, source.BadQuery("flightsql: format time_series needs a timestamp column, or an integer Unix-time column named time; the result has %s. Choose format table, or select a time column", describeColumns(s))
+func epochValues[T int32 | int64](a arrow.Array, dst []arrow.Timestamp) []arrow.Timestamp {
+	dst = dst[:0]
+	for _, v := range a.(interface{ Values() []T }).Values() {
+		dst = append(dst, arrow.Timestamp(epochNS(int64(v))))
 	}
-	b := &seriesBuilder{mem: mem, refID: refID, limits: limits, schema: s, timeIdx: ti, epoch: epoch, series: map[string]*series{}}
-	for i, f := range s.Fields() {
-		if i == ti {
-			continue
-		}
-		if columns[f.Type.ID()].numeric {
-			b.valueIdx = append(b.valueIdx, i)
-		} else {
-			b.labelIdx = append(b.labelIdx, i)
-		}
-	}
-	if len(b.valueIdx) == 0 {
-		return nil, source.BadQuery("flightsql: format time_series needs at least one numeric value column; the result has %s. Choose format table, or select a number", describeColumns(s))
-	}
-	return b, nil
+	return dst
 }
 
 func describeColumns(s *arrow.Schema) string {
@@ -150,81 +115,489 @@ func describeColumns(s *arrow.Schema) string {
 	return "columns " + strings.Join(parts, ", ")
 }
 
-func (b *seriesBuilder) add(rec arrow.RecordBatch) error {
-	tcol := rec.Column(b.timeIdx)
-	timeAt := timeReader(tcol)
-	valueCols := make([]arrow.Array, len(b.valueIdx))
-	valueKinds := make([]*column, len(b.valueIdx))
-	for j, vi := range b.valueIdx {
-		valueCols[j] = rec.Column(vi)
-		valueKinds[j] = columns[valueCols[j].DataType().ID()]
+// seriesPost is a per-series step that runs on every series once it is
+// sorted by time, before its frames are built: the place for $__timeGroup
+// fill. It may replace s.Times and s.Values (keeping them aligned); a value
+// array it replaces it must release.
+type seriesPost func(s *sortedSeries) error
+
+// sortedSeries is one series as a seriesPost step sees it.
+type sortedSeries struct {
+	Labels data.Labels
+	Times  []arrow.Timestamp // ascending; no nulls
+	Values []arrow.Array     // one per value column, aligned with Times
+}
+
+// seriesBuilder splits rows into series (one per label set) while the batches
+// stream, column-wise: for each batch it finds every row's series (label
+// values hashed where they lie, no strings built; an open-addressing table;
+// the values compared to confirm), and keeps the batch pending; every
+// flushRows rows it moves the pending rows into their series a column at a
+// time (see flush). At the end the series are sorted by time and by label
+// set, and become one frame per (series × value column) (format
+// time_series), or one wide frame (format time_series_wide).
+type seriesBuilder struct {
+	frameInfo
+	wide bool
+	post seriesPost // nil: none
+
+	schema   *arrow.Schema
+	timeIdx  int
+	valueIdx []int
+	labelIdx []int
+	numerics []*numeric // of each value column
+
+	series []*series
+	points int64
+	nulls  int64 // rows dropped for a null time
+
+	// The points of each series (by series index): times, whether they are
+	// still sorted, and one store per value column.
+	times  [][]arrow.Timestamp
+	sorted []bool
+	stores []valueStore
+
+	// The lookup table, flat for the row loop: slots (open addressing) hold
+	// a series index + 1 (0 is empty); per series index, its hash and, per
+	// label column, its value and whether it is present (not null).
+	slots   []int32
+	hashOf  []uint64
+	keys    []string
+	present []bool
+
+	// Rows not yet in their series: the batches (retained), where each
+	// starts in the pending rows, and per pending row its time and series
+	// (-1 for a null time).
+	pending []arrow.RecordBatch
+	pstart  []int32
+	ptimes  []arrow.Timestamp
+	pids    []int32
+
+	// scratch
+	labels []labelAccess
+	hashes []uint64
+	counts []int32 // pending rows of each series
+	starts []int32 // length of each series before the flush
+	touch  []int32 // series with pending rows, in first-seen order
+	cur    []int32 // write cursor of each series
+	epoch  []arrow.Timestamp
+	text   []byte
+}
+
+// labelAccess reads one label column of the current batch.
+type labelAccess struct {
+	a     arrow.Array
+	str   *array.String // the column when it is text (no copies, no text building)
+	nulls bool
+	text  func(dst []byte, a arrow.Array, i int) []byte
+}
+
+type series struct {
+	id      int32    // index of its points in the builder
+	keys    []string // label column values (as text); "" when null
+	present []bool   // label column is not null
+	labels  data.Labels
+	sortKey string // labels.String(): the order of the frames
+}
+
+var labelSeed = maphash.MakeSeed()
+
+func newSeriesBuilder(fi frameInfo, wide bool, s *arrow.Schema) (*seriesBuilder, error) {
+	format := FormatTimeSeries
+	if wide {
+		format = FormatTimeSeriesWide
 	}
-	for i := range int(rec.NumRows()) {
-		if tcol.IsNull(i) {
+	ti, _, ok := timeColumn(s)
+	if !ok {
+		return nil, source.BadQuery("flightsql: format %s needs a timestamp column, or an integer Unix-time column named time; the result has %s. Choose format table, or select a time column", format, describeColumns(s))
+	}
+	b := &seriesBuilder{frameInfo: fi, wide: wide, schema: s, timeIdx: ti, slots: make([]int32, 64)}
+	for i, f := range s.Fields() {
+		if i == ti {
+			continue
+		}
+		if columns[f.Type.ID()].numeric {
+			b.valueIdx = append(b.valueIdx, i)
+			b.numerics = append(b.numerics, numerics[f.Type.ID()])
+			b.stores = append(b.stores, numerics[f.Type.ID()].newStore())
+		} else {
+			b.labelIdx = append(b.labelIdx, i)
+		}
+	}
+	if len(b.valueIdx) == 0 {
+		return nil, source.BadQuery("flightsql: format %s needs at least one numeric value column; the result has %s. Choose format table, or select a number", format, describeColumns(s))
+	}
+	b.labels = make([]labelAccess, len(b.labelIdx))
+	return b, nil
+}
+
+// flushRows is how many rows the builder collects (from one batch or
+// several) before it moves them into their series: with ~64 rows per series
+// and column at a time, the writes to each series are runs of whole cache
+// lines rather than a line or two per batch.
+const flushRows = 1 << 16
+
+func (b *seriesBuilder) add(rec arrow.RecordBatch) error {
+	n := int(rec.NumRows())
+	if n == 0 {
+		return nil
+	}
+	tcol := rec.Column(b.timeIdx)
+	times := timeValues[tcol.DataType().ID()](tcol, b.epoch)
+	if tcol.DataType().ID() != arrow.TIMESTAMP {
+		b.epoch = times
+	}
+	b.ptimes = append(b.ptimes, times...)
+	b.bind(rec)
+
+	// The series of every row.
+	k := len(b.pids)
+	b.pids = slices.Grow(b.pids, n)[:k+n]
+	ids := b.pids[k:]
+	timeNulls := tcol.NullN() > 0
+	if len(b.labels) == 1 && b.labels[0].str != nil && !b.labels[0].nulls && !timeNulls {
+		if err := b.lookupText(b.labels[0].str, ids); err != nil {
+			return err
+		}
+	} else if err := b.lookupRows(tcol, timeNulls, ids); err != nil {
+		return err
+	}
+	rec.Retain()
+	b.pending = append(b.pending, rec)
+	b.pstart = append(b.pstart, int32(k))
+	b.points += int64(n) * int64(len(b.valueIdx))
+	if b.limits.MaxPoints > 0 && b.points > b.limits.MaxPoints {
+		return source.LimitExceeded("flightsql: the query returns more than %d points (maxPoints setting); narrow the time range or aggregate, or raise maxPoints", b.limits.MaxPoints)
+	}
+	if len(b.pids) >= flushRows {
+		b.flush()
+	}
+	return nil
+}
+
+// flush moves the pending rows into their series, column by column: it
+// counts the rows of each series, extends each series' storage once, then
+// reads each column in row order and writes every value at its series'
+// cursor (sequential reads; one write stream per series).
+func (b *seriesBuilder) flush() {
+	defer b.dropPending()
+	ids := b.pids
+	counts := b.counts
+	touch := b.touch[:0]
+	for _, id := range ids {
+		if id < 0 {
+			continue
+		}
+		if counts[id] == 0 {
+			touch = append(touch, id)
+		}
+		counts[id]++
+	}
+	b.touch = touch
+	start := b.starts
+	for _, id := range touch {
+		n := int(counts[id])
+		k := len(b.times[id])
+		start[id] = int32(k)
+		b.times[id] = extend(b.times[id], n)
+		for _, st := range b.stores {
+			st.extend(id, n)
+		}
+	}
+	cur := b.cursor(touch, start)
+	times, ptimes := b.times, b.ptimes
+	for i, id := range ids {
+		if id >= 0 {
+			c := cur[id]
+			times[id][c] = ptimes[i]
+			cur[id] = c + 1
+		}
+	}
+	for _, id := range touch {
+		if t := times[id]; b.sorted[id] && !slices.IsSorted(t[max(start[id]-1, 0):]) {
+			b.sorted[id] = false
+		}
+	}
+	for j, vi := range b.valueIdx {
+		cur = b.cursor(touch, start)
+		for k, rec := range b.pending {
+			end := len(ids)
+			if k+1 < len(b.pstart) {
+				end = int(b.pstart[k+1])
+			}
+			b.stores[j].scatter(ids[b.pstart[k]:end], cur, rec.Column(vi))
+		}
+	}
+	for _, id := range touch {
+		counts[id] = 0
+	}
+}
+
+// cursor returns the write cursors of the touched series, set to start.
+func (b *seriesBuilder) cursor(touch, start []int32) []int32 {
+	cur := grow(b.cur, len(b.series))
+	b.cur = cur
+	for _, id := range touch {
+		cur[id] = start[id]
+	}
+	return cur
+}
+
+// dropPending releases the pending batches.
+func (b *seriesBuilder) dropPending() {
+	for k, rec := range b.pending {
+		rec.Release()
+		b.pending[k] = nil
+	}
+	b.pending, b.pstart, b.pids, b.ptimes = b.pending[:0], b.pstart[:0], b.pids[:0], b.ptimes[:0]
+}
+
+// lookupRows sets ids[i] to the series of row i (-1 for a null time).
+func (b *seriesBuilder) lookupRows(tcol arrow.Array, timeNulls bool, ids []int32) error {
+	b.hashRows(len(ids))
+	for i, h := range b.hashes[:len(ids)] {
+		if timeNulls && tcol.IsNull(i) {
+			ids[i] = -1
 			b.nulls++
 			continue
 		}
-		s, err := b.seriesOf(rec, i)
+		id, err := b.lookup(i, h)
 		if err != nil {
 			return err
 		}
-		t := arrow.Timestamp(timeAt(i))
-		if n := len(s.times); n > 0 && t < s.times[n-1] {
-			s.sorted = false
+		ids[i] = id
+	}
+	return nil
+}
+
+// lookupText is lookupRows for the common result of one text label column
+// without nulls (and no null times): hash, probe and compare in one pass.
+//
+// Before hashing, a row tries two guesses, each checked by comparing its
+// text with the series' (so a wrong guess costs one comparison): the series
+// of the previous row (results ordered by series), and the series of the row
+// one period back, the period being the number of series (results ordered by
+// time, every series at every time: GROUP BY time, host).
+func (b *seriesBuilder) lookupText(str *array.String, ids []int32) error {
+	for i := range ids {
+		v := str.Value(i)
+		if i > 0 {
+			if id := ids[i-1]; b.keys[id] == v {
+				ids[i] = id
+				continue
+			}
+			if p := len(b.series); i >= p {
+				if id := ids[i-p]; b.keys[id] == v {
+					ids[i] = id
+					continue
+				}
+			}
 		}
-		s.times = append(s.times, t)
-		for j, vb := range s.values {
-			valueKinds[j].appendAt(vb, valueCols[j], i)
-		}
-		b.points += int64(len(b.valueIdx))
-		if b.limits.MaxPoints > 0 && b.points > b.limits.MaxPoints {
-			return source.LimitExceeded("flightsql: the query returns more than %d points (maxPoints setting); narrow the time range or aggregate, or raise maxPoints", b.limits.MaxPoints)
+		h := mixHash(0, maphash.String(labelSeed, v))
+		mask := uint64(len(b.slots) - 1)
+		p := h & mask
+		for {
+			sid := b.slots[p]
+			if sid == 0 {
+				id, err := b.create(i, h, p)
+				if err != nil {
+					return err
+				}
+				ids[i] = id
+				break
+			}
+			if id := sid - 1; b.hashOf[id] == h && b.present[id] && b.keys[id] == v {
+				ids[i] = id
+				break
+			}
+			p = (p + 1) & mask
 		}
 	}
 	return nil
 }
 
-// seriesOf returns the series of row i, creating it when new.
-func (b *seriesBuilder) seriesOf(rec arrow.RecordBatch, i int) (*series, error) {
-	key := b.key[:0]
-	for _, li := range b.labelIdx {
+// bind points the label accessors at the columns of rec.
+func (b *seriesBuilder) bind(rec arrow.RecordBatch) {
+	for k, li := range b.labelIdx {
 		a := rec.Column(li)
-		if a.IsNull(i) {
-			key = append(key, 0)
-			continue
-		}
-		b.text = columns[a.DataType().ID()].text(b.text[:0], a, i)
-		key = append(key, 1)
-		key = binary.AppendUvarint(key, uint64(len(b.text)))
-		key = append(key, b.text...)
+		str, _ := a.(*array.String)
+		b.labels[k] = labelAccess{a: a, str: str, nulls: a.NullN() > 0, text: columns[a.DataType().ID()].text}
 	}
-	b.key = key
-	if b.prev != nil && bytes.Equal(key, b.prevKey) {
-		return b.prev, nil
-	}
-	s, ok := b.series[string(key)]
-	if !ok {
-		if max := b.limits.MaxSeries; max > 0 && (len(b.order)+1)*len(b.valueIdx) > max {
-			return nil, source.LimitExceeded("flightsql: the query returns more than %d series (maxSeries setting); filter or group by fewer labels, or raise maxSeries", max)
+}
+
+// lookup returns the series of row i of the bound batch, whose labels hash
+// to h, creating it when new.
+func (b *seriesBuilder) lookup(i int, h uint64) (int32, error) {
+	mask := uint64(len(b.slots) - 1)
+	for p := h & mask; ; p = (p + 1) & mask {
+		sid := b.slots[p]
+		if sid == 0 {
+			return b.create(i, h, p)
 		}
-		s = &series{sorted: true, values: make([]array.Builder, len(b.valueIdx))}
-		if len(b.labelIdx) > 0 {
-			s.labels = data.Labels{}
-			for _, li := range b.labelIdx {
-				a := rec.Column(li)
-				if !a.IsNull(i) {
-					s.labels[b.schema.Field(li).Name] = string(columns[a.DataType().ID()].text(nil, a, i))
+		if id := sid - 1; b.hashOf[id] == h && b.sameLabels(i, id) {
+			return id, nil
+		}
+	}
+}
+
+// extend returns s with n more elements, at least doubling its capacity
+// when it must grow (append grows large slices by a quarter, which copies a
+// series several times more on its way to a thousand points).
+func extend[T any](s []T, n int) []T {
+	k := len(s)
+	if k+n <= cap(s) {
+		return s[:k+n]
+	}
+	out := make([]T, k+n, max(2*cap(s), k+n, 64))
+	copy(out, s)
+	return out
+}
+
+// grow returns s resliced to n elements, reallocated when too small.
+func grow[T any](s []T, n int) []T {
+	if cap(s) < n {
+		return make([]T, n, n+n/4)
+	}
+	return s[:n]
+}
+
+const nullHash = 0x9e3779b97f4a7c15
+
+// mixHash folds the hash of one more label value into h.
+func mixHash(h, v uint64) uint64 { return (bits.RotateLeft64(h, 27) ^ v) * 0xff51afd7ed558ccd }
+
+// hashRows sets b.hashes[i] to the hash of row i's label values, one label
+// column at a time. Text columns hash their bytes in place; other label
+// types (bool, timestamp, JSON) hash their label text.
+func (b *seriesBuilder) hashRows(n int) {
+	h := grow(b.hashes, n)
+	b.hashes = h
+	clear(h)
+	for _, la := range b.labels {
+		switch {
+		case la.str != nil && !la.nulls:
+			for i := range h {
+				h[i] = mixHash(h[i], maphash.String(labelSeed, la.str.Value(i)))
+			}
+		default:
+			for i := range h {
+				var v uint64
+				switch {
+				case la.nulls && la.a.IsNull(i):
+					v = nullHash
+				case la.str != nil:
+					v = maphash.String(labelSeed, la.str.Value(i))
+				default:
+					b.text = la.text(b.text[:0], la.a, i)
+					v = maphash.Bytes(labelSeed, b.text)
 				}
+				h[i] = mixHash(h[i], v)
 			}
 		}
-		for j, vi := range b.valueIdx {
-			s.values[j] = array.NewBuilder(b.mem, b.schema.Field(vi).Type)
-		}
-		b.series[string(key)] = s
-		b.order = append(b.order, s)
 	}
-	b.prev, b.prevKey = s, append(b.prevKey[:0], key...)
-	return s, nil
+}
+
+// sameLabels reports whether row i of the batch has the labels of series id.
+func (b *seriesBuilder) sameLabels(i int, id int32) bool {
+	base := int(id) * len(b.labels)
+	for k := range b.labels {
+		la := &b.labels[k]
+		if la.nulls && la.a.IsNull(i) {
+			if b.present[base+k] {
+				return false
+			}
+			continue
+		}
+		if !b.present[base+k] {
+			return false
+		}
+		if la.str != nil {
+			if la.str.Value(i) != b.keys[base+k] {
+				return false
+			}
+			continue
+		}
+		b.text = la.text(b.text[:0], la.a, i)
+		if string(b.text) != b.keys[base+k] {
+			return false
+		}
+	}
+	return true
+}
+
+// create adds the series of row i (whose labels hash to h) in slot.
+func (b *seriesBuilder) create(i int, h uint64, slot uint64) (int32, error) {
+	if max := b.limits.MaxSeries; max > 0 && (len(b.series)+1)*len(b.valueIdx) > max {
+		return 0, source.LimitExceeded("flightsql: the query returns more than %d series (maxSeries setting); filter or group by fewer labels, or raise maxSeries", max)
+	}
+	s := &series{id: int32(len(b.series)), keys: make([]string, len(b.labelIdx)), present: make([]bool, len(b.labelIdx))}
+	if len(b.labelIdx) > 0 {
+		s.labels = data.Labels{}
+		for k, la := range b.labels {
+			if la.a.IsNull(i) {
+				continue
+			}
+			text := string(la.text(nil, la.a, i))
+			s.keys[k], s.present[k] = text, true
+			s.labels[b.schema.Field(b.labelIdx[k]).Name] = text
+		}
+		s.sortKey = s.labels.String()
+	}
+	for _, st := range b.stores {
+		st.addSeries()
+	}
+	b.times = append(b.times, nil)
+	b.sorted = append(b.sorted, true)
+	b.series = append(b.series, s)
+	b.hashOf = append(b.hashOf, h)
+	b.keys = append(b.keys, s.keys...)
+	b.present = append(b.present, s.present...)
+	b.counts = append(b.counts, 0)
+	b.starts = append(b.starts, 0)
+	id := int32(len(b.series))
+	b.slots[slot] = id
+	if 2*len(b.series) > len(b.slots) {
+		b.rehash()
+	}
+	return id - 1, nil
+}
+
+// rehash doubles the slot table.
+func (b *seriesBuilder) rehash() {
+	b.slots = make([]int32, 2*len(b.slots))
+	mask := uint64(len(b.slots) - 1)
+	for id, h := range b.hashOf {
+		p := h & mask
+		for b.slots[p] != 0 {
+			p = (p + 1) & mask
+		}
+		b.slots[p] = int32(id + 1)
+	}
+}
+
+// compareSeries orders series by their label set as Grafana prints it, then
+// by the label values column by column (which tells apart the rare label
+// sets that print alike).
+func compareSeries(x, y *series) int {
+	if c := strings.Compare(x.sortKey, y.sortKey); c != 0 {
+		return c
+	}
+	for k := range x.keys {
+		if c := cmp.Compare(b2i(x.present[k]), b2i(y.present[k])); c != 0 {
+			return c
+		}
+		if c := strings.Compare(x.keys[k], y.keys[k]); c != 0 {
+			return c
+		}
+	}
+	return 0
+}
+
+func b2i(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
 }
 
 func (b *seriesBuilder) finish(sink source.Sink, notices []data.Notice) error {
@@ -232,98 +605,362 @@ func (b *seriesBuilder) finish(sink source.Sink, notices []data.Notice) error {
 		notices = append(notices, data.Notice{Severity: data.NoticeSeverityWarning,
 			Text: fmt.Sprintf("%d rows with a null time were left out.", b.nulls)})
 	}
-	tname := b.schema.Field(b.timeIdx).Name
-	for len(b.order) > 0 {
-		s := b.order[0]
-		b.order = b.order[1:]
-		if err := b.emit(sink, s, tname, &notices); err != nil {
+	b.flush()
+	all := slices.Clone(b.series)
+	defer b.release()
+	slices.SortFunc(all, compareSeries)
+	sorted := make([]*sortedSeries, 0, len(all))
+	defer func() {
+		for _, ss := range sorted {
+			releaseArrays(ss.Values)
+		}
+	}()
+	for i, s := range all {
+		ss, err := b.sortSeries(s)
+		if err != nil {
 			return err
 		}
+		all[i] = nil // its points now belong to ss
+		if !b.wide {
+			if err := b.emit(sink, ss, &notices); err != nil {
+				return err
+			}
+			continue
+		}
+		sorted = append(sorted, ss)
+	}
+	if b.wide {
+		return b.emitWide(sink, sorted, notices)
 	}
 	return nil
 }
 
-// emit sorts one series by time and hands one frame per value column to sink.
-func (b *seriesBuilder) emit(sink source.Sink, s *series, tname string, notices *[]data.Notice) error {
-	defer releaseBuilders(s.values)
-	var perm []int
-	if !s.sorted {
-		perm = make([]int, len(s.times))
+// sortSeries sorts s by time (stable: rows of one time keep their order) and
+// runs the post-processing step on it.
+func (b *seriesBuilder) sortSeries(s *series) (*sortedSeries, error) {
+	id := s.id
+	times := b.times[id]
+	b.times[id] = nil
+	if !b.sorted[id] {
+		perm := make([]int32, len(times))
 		for i := range perm {
-			perm[i] = i
+			perm[i] = int32(i)
 		}
-		slices.SortStableFunc(perm, func(x, y int) int {
-			switch tx, ty := s.times[x], s.times[y]; {
-			case tx < ty:
-				return -1
-			case tx > ty:
-				return 1
-			}
-			return 0
-		})
-		times := make([]arrow.Timestamp, len(perm))
+		slices.SortStableFunc(perm, func(x, y int32) int { return cmp.Compare(times[x], times[y]) })
+		sorted := make([]arrow.Timestamp, len(perm))
 		for i, p := range perm {
-			times[i] = s.times[p]
+			sorted[i] = times[p]
 		}
-		s.times = times
+		times = sorted
+		for _, st := range b.stores {
+			st.permute(id, perm)
+		}
 	}
-	tb := array.NewTimestampBuilder(b.mem, timestampNS)
-	tb.AppendValues(s.times, nil)
-	tarr := tb.NewArray()
-	tb.Release()
-	defer tarr.Release()
+	ss := &sortedSeries{Labels: s.labels, Times: times, Values: make([]arrow.Array, len(b.stores))}
+	for j, st := range b.stores {
+		ss.Values[j] = st.array(id, b.schema.Field(b.valueIdx[j]).Type)
+	}
+	if b.post != nil {
+		if err := b.post(ss); err != nil {
+			releaseArrays(ss.Values)
+			return nil, err
+		}
+	}
+	return ss, nil
+}
 
-	for j, vb := range s.values {
-		varr := vb.NewArray()
-		if perm != nil {
-			varr = gather(b.mem, varr, perm)
-		}
+// emit hands one frame per value column of ss to sink.
+func (b *seriesBuilder) emit(sink source.Sink, ss *sortedSeries, notices *[]data.Notice) error {
+	tarr := timesArray(ss.Times)
+	defer tarr.Release()
+	tname := b.schema.Field(b.timeIdx).Name
+	for j, varr := range ss.Values {
+		ss.Values[j] = nil
 		vf := b.schema.Field(b.valueIdx[j])
-		meta := &data.FrameMeta{Type: data.FrameTypeTimeSeriesMulti, TypeVersion: data.FrameTypeVersion{0, 1}}
-		if len(*notices) > 0 {
-			meta.Notices, *notices = *notices, nil
-		}
+		meta := b.meta(data.FrameTypeTimeSeriesMulti, data.FrameTypeVersion{0, 1}, *notices)
+		*notices = nil
 		config, _ := vf.Metadata.GetValue(mdConfig)
 		tarr.Retain()
 		rec, err := newFrameRecord("", b.refID, meta, []outField{
 			{name: tname, arr: tarr},
-			{name: vf.Name, arr: varr, labels: s.labels, config: config},
+			{name: vf.Name, arr: varr, labels: ss.Labels, config: config},
 		})
 		if err != nil {
+			releaseArrays(ss.Values)
 			return err
 		}
 		if err := sink.Record(rec); err != nil {
+			releaseArrays(ss.Values)
 			return err
 		}
 	}
 	return nil
 }
 
-func (b *seriesBuilder) release() {
-	for _, s := range b.order {
-		releaseBuilders(s.values)
+// wideFill is how empty a wide frame may be: it is refused when it would
+// hold more than wideFill cells per point of the result.
+const wideFill = 4
+
+// emitWide hands one timeseries-wide frame to sink: the union of the series'
+// times, and every (series × value column) as a field with its labels, null
+// where the series has no point. A series with several points at one time
+// keeps the first.
+func (b *seriesBuilder) emitWide(sink source.Sink, all []*sortedSeries, notices []data.Notice) error {
+	var times []arrow.Timestamp
+	same := len(all) > 0
+	for _, ss := range all {
+		if !slices.Equal(ss.Times, all[0].Times) {
+			same = false
+			break
+		}
 	}
-	b.order = nil
+	if same {
+		times = slices.Clone(all[0].Times)
+	} else {
+		n := 0
+		for _, ss := range all {
+			n += len(ss.Times)
+		}
+		times = make([]arrow.Timestamp, 0, n)
+		for _, ss := range all {
+			times = append(times, ss.Times...)
+		}
+		slices.Sort(times)
+	}
+	times = slices.Compact(times)
+	var points int64
+	for _, ss := range all {
+		points += int64(len(ss.Times))
+	}
+	if cells := int64(len(times)) * int64(len(all)); cells > wideFill*points+1024 {
+		return source.BadQuery("flightsql: format time_series_wide: the %d series share few timestamps (%d distinct times for %d points): one frame would be mostly empty. Choose format time_series, or align the times with $__timeGroup", len(all), len(times), points)
+	}
+
+	fields := []outField{{name: b.schema.Field(b.timeIdx).Name, arr: timesArray(times)}}
+	var dropped int64
+	pos := make([]int32, 0, len(times))
+	for _, ss := range all {
+		pos = pos[:0]
+		aligned := len(ss.Times) == len(times)
+		k := 0
+		for i, t := range ss.Times {
+			for times[k] < t {
+				k++
+			}
+			if i > 0 && ss.Times[i-1] == t {
+				pos = append(pos, -1)
+				dropped++
+				aligned = false
+				continue
+			}
+			pos = append(pos, int32(k))
+		}
+		for j, varr := range ss.Values {
+			vf := b.schema.Field(b.valueIdx[j])
+			config, _ := vf.Metadata.GetValue(mdConfig)
+			out := varr
+			if aligned {
+				varr.Retain()
+			} else {
+				out = b.numerics[j].spread(varr, pos, len(times))
+			}
+			fields = append(fields, outField{name: vf.Name, arr: out, labels: ss.Labels, config: config})
+		}
+	}
+	if dropped > 0 {
+		notices = append(notices, data.Notice{Severity: data.NoticeSeverityWarning,
+			Text: fmt.Sprintf("%d points were left out of the wide frame: their series has another point at the same time. Choose format time_series to see them.", dropped)})
+	}
+	rec, err := newFrameRecord("", b.refID, b.meta(data.FrameTypeTimeSeriesWide, data.FrameTypeVersion{0, 1}, notices), fields)
+	if err != nil {
+		return err
+	}
+	return sink.Record(rec)
 }
 
-func releaseBuilders(bs []array.Builder) {
-	for i, vb := range bs {
-		if vb != nil {
-			vb.Release()
-			bs[i] = nil
+func (b *seriesBuilder) release() {
+	b.dropPending()
+	b.series, b.slots, b.hashOf, b.keys, b.present = nil, nil, nil, nil, nil
+	b.times, b.sorted = nil, nil
+}
+
+func releaseArrays(as []arrow.Array) {
+	for i, a := range as {
+		if a != nil {
+			a.Release()
+			as[i] = nil
 		}
 	}
 }
 
-// gather returns a[perm[0]], a[perm[1]], … and releases a.
-func gather(mem memory.Allocator, a arrow.Array, perm []int) arrow.Array {
-	defer a.Release()
-	c := columns[a.DataType().ID()]
-	nb := array.NewBuilder(mem, a.DataType())
-	defer nb.Release()
-	nb.Reserve(len(perm))
-	for _, p := range perm {
-		c.appendAt(nb, a, p)
+// timesArray is a timestamp[ns] array over times (no copy).
+func timesArray(times []arrow.Timestamp) arrow.Array {
+	return arrayOver(timestampNS, times, nil, 0)
+}
+
+// arrayOver returns an array of type dt over the memory of vals (no copy),
+// with a validity bitmap when nulls > 0. Its buffers are Go memory, freed
+// by the garbage collector once the array is released and dropped.
+func arrayOver[T any](dt arrow.DataType, vals []T, validity []byte, nulls int) arrow.Array {
+	var zero T
+	raw := unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(vals))), len(vals)*int(unsafe.Sizeof(zero)))
+	var bm *memory.Buffer
+	if nulls > 0 {
+		bm = memory.NewBufferBytes(validity)
 	}
-	return nb.NewArray()
+	d := array.NewData(dt, len(vals), []*memory.Buffer{bm, memory.NewBufferBytes(raw)}, nil, nulls, 0)
+	defer d.Release()
+	return array.MakeFromData(d)
+}
+
+// valueStore holds one value column of every series, by series index.
+type valueStore interface {
+	// addSeries adds an empty series.
+	addSeries()
+	// extend makes room for n more values of series id.
+	extend(id int32, n int)
+	// scatter writes a[i] to series ids[i] at its cursor cur[ids[i]], which
+	// it advances; rows with ids[i] < 0 are skipped.
+	scatter(ids, cur []int32, a arrow.Array)
+	// permute reorders the values of series id: the i-th becomes the perm[i]-th.
+	permute(id int32, perm []int32)
+	// array hands the values of series id over as an array of type dt (no
+	// copy) and forgets them.
+	array(id int32, dt arrow.DataType) arrow.Array
+}
+
+// numeric is what the series split does with one numeric value type.
+type numeric struct {
+	newStore func() valueStore
+	// spread returns an array of n slots holding a[k] at pos[k] (pos[k] < 0:
+	// left out) and null elsewhere.
+	spread func(a arrow.Array, pos []int32, n int) arrow.Array
+}
+
+// numerics holds every type whose columns entry is numeric (a test checks).
+var numerics = map[arrow.Type]*numeric{
+	arrow.INT8:    numericOf[int8](),
+	arrow.INT16:   numericOf[int16](),
+	arrow.INT32:   numericOf[int32](),
+	arrow.INT64:   numericOf[int64](),
+	arrow.UINT8:   numericOf[uint8](),
+	arrow.UINT16:  numericOf[uint16](),
+	arrow.UINT32:  numericOf[uint32](),
+	arrow.UINT64:  numericOf[uint64](),
+	arrow.FLOAT32: numericOf[float32](),
+	arrow.FLOAT64: numericOf[float64](),
+}
+
+type number interface {
+	int8 | int16 | int32 | int64 | uint8 | uint16 | uint32 | uint64 | float32 | float64
+}
+
+func numericOf[T number]() *numeric {
+	return &numeric{newStore: func() valueStore { return &numStore[T]{} }, spread: spread[T]}
+}
+
+// numStore holds the values of each series and, once a series had a null,
+// its validity.
+type numStore[T number] struct {
+	vals  [][]T
+	valid [][]bool // nil for a series: all valid
+	nulls []int
+}
+
+func (s *numStore[T]) addSeries() {
+	s.vals = append(s.vals, nil)
+	s.valid = append(s.valid, nil)
+	s.nulls = append(s.nulls, 0)
+}
+
+func (s *numStore[T]) extend(id int32, n int) {
+	s.vals[id] = extend(s.vals[id], n)
+	if v := s.valid[id]; v != nil {
+		k := len(v)
+		v = extend(v, n)
+		for i := k; i < len(v); i++ {
+			v[i] = true
+		}
+		s.valid[id] = v
+	}
+}
+
+func (s *numStore[T]) scatter(ids, cur []int32, a arrow.Array) {
+	src := a.(interface{ Values() []T }).Values()
+	vals := s.vals
+	if a.NullN() == 0 {
+		for i, id := range ids {
+			if id >= 0 {
+				c := cur[id]
+				vals[id][c] = src[i]
+				cur[id] = c + 1
+			}
+		}
+		return
+	}
+	for i, id := range ids {
+		if id < 0 {
+			continue
+		}
+		c := cur[id]
+		vals[id][c] = src[i]
+		cur[id] = c + 1
+		if a.IsNull(i) {
+			if s.valid[id] == nil {
+				v := make([]bool, len(vals[id]), cap(vals[id]))
+				for x := range v {
+					v[x] = true
+				}
+				s.valid[id] = v
+			}
+			s.valid[id][c] = false
+			s.nulls[id]++
+		}
+	}
+}
+
+func (s *numStore[T]) permute(id int32, perm []int32) {
+	vals := make([]T, len(perm))
+	for i, p := range perm {
+		vals[i] = s.vals[id][p]
+	}
+	s.vals[id] = vals
+	if v := s.valid[id]; v != nil {
+		valid := make([]bool, len(perm))
+		for i, p := range perm {
+			valid[i] = v[p]
+		}
+		s.valid[id] = valid
+	}
+}
+
+func (s *numStore[T]) array(id int32, dt arrow.DataType) arrow.Array {
+	vals, nulls := s.vals[id], s.nulls[id]
+	var bm []byte
+	if nulls > 0 {
+		bm = make([]byte, bitutil.BytesForBits(int64(len(vals))))
+		for i, ok := range s.valid[id] {
+			if ok {
+				bitutil.SetBit(bm, i)
+			}
+		}
+	}
+	s.vals[id], s.valid[id] = nil, nil
+	return arrayOver(dt, vals, bm, nulls)
+}
+
+func spread[T number](a arrow.Array, pos []int32, n int) arrow.Array {
+	src := a.(interface{ Values() []T }).Values()
+	vals := make([]T, n)
+	bm := make([]byte, bitutil.BytesForBits(int64(n)))
+	valid := 0
+	for k, p := range pos {
+		if p < 0 || a.IsNull(k) {
+			continue
+		}
+		vals[p] = src[k]
+		bitutil.SetBit(bm, int(p))
+		valid++
+	}
+	return arrayOver(a.DataType(), vals, bm, n-valid)
 }

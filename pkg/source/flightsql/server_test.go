@@ -33,6 +33,8 @@ import (
 	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
 
+	"github.com/quiverdata/quiver/pkg/arrowipc"
+	"github.com/quiverdata/quiver/pkg/frame"
 	"github.com/quiverdata/quiver/pkg/settings"
 	"github.com/quiverdata/quiver/pkg/source"
 )
@@ -157,7 +159,7 @@ type serverOpts struct {
 }
 
 // startServer serves srv on 127.0.0.1 and returns its address.
-func startServer(t *testing.T, srv flightsql.Server, o serverOpts) string {
+func startServer(t testing.TB, srv flightsql.Server, o serverOpts) string {
 	t.Helper()
 	lis, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -426,3 +428,41 @@ func mustKind(t *testing.T, err error, kind source.Kind, contains ...string) {
 }
 
 var errSink = errors.New("sink is full")
+
+// wireSink encodes every record with pkg/frame's encoder (no compression),
+// as the plugin does, and decodes the bytes with the SDK, as Grafana does.
+type wireSink struct {
+	t      testing.TB
+	enc    *frame.Encoder
+	frames []*data.Frame
+	bytes  int
+}
+
+func newWireSink(t testing.TB) *wireSink {
+	t.Helper()
+	enc, err := frame.NewEncoder(arrowipc.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &wireSink{t: t, enc: enc}
+}
+
+func (s *wireSink) Frame(f *data.Frame) error {
+	s.frames = append(s.frames, f)
+	return nil
+}
+
+func (s *wireSink) Record(rec arrow.RecordBatch) error {
+	defer rec.Release()
+	b, _, err := s.enc.Append(nil, frame.Input{Record: rec}, nil)
+	if err != nil {
+		s.t.Fatalf("encoding: %v", err)
+	}
+	s.bytes += len(b)
+	f, err := data.UnmarshalArrowFrame(b)
+	if err != nil {
+		s.t.Fatalf("the SDK cannot read the frame: %v\nschema: %s", err, rec.Schema())
+	}
+	s.frames = append(s.frames, f)
+	return nil
+}

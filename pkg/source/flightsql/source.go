@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/flight"
@@ -27,9 +28,10 @@ var (
 
 // Formats of the query JSON's "format" key.
 const (
-	FormatTimeSeries = "time_series"
-	FormatTable      = "table"
-	FormatLogs       = "logs"
+	FormatTimeSeries     = "time_series"
+	FormatTimeSeriesWide = "time_series_wide"
+	FormatTable          = "table"
+	FormatLogs           = "logs"
 )
 
 // Source answers queries from one Flight SQL server. It is safe for
@@ -48,8 +50,10 @@ type options struct {
 	dialOpts []grpc.DialOption
 }
 
-// WithAllocator sets the allocator of every Arrow buffer the Source makes
-// (default memory.DefaultAllocator).
+// WithAllocator sets the allocator of the Arrow buffers the Source makes
+// while reading and normalising, and of table and logs frames (default
+// memory.DefaultAllocator). The columns of time-series frames are Go memory
+// built by the series split and freed by the garbage collector.
 func WithAllocator(mem memory.Allocator) Option { return func(o *options) { o.mem = mem } }
 
 // WithDialOptions adds gRPC dial options (a custom dialer, say). Transport
@@ -93,9 +97,9 @@ func parseQuery(b []byte) (queryModel, error) {
 		return m, source.BadQuery("flightsql: rawSql: the query has no SQL")
 	}
 	switch m.Format {
-	case "", FormatTimeSeries, FormatTable, FormatLogs:
+	case "", FormatTimeSeries, FormatTimeSeriesWide, FormatTable, FormatLogs:
 	default:
-		return m, source.BadQuery(`flightsql: format: %q is not one of "time_series", "table", "logs"`, m.Format)
+		return m, source.BadQuery(`flightsql: format: %q is not one of "time_series", "time_series_wide", "table", "logs"`, m.Format)
 	}
 	return m, nil
 }
@@ -110,10 +114,12 @@ func (s *Source) Query(ctx context.Context, q source.Query, sink source.Sink) (e
 	if interval <= 0 {
 		interval = defaultInterval(q)
 	}
-	sql, err := expandMacros(m.RawSQL, macroEnv{from: q.From, to: q.To, interval: interval, catalog: s.cfg.Catalog, schema: s.cfg.Schema})
+	exp, err := expandMacros(ctx, m.RawSQL, macroEnv{from: q.From, to: q.To, interval: interval, catalog: s.cfg.Catalog, schema: s.cfg.Schema,
+		dialect: func() (*dialect, error) { return s.sqlDialect(ctx) }})
 	if err != nil {
 		return err
 	}
+	sql := exp.SQL // exp.Fill: to be applied to the time_series frames (fill.go)
 
 	qctx, cancel := context.WithTimeout(ctx, s.cfg.TimeoutDuration())
 	defer cancel()
@@ -132,21 +138,23 @@ func (s *Source) Query(ctx context.Context, q source.Query, sink source.Sink) (e
 				format = FormatTimeSeries
 			}
 		}
+		fi := frameInfo{refID: q.RefID, sql: sql, limits: q.Limits}
 		switch format {
-		case FormatTimeSeries:
-			b, err := newSeriesBuilder(s.mem, q.RefID, q.Limits, schema)
+		case FormatTimeSeries, FormatTimeSeriesWide:
+			// A $__timeGroup fill step goes into the builder's post hook.
+			b, err := newSeriesBuilder(fi, format == FormatTimeSeriesWide, schema)
 			if err != nil {
 				return nil, err // not a typed nil in the interface
 			}
 			return b, nil
 		case FormatLogs:
-			b, err := newLogsBuilder(s.mem, q.RefID, q.Limits, schema)
+			b, err := newLogsBuilder(s.mem, fi, schema)
 			if err != nil {
 				return nil, err
 			}
 			return b, nil
 		}
-		return newTableBuilder(s.mem, q.RefID, q.Limits, schema), nil
+		return newTableBuilder(s.mem, fi, schema), nil
 	}
 	notices, err := s.stream(qctx, sql, func(p *plan) error {
 		if fb != nil {
@@ -159,8 +167,11 @@ func (s *Source) Query(ctx context.Context, q source.Query, sink source.Sink) (e
 		if cerr := ctx.Err(); cerr != nil {
 			return fmt.Errorf("flightsql: query cancelled: %w", cerr)
 		}
-		if errors.Is(qctx.Err(), context.DeadlineExceeded) && source.KindOf(err) != source.KindUpstream {
-			return source.Upstream(fmt.Errorf("flightsql: the query timed out after %s (timeout setting): %w", s.cfg.TimeoutDuration(), err))
+		if errors.Is(qctx.Err(), context.DeadlineExceeded) && source.KindOf(err) != source.KindTimeout {
+			err = &source.Error{Kind: source.KindTimeout, Err: fmt.Errorf("flightsql: the query timed out after %s (timeout setting): %w", s.cfg.TimeoutDuration(), err)}
+		}
+		if k := source.KindOf(err); k == source.KindUpstream || k == source.KindTimeout {
+			return &source.Error{Kind: k, Err: fmt.Errorf("%w (SQL sent: %s)", err, s.conn.redact(shortSQL(sql)))}
 		}
 		return err
 	}
@@ -168,6 +179,22 @@ func (s *Source) Query(ctx context.Context, q source.Query, sink source.Sink) (e
 		return nil // no endpoint: no data
 	}
 	return fb.finish(sink, notices)
+}
+
+// sqlShown is how much of the SQL an error shows.
+const sqlShown = 500
+
+// shortSQL is sql cut to its first sqlShown bytes (at a character boundary)
+// followed by "…" when longer.
+func shortSQL(sql string) string {
+	if len(sql) <= sqlShown {
+		return sql
+	}
+	cut := sqlShown
+	for cut > 0 && !utf8.RuneStart(sql[cut]) {
+		cut--
+	}
+	return sql[:cut] + "…"
 }
 
 // defaultInterval is the time range over the requested points when Grafana
@@ -231,9 +258,9 @@ func (s *Source) stream(ctx context.Context, sql string, onPlan func(*plan) erro
 }
 
 // doGet opens the stream of endpoint ep (on the server its location names).
-// stop releases the reader and cancels the call, which stops the server's
-// stream when reading ends early.
-func (s *Source) doGet(ctx context.Context, ep *flight.FlightEndpoint, what string) (rdr *flight.Reader, stop func(), err error) {
+// cancel cancels the call, which stops the server's stream when reading ends
+// early; the caller releases rdr after that.
+func (s *Source) doGet(ctx context.Context, ep *flight.FlightEndpoint, what string) (rdr *flight.Reader, cancel func(), err error) {
 	cl, err := s.conn.clientFor(ep)
 	if err != nil {
 		return nil, nil, s.conn.upstream(what, err)
@@ -247,17 +274,62 @@ func (s *Source) doGet(ctx context.Context, ep *flight.FlightEndpoint, what stri
 		cancel()
 		return nil, nil, s.conn.upstream(what, err)
 	}
-	return rdr, func() { rdr.Release(); cancel() }, nil
+	return rdr, cancel, nil
+}
+
+// prefetcher reads a stream's batches on its own goroutine, a few ahead of
+// the one that splits them, so that reading and decoding the next batch
+// overlaps with splitting this one.
+type prefetcher struct {
+	ch     chan arrow.RecordBatch // retained batches; closed when reading ends
+	quit   chan struct{}
+	cancel func()
+	err    error // the reader's error, set before ch is closed
+}
+
+// prefetchDepth is how many batches the prefetcher reads ahead.
+const prefetchDepth = 2
+
+// prefetch starts reading rdr. The caller ranges over ch, releasing each
+// batch, then reads err; stop must run before rdr is released.
+func prefetch(rdr *flight.Reader, cancel func()) *prefetcher {
+	p := &prefetcher{ch: make(chan arrow.RecordBatch, prefetchDepth), quit: make(chan struct{}), cancel: cancel}
+	go func() {
+		defer close(p.ch)
+		for rdr.Next() {
+			rec := rdr.RecordBatch()
+			rec.Retain()
+			select {
+			case p.ch <- rec:
+			case <-p.quit:
+				rec.Release()
+				return
+			}
+		}
+		p.err = rdr.Err()
+	}()
+	return p
+}
+
+// stop cancels the call (so that a read waiting on the network returns),
+// and waits for the goroutine to end, releasing the batches it read.
+func (p *prefetcher) stop() {
+	p.cancel()
+	close(p.quit)
+	for rec := range p.ch {
+		rec.Release()
+	}
 }
 
 // readEndpoint reads one endpoint; done reports that a limit was reached.
 func (s *Source) readEndpoint(ctx context.Context, st *streamState, ep *flight.FlightEndpoint, what string,
 	onPlan func(*plan) error, onBatch func(arrow.RecordBatch) error) (done bool, err error) {
-	rdr, stop, err := s.doGet(ctx, ep, what)
+	rdr, cancel, err := s.doGet(ctx, ep, what)
 	if err != nil {
 		return false, err
 	}
-	defer stop()
+	defer rdr.Release()
+	defer cancel()
 
 	if st.plan == nil || !st.plan.in.Equal(rdr.Schema()) {
 		p, err := newPlan(rdr.Schema())
@@ -276,42 +348,57 @@ func (s *Source) readEndpoint(ctx context.Context, st *streamState, ep *flight.F
 		}
 	}
 
+	defer func() { // the notices of what this endpoint's values met (deduplicated by st.notice)
+		for _, n := range st.plan.notices() {
+			st.notice(n)
+		}
+	}()
+
 	rowLimit, byteLimit := s.cfg.RowLimit, s.cfg.ByteLimit
-	for rdr.Next() {
-		rec := rdr.RecordBatch()
-		n := rec.NumRows()
-		if n == 0 {
-			continue
-		}
-		keep := n
-		if st.rows+n > rowLimit {
-			keep = rowLimit - st.rows
-			st.notice(fmt.Sprintf("The result was truncated to %d rows (rowLimit setting): the server had more. Narrow the query or raise rowLimit.", rowLimit))
-			done = true
-		}
-		size := recordBytes(rec)
-		if st.bytes+size > byteLimit {
-			if fit := (byteLimit - st.bytes) * n / size; fit < keep {
-				keep = fit
-			}
-			st.notice(fmt.Sprintf("The result was truncated after about %d bytes (byteLimit setting): the server had more. Narrow the query or raise byteLimit.", byteLimit))
-			done = true
-		}
-		if keep > 0 {
-			if err := s.consume(st.plan, rec, keep, onBatch); err != nil {
-				return false, err
-			}
-		}
-		st.rows += keep
-		st.bytes += size * keep / n
-		if done {
-			return true, nil
+	p := prefetch(rdr, cancel)
+	defer p.stop()
+	for rec := range p.ch {
+		done, err = s.take(st, rec, rowLimit, byteLimit, onBatch)
+		rec.Release()
+		if err != nil || done {
+			return done, err
 		}
 	}
-	if err := rdr.Err(); err != nil {
-		return false, s.conn.upstream(what, err)
+	if p.err != nil {
+		return false, s.conn.upstream(what, p.err)
 	}
 	return false, nil
+}
+
+// take counts rec against the row and byte limits and hands what fits to
+// onBatch; done reports that a limit was reached.
+func (s *Source) take(st *streamState, rec arrow.RecordBatch, rowLimit, byteLimit int64, onBatch func(arrow.RecordBatch) error) (done bool, err error) {
+	n := rec.NumRows()
+	if n == 0 {
+		return false, nil
+	}
+	keep := n
+	if st.rows+n > rowLimit {
+		keep = rowLimit - st.rows
+		st.notice(fmt.Sprintf("The result was truncated to %d rows (rowLimit setting): the server had more. Narrow the query or raise rowLimit.", rowLimit))
+		done = true
+	}
+	size := recordBytes(rec)
+	if st.bytes+size > byteLimit {
+		if fit := (byteLimit - st.bytes) * n / size; fit < keep {
+			keep = fit
+		}
+		st.notice(fmt.Sprintf("The result was truncated after about %d bytes (byteLimit setting): the server had more. Narrow the query or raise byteLimit.", byteLimit))
+		done = true
+	}
+	if keep > 0 {
+		if err := s.consume(st.plan, rec, keep, onBatch); err != nil {
+			return false, err
+		}
+	}
+	st.rows += keep
+	st.bytes += size * keep / n
+	return done, nil
 }
 
 // consume normalises the first keep rows of rec and hands them to onBatch.

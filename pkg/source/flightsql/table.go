@@ -13,120 +13,188 @@ import (
 	"github.com/quiverdata/quiver/pkg/source"
 )
 
-// tableBuilder appends every batch to one builder per column: one frame,
-// columns as returned (after normalisation).
+// tableBuilder keeps every batch's columns as they arrive (no copy) and
+// joins them column by column at the end (bulk copies): one frame, columns
+// as returned (after normalisation). Grafana's table panel shows one frame
+// at a time (a frame picker when a query returns several), so a table is one
+// frame however many batches it took.
 type tableBuilder struct {
-	refID    string
-	limits   source.Limits
-	schema   *arrow.Schema
-	builders []array.Builder
-	rows     int64
+	frameInfo
+	mem    memory.Allocator
+	schema *arrow.Schema
+	parts  [][]arrow.Array // of each column, one per batch
+	rows   int64
 }
 
-func newTableBuilder(mem memory.Allocator, refID string, limits source.Limits, s *arrow.Schema) *tableBuilder {
-	b := &tableBuilder{refID: refID, limits: limits, schema: s, builders: make([]array.Builder, s.NumFields())}
-	for i, f := range s.Fields() {
-		b.builders[i] = array.NewBuilder(mem, f.Type)
-	}
-	return b
+func newTableBuilder(mem memory.Allocator, fi frameInfo, s *arrow.Schema) *tableBuilder {
+	return &tableBuilder{frameInfo: fi, mem: mem, schema: s, parts: make([][]arrow.Array, s.NumFields())}
 }
 
 func (b *tableBuilder) add(rec arrow.RecordBatch) error {
-	n := int(rec.NumRows())
-	b.rows += int64(n)
+	b.rows += rec.NumRows()
 	if b.limits.MaxPoints > 0 && b.rows > b.limits.MaxPoints {
 		return source.LimitExceeded("flightsql: the query returns more than %d rows (maxPoints setting); add a LIMIT or a filter, or raise maxPoints", b.limits.MaxPoints)
 	}
-	for c, bld := range b.builders {
+	for c := range b.parts {
 		a := rec.Column(c)
-		kind := columns[a.DataType().ID()]
-		bld.Reserve(n)
-		for i := range n {
-			kind.appendAt(bld, a, i)
-		}
+		a.Retain()
+		b.parts[c] = append(b.parts[c], a)
 	}
 	return nil
 }
 
 func (b *tableBuilder) finish(sink source.Sink, notices []data.Notice) error {
-	fields := make([]outField, len(b.builders))
-	for i, bld := range b.builders {
-		f := b.schema.Field(i)
+	fields := make([]outField, 0, len(b.parts))
+	defer func() {
+		for _, f := range fields {
+			f.arr.Release()
+		}
+	}()
+	for c, parts := range b.parts {
+		arr, err := joinArrays(b.mem, b.schema.Field(c).Type, parts)
+		b.parts[c] = nil
+		if err != nil {
+			return fmt.Errorf("flightsql: column %q: %w", b.schema.Field(c).Name, err)
+		}
+		f := b.schema.Field(c)
 		config, _ := f.Metadata.GetValue(mdConfig)
-		fields[i] = outField{name: f.Name, arr: bld.NewArray(), config: config}
+		fields = append(fields, outField{name: f.Name, arr: arr, config: config})
 	}
 	var meta *data.FrameMeta
-	if len(notices) > 0 {
-		meta = &data.FrameMeta{Notices: notices}
+	if b.sql != "" || len(notices) > 0 {
+		meta = b.meta("", data.FrameTypeVersion{}, notices)
 	}
-	rec, err := newFrameRecord("", b.refID, meta, fields)
+	owned := fields
+	fields = nil // newFrameRecord takes them over
+	rec, err := newFrameRecord("", b.refID, meta, owned)
 	if err != nil {
 		return err
 	}
 	return sink.Record(rec)
 }
 
-func (b *tableBuilder) release() { releaseBuilders(b.builders) }
-
-// logsBuilder builds one log-lines frame: time, body, and a JSON "labels"
-// column holding every other column of the row as text.
-type logsBuilder struct {
-	refID   string
-	limits  source.Limits
-	schema  *arrow.Schema
-	timeIdx int
-	epoch   bool
-	bodyIdx int
-	others  []int
-
-	times  *array.TimestampBuilder
-	bodies *array.StringBuilder
-	labels *array.BinaryBuilder
-	rows   int64
-	nulls  int64
-	buf    []byte
+// joinArrays returns the concatenation of parts and releases them.
+func joinArrays(mem memory.Allocator, dt arrow.DataType, parts []arrow.Array) (arrow.Array, error) {
+	defer releaseArrays(parts)
+	switch len(parts) {
+	case 0:
+		bld := array.NewBuilder(mem, dt)
+		defer bld.Release()
+		return bld.NewArray(), nil
+	case 1:
+		parts[0].Retain()
+		return parts[0], nil
+	}
+	return array.Concatenate(parts, mem)
 }
 
-// bodyNames are the column names taken as the log line, in order of preference.
-var bodyNames = []string{"body", "message", "msg", "line", "log"}
-
-func newLogsBuilder(mem memory.Allocator, refID string, limits source.Limits, s *arrow.Schema) (*logsBuilder, error) {
-	ti, epoch, ok := timeColumn(s)
-	if !ok {
-		return nil, source.BadQuery("flightsql: format logs needs a timestamp column; the result has %s", describeColumns(s))
+func (b *tableBuilder) release() {
+	for _, p := range b.parts {
+		releaseArrays(p)
 	}
-	body := -1
-	for _, name := range bodyNames {
+}
+
+// Field names of Grafana's logs data-plane contract (log-lines frames), as
+// its logs view finds them (public/app/features/logs/logsFrame.ts): by name
+// and type.
+const (
+	logsTimestamp = "timestamp" // time, required
+	logsBody      = "body"      // string, required
+	logsSeverity  = "severity"  // string
+	logsID        = "id"        // string
+	logsLabels    = "labels"    // JSON object (Arrow binary: tstype other)
+)
+
+// Column names taken, case-insensitively and in order of preference, as the
+// log line, its severity and its id.
+var (
+	bodyNames     = []string{"body", "message", "msg", "line", "log"}
+	severityNames = []string{"severity", "level", "lvl", "loglevel", "log_level", "severity_text", "detected_level"}
+	idNames       = []string{"id"}
+)
+
+// logsBuilder builds one log-lines frame: timestamp, body, severity (when a
+// column has one of severityNames), id (when a column is named id), and a
+// JSON labels column holding every other column of the row as text.
+type logsBuilder struct {
+	frameInfo
+	schema   *arrow.Schema
+	timeIdx  int
+	bodyIdx  int
+	severity int // -1: none
+	id       int // -1: none
+	others   []int
+
+	times      *array.TimestampBuilder
+	bodies     *array.StringBuilder
+	severities *array.StringBuilder
+	ids        *array.StringBuilder
+	labels     *array.BinaryBuilder
+	rows       int64
+	nulls      int64
+	epoch      []arrow.Timestamp
+	buf        []byte
+}
+
+// pickColumn returns the first column (not taken, accepted by ok) named one
+// of names, in the order of names; -1 when there is none.
+func pickColumn(s *arrow.Schema, names []string, taken func(int) bool, ok func(arrow.Field) bool) int {
+	for _, name := range names {
 		for i, f := range s.Fields() {
-			if i != ti && f.Type.ID() == arrow.STRING && strings.EqualFold(f.Name, name) && body < 0 {
-				body = i
+			if !taken(i) && ok(f) && strings.EqualFold(f.Name, name) {
+				return i
 			}
 		}
 	}
-	for i, f := range s.Fields() {
-		if body < 0 && i != ti && f.Type.ID() == arrow.STRING {
-			body = i
+	return -1
+}
+
+func newLogsBuilder(mem memory.Allocator, fi frameInfo, s *arrow.Schema) (*logsBuilder, error) {
+	ti, _, ok := timeColumn(s)
+	if !ok {
+		return nil, source.BadQuery("flightsql: format logs needs a timestamp column; the result has %s", describeColumns(s))
+	}
+	b := &logsBuilder{frameInfo: fi, schema: s, timeIdx: ti}
+	isText := func(f arrow.Field) bool { return f.Type.ID() == arrow.STRING }
+	anyType := func(arrow.Field) bool { return true }
+	b.severity = pickColumn(s, severityNames, func(i int) bool { return i == ti }, anyType)
+	b.id = pickColumn(s, idNames, func(i int) bool { return i == ti || i == b.severity }, anyType)
+	taken := func(i int) bool { return i == ti || i == b.severity || i == b.id }
+	b.bodyIdx = pickColumn(s, bodyNames, taken, isText)
+	if b.bodyIdx < 0 {
+		for i, f := range s.Fields() {
+			if !taken(i) && isText(f) {
+				b.bodyIdx = i
+				break
+			}
 		}
 	}
-	if body < 0 {
+	if b.bodyIdx < 0 {
 		return nil, source.BadQuery("flightsql: format logs needs a text column for the log line (named one of %s, or the first text column); the result has %s", strings.Join(bodyNames, ", "), describeColumns(s))
 	}
-	b := &logsBuilder{refID: refID, limits: limits, schema: s, timeIdx: ti, epoch: epoch, bodyIdx: body,
-		times:  array.NewTimestampBuilder(mem, timestampNS),
-		bodies: array.NewStringBuilder(mem),
-		labels: array.NewBinaryBuilder(mem, arrow.BinaryTypes.Binary),
-	}
 	for i := range s.Fields() {
-		if i != ti && i != body {
+		if !taken(i) && i != b.bodyIdx {
 			b.others = append(b.others, i)
 		}
+	}
+	b.times = array.NewTimestampBuilder(mem, timestampNS)
+	b.bodies = array.NewStringBuilder(mem)
+	b.labels = array.NewBinaryBuilder(mem, arrow.BinaryTypes.Binary)
+	if b.severity >= 0 {
+		b.severities = array.NewStringBuilder(mem)
+	}
+	if b.id >= 0 {
+		b.ids = array.NewStringBuilder(mem)
 	}
 	return b, nil
 }
 
 func (b *logsBuilder) add(rec arrow.RecordBatch) error {
 	tcol, body := rec.Column(b.timeIdx), rec.Column(b.bodyIdx).(*array.String)
-	timeAt := timeReader(tcol)
+	times := timeValues[tcol.DataType().ID()](tcol, b.epoch)
+	if tcol.DataType().ID() != arrow.TIMESTAMP {
+		b.epoch = times
+	}
 	for i := range int(rec.NumRows()) {
 		if tcol.IsNull(i) {
 			b.nulls++
@@ -136,11 +204,17 @@ func (b *logsBuilder) add(rec arrow.RecordBatch) error {
 		if b.limits.MaxPoints > 0 && b.rows > b.limits.MaxPoints {
 			return source.LimitExceeded("flightsql: the query returns more than %d log lines (maxPoints setting); add a LIMIT or a filter, or raise maxPoints", b.limits.MaxPoints)
 		}
-		b.times.Append(arrow.Timestamp(timeAt(i)))
+		b.times.Append(times[i])
 		if body.IsNull(i) {
 			b.bodies.AppendNull()
 		} else {
 			b.bodies.Append(body.Value(i))
+		}
+		if b.severities != nil {
+			b.appendText(b.severities, rec.Column(b.severity), i)
+		}
+		if b.ids != nil {
+			b.appendText(b.ids, rec.Column(b.id), i)
 		}
 		buf := append(b.buf[:0], '{')
 		first := true
@@ -166,18 +240,38 @@ func (b *logsBuilder) add(rec arrow.RecordBatch) error {
 	return nil
 }
 
+// appendText appends a[i] as text (a string column's own value) or a null.
+func (b *logsBuilder) appendText(sb *array.StringBuilder, a arrow.Array, i int) {
+	switch {
+	case a.IsNull(i):
+		sb.AppendNull()
+	case a.DataType().ID() == arrow.STRING:
+		sb.Append(a.(*array.String).Value(i))
+	default:
+		b.buf = columns[a.DataType().ID()].text(b.buf[:0], a, i)
+		sb.BinaryBuilder.Append(b.buf)
+	}
+}
+
 func (b *logsBuilder) finish(sink source.Sink, notices []data.Notice) error {
 	if b.nulls > 0 {
 		notices = append(notices, data.Notice{Severity: data.NoticeSeverityWarning,
 			Text: fmt.Sprintf("%d rows with a null time were left out.", b.nulls)})
 	}
-	meta := &data.FrameMeta{Type: data.FrameTypeLogLines, TypeVersion: data.FrameTypeVersion{0, 0},
-		PreferredVisualization: data.VisTypeLogs, Notices: notices}
-	rec, err := newFrameRecord("", b.refID, meta, []outField{
-		{name: b.schema.Field(b.timeIdx).Name, arr: b.times.NewArray()},
-		{name: b.schema.Field(b.bodyIdx).Name, arr: b.bodies.NewArray()},
-		{name: "labels", arr: b.labels.NewArray()},
-	})
+	meta := b.meta(data.FrameTypeLogLines, data.FrameTypeVersion{0, 0}, notices)
+	meta.PreferredVisualization = data.VisTypeLogs
+	fields := []outField{
+		{name: logsTimestamp, arr: b.times.NewArray()},
+		{name: logsBody, arr: b.bodies.NewArray()},
+	}
+	if b.severities != nil {
+		fields = append(fields, outField{name: logsSeverity, arr: b.severities.NewArray()})
+	}
+	if b.ids != nil {
+		fields = append(fields, outField{name: logsID, arr: b.ids.NewArray()})
+	}
+	fields = append(fields, outField{name: logsLabels, arr: b.labels.NewArray()})
+	rec, err := newFrameRecord("", b.refID, meta, fields)
 	if err != nil {
 		return err
 	}
@@ -188,6 +282,12 @@ func (b *logsBuilder) release() {
 	b.times.Release()
 	b.bodies.Release()
 	b.labels.Release()
+	if b.severities != nil {
+		b.severities.Release()
+	}
+	if b.ids != nil {
+		b.ids.Release()
+	}
 }
 
 // appendJSONString appends s as a JSON string.

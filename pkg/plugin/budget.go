@@ -1,0 +1,434 @@
+package plugin
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"runtime"
+	"sync"
+	"time"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/grafana/grafana-plugin-sdk-go/data"
+
+	"github.com/quiverdata/quiver/pkg/frame"
+	"github.com/quiverdata/quiver/pkg/settings"
+	"github.com/quiverdata/quiver/pkg/source"
+)
+
+// budget is the process-wide memory budget: a weighted semaphore of the
+// bytes that in-flight queries hold (frames waiting to be encoded, encoded
+// frames waiting to be sent), shared by every request of every instance.
+//
+// A reservation that does not fit waits, in arrival order, with the
+// request's context (Grafana's cancellation frees its place at once), while
+// the budget moves; when nothing is released for the configured wait it
+// fails as busy. One that can never fit (more than the whole budget) fails
+// at once.
+//
+// A unary response keeps its frames until the whole response is returned,
+// so a request can hold bytes while another of its queries waits for more.
+// So waiters of requests that hold bytes go first, and a request holding
+// nothing is let in only while no holder waits. When every request that
+// holds bytes is waiting all the same, no release can come: the oldest
+// waiter is then let through over the budget (overdraft), by at most one
+// more budget in all; past that it fails as busy. So the bytes held never
+// exceed twice the budget, and a burst cannot deadlock.
+type budget struct {
+	limit int64
+	wait  time.Duration
+	from  string // how the limit was set, for messages
+
+	mu       sync.Mutex
+	used     int64
+	peak     int64
+	queue    []*waiter
+	released time.Time // when bytes were last released: the queue moves
+	holders  int       // accounts holding bytes
+	blocked  int       // accounts holding bytes with a waiting reservation
+	// idle GC: after a burst, once nothing is held, collect once so that
+	// the burst's garbage goes back to the OS now rather than at the next
+	// forced GC minutes later.
+	burst     int64 // most bytes held since the last idle collection
+	idleTimer *time.Timer
+	idleAfter time.Duration
+	idleMin   int64
+	collect   func()
+}
+
+// waiter is one reservation waiting for budget.
+type waiter struct {
+	n     int64
+	acct  *account
+	ready chan struct{} // closed when granted or refused
+	err   error         // set when refused
+}
+
+// account is what one request (QueryData or QueryChunkedData call) holds.
+type account struct {
+	b       *budget
+	held    int64 // guarded by b.mu
+	waiting int   // guarded by b.mu
+}
+
+// Errors of the budget; classify maps both to 429 (the query may succeed
+// later or with a smaller time range).
+var (
+	errBusy     = errors.New("Quiver is busy")
+	errTooLarge = errors.New("query too large for the memory budget")
+)
+
+func newBudget(b settings.Budget) *budget {
+	return &budget{
+		limit: b.Bytes, wait: b.Wait, from: b.From,
+		idleAfter: time.Second, idleMin: min(b.Bytes/4, 32<<20), collect: collectTwice,
+	}
+}
+
+func (b *budget) account() *account { return &account{b: b} }
+
+// setting names the budget's setting and value for error messages.
+func (b *budget) setting() string {
+	return fmt.Sprintf("%s (%s)", settings.FormatBytes(b.limit), b.from)
+}
+
+// acquire reserves n bytes for a, waiting for them with ctx.
+func (a *account) acquire(ctx context.Context, n int64) error {
+	if n <= 0 {
+		return nil
+	}
+	b := a.b
+	if n > b.limit {
+		metricBudgetRefused.WithLabelValues("too_large").Inc()
+		return fmt.Errorf("%w: it needs %s at once, more than the whole budget of %s; narrow the time range or lower seriesCount, or raise %s",
+			errTooLarge, settings.FormatBytes(n), b.setting(), settings.EnvMemoryBudget)
+	}
+	b.mu.Lock()
+	if len(b.queue) == 0 && b.used+n <= b.limit {
+		b.take(a, n)
+		b.mu.Unlock()
+		return nil
+	}
+	w := &waiter{n: n, acct: a, ready: make(chan struct{})}
+	b.queue = append(b.queue, w)
+	a.setWaiting(+1)
+	b.settle()
+	b.mu.Unlock()
+	metricBudgetWaits.Inc()
+
+	err := b.await(ctx, w)
+	if err == nil {
+		return w.err
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	select {
+	case <-w.ready: // granted or refused meanwhile
+		if w.err == nil {
+			b.give(a, n)
+		}
+	default:
+		b.remove(w)
+		a.setWaiting(-1)
+	}
+	b.settle()
+	return err
+}
+
+// await waits until w is granted or refused (nil), ctx is done, or the
+// budget has stalled: nothing released for b.wait while w waits. A queue
+// that moves (a burst on a busy host) is waited out however long it takes;
+// Grafana's cancellation ends the wait at once.
+func (b *budget) await(ctx context.Context, w *waiter) error {
+	start := time.Now()
+	timer := time.NewTimer(b.wait)
+	defer timer.Stop()
+	for {
+		select {
+		case <-w.ready:
+			return nil
+		case <-ctx.Done():
+			metricBudgetRefused.WithLabelValues("cancelled").Inc()
+			return context.Cause(ctx)
+		case <-timer.C:
+		}
+		b.mu.Lock()
+		last := b.released
+		b.mu.Unlock()
+		if last.Before(start) {
+			last = start
+		}
+		stalled := time.Since(last)
+		if stalled < b.wait {
+			timer.Reset(b.wait - stalled)
+			continue
+		}
+		metricBudgetRefused.WithLabelValues("busy").Inc()
+		return fmt.Errorf("%w: this query waited %s for %s of the memory budget of %s, and the queries holding it released nothing meanwhile; try again, or raise %s or %s",
+			errBusy, time.Since(start).Round(time.Second), settings.FormatBytes(w.n), b.setting(), settings.EnvMemoryBudget, settings.EnvMemoryBudgetWait)
+	}
+}
+
+// force takes n bytes without waiting: for what an encoded frame weighs
+// above its estimate, which a worker must not wait for.
+func (a *account) force(n int64) {
+	if n <= 0 {
+		return
+	}
+	a.b.mu.Lock()
+	a.b.take(a, n)
+	a.b.mu.Unlock()
+}
+
+// release gives back n bytes of a's.
+func (a *account) release(n int64) {
+	if n <= 0 {
+		return
+	}
+	b := a.b
+	b.mu.Lock()
+	b.give(a, n)
+	b.settle()
+	b.mu.Unlock()
+}
+
+// close releases everything a still holds: the request is answered.
+func (a *account) close() {
+	a.b.mu.Lock()
+	n := a.held
+	a.b.mu.Unlock()
+	a.release(n)
+}
+
+// The methods below run with b.mu held.
+
+func (a *account) setWaiting(d int) {
+	b := a.b
+	was := a.held > 0 && a.waiting > 0
+	a.waiting += d
+	switch now := a.held > 0 && a.waiting > 0; {
+	case now && !was:
+		b.blocked++
+	case was && !now:
+		b.blocked--
+	}
+}
+
+func (b *budget) take(a *account, n int64) {
+	wasHolder, wasBlocked := a.held > 0, a.held > 0 && a.waiting > 0
+	a.held += n
+	b.used += n
+	b.peak = max(b.peak, b.used)
+	b.burst = max(b.burst, b.used)
+	if !wasHolder {
+		b.holders++
+	}
+	if !wasBlocked && a.waiting > 0 {
+		b.blocked++
+	}
+	if b.idleTimer != nil {
+		b.idleTimer.Stop()
+	}
+}
+
+func (b *budget) give(a *account, n int64) {
+	n = min(n, a.held)
+	a.held -= n
+	b.used -= n
+	if n > 0 {
+		b.released = time.Now()
+	}
+	if a.held == 0 && n > 0 {
+		b.holders--
+		if a.waiting > 0 {
+			b.blocked--
+		}
+	}
+	if b.used == 0 && b.burst >= b.idleMin && b.collect != nil {
+		b.burst = 0
+		if b.idleTimer == nil {
+			b.idleTimer = time.AfterFunc(b.idleAfter, b.collectIfIdle)
+		} else {
+			b.idleTimer.Reset(b.idleAfter)
+		}
+	}
+}
+
+// collectTwice runs two collections: the first frees the burst's garbage
+// and moves sync.Pool contents (idle encoders and their scratch, sized for
+// the burst's largest frames) to the pools' victim caches, the second frees
+// those. The runtime's background scavenger then returns the pages to the
+// OS; nothing else would collect until the forced GC two minutes later.
+func collectTwice() {
+	runtime.GC()
+	runtime.GC()
+}
+
+func (b *budget) collectIfIdle() {
+	b.mu.Lock()
+	idle := b.used == 0
+	b.mu.Unlock()
+	if idle {
+		b.collect()
+	}
+}
+
+func (b *budget) remove(w *waiter) {
+	for i, q := range b.queue {
+		if q == w {
+			b.queue = append(b.queue[:i], b.queue[i+1:]...)
+			return
+		}
+	}
+}
+
+// settle grants waiters while one fits, then breaks a deadlock (see
+// budget) by overdraft or refusal. Waiters of requests that already hold
+// bytes go first, in arrival order, and a request that holds nothing is let
+// in only while no holder waits: a request admitted into a crowded budget
+// would only add to the requests that each hold part of what they need.
+func (b *budget) settle() {
+	for len(b.queue) > 0 {
+		i := 0
+		for j, q := range b.queue {
+			if q.acct.held > 0 {
+				i = j
+				break
+			}
+		}
+		w := b.queue[i]
+		holder := w.acct.held > 0
+		switch {
+		case b.used+w.n <= b.limit:
+		case holder && b.holders == b.blocked && b.used+w.n <= 2*b.limit:
+			metricBudgetOverdrafts.Inc()
+		case holder && b.holders == b.blocked:
+			w.err = b.refusal(w)
+			b.queue = append(b.queue[:i], b.queue[i+1:]...)
+			w.acct.setWaiting(-1)
+			close(w.ready)
+			continue
+		default:
+			return
+		}
+		b.queue = append(b.queue[:i], b.queue[i+1:]...)
+		w.acct.setWaiting(-1)
+		b.take(w.acct, w.n)
+		close(w.ready)
+	}
+}
+
+// refusal is the error of a waiter that would overdraft past twice the
+// budget: its own request's, when that alone needs more than the budget.
+func (b *budget) refusal(w *waiter) error {
+	if need := w.acct.held + w.n; need > b.limit {
+		metricBudgetRefused.WithLabelValues("too_large").Inc()
+		return fmt.Errorf("%w: the frames of this request's queries add up to %s or more, more than the whole budget of %s; narrow the time range, lower seriesCount, split the queries, or raise %s",
+			errTooLarge, settings.FormatBytes(need), b.setting(), settings.EnvMemoryBudget)
+	}
+	metricBudgetRefused.WithLabelValues("busy").Inc()
+	return fmt.Errorf("%w: the queries in flight hold the whole memory budget of %s and wait for more; try again, or raise %s",
+		errBusy, b.setting(), settings.EnvMemoryBudget)
+}
+
+// stats returns the bytes held, the most held at once, the limit and how
+// many reservations wait (for the metrics).
+func (b *budget) stats() (used, peak, limit int64, waiting int) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.used, b.peak, b.limit, len(b.queue)
+}
+
+// frameOverhead is what an encoded frame weighs beyond its body: schema,
+// field metadata and footer (about 1.3 KB, see design.md).
+const frameOverhead = 2 << 10
+
+// Go memory of one value of each SDK field type, as the frame holds it.
+var fieldWidth = map[data.FieldType]int64{
+	data.FieldTypeInt8: 1, data.FieldTypeUint8: 1, data.FieldTypeBool: 1,
+	data.FieldTypeInt16: 2, data.FieldTypeUint16: 2, data.FieldTypeEnum: 2,
+	data.FieldTypeInt32: 4, data.FieldTypeUint32: 4, data.FieldTypeFloat32: 4,
+	data.FieldTypeInt64: 8, data.FieldTypeUint64: 8, data.FieldTypeFloat64: 8,
+	data.FieldTypeTime: 24,
+}
+
+// frameBytes estimates the memory a frame holds: its values as the SDK's
+// vectors hold them (a nullable value adds its pointer), string and JSON
+// bytes with their headers, plus frameOverhead. An encoded frame weighs no
+// more: Arrow stores the same values in fewer bytes, compressed or raw.
+func frameBytes(f *data.Frame) int64 {
+	total := int64(frameOverhead)
+	for _, fd := range f.Fields {
+		n := int64(fd.Len())
+		t := fd.Type()
+		per, fixed := fieldWidth[t.NonNullableType()]
+		if t.Nullable() {
+			per += 8
+		}
+		if fixed {
+			total = source.Add(total, source.Mul(n, per))
+			continue
+		}
+		// strings, JSON, and anything else: headers plus the bytes.
+		total = source.Add(total, source.Mul(n, per+24))
+		total = source.Add(total, varBytes(fd))
+	}
+	return total
+}
+
+// varBytes sums the bytes of a string or JSON field's values, read in
+// place (no boxing).
+func varBytes(fd *data.Field) int64 {
+	var total int64
+	switch fd.Type() {
+	case data.FieldTypeString:
+		for _, v := range frame.Values[string](fd) {
+			total += int64(len(v))
+		}
+	case data.FieldTypeNullableString:
+		for _, v := range frame.Values[*string](fd) {
+			if v != nil {
+				total += int64(len(*v))
+			}
+		}
+	case data.FieldTypeJSON:
+		for _, v := range frame.Values[json.RawMessage](fd) {
+			total += int64(len(v))
+		}
+	case data.FieldTypeNullableJSON:
+		for _, v := range frame.Values[*json.RawMessage](fd) {
+			if v != nil {
+				total += int64(len(*v))
+			}
+		}
+	}
+	return total
+}
+
+// recordBytes is the body bytes an Arrow record spans (a slice of a larger
+// batch counts its own rows only), plus frameOverhead.
+func recordBytes(rec arrow.RecordBatch) int64 {
+	total := int64(frameOverhead)
+	n := rec.NumRows()
+	for _, col := range rec.Columns() {
+		total = source.Add(total, (n+7)/8) // validity
+		switch a := col.(type) {
+		case interface{ ValueOffset64(int) int64 }:
+			if l := col.Len(); l > 0 {
+				total = source.Add(total, a.ValueOffset64(l)-a.ValueOffset64(0)+8*int64(l+1))
+			}
+		default:
+			if fw, ok := col.DataType().(arrow.FixedWidthDataType); ok {
+				total = source.Add(total, source.Mul(n, int64(max(fw.BitWidth()/8, 1))))
+				continue
+			}
+			for _, buf := range col.Data().Buffers() {
+				if buf != nil {
+					total = source.Add(total, int64(buf.Len()))
+				}
+			}
+		}
+	}
+	return total
+}

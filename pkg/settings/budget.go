@@ -1,0 +1,220 @@
+package settings
+
+import (
+	"bufio"
+	"bytes"
+	"fmt"
+	"math"
+	"os"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// The memory budget is one for the whole plugin process, whereas jsonData
+// belongs to one data-source instance: so it is set in the plugin process's
+// environment, not in jsonData. Grafana starts the plugin with its own
+// environment (from Grafana 12.4 only when grafana.ini lists the plugin in
+// [plugins] forward_host_env_vars).
+const (
+	// EnvMemoryBudget sets the bytes that in-flight queries may hold at once:
+	// a size ("512MiB", "1GiB", "300MB", "268435456") or a percentage of the
+	// host's memory ("10%").
+	EnvMemoryBudget = "QUIVER_MEMORY_BUDGET"
+	// EnvMemoryBudgetWait sets how long a query waiting for budget waits
+	// while nothing is released before it fails as busy: a Go duration
+	// ("20s", "2m"; default 30s). A queue that moves is waited out.
+	EnvMemoryBudgetWait = "QUIVER_MEMORY_BUDGET_WAIT"
+)
+
+// Defaults and ranges of the memory budget.
+const (
+	// DefaultBudgetFraction: without QUIVER_MEMORY_BUDGET, in-flight queries
+	// may hold 1/8 of the host's memory (the cgroup limit when there is one,
+	// otherwise physical memory), within DefaultBudgetMin and
+	// DefaultBudgetMax. The plugin shares the host with Grafana, and a Go
+	// heap runs up to twice its live bytes between collections.
+	DefaultBudgetFraction = 8
+	DefaultBudgetMin      = 64 << 20
+	DefaultBudgetMax      = 512 << 20
+	// DefaultBudgetUnknownHost applies when the host's memory cannot be read.
+	DefaultBudgetUnknownHost = 256 << 20
+	MinBudget                = 4 << 20
+	MaxBudget                = 1 << 40
+
+	// DefaultBudgetWait: a waiting query fails as busy when the queries
+	// holding the budget release nothing for this long (they are stuck
+	// upstream, or the budget is too small for them).
+	DefaultBudgetWait     = 30 * time.Second
+	MinBudgetWait         = 0
+	MaxBudgetWait         = 10 * time.Minute
+	budgetGoLimitHeadroom = 128 << 20
+)
+
+// Budget is the process-wide memory budget of in-flight queries.
+type Budget struct {
+	// Bytes in-flight queries may hold at once.
+	Bytes int64
+	// Wait is how long a waiting query waits while nothing is released
+	// before it fails as busy.
+	Wait time.Duration
+	// From says where Bytes comes from, for error messages and the log:
+	// "QUIVER_MEMORY_BUDGET=512MiB" or "default: 1/8 of the cgroup memory
+	// limit of 4.0 GiB".
+	From string
+}
+
+// GoMemoryLimit is the soft memory limit the plugin gives the Go runtime
+// (runtime/debug.SetMemoryLimit) unless GOMEMLIMIT is set: one and a half
+// budgets plus headroom for the encoders, pools and the process itself
+// (896 MiB for the default 512 MiB). The collector then runs more often as
+// the heap nears it instead of letting garbage double the heap; it is soft,
+// so a heap that must grow past it (an overdraft, see package plugin) does,
+// at the cost of more collection.
+func (b Budget) GoMemoryLimit() int64 {
+	return min(b.Bytes, math.MaxInt64/4)/2*3 + budgetGoLimitHeadroom
+}
+
+// HostMemory is what the host gives the process: the cgroup (v2 or v1)
+// memory limit when there is one and it is below physical memory, otherwise
+// physical memory; 0 when neither can be read. what names it.
+func HostMemory() (bytes int64, what string) {
+	phys := meminfoTotal("/proc/meminfo")
+	limit, which := cgroupLimit()
+	if limit > 0 && (phys == 0 || limit < phys) {
+		return limit, which
+	}
+	if phys > 0 {
+		return phys, "physical memory"
+	}
+	return 0, ""
+}
+
+// cgroupLimit reads the memory limit of the process's cgroup: cgroup v2's
+// memory.max, else cgroup v1's memory.limit_in_bytes; 0 when unlimited or
+// unreadable.
+func cgroupLimit() (int64, string) {
+	for _, c := range []struct{ path, what string }{
+		{"/sys/fs/cgroup/memory.max", "the cgroup memory limit"},
+		{"/sys/fs/cgroup/memory/memory.limit_in_bytes", "the cgroup (v1) memory limit"},
+	} {
+		b, err := os.ReadFile(c.path)
+		if err != nil {
+			continue
+		}
+		s := strings.TrimSpace(string(b))
+		if s == "max" {
+			return 0, ""
+		}
+		v, err := strconv.ParseInt(s, 10, 64)
+		// cgroup v1 reports "no limit" as a huge page-rounded number.
+		if err != nil || v <= 0 || v >= 1<<60 {
+			return 0, ""
+		}
+		return v, c.what
+	}
+	return 0, ""
+}
+
+func meminfoTotal(path string) int64 {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return 0
+	}
+	sc := bufio.NewScanner(bytes.NewReader(b))
+	for sc.Scan() {
+		f := strings.Fields(sc.Text())
+		if len(f) >= 2 && f[0] == "MemTotal:" {
+			kb, err := strconv.ParseInt(f[1], 10, 64)
+			if err != nil || kb <= 0 || kb > math.MaxInt64/1024 {
+				return 0
+			}
+			return kb * 1024
+		}
+	}
+	return 0
+}
+
+// ReadBudget reads the budget from the environment (getenv, os.Getenv in
+// production) and the host's memory (HostMemory). Errors name the variable
+// and the accepted values.
+func ReadBudget(getenv func(string) string, host int64, hostWhat string) (Budget, error) {
+	b := Budget{Wait: DefaultBudgetWait}
+	switch {
+	case host > 0:
+		b.Bytes = min(max(host/DefaultBudgetFraction, DefaultBudgetMin), DefaultBudgetMax)
+		b.From = fmt.Sprintf("default: 1/%d of %s (%s), within %s – %s", DefaultBudgetFraction, hostWhat, FormatBytes(host), FormatBytes(DefaultBudgetMin), FormatBytes(DefaultBudgetMax))
+	default:
+		b.Bytes = DefaultBudgetUnknownHost
+		b.From = "default: the host's memory is unknown"
+	}
+	if v := strings.TrimSpace(getenv(EnvMemoryBudget)); v != "" {
+		n, err := parseBudgetBytes(v, host)
+		if err != nil {
+			return Budget{}, fmt.Errorf("settings: %s: %s %w", EnvMemoryBudget, quote(v), err)
+		}
+		if n < MinBudget || n > MaxBudget {
+			return Budget{}, fmt.Errorf("settings: %s: %s is not within %s – %s", EnvMemoryBudget, quote(v), FormatBytes(MinBudget), FormatBytes(MaxBudget))
+		}
+		b.Bytes, b.From = n, EnvMemoryBudget+"="+v
+	}
+	if v := strings.TrimSpace(getenv(EnvMemoryBudgetWait)); v != "" {
+		d, err := time.ParseDuration(v)
+		if err != nil || d < MinBudgetWait || d > MaxBudgetWait {
+			return Budget{}, fmt.Errorf("settings: %s: %s is not a duration within 0s – %s (\"20s\", \"1m\")", EnvMemoryBudgetWait, quote(v), MaxBudgetWait)
+		}
+		b.Wait = d
+	}
+	return b, nil
+}
+
+// byteUnits are the suffixes parseBudgetBytes accepts, longest first.
+var byteUnits = []struct {
+	suffix string
+	mult   int64
+}{
+	{"KiB", 1 << 10}, {"MiB", 1 << 20}, {"GiB", 1 << 30}, {"TiB", 1 << 40},
+	{"KB", 1e3}, {"MB", 1e6}, {"GB", 1e9}, {"TB", 1e12},
+	{"K", 1 << 10}, {"M", 1 << 20}, {"G", 1 << 30}, {"T", 1 << 40},
+	{"B", 1},
+}
+
+func parseBudgetBytes(v string, host int64) (int64, error) {
+	if p, ok := strings.CutSuffix(v, "%"); ok {
+		f, err := strconv.ParseFloat(strings.TrimSpace(p), 64)
+		if err != nil || !(f > 0 && f <= 100) {
+			return 0, fmt.Errorf("is not a percentage within 0 – 100 of the host's memory")
+		}
+		if host <= 0 {
+			return 0, fmt.Errorf("is a percentage, but the host's memory is unknown: give a size such as \"512MiB\"")
+		}
+		return int64(float64(host) * f / 100), nil
+	}
+	mult := int64(1)
+	num := v
+	for _, u := range byteUnits {
+		if s, ok := strings.CutSuffix(v, u.suffix); ok {
+			num, mult = strings.TrimSpace(s), u.mult
+			break
+		}
+	}
+	f, err := strconv.ParseFloat(num, 64)
+	if err != nil || !(f > 0) || f*float64(mult) > float64(math.MaxInt64/2) {
+		return 0, fmt.Errorf(`is not a size ("512MiB", "1GiB", "300MB", bytes) or a percentage of the host's memory ("10%%")`)
+	}
+	return int64(f * float64(mult)), nil
+}
+
+// FormatBytes formats n in binary units ("512 MiB", "1.5 GiB").
+func FormatBytes(n int64) string {
+	units := []string{"B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB"}
+	f, i := float64(n), 0
+	for f >= 1024 && i < len(units)-1 {
+		f /= 1024
+		i++
+	}
+	if i == 0 || f == math.Trunc(f) {
+		return fmt.Sprintf("%d %s", int64(f), units[i])
+	}
+	return fmt.Sprintf("%.1f %s", f, units[i])
+}

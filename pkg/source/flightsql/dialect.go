@@ -1,0 +1,348 @@
+package flightsql
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/flight"
+	"github.com/apache/arrow-go/v18/arrow/flight/flightsql"
+
+	"github.com/quiverdata/quiver/pkg/settings"
+	"github.com/quiverdata/quiver/pkg/source"
+)
+
+// Compile-time check of the health capability.
+var _ source.HealthReporter = (*Source)(nil)
+
+// dialect is how one family of SQL engines writes what the macros produce.
+// doc.go and docs/dialects.md show the exact SQL of each.
+type dialect struct {
+	name string
+	// timeLiteral writes an instant so that the engine compares it with its
+	// timestamp columns as that instant whatever its session time zone.
+	timeLiteral func(t time.Time) string
+	// timeGroup writes col rounded down to a multiple of d counted from the
+	// Unix epoch (UTC); d is a whole number of milliseconds. nil: the dialect
+	// has no rendering (timeGroupWhy says why).
+	timeGroup    func(col string, d time.Duration) (string, error)
+	timeGroupWhy string
+	// epochGroup writes an integer column of Unix seconds rounded down to a
+	// multiple of n seconds, as an integer.
+	epochGroup func(col string, n int64) string
+	// quote writes an identifier (the alias of $__timeGroupAlias).
+	quote func(name string) string
+}
+
+// dialects is the table of SQL dialects, by the name the dialect setting uses.
+var dialects = map[string]*dialect{
+	settings.DialectDataFusion: {
+		name:        settings.DialectDataFusion,
+		timeLiteral: layoutLiteral("'2006-01-02T15:04:05.000Z'"),
+		// Two arguments: the origin defaults to 1970-01-01T00:00:00Z, which
+		// suits both zoned and zone-less timestamp columns.
+		timeGroup: func(col string, d time.Duration) (string, error) {
+			return fmt.Sprintf("date_bin(INTERVAL '%s', %s)", sqlInterval(d), col), nil
+		},
+		epochGroup: castFloorGroup,
+		quote:      doubleQuote,
+	},
+	settings.DialectDuckDB: {
+		name: settings.DialectDuckDB,
+		// An untyped literal with an offset takes the column's type: DuckDB
+		// reads the offset for TIMESTAMPTZ and TIMESTAMP columns alike. (A
+		// TIMESTAMPTZ literal would turn a TIMESTAMP column into TIMESTAMPTZ
+		// in the session's zone, shifting zone-less UTC values.)
+		timeLiteral: layoutLiteral("'2006-01-02 15:04:05.000+00'"),
+		timeGroup:   duckDBTimeGroup,
+		epochGroup:  castFloorGroup,
+		quote:       doubleQuote,
+	},
+	settings.DialectPostgres: {
+		name: settings.DialectPostgres,
+		// Untyped: PostgreSQL reads the offset for timestamptz columns and
+		// ignores it for timestamp columns, whose values are taken as UTC.
+		timeLiteral: layoutLiteral("'2006-01-02 15:04:05.000+00'"),
+		// Epoch arithmetic: extract(epoch) of a timestamp counts it as UTC,
+		// of a timestamptz as the instant, so neither depends on the session
+		// zone (date_bin's origin would be read in it). The result is a
+		// timestamptz.
+		timeGroup: func(col string, d time.Duration) (string, error) {
+			s := secondsText(d)
+			return fmt.Sprintf("to_timestamp(floor(extract(epoch from %s) / %s) * %s)", col, s, s), nil
+		},
+		epochGroup: castFloorGroup,
+		quote:      doubleQuote,
+	},
+	settings.DialectDremio: {
+		name: settings.DialectDremio,
+		// Dremio's timestamps have no zone and hold UTC.
+		timeLiteral: layoutLiteral("TIMESTAMP '2006-01-02 15:04:05.000'"),
+		timeGroup: func(col string, d time.Duration) (string, error) {
+			if d%time.Second != 0 {
+				return "", fmt.Errorf("the dremio SQL dialect has no rendering for an interval below whole seconds (%s): EXTRACT(EPOCH) counts whole seconds", formatInterval(d))
+			}
+			n := int64(d / time.Second)
+			return fmt.Sprintf("TO_TIMESTAMP(FLOOR(EXTRACT(EPOCH FROM %s) / %d) * %d)", col, n, n), nil
+		},
+		epochGroup: castFloorGroup,
+		quote:      doubleQuote,
+	},
+	settings.DialectMySQL: {
+		name: settings.DialectMySQL,
+		// DATETIME has no zone: its values are taken as UTC.
+		timeLiteral: layoutLiteral("'2006-01-02 15:04:05.000'"),
+		// Arithmetic on the zone-less value: no session zone involved
+		// (UNIX_TIMESTAMP / FROM_UNIXTIME would read it in the session zone).
+		timeGroup: func(col string, d time.Duration) (string, error) {
+			if d%time.Second != 0 {
+				return "", fmt.Errorf("the mysql SQL dialect has no rendering for an interval below whole seconds (%s)", formatInterval(d))
+			}
+			n := int64(d / time.Second)
+			return fmt.Sprintf("DATE_ADD(CAST('1970-01-01 00:00:00' AS DATETIME), INTERVAL FLOOR(TIMESTAMPDIFF(SECOND, CAST('1970-01-01 00:00:00' AS DATETIME), %s) / %d) * %d SECOND)", col, n, n), nil
+		},
+		epochGroup: func(col string, n int64) string { return fmt.Sprintf("(%s DIV %d * %d)", col, n, n) },
+		quote:      func(name string) string { return "`" + strings.ReplaceAll(name, "`", "``") + "`" },
+	},
+	settings.DialectANSI: {
+		name: settings.DialectANSI,
+		// Standard SQL: a timestamp literal with a zone displacement.
+		timeLiteral:  layoutLiteral("TIMESTAMP '2006-01-02 15:04:05.000+00:00'"),
+		timeGroupWhy: "standard SQL has no time bucketing: set the dialect setting to the server's (datafusion, duckdb, postgres, dremio, mysql), or group an integer column with $__unixEpochGroup",
+		epochGroup:   castFloorGroup,
+		quote:        doubleQuote,
+	},
+}
+
+func layoutLiteral(layout string) func(time.Time) string {
+	return func(t time.Time) string { return t.UTC().Format(layout) }
+}
+
+func doubleQuote(name string) string { return `"` + strings.ReplaceAll(name, `"`, `""`) + `"` }
+
+// castFloorGroup rounds down with floor (not truncation, so times before
+// 1970 round down too) and casts back to an integer: "/" is float division
+// on DuckDB and Dremio, integer division on DataFusion and PostgreSQL.
+func castFloorGroup(col string, n int64) string {
+	return fmt.Sprintf("(CAST(floor(%s / %d) AS BIGINT) * %d)", col, n, n)
+}
+
+// sqlInterval writes d as an SQL interval string: seconds, or milliseconds
+// when d is not whole seconds.
+func sqlInterval(d time.Duration) string {
+	if d%time.Second == 0 {
+		return strconv.FormatInt(int64(d/time.Second), 10) + " seconds"
+	}
+	return strconv.FormatInt(d.Milliseconds(), 10) + " milliseconds"
+}
+
+// secondsText writes d in seconds, exactly (d is whole milliseconds).
+func secondsText(d time.Duration) string {
+	s := strconv.FormatInt(int64(d/time.Second), 10)
+	if ms := (d % time.Second).Milliseconds(); ms != 0 {
+		s += "." + strings.TrimRight(fmt.Sprintf("%03d", ms), "0")
+	}
+	return s
+}
+
+// duckDBOrigin is time_bucket's default origin, 2000-01-03 00:00:00 UTC, in
+// milliseconds since the Unix epoch.
+const duckDBOrigin = 946_857_600_000
+
+// duckDBTimeGroup uses time_bucket with an offset that moves its default
+// origin back onto the Unix epoch, so buckets of any width line up with the
+// other dialects'. The offset is an INTERVAL, which binds for TIMESTAMP and
+// TIMESTAMPTZ columns alike (an origin literal would need the column's
+// type). Widths given in seconds are micros-based, so TIMESTAMPTZ values are
+// bucketed in UTC, not in the session's zone.
+func duckDBTimeGroup(col string, d time.Duration) (string, error) {
+	w := d.Milliseconds()
+	off := (w - duckDBOrigin%w) % w
+	if off == 0 {
+		return fmt.Sprintf("time_bucket(INTERVAL '%s', %s)", sqlInterval(d), col), nil
+	}
+	return fmt.Sprintf("time_bucket(INTERVAL '%s', %s, INTERVAL '%s')", sqlInterval(d), col, sqlInterval(time.Duration(off)*time.Millisecond)), nil
+}
+
+// detectRules map what a server reports as its name (then, when the name
+// says nothing, its version: GizmoSQL reports "duckdb v1.x" there) to a
+// dialect; the first rule whose text is contained, ignoring case, wins.
+var detectRules = []struct{ text, dialect string }{
+	{"duckdb", settings.DialectDuckDB},
+	{"influx", settings.DialectDataFusion}, // InfluxDB 3 ("InfluxDB IOx")
+	{"iox", settings.DialectDataFusion},
+	{"datafusion", settings.DialectDataFusion},
+	{"greptime", settings.DialectDataFusion},
+	{"cnosdb", settings.DialectDataFusion},
+	{"datalayers", settings.DialectDataFusion},
+	{"seafowl", settings.DialectDataFusion},
+	{"ballista", settings.DialectDataFusion},
+	{"dremio", settings.DialectDremio},
+	{"postgres", settings.DialectPostgres},
+	{"doris", settings.DialectMySQL},
+	{"starrocks", settings.DialectMySQL},
+	{"mysql", settings.DialectMySQL},
+	{"mariadb", settings.DialectMySQL},
+	{"sqlite", settings.DialectANSI},
+}
+
+// detectDialect picks the dialect of a server from its name and version;
+// ok is false when nothing matched (the result is then ansi).
+func detectDialect(name, version string) (d string, ok bool) {
+	for _, s := range []string{name, version} {
+		s = strings.ToLower(s)
+		for _, r := range detectRules {
+			if strings.Contains(s, r.text) {
+				return r.dialect, true
+			}
+		}
+	}
+	return settings.DialectANSI, false
+}
+
+// serverInfo is what GetSqlInfo told about the server.
+type serverInfo struct {
+	name, version string
+}
+
+// dialectState is the SQL dialect of one connection: the one the dialect
+// setting names, or (auto) the one picked from the server's name, asked
+// once and kept until the next health check asks again.
+type dialectState struct {
+	setting string
+
+	mu    sync.Mutex
+	known bool
+	d     *dialect
+	why   string // how auto chose d, when it is worth saying
+}
+
+func newDialectState(setting string) *dialectState {
+	if setting == "" {
+		setting = settings.DialectAuto
+	}
+	return &dialectState{setting: setting}
+}
+
+// learn records what GetSqlInfo told (err != nil: the server answers, but
+// not GetSqlInfo) and, for auto, picks the dialect.
+func (st *dialectState) learn(info serverInfo, err error) {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	st.known, st.why = true, ""
+	if st.setting != settings.DialectAuto {
+		st.d = dialects[st.setting]
+		return
+	}
+	name, ok := detectDialect(info.name, info.version)
+	st.d = dialects[name]
+	switch {
+	case err != nil:
+		st.why = "the server does not tell its name (GetSqlInfo); set the dialect setting"
+	case !ok:
+		st.why = fmt.Sprintf("server name %q not recognised; set the dialect setting", info.name)
+	}
+}
+
+// sqlDialect returns the dialect the macros render in. For auto it asks the
+// server once per connection (GetSqlInfo FLIGHT_SQL_SERVER_NAME and
+// _VERSION); a server that does not implement GetSqlInfo gets ansi.
+// Connection failures are returned and not kept, so the next query asks again.
+func (s *Source) sqlDialect(ctx context.Context) (*dialect, error) {
+	st := s.conn.dialect
+	if st.setting != settings.DialectAuto {
+		return dialects[st.setting], nil
+	}
+	st.mu.Lock()
+	if st.known {
+		d := st.d
+		st.mu.Unlock()
+		return d, nil
+	}
+	st.mu.Unlock()
+	ctx, cancel := context.WithTimeout(ctx, s.cfg.TimeoutDuration())
+	defer cancel()
+	info, err := s.serverInfo(ctx, "reading the server's name for the dialect setting (auto)")
+	if err != nil && !fallbackWorthy(err) {
+		return nil, err
+	}
+	st.learn(info, err)
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	return st.d, nil
+}
+
+// serverInfo asks the server for its name and version (GetSqlInfo).
+func (s *Source) serverInfo(ctx context.Context, what string) (serverInfo, error) {
+	vals := map[uint32]string{}
+	err := s.readInfo(ctx, what, func(ctx context.Context) (*flight.FlightInfo, error) {
+		return s.conn.main.GetSqlInfo(ctx, []flightsql.SqlInfo{flightsql.SqlInfoFlightSqlServerName, flightsql.SqlInfoFlightSqlServerVersion})
+	}, func(rec arrow.RecordBatch) error {
+		sqlInfoStrings(rec, vals)
+		return nil
+	})
+	return serverInfo{
+		name:    strings.TrimSpace(vals[uint32(flightsql.SqlInfoFlightSqlServerName)]),
+		version: strings.TrimSpace(vals[uint32(flightsql.SqlInfoFlightSqlServerVersion)]),
+	}, err
+}
+
+// sqlInfoStrings adds the string values of a GetSqlInfo batch (info_name
+// uint32, value dense_union) to into; other value kinds are skipped.
+func sqlInfoStrings(rec arrow.RecordBatch, into map[uint32]string) {
+	if rec.NumCols() < 2 {
+		return
+	}
+	names, ok := rec.Column(0).(*array.Uint32)
+	vals, ok2 := rec.Column(1).(*array.DenseUnion)
+	if !ok || !ok2 {
+		return
+	}
+	for i := range names.Len() {
+		if str, ok := vals.Field(vals.ChildID(i)).(*array.String); ok {
+			if off := int(vals.ValueOffset(i)); off < str.Len() && str.IsValid(off) {
+				into[names.Value(i)] = str.Value(off)
+			}
+		}
+	}
+}
+
+// HealthReport checks the server (see CheckHealth) and says what it found:
+// the server's name and version, and the SQL dialect the macros use.
+func (s *Source) HealthReport(ctx context.Context) (string, error) {
+	ctx, cancel := context.WithTimeout(ctx, s.cfg.TimeoutDuration())
+	defer cancel()
+	info, err := s.serverInfo(ctx, "health check")
+	if err != nil {
+		if !fallbackWorthy(err) {
+			return "", err
+		}
+		if ferr := s.readInfo(ctx, "health check (SELECT 1)", func(ctx context.Context) (*flight.FlightInfo, error) {
+			return s.conn.main.Execute(ctx, "SELECT 1")
+		}, func(arrow.RecordBatch) error { return nil }); ferr != nil {
+			return "", ferr
+		}
+	}
+	st := s.conn.dialect
+	st.learn(info, err)
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	server := s.cfg.Address
+	if info.name != "" {
+		server = strings.TrimSpace(info.name + " " + info.version)
+		server += " at " + s.cfg.Address
+	}
+	how := "dialect setting"
+	if st.setting == settings.DialectAuto {
+		how = "auto"
+		if st.why != "" {
+			how += ": " + st.why
+		}
+	}
+	return fmt.Sprintf("Connected to %s; SQL dialect %s (%s)", server, st.d.name, how), nil
+}

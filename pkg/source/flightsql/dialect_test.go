@@ -1,0 +1,260 @@
+package flightsql
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/flight"
+	"github.com/apache/arrow-go/v18/arrow/flight/flightsql"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+
+	"github.com/quiverdata/quiver/pkg/settings"
+	"github.com/quiverdata/quiver/pkg/source"
+)
+
+func TestDetectDialect(t *testing.T) {
+	for _, tc := range []struct {
+		name, version, want string
+		ok                  bool
+	}{
+		{"DuckDB", "v1.4.1", settings.DialectDuckDB, true},
+		{"duckdb-flight-sql", "v1.1.3", settings.DialectDuckDB, true},
+		{"gizmosql", "duckdb v1.2.0", settings.DialectDuckDB, true},
+		{"gizmosql", "sqlite 3.45.0", settings.DialectANSI, true},
+		{"InfluxDB IOx", "2", settings.DialectDataFusion, true},
+		{"InfluxDB 3 Core", "3.0.1", settings.DialectDataFusion, true},
+		{"GreptimeDB", "0.9", settings.DialectDataFusion, true},
+		{"Seafowl Flight SQL Server", "0.5", settings.DialectDataFusion, true},
+		{"Apache DataFusion", "44", settings.DialectDataFusion, true},
+		{"Dremio Server", "25.0", settings.DialectDremio, true},
+		{"PostgreSQL", "16.2", settings.DialectPostgres, true},
+		{"Apache Doris", "2.1", settings.DialectMySQL, true},
+		{"StarRocks", "3.5", settings.DialectMySQL, true},
+		{"db_name", "sqlite 3", settings.DialectANSI, true}, // arrow-go's SQLite example
+		{"quiver test", "", settings.DialectANSI, false},
+		{"", "", settings.DialectANSI, false},
+	} {
+		got, ok := detectDialect(tc.name, tc.version)
+		if got != tc.want || ok != tc.ok {
+			t.Errorf("%q %q: %s %v, want %s %v", tc.name, tc.version, got, ok, tc.want, tc.ok)
+		}
+	}
+}
+
+// infoServer is a memServer that counts its GetSqlInfo calls.
+type infoServer struct {
+	*memServer
+	infoCalls atomic.Int32
+}
+
+func (s *infoServer) GetFlightInfoSqlInfo(ctx context.Context, cmd flightsql.GetSqlInfo, desc *flight.FlightDescriptor) (*flight.FlightInfo, error) {
+	s.infoCalls.Add(1)
+	return s.memServer.GetFlightInfoSqlInfo(ctx, cmd, desc)
+}
+
+// namedServer answers GetSqlInfo with name and version (none when name is
+// ""), and the given statements with one timestamp row each.
+func namedServer(t *testing.T, name, version string, statements ...string) *infoServer {
+	srv := &infoServer{memServer: newMemServer()}
+	if name != "" {
+		for k, v := range map[flightsql.SqlInfo]string{flightsql.SqlInfoFlightSqlServerName: name, flightsql.SqlInfoFlightSqlServerVersion: version} {
+			if err := srv.RegisterSqlInfo(k, v); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	schema := arrow.NewSchema([]arrow.Field{{Name: "one", Type: arrow.PrimitiveTypes.Int64}}, nil)
+	for _, sql := range append(statements, "SELECT 1") {
+		srv.set(sql, &dataset{schema: schema, endpoints: [][]arrow.RecordBatch{{batch(schema, func(b *array.RecordBuilder) {
+			b.Field(0).(*array.Int64Builder).Append(1)
+		})}}})
+	}
+	return srv
+}
+
+func healthReport(t *testing.T, s *Source) string {
+	t.Helper()
+	msg, err := s.HealthReport(context.Background())
+	if err != nil {
+		t.Fatalf("health: %v", err)
+	}
+	return msg
+}
+
+// TestDialectAuto: auto asks the server once per connection, renders in the
+// dialect its name calls for, and the health check says which it chose.
+func TestDialectAuto(t *testing.T) {
+	const query = "SELECT $__timeGroup(ts, $__interval) FROM t WHERE $__timeFilter(ts)"
+	sent := "SELECT time_bucket(INTERVAL '60 seconds', ts) FROM t WHERE (ts >= '2023-11-14 22:13:20.000+00' AND ts <= '2023-11-14 23:13:20.000+00')"
+	srv := namedServer(t, "DuckDB", "v1.4.1", sent)
+	addr := startServer(t, srv, serverOpts{})
+	s := newTestSource(t, baseConfig(addr))
+	for range 3 {
+		if _, err := runQuery(t, s, query, FormatTable, source.Limits{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n := srv.infoCalls.Load(); n != 1 {
+		t.Fatalf("%d GetSqlInfo calls for three queries, want 1", n)
+	}
+	// A query without dialect-dependent macros does not ask either.
+	s2 := newTestSource(t, baseConfig(addr))
+	if _, err := runQuery(t, s2, "SELECT 1", FormatTable, source.Limits{}); err != nil {
+		t.Fatal(err)
+	}
+	if n := srv.infoCalls.Load(); n != 1 {
+		t.Fatalf("%d GetSqlInfo calls, want still 1", n)
+	}
+	if got, want := healthReport(t, s), fmt.Sprintf("Connected to DuckDB v1.4.1 at %s; SQL dialect duckdb (auto)", addr); got != want {
+		t.Fatalf("health %q, want %q", got, want)
+	}
+	if err := s.CheckHealth(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestDialectSetting(t *testing.T) {
+	sent := "SELECT to_timestamp(floor(extract(epoch from ts) / 60) * 60)"
+	srv := namedServer(t, "DuckDB", "v1.4.1", sent)
+	addr := startServer(t, srv, serverOpts{})
+	cfg := baseConfig(addr)
+	cfg.Dialect = settings.DialectPostgres
+	s := newTestSource(t, cfg)
+	if _, err := runQuery(t, s, "SELECT $__timeGroup(ts, 1m)", FormatTable, source.Limits{}); err != nil {
+		t.Fatal(err)
+	}
+	if n := srv.infoCalls.Load(); n != 0 {
+		t.Fatalf("%d GetSqlInfo calls with an explicit dialect", n)
+	}
+	if got, want := healthReport(t, s), fmt.Sprintf("Connected to DuckDB v1.4.1 at %s; SQL dialect postgres (dialect setting)", addr); got != want {
+		t.Fatalf("health %q, want %q", got, want)
+	}
+}
+
+// TestDialectFallback: a server without GetSqlInfo, or with a name no rule
+// knows, gets ansi; the health check says why and what to do, and a macro
+// ansi cannot write fails the query naming macro and dialect.
+func TestDialectFallback(t *testing.T) {
+	for _, tc := range []struct{ name, health string }{
+		{"", "SQL dialect ansi (auto: the server does not tell its name (GetSqlInfo); set the dialect setting)"},
+		{"quiver test", `SQL dialect ansi (auto: server name "quiver test" not recognised; set the dialect setting)`},
+	} {
+		srv := namedServer(t, tc.name, "", "SELECT (ts >= TIMESTAMP '2023-11-14 22:13:20.000+00:00' AND ts <= TIMESTAMP '2023-11-14 23:13:20.000+00:00')")
+		addr := startServer(t, srv, serverOpts{})
+		s := newTestSource(t, baseConfig(addr))
+		if _, err := runQuery(t, s, "SELECT $__timeFilter(ts)", FormatTable, source.Limits{}); err != nil {
+			t.Fatalf("%q: %v", tc.name, err)
+		}
+		_, err := runQuery(t, s, "SELECT $__timeGroup(ts, 1m)", FormatTable, source.Limits{})
+		mustKind(t, err, source.KindQuery, "flightsql: $__timeGroup: no rendering in the ansi SQL dialect")
+		if n := srv.infoCalls.Load(); n != 1 {
+			t.Fatalf("%q: %d GetSqlInfo calls, want 1", tc.name, n)
+		}
+		got := healthReport(t, s)
+		if !strings.HasPrefix(got, "Connected to ") || !strings.HasSuffix(got, tc.health) {
+			t.Fatalf("%q: health %q, want it to end in %q", tc.name, got, tc.health)
+		}
+	}
+}
+
+// TestDialectSQLite: arrow-go's SQLite example names itself "db_name",
+// version "sqlite 3": auto picks ansi, and its integer macros still work.
+func TestDialectSQLite(t *testing.T) {
+	addr := startSQLite(t)
+	s := newTestSource(t, baseConfig(addr))
+	if got, want := healthReport(t, s), fmt.Sprintf("Connected to db_name sqlite 3 at %s; SQL dialect ansi (auto)", addr); got != want {
+		t.Fatalf("health %q, want %q", got, want)
+	}
+}
+
+// TestDialectUnreachable: when the server cannot be reached, a query that
+// needs the dialect fails as upstream, and nothing is remembered.
+func TestDialectUnreachable(t *testing.T) {
+	srv := namedServer(t, "DuckDB", "v1", "SELECT time_bucket(INTERVAL '60 seconds', ts)")
+	addr := startServer(t, &failingInfo{infoServer: srv}, serverOpts{})
+	s := newTestSource(t, baseConfig(addr))
+	_, err := runQuery(t, s, "SELECT $__timeGroup(ts, 1m)", FormatTable, source.Limits{})
+	mustKind(t, err, source.KindUpstream, "reading the server's name for the dialect setting (auto)")
+	if s.conn.dialect.known {
+		t.Fatal("a failed lookup was remembered")
+	}
+}
+
+// failingInfo answers GetSqlInfo Unavailable.
+type failingInfo struct{ *infoServer }
+
+func (s *failingInfo) GetFlightInfoSqlInfo(context.Context, flightsql.GetSqlInfo, *flight.FlightDescriptor) (*flight.FlightInfo, error) {
+	return nil, status.Error(codes.Unavailable, "overloaded")
+}
+
+// docMacros are the examples of docs/dialects.md, expanded in docEnv.
+var docMacros = []string{
+	"$__timeFilter(ts)", "$__timeFrom()", "$__timeTo()",
+	"$__timeGroup(ts, 5m)", "$__timeGroup(ts, 7m)", "$__timeGroup(ts, 500ms)",
+	"$__timeGroupAlias(ts, 1h)", "$__unixEpochGroup(t, 5m)",
+}
+
+func docEnv(name string) macroEnv {
+	return macroEnv{from: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC), to: time.Date(2026, 1, 1, 1, 0, 0, 0, time.UTC),
+		interval: time.Minute, dialect: func() (*dialect, error) { return dialects[name], nil }}
+}
+
+// code writes s as a Markdown code span.
+func code(s string) string {
+	if strings.Contains(s, "`") {
+		return "`` " + s + " ``"
+	}
+	return "`" + s + "`"
+}
+
+// TestDialectsDoc: docs/dialects.md shows exactly what each dialect writes
+// (or the error it gives) for every example macro.
+func TestDialectsDoc(t *testing.T) {
+	doc, err := os.ReadFile("../../../docs/dialects.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range settings.Dialects[1:] {
+		i := strings.Index(string(doc), "\n## "+name+"\n")
+		if i < 0 {
+			t.Fatalf("docs/dialects.md has no section %q", name)
+		}
+		section := string(doc[i+1:])
+		if j := strings.Index(section[3:], "\n## "); j >= 0 {
+			section = section[:j+3]
+		}
+		for _, m := range docMacros {
+			out, err := expandMacros(context.Background(), m, docEnv(name))
+			want := ""
+			if err != nil {
+				want = "| " + code(m) + " | error: " + strings.TrimPrefix(err.Error(), "flightsql: ") + " |"
+			} else {
+				want = "| " + code(m) + " | " + code(out.SQL) + " |"
+			}
+			if !strings.Contains(section, want+"\n") {
+				t.Errorf("docs/dialects.md, section %s, lacks the line\n%s", name, want)
+			}
+		}
+	}
+}
+
+// TestDialectRelearn: a later health check replaces what auto found.
+func TestDialectRelearn(t *testing.T) {
+	st := newDialectState("")
+	st.learn(serverInfo{name: "mystery"}, nil)
+	if st.d.name != settings.DialectANSI || st.why == "" {
+		t.Fatalf("unknown server: %s %q", st.d.name, st.why)
+	}
+	st.learn(serverInfo{name: "DuckDB", version: "v1.4.1"}, nil)
+	if st.d.name != settings.DialectDuckDB || st.why != "" {
+		t.Fatalf("after DuckDB answered: %s %q", st.d.name, st.why)
+	}
+}

@@ -1,0 +1,268 @@
+//go:build duckdb
+
+package flightsql
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/grafana/grafana-plugin-sdk-go/data"
+
+	"github.com/quiverdata/quiver/pkg/settings"
+	"github.com/quiverdata/quiver/pkg/source"
+	"github.com/quiverdata/quiver/tests/engine"
+)
+
+// The dashboard range of the engine tests: 2026-01-01 00:00–01:00 UTC.
+var (
+	engineFrom = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	engineTo   = engineFrom.Add(time.Hour)
+)
+
+// engineTable fills table m: a row every 37 s for each of three hosts from
+// 22:00Z the day before to 03:00Z, well around the dashboard range, with
+// the time as TIMESTAMPTZ (ts), as zone-less TIMESTAMP holding UTC (tsn),
+// and as Unix seconds, milliseconds and nanoseconds (e, em, en). Values are
+// small integers, so sums and averages are exact in float64 whatever order
+// the engine adds them in.
+func engineTable(t *testing.T, srv *engine.Server) {
+	srv.Exec(t, `CREATE TABLE m AS
+		SELECT TIMESTAMPTZ '2025-12-31 22:00:00+00' + i * INTERVAL '37 seconds' AS ts,
+		       (TIMESTAMPTZ '2025-12-31 22:00:00+00' + i * INTERVAL '37 seconds') AT TIME ZONE 'UTC' AS tsn,
+		       epoch(TIMESTAMPTZ '2025-12-31 22:00:00+00')::BIGINT + i * 37 AS e,
+		       (epoch(TIMESTAMPTZ '2025-12-31 22:00:00+00')::BIGINT + i * 37) * 1000 AS em,
+		       (epoch(TIMESTAMPTZ '2025-12-31 22:00:00+00')::BIGINT + i * 37) * 1000000000 AS en,
+		       'h' || (i % 3)::VARCHAR AS host,
+		       ((i * 7) % 50)::DOUBLE AS v
+		FROM range(0, 10 * 3600 // 37) r(i)`)
+}
+
+// point is one point of a series: milliseconds since the epoch, value.
+type point struct {
+	ms int64
+	v  float64
+}
+
+// seriesOf reads time_series frames as series keyed by their labels.
+func seriesOf(t *testing.T, frames []*data.Frame) map[string][]point {
+	t.Helper()
+	out := map[string][]point{}
+	for _, f := range frames {
+		if len(f.Fields) != 2 {
+			t.Fatalf("frame with %d fields, want time and one value", len(f.Fields))
+		}
+		key := f.Fields[1].Labels.String()
+		for i := range f.Rows() {
+			tm, ok := f.Fields[0].ConcreteAt(i)
+			if !ok {
+				t.Fatalf("null time in %s", key)
+			}
+			v, ok := f.Fields[1].ConcreteAt(i)
+			if !ok {
+				t.Fatalf("null value in %s at %v", key, tm)
+			}
+			fv, ok := v.(float64)
+			if !ok {
+				t.Fatalf("value %v is %T, want float64", v, v)
+			}
+			out[key] = append(out[key], point{tm.(time.Time).UnixMilli(), fv})
+		}
+	}
+	return out
+}
+
+// referenceOf reads the engine's own answer, rows of (milliseconds,
+// [host,] value), as series keyed the way Grafana labels them.
+func referenceOf(t *testing.T, rows [][]any) map[string][]point {
+	t.Helper()
+	out := map[string][]point{}
+	for _, r := range rows {
+		key := data.Labels{}.String()
+		if len(r) == 3 {
+			key = data.Labels{"host": r[1].(string)}.String()
+		}
+		out[key] = append(out[key], point{r[0].(int64), r[len(r)-1].(float64)})
+	}
+	for k := range out {
+		slices.SortFunc(out[k], func(a, b point) int { return int(a.ms - b.ms) })
+	}
+	return out
+}
+
+// engineQuery runs sql through the Source as Grafana would for the
+// dashboard range, with a 1m interval.
+func engineQuery(t *testing.T, s *Source, sql, format string) []*data.Frame {
+	t.Helper()
+	js, err := json.Marshal(map[string]string{"rawSql": sql, "format": format})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sink := &frameSink{t: t}
+	if err := s.Query(context.Background(), source.Query{RefID: "A", JSON: js, From: engineFrom, To: engineTo,
+		Interval: time.Minute, MaxDataPoints: 1000}, sink); err != nil {
+		t.Fatalf("%s: %v", sql, err)
+	}
+	return sink.frames
+}
+
+// The reference bounds, written by hand: epoch milliseconds of the range.
+const refRange = "BETWEEN 1767225600000 AND 1767229200000"
+
+// engineCases: every macro in a GROUP BY time query, each with the same
+// aggregate written by hand in DuckDB's SQL (integer epoch arithmetic, no
+// macro renderings), returning (ms, [host,] value).
+var engineCases = []struct {
+	name, sql, ref string
+	buckets        int // distinct times the reference must have (a check that it is not empty)
+}{
+	{"timeGroupAlias+timeFilter/timestamptz/5m",
+		"SELECT $__timeGroupAlias(ts, 5m), host, avg(v) AS v FROM m WHERE $__timeFilter(ts) GROUP BY 1, 2 ORDER BY 1",
+		"SELECT epoch_ms(ts) // 300000 * 300000, host, avg(v) FROM m WHERE epoch_ms(ts) " + refRange + " GROUP BY 1, 2", 12},
+	{"timeGroupAlias+timeFilter/timestamp/7m",
+		"SELECT $__timeGroupAlias(tsn, 7m), host, sum(v) AS v FROM m WHERE $__timeFilter(tsn) GROUP BY 1, 2 ORDER BY 1",
+		"SELECT epoch_ms(tsn) // 420000 * 420000, host, sum(v) FROM m WHERE epoch_ms(tsn) " + refRange + " GROUP BY 1, 2", 9},
+	{"timeGroup+interval/timestamptz",
+		"SELECT $__timeGroup(ts, $__interval) AS time, max(v) AS v FROM m WHERE $__timeFilter(ts) GROUP BY 1 ORDER BY 1",
+		"SELECT epoch_ms(ts) // 60000 * 60000, max(v) FROM m WHERE epoch_ms(ts) " + refRange + " GROUP BY 1", 60},
+	{"timeGroup/timestamptz/1d (buckets in UTC, not the session zone)",
+		"SELECT $__timeGroupAlias(ts, 1d), count(*)::DOUBLE AS v FROM m GROUP BY 1 ORDER BY 1",
+		"SELECT epoch_ms(ts) // 86400000 * 86400000, count(*)::DOUBLE FROM m GROUP BY 1", 2},
+	{"timeGroup/timestamp/1w (aligned on the epoch, a Thursday)",
+		"SELECT $__timeGroupAlias(tsn, 1w), count(*)::DOUBLE AS v FROM m GROUP BY 1 ORDER BY 1",
+		"SELECT epoch_ms(tsn) // 604800000 * 604800000, count(*)::DOUBLE FROM m GROUP BY 1", 2},
+	{"timeGroup/500ms",
+		"SELECT $__timeGroupAlias(ts, 500ms), min(v) AS v FROM m WHERE $__timeFilter(ts) GROUP BY 1 ORDER BY 1",
+		"SELECT epoch_ms(ts) // 500 * 500, min(v) FROM m WHERE epoch_ms(ts) " + refRange + " GROUP BY 1", 97},
+	{"timeFrom+timeTo/timestamptz/10m",
+		"SELECT $__timeGroupAlias(ts, 10m), host, avg(v) AS v FROM m WHERE ts >= $__timeFrom() AND ts < $__timeTo() GROUP BY 1, 2 ORDER BY 1",
+		"SELECT epoch_ms(ts) // 600000 * 600000, host, avg(v) FROM m WHERE epoch_ms(ts) >= 1767225600000 AND epoch_ms(ts) < 1767229200000 GROUP BY 1, 2", 6},
+	{"timeFrom+timeTo/timestamp/15m",
+		"SELECT $__timeGroupAlias(tsn, 15m), avg(v) AS v FROM m WHERE tsn BETWEEN $__timeFrom() AND $__timeTo() GROUP BY 1 ORDER BY 1",
+		"SELECT epoch_ms(tsn) // 900000 * 900000, avg(v) FROM m WHERE epoch_ms(tsn) " + refRange + " GROUP BY 1", 4},
+	{"unixEpochGroup+unixEpochFilter",
+		"SELECT $__unixEpochGroup(e, 10m) AS time, host, sum(v) AS v FROM m WHERE $__unixEpochFilter(e) GROUP BY 1, 2 ORDER BY 1",
+		"SELECT (e // 600 * 600) * 1000, host, sum(v) FROM m WHERE e BETWEEN 1767225600 AND 1767229200 GROUP BY 1, 2", 6},
+	{"unixEpochGroup+unixEpochFrom/To",
+		"SELECT $__unixEpochGroup(e, 1h) AS time, avg(v) AS v FROM m WHERE e >= $__unixEpochFrom() AND e <= $__unixEpochTo() GROUP BY 1 ORDER BY 1",
+		"SELECT (e // 3600 * 3600) * 1000, avg(v) FROM m WHERE e BETWEEN 1767225600 AND 1767229200 GROUP BY 1", 1},
+	{"interval_ms+unixEpochMsFilter",
+		"SELECT em // $__interval_ms * $__interval_ms AS time, host, max(v) AS v FROM m WHERE $__unixEpochMsFilter(em) GROUP BY 1, 2 ORDER BY 1",
+		"SELECT em // 60000 * 60000, host, max(v) FROM m WHERE em " + refRange + " GROUP BY 1, 2", 60},
+	{"unixEpochMsFrom/To",
+		"SELECT em // 300000 * 300000 AS time, avg(v) AS v FROM m WHERE em >= $__unixEpochMsFrom() AND em <= $__unixEpochMsTo() GROUP BY 1 ORDER BY 1",
+		"SELECT em // 300000 * 300000, avg(v) FROM m WHERE em " + refRange + " GROUP BY 1", 12},
+	{"unixEpochNanoFilter+NanoFrom/To",
+		"SELECT to_timestamp(en // 1000000000 // 300 * 300) AS time, sum(v) AS v FROM m WHERE $__unixEpochNanoFilter(en) AND en >= $__unixEpochNanoFrom() AND en <= $__unixEpochNanoTo() GROUP BY 1 ORDER BY 1",
+		"SELECT en // 1000000 // 300000 * 300000, sum(v) FROM m WHERE en // 1000000 " + refRange + " GROUP BY 1", 12},
+	{"catalog+schema",
+		"SELECT $__timeGroupAlias(ts, 30m), avg(v) AS v FROM $__catalog.$__schema.m WHERE $__timeFilter(ts) GROUP BY 1 ORDER BY 1",
+		"SELECT epoch_ms(ts) // 1800000 * 1800000, avg(v) FROM memory.main.m WHERE epoch_ms(ts) " + refRange + " GROUP BY 1", 2},
+}
+
+// TestEngineMacros runs every macro through the Source against DuckDB, in
+// UTC and in America/New_York, with the dialect found by auto and set
+// explicitly, and compares every frame point by point with the engine's
+// own answer to the same aggregate written by hand.
+func TestEngineMacros(t *testing.T) {
+	for _, tz := range []string{"UTC", "America/New_York"} {
+		srv := engine.Start(t, tz)
+		engineTable(t, srv)
+		for _, dialectSetting := range []string{settings.DialectAuto, settings.DialectDuckDB} {
+			t.Run(tz+"/"+dialectSetting, func(t *testing.T) {
+				cfg := baseConfig(srv.Addr)
+				cfg.Dialect, cfg.Catalog, cfg.Schema = dialectSetting, "memory", "main"
+				s := newTestSource(t, cfg)
+				how := "auto"
+				if dialectSetting != settings.DialectAuto {
+					how = "dialect setting"
+				}
+				want := fmt.Sprintf("Connected to DuckDB %s at %s; SQL dialect duckdb (%s)", srv.Version, srv.Addr, how)
+				if got, err := s.HealthReport(context.Background()); err != nil || got != want {
+					t.Fatalf("health: %q, %v; want %q", got, err, want)
+				}
+				for _, tc := range engineCases {
+					ref := referenceOf(t, srv.Query(t, tc.ref))
+					times := map[int64]bool{}
+					for _, pts := range ref {
+						for _, p := range pts {
+							times[p.ms] = true
+						}
+					}
+					if len(times) != tc.buckets {
+						t.Fatalf("%s: the reference has %d distinct times, want %d", tc.name, len(times), tc.buckets)
+					}
+					got := seriesOf(t, engineQuery(t, s, tc.sql, FormatTimeSeries))
+					if !equalSeries(got, ref) {
+						t.Errorf("%s:\n got %v\nwant %v", tc.name, got, ref)
+					}
+				}
+			})
+		}
+	}
+}
+
+func equalSeries(a, b map[string][]point) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for k, pa := range a {
+		if !slices.Equal(pa, b[k]) {
+			return false
+		}
+	}
+	return true
+}
+
+// TestEngineTimeFilterZone is the zone bug: with the server in
+// America/New_York, a 00:00–01:00Z range must select exactly the rows of
+// 00:00–01:00Z, from TIMESTAMPTZ and zone-less TIMESTAMP columns alike, and
+// not those of 05:00–06:00Z that a literal without an offset selects there.
+func TestEngineTimeFilterZone(t *testing.T) {
+	srv := engine.Start(t, "America/New_York")
+	engineTable(t, srv)
+	s := newTestSource(t, baseConfig(srv.Addr))
+	for _, col := range []string{"ts", "tsn"} {
+		frames := engineQuery(t, s, fmt.Sprintf("SELECT %s AS time, v FROM m WHERE $__timeFilter(%s) ORDER BY 1", col, col), FormatTable)
+		if len(frames) != 1 || len(frames[0].Fields) != 2 {
+			t.Fatalf("%s: %d frames", col, len(frames))
+		}
+		var got []int64
+		for i := range frames[0].Rows() {
+			tm, _ := frames[0].Fields[0].ConcreteAt(i)
+			got = append(got, tm.(time.Time).UnixMilli())
+		}
+		var want []int64
+		for _, r := range srv.Query(t, "SELECT epoch_ms(ts) FROM m WHERE epoch_ms(ts) "+refRange+" ORDER BY 1") {
+			want = append(want, r[0].(int64))
+		}
+		if len(want) == 0 || !slices.Equal(got, want) {
+			t.Fatalf("%s: selected %d rows %v…, want the %d rows of 00:00–01:00Z", col, len(got), head(got), len(want))
+		}
+		for _, ms := range got {
+			if ms < engineFrom.UnixMilli() || ms > engineTo.UnixMilli() {
+				t.Fatalf("%s: row at %s is outside the range", col, time.UnixMilli(ms).UTC())
+			}
+		}
+	}
+	// The bug itself, for the record: the offset-less literal the source
+	// used to write selects other rows on this server.
+	naive := srv.Query(t, "SELECT min(epoch_ms(ts)) FROM m WHERE ts >= '2026-01-01 00:00:00.000' AND ts <= '2026-01-01 01:00:00.000'")
+	if got := naive[0][0].(int64); got < engineFrom.Add(5*time.Hour).UnixMilli() {
+		t.Fatalf("the offset-less literal selected from %s: the zone bug this test guards against did not reproduce", time.UnixMilli(got).UTC())
+	}
+}
+
+func head(ms []int64) []string {
+	var out []string
+	for i, m := range ms {
+		if i == 3 {
+			break
+		}
+		out = append(out, time.UnixMilli(m).UTC().Format(time.RFC3339))
+	}
+	return out
+}

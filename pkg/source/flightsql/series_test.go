@@ -1,0 +1,512 @@
+package flightsql
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/grafana/grafana-plugin-sdk-go/data"
+
+	"github.com/quiverdata/quiver/pkg/source"
+)
+
+// seriesRows is hosts × points rows, every host in every point, the two dc
+// values alternating; dc is null for every third host.
+func seriesRows(hosts, points int) []metricRow {
+	eu, us := "eu", "us"
+	var rows []metricRow
+	for p := range points {
+		for h := range hosts {
+			var dc *string
+			switch h % 3 {
+			case 0:
+				dc = &eu
+			case 1:
+				dc = &us
+			}
+			rows = append(rows, metricRow{ts: 1_700_000_000_000 + int64(p)*1000, host: fmt.Sprintf("h%03d", h), dc: dc,
+				cpu: float64(h) + float64(p)/10, reqs: int64(h*100 + p)})
+		}
+	}
+	return rows
+}
+
+// frameKey names a time-series frame by its value field and labels.
+func frameKey(f *data.Frame) string {
+	v := f.Fields[1]
+	return v.Labels.String() + "|" + v.Name
+}
+
+// TestSeriesOrderIsDeterministic sends the same rows in several orders and
+// batch sizes: the frames come out in the same order every time, sorted by
+// label set (as Grafana prints labels), then by value column.
+func TestSeriesOrderIsDeterministic(t *testing.T) {
+	rows := seriesRows(50, 4)
+	srv := newMemServer()
+	var orders [][]string
+	for seed := range uint64(4) {
+		shuffled := slices.Clone(rows)
+		rand.New(rand.NewPCG(seed, 7)).Shuffle(len(shuffled), func(i, j int) { shuffled[i], shuffled[j] = shuffled[j], shuffled[i] })
+		sql := fmt.Sprintf("m%d", seed)
+		srv.set(sql, &dataset{schema: metricsSchema, endpoints: [][]arrow.RecordBatch{metricBatches(t, shuffled, 7+int(seed)*13)}})
+	}
+	s := newTestSource(t, baseConfig(startServer(t, srv, serverOpts{})))
+	for seed := range 4 {
+		sink, err := runQuery(t, s, fmt.Sprintf("m%d", seed), FormatTimeSeries, source.Limits{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var keys []string
+		for _, f := range sink.frames {
+			keys = append(keys, frameKey(f))
+		}
+		orders = append(orders, keys)
+	}
+	for i := 1; i < len(orders); i++ {
+		if !slices.Equal(orders[0], orders[i]) {
+			t.Fatalf("order %d differs from order 0:\n%v\n%v", i, orders[i][:6], orders[0][:6])
+		}
+	}
+	if len(orders[0]) != 100 {
+		t.Fatalf("%d frames, want 100", len(orders[0]))
+	}
+	// Sorted by the labels' string, then cpu before reqs (their order in the result).
+	want := slices.Clone(orders[0])
+	slices.SortFunc(want, func(x, y string) int {
+		lx, vx, _ := strings.Cut(x, "|")
+		ly, vy, _ := strings.Cut(y, "|")
+		if c := strings.Compare(lx, ly); c != 0 {
+			return c
+		}
+		return strings.Compare(vx, vy) // cpu < reqs
+	})
+	if !slices.Equal(orders[0], want) {
+		t.Errorf("frames not sorted by labels:\n%v", orders[0][:8])
+	}
+	if orders[0][0] != "dc=eu, host=h000|cpu" || orders[0][1] != "dc=eu, host=h000|reqs" {
+		t.Errorf("first frames %v", orders[0][:2])
+	}
+}
+
+// TestSeriesLabelsNullAndEmptyDiffer: a null label is left out, an empty one
+// is kept, and they are different series.
+func TestSeriesLabelsNullAndEmptyDiffer(t *testing.T) {
+	empty := ""
+	rows := []metricRow{{ts: 1000, host: "a", dc: &empty, cpu: 1}, {ts: 1000, host: "a", cpu: 2}, {ts: 2000, host: "a", dc: &empty, cpu: 3}}
+	srv := newMemServer()
+	srv.set("m", &dataset{schema: metricsSchema, endpoints: [][]arrow.RecordBatch{metricBatches(t, rows, 2)}})
+	s := newTestSource(t, baseConfig(startServer(t, srv, serverOpts{})))
+	sink, err := runQuery(t, s, "m", FormatTimeSeries, source.Limits{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, f := range sink.frames {
+		if f.Fields[1].Name == "cpu" {
+			got = append(got, fmt.Sprintf("%s:%d", f.Fields[1].Labels, f.Rows()))
+		}
+	}
+	if want := []string{"dc=, host=a:2", "host=a:1"}; !slices.Equal(got, want) {
+		t.Errorf("series %v, want %v", got, want)
+	}
+}
+
+// TestSeriesHashCollision forces every row to the same hash: rows are still
+// told apart by their label values.
+func TestSeriesHashCollision(t *testing.T) {
+	schema := arrow.NewSchema([]arrow.Field{
+		{Name: "time", Type: timestampNS},
+		{Name: "host", Type: arrow.BinaryTypes.String, Nullable: true},
+		{Name: "ok", Type: arrow.FixedWidthTypes.Boolean},
+		{Name: "v", Type: arrow.PrimitiveTypes.Float64},
+	}, nil)
+	rec := batch(schema, func(rb *array.RecordBuilder) {
+		rb.Field(0).(*array.TimestampBuilder).AppendValues([]arrow.Timestamp{1, 2, 3, 4, 5}, nil)
+		rb.Field(1).(*array.StringBuilder).AppendValues([]string{"a", "b", "a", "", "a"}, []bool{true, true, true, false, true})
+		rb.Field(2).(*array.BooleanBuilder).AppendValues([]bool{true, true, true, true, false}, nil)
+		rb.Field(3).(*array.Float64Builder).AppendValues([]float64{1, 2, 3, 4, 5}, nil)
+	})
+	defer rec.Release()
+	b, err := newSeriesBuilder(frameInfo{refID: "A"}, false, schema)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ids []int32
+	b.bind(rec)
+	for i := range int(rec.NumRows()) {
+		id, err := b.lookup(i, 42)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ids = append(ids, id)
+	}
+	if want := []int32{0, 1, 0, 2, 3}; !slices.Equal(ids, want) {
+		t.Errorf("series ids %v, want %v", ids, want)
+	}
+}
+
+// TestSeriesNullValuesAcrossBatches: a value column whose nulls start in a
+// later batch keeps the earlier values valid; unsorted rows are sorted with
+// their nulls.
+func TestSeriesNullValuesAcrossBatches(t *testing.T) {
+	schema := arrow.NewSchema([]arrow.Field{
+		{Name: "time", Type: &arrow.TimestampType{Unit: arrow.Second}},
+		{Name: "v", Type: arrow.PrimitiveTypes.Int32, Nullable: true},
+	}, nil)
+	b1 := batch(schema, func(rb *array.RecordBuilder) {
+		rb.Field(0).(*array.TimestampBuilder).AppendValues([]arrow.Timestamp{5, 1}, nil)
+		rb.Field(1).(*array.Int32Builder).AppendValues([]int32{50, 10}, nil)
+	})
+	b2 := batch(schema, func(rb *array.RecordBuilder) {
+		rb.Field(0).(*array.TimestampBuilder).AppendValues([]arrow.Timestamp{3, 4}, nil)
+		rb.Field(1).(*array.Int32Builder).AppendValues([]int32{0, 40}, []bool{false, true})
+	})
+	srv := newMemServer()
+	srv.set("q", &dataset{schema: schema, endpoints: [][]arrow.RecordBatch{{b1, b2}}})
+	s := newTestSource(t, baseConfig(startServer(t, srv, serverOpts{})))
+	sink, err := runQuery(t, s, "q", FormatTimeSeries, source.Limits{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := sink.frames[0]
+	var got []string
+	for i := range f.Rows() {
+		v := "null"
+		if p := f.Fields[1].At(i).(*int32); p != nil {
+			v = fmt.Sprint(*p)
+		}
+		got = append(got, fmt.Sprintf("%d:%s", f.Fields[0].At(i).(time.Time).Unix(), v))
+	}
+	if want := []string{"1:10", "3:null", "4:40", "5:50"}; !slices.Equal(got, want) {
+		t.Errorf("rows %v, want %v", got, want)
+	}
+}
+
+// TestSeriesPostHook: the post-processing step sees each series sorted by
+// time, and what it returns is what the frame holds.
+func TestSeriesPostHook(t *testing.T) {
+	rows := []metricRow{{ts: 3000, host: "a", cpu: 3}, {ts: 1000, host: "a", cpu: 1}, {ts: 2000, host: "b", cpu: 2}}
+	recs := metricBatches(t, rows, 2)
+	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+	defer mem.AssertSize(t, 0)
+	plan, err := newPlan(metricsSchema)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := newSeriesBuilder(frameInfo{refID: "A", sql: "q"}, false, plan.out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var seen []string
+	b.post = func(ss *sortedSeries) error {
+		seen = append(seen, fmt.Sprintf("%s:%v", ss.Labels, ss.Times))
+		// Add a point at the end (as fill would), in the allocator's memory.
+		ss.Times = append(slices.Clone(ss.Times), ss.Times[len(ss.Times)-1]+1)
+		for j, v := range ss.Values {
+			bld := array.NewBuilder(mem, v.DataType())
+			if err := bld.AppendValueFromString(v.ValueStr(0)); err != nil {
+				t.Fatal(err)
+			}
+			tail := bld.NewArray()
+			joined, err := array.Concatenate([]arrow.Array{v, tail}, mem)
+			if err != nil {
+				t.Fatal(err)
+			}
+			tail.Release()
+			bld.Release()
+			v.Release()
+			ss.Values[j] = joined
+		}
+		return nil
+	}
+	for _, rec := range recs {
+		norm, err := plan.apply(mem, rec)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := b.add(norm); err != nil {
+			t.Fatal(err)
+		}
+		norm.Release()
+	}
+	sink := &frameSink{t: t}
+	if err := b.finish(sink, nil); err != nil {
+		t.Fatal(err)
+	}
+	b.release()
+	if want := []string{"host=a:[1000000000 3000000000]", "host=b:[2000000000]"}; !slices.Equal(seen, want) {
+		t.Errorf("post saw %v, want %v", seen, want)
+	}
+	f := sink.frames[0] // cpu of host a
+	if f.Rows() != 3 || f.Fields[1].At(2).(float64) != 1 || f.Fields[0].At(2).(time.Time).UnixNano() != 3000000001 {
+		t.Errorf("frame after post: %v", f.Fields)
+	}
+}
+
+// TestTimeSeriesWide checks the timeseries-wide frame: the union of the
+// times, sorted, one field per series × value column in the order of the
+// per-series frames, null where a series has no point.
+func TestTimeSeriesWide(t *testing.T) {
+	rows := seriesRows(5, 3)
+	// host h004 misses the middle point; h003 has it twice.
+	var kept []metricRow
+	for _, r := range rows {
+		if r.host == "h004" && r.ts == 1_700_000_001_000 {
+			continue
+		}
+		kept = append(kept, r)
+		if r.host == "h003" && r.ts == 1_700_000_001_000 {
+			dup := r
+			dup.cpu = -1
+			kept = append(kept, dup)
+		}
+	}
+	rand.New(rand.NewPCG(3, 4)).Shuffle(len(kept), func(i, j int) { kept[i], kept[j] = kept[j], kept[i] })
+	srv := newMemServer()
+	srv.set("m", &dataset{schema: metricsSchema, endpoints: [][]arrow.RecordBatch{metricBatches(t, kept, 4)}})
+	s := newTestSource(t, baseConfig(startServer(t, srv, serverOpts{})))
+
+	multi, err := runQuery(t, s, "m", FormatTimeSeries, source.Limits{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	wide, err := runQuery(t, s, "m", FormatTimeSeriesWide, source.Limits{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(wide.frames) != 1 {
+		t.Fatalf("%d wide frames", len(wide.frames))
+	}
+	f := wide.frames[0]
+	if f.Meta == nil || f.Meta.Type != data.FrameTypeTimeSeriesWide || f.Meta.TypeVersion != (data.FrameTypeVersion{0, 1}) || f.Meta.ExecutedQueryString != "m" {
+		t.Fatalf("meta %+v", f.Meta)
+	}
+	if len(f.Fields) != 1+len(multi.frames) || f.Rows() != 3 || f.Fields[0].Name != "ts" || f.Fields[0].Nullable() {
+		t.Fatalf("%d fields, %d rows", len(f.Fields), f.Rows())
+	}
+	for i := range 3 {
+		if got := f.Fields[0].At(i).(time.Time).UnixMilli(); got != 1_700_000_000_000+int64(i)*1000 {
+			t.Fatalf("time %d: %d", i, got)
+		}
+	}
+	if len(f.Meta.Notices) != 1 || !strings.Contains(f.Meta.Notices[0].Text, "1 points were left out") {
+		t.Errorf("notices %+v", f.Meta.Notices)
+	}
+	for i, m := range multi.frames {
+		w := f.Fields[i+1]
+		if w.Name != m.Fields[1].Name || w.Labels.String() != m.Fields[1].Labels.String() {
+			t.Fatalf("field %d is %s %s, frame %d is %s", i+1, w.Name, w.Labels, i, frameKey(m))
+		}
+		mi := 0
+		for r := range 3 {
+			v, ok := w.ConcreteAt(r)
+			if mi < m.Rows() && m.Fields[0].At(mi).(time.Time).Equal(f.Fields[0].At(r).(time.Time)) {
+				want, _ := m.Fields[1].ConcreteAt(mi)
+				if v != want {
+					t.Errorf("%s row %d: %v, want %v", frameKey(m), r, v, want)
+				}
+				mi++
+				for mi < m.Rows() && m.Fields[0].At(mi).(time.Time).Equal(f.Fields[0].At(r).(time.Time)) {
+					mi++ // the duplicate the wide frame leaves out
+				}
+				continue
+			}
+			if ok {
+				t.Errorf("%s row %d: %v, want null", frameKey(m), r, v)
+			}
+		}
+	}
+	// Fields: dc=eu h000, h003; dc=us h001, h004; h002 (no dc); cpu, reqs each.
+	if w := f.Fields[1+2*3]; w.Labels["host"] != "h004" || w.At(1).(*float64) != nil {
+		t.Errorf("h004 misses the middle point: %v %v", w.Labels, w.At(1))
+	}
+	if w := f.Fields[1+2*1]; w.Labels["host"] != "h003" || w.Nullable() || w.At(1).(float64) != 3.1 {
+		t.Errorf("h003 keeps its first point of the duplicated time: %v %v", w.Labels, w.At(1))
+	}
+
+	// Series that share no times are refused.
+	var sparse []metricRow
+	for h := range 50 {
+		for p := range 40 {
+			sparse = append(sparse, metricRow{ts: int64(h*1000 + p), host: fmt.Sprint(h), cpu: 1})
+		}
+	}
+	srv.set("sparse", &dataset{schema: metricsSchema, endpoints: [][]arrow.RecordBatch{metricBatches(t, sparse, 100)}})
+	_, err = runQuery(t, s, "sparse", FormatTimeSeriesWide, source.Limits{})
+	mustKind(t, err, source.KindQuery, "time_series_wide", "share few timestamps", "format time_series")
+}
+
+// TestExecutedQueryStringOnEveryFrame: every frame of every format carries
+// the SQL after macros.
+func TestExecutedQueryStringOnEveryFrame(t *testing.T) {
+	const sent = "SELECT * FROM m WHERE x > 60000"
+	srv := newMemServer()
+	srv.set(sent, &dataset{schema: metricsSchema, endpoints: [][]arrow.RecordBatch{metricBatches(t, seriesRows(3, 2), 4)}})
+	s := newTestSource(t, baseConfig(startServer(t, srv, serverOpts{})))
+	for _, format := range []string{FormatTimeSeries, FormatTimeSeriesWide, FormatTable, FormatLogs} {
+		sink, err := runQuery(t, s, "SELECT * FROM m WHERE x > $__interval_ms", format, source.Limits{})
+		if err != nil {
+			t.Fatalf("%s: %v", format, err)
+		}
+		if len(sink.frames) == 0 {
+			t.Fatalf("%s: no frames", format)
+		}
+		for i, f := range sink.frames {
+			if f.Meta == nil || f.Meta.ExecutedQueryString != sent {
+				t.Errorf("%s frame %d: meta %+v", format, i, f.Meta)
+			}
+		}
+	}
+}
+
+// TestUpstreamErrorShowsShortenedSQL: the SQL sent is in the error, cut
+// after 500 bytes.
+func TestUpstreamErrorShowsShortenedSQL(t *testing.T) {
+	srv := newMemServer()
+	s := newTestSource(t, baseConfig(startServer(t, srv, serverOpts{})))
+	long := "SELECT " + strings.Repeat("é", 400) + " FROM nowhere"
+	sink := &frameSink{t: t}
+	err := s.Query(context.Background(), source.Query{RefID: "A", JSON: []byte(fmt.Sprintf(`{"rawSql":%q,"format":"table"}`, long))}, sink)
+	mustKind(t, err, source.KindUpstream, "executing the query", "(SQL sent: SELECT ééé")
+	msg := err.Error()
+	if strings.Contains(msg, "FROM nowhere)") {
+		t.Errorf("the whole SQL is in the error: %d bytes", len(msg))
+	}
+	_, shown, _ := strings.Cut(msg, "(SQL sent: ")
+	if !strings.HasSuffix(shown, "…)") || len(shown) > sqlShown+len("…)") || len(shown) < sqlShown-1 {
+		t.Errorf("shown SQL is %d bytes: %q", len(shown), shown)
+	}
+	if got := shortSQL("SELECT 1"); got != "SELECT 1" {
+		t.Errorf("short SQL changed: %q", got)
+	}
+}
+
+// TestNumericsCoverColumns: every numeric column type has its typed gather.
+func TestNumericsCoverColumns(t *testing.T) {
+	for id, c := range columns {
+		if _, ok := numerics[id]; ok != c.numeric {
+			t.Errorf("%s: numeric %v but numerics entry %v", id, c.numeric, ok)
+		}
+	}
+}
+
+// TestSeriesSplitAllocations: taking a batch of known series does not
+// allocate.
+func TestSeriesSplitAllocations(t *testing.T) {
+	rows := seriesRows(100, 40)
+	recs := metricBatches(t, rows, 1000)
+	plan, err := newPlan(metricsSchema)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var norms []arrow.RecordBatch
+	for _, r := range recs {
+		n, err := plan.apply(memory.DefaultAllocator, r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		norms = append(norms, n)
+	}
+	b, err := newSeriesBuilder(frameInfo{}, false, plan.out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, n := range norms { // warm up: every series exists, slices grown
+		if err := b.add(n); err != nil {
+			t.Fatal(err)
+		}
+	}
+	b.flush() // every series exists; the pending scratch has its size
+	i := 0
+	allocs := testing.AllocsPerRun(4, func() {
+		if err := b.add(norms[i%len(norms)]); err != nil {
+			t.Fatal(err)
+		}
+		i++
+	})
+	// Nothing per row (1000 rows): the batch is only looked up and kept.
+	if allocs > 1 {
+		t.Errorf("%.0f allocations per 1000-row batch", allocs)
+	}
+	b.release()
+}
+
+// TestSeriesAcrossFlushes sends more rows than one flush holds, shuffled,
+// with nulls in a value column starting late: every series comes out
+// complete, sorted, with its nulls where they were.
+func TestSeriesAcrossFlushes(t *testing.T) {
+	const hosts, points = 3, 3 * flushRows / 4 // 2.25 flushes
+	schema := arrow.NewSchema([]arrow.Field{
+		{Name: "time", Type: timestampNS},
+		{Name: "host", Type: arrow.BinaryTypes.String},
+		{Name: "v", Type: arrow.PrimitiveTypes.Int64, Nullable: true},
+	}, nil)
+	type row struct {
+		t, v int64
+		h    int
+	}
+	var rows []row
+	for p := range points {
+		for h := range hosts {
+			rows = append(rows, row{t: int64(p), v: int64(h*1_000_000 + p), h: h})
+		}
+	}
+	rand.New(rand.NewPCG(5, 6)).Shuffle(len(rows), func(i, j int) { rows[i], rows[j] = rows[j], rows[i] })
+	isNull := func(r row) bool { return r.h == 1 && r.t%7 == 0 && r.t > points/2 }
+	var recs []arrow.RecordBatch
+	for len(rows) > 0 {
+		chunk := rows[:min(5000, len(rows))]
+		rows = rows[len(chunk):]
+		recs = append(recs, batch(schema, func(b *array.RecordBuilder) {
+			for _, r := range chunk {
+				b.Field(0).(*array.TimestampBuilder).Append(arrow.Timestamp(r.t))
+				b.Field(1).(*array.StringBuilder).Append(fmt.Sprint(r.h))
+				if isNull(r) {
+					b.Field(2).AppendNull()
+				} else {
+					b.Field(2).(*array.Int64Builder).Append(r.v)
+				}
+			}
+		}))
+	}
+	b, err := newSeriesBuilder(frameInfo{refID: "A"}, false, schema)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, rec := range recs {
+		if err := b.add(rec); err != nil {
+			t.Fatal(err)
+		}
+		rec.Release()
+	}
+	sink := &frameSink{t: t}
+	if err := b.finish(sink, nil); err != nil {
+		t.Fatal(err)
+	}
+	b.release()
+	if len(sink.frames) != hosts {
+		t.Fatalf("%d frames", len(sink.frames))
+	}
+	for h, f := range sink.frames {
+		if f.Rows() != points || f.Fields[1].Labels["host"] != fmt.Sprint(h) {
+			t.Fatalf("frame %d: %d rows, labels %v", h, f.Rows(), f.Fields[1].Labels)
+		}
+		for p := range points {
+			if got := f.Fields[0].At(p).(time.Time).UnixNano(); got != int64(p) {
+				t.Fatalf("host %d row %d: time %d", h, p, got)
+			}
+			v, ok := f.Fields[1].ConcreteAt(p)
+			r := row{t: int64(p), h: h}
+			if ok == isNull(r) || (ok && v.(int64) != int64(h*1_000_000+p)) {
+				t.Fatalf("host %d row %d: %v (valid %v)", h, p, v, ok)
+			}
+		}
+	}
+}

@@ -1,0 +1,436 @@
+//go:build unix
+
+package flightsql
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"runtime"
+	"runtime/metrics"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/flight/flightsql"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/grafana/grafana-plugin-sdk-go/data"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials/insecure"
+
+	"github.com/quiverdata/quiver/pkg/arrowipc"
+	"github.com/quiverdata/quiver/pkg/frame"
+	"github.com/quiverdata/quiver/pkg/source"
+)
+
+// The throughput result: 1000 series × 1000 points, rows of different series
+// interleaved as GROUP BY time, host returns them (every host at one time,
+// then the next time), in batches of 8192 rows (DataFusion's default).
+const (
+	tpHosts     = 1000
+	tpPoints    = 1000
+	tpBatchRows = 8192
+	tpSQL       = "SELECT time, host, value FROM cpu GROUP BY time, host"
+)
+
+var tpSchema = arrow.NewSchema([]arrow.Field{
+	{Name: "time", Type: &arrow.TimestampType{Unit: arrow.Nanosecond, TimeZone: "UTC"}},
+	{Name: "host", Type: arrow.BinaryTypes.String},
+	{Name: "value", Type: arrow.PrimitiveTypes.Float64},
+}, nil)
+
+// throughputBatches builds the result once: random-walk values, 10 s steps.
+func throughputBatches() []arrow.RecordBatch {
+	rng := rand.New(rand.NewPCG(1, 2))
+	hosts := make([]string, tpHosts)
+	walk := make([]float64, tpHosts)
+	for h := range hosts {
+		hosts[h] = fmt.Sprintf("host-%04d", h)
+		walk[h] = 50
+	}
+	base := time.Date(2026, 11, 30, 0, 0, 0, 0, time.UTC).UnixNano()
+	b := array.NewRecordBuilder(memory.DefaultAllocator, tpSchema)
+	defer b.Release()
+	var out []arrow.RecordBatch
+	rows := 0
+	for p := range tpPoints {
+		for h := range tpHosts {
+			walk[h] += rng.NormFloat64()
+			b.Field(0).(*array.TimestampBuilder).Append(arrow.Timestamp(base + int64(p)*10e9))
+			b.Field(1).(*array.StringBuilder).Append(hosts[h])
+			b.Field(2).(*array.Float64Builder).Append(walk[h])
+			if rows++; rows%tpBatchRows == 0 {
+				out = append(out, b.NewRecordBatch())
+			}
+		}
+	}
+	if rows%tpBatchRows != 0 {
+		out = append(out, b.NewRecordBatch())
+	}
+	return out
+}
+
+// discardSink takes frames and drops them: the source up to the Sink.
+type discardSink struct{ frames, rows int64 }
+
+func (s *discardSink) Frame(f *data.Frame) error {
+	s.frames++
+	s.rows += int64(f.Rows())
+	return nil
+}
+
+func (s *discardSink) Record(rec arrow.RecordBatch) error {
+	s.frames++
+	s.rows += rec.NumRows()
+	rec.Release()
+	return nil
+}
+
+// encodeSink encodes every frame with pkg/frame's encoder at codec none, as
+// the plugin's sink does (here on the source's goroutine), and keeps the
+// bytes when keep is set.
+type encodeSink struct {
+	enc   *frame.Encoder
+	buf   []byte
+	bytes int64
+	keep  bool
+	wire  [][]byte
+}
+
+func newEncodeSink(tb testing.TB, keep bool) *encodeSink {
+	enc, err := frame.NewEncoder(arrowipc.Options{})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return &encodeSink{enc: enc, keep: keep}
+}
+
+func (s *encodeSink) Frame(*data.Frame) error { return fmt.Errorf("unexpected data.Frame") }
+
+func (s *encodeSink) Record(rec arrow.RecordBatch) error {
+	defer rec.Release()
+	out, _, err := s.enc.Append(s.buf[:0], frame.Input{Record: rec}, nil)
+	if err != nil {
+		return err
+	}
+	s.bytes += int64(len(out))
+	if s.keep {
+		s.wire = append(s.wire, append([]byte(nil), out...))
+	}
+	s.buf = out[:0]
+	return nil
+}
+
+// cpuTime is the CPU time of the process so far (user and system), every
+// goroutine included: the in-process server's too, in every variant alike.
+func cpuTime() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// peakHeap samples the heap's object bytes (live and not yet swept: what
+// the process holds) while a query runs.
+type peakHeap struct {
+	stop chan struct{}
+	done chan struct{}
+	peak uint64
+}
+
+const heapMetric = "/memory/classes/heap/objects:bytes"
+
+func heapNow() uint64 {
+	s := []metrics.Sample{{Name: heapMetric}}
+	metrics.Read(s)
+	return s[0].Value.Uint64()
+}
+
+func startPeakHeap() *peakHeap {
+	p := &peakHeap{stop: make(chan struct{}), done: make(chan struct{})}
+	go func() {
+		defer close(p.done)
+		s := []metrics.Sample{{Name: heapMetric}}
+		t := time.NewTicker(200 * time.Microsecond)
+		defer t.Stop()
+		for {
+			metrics.Read(s)
+			p.peak = max(p.peak, s[0].Value.Uint64())
+			select {
+			case <-p.stop:
+				return
+			case <-t.C:
+			}
+		}
+	}()
+	return p
+}
+
+func (p *peakHeap) end() uint64 {
+	close(p.stop)
+	<-p.done
+	return p.peak
+}
+
+// BenchmarkFlightSQLThroughput reads a 1,000,000-row, 1000-series result
+// from an in-memory Flight SQL server (pre-built batches, so the server costs
+// almost nothing) through the Source in each format, and through anchors in
+// the same run:
+//
+//   - anchor=raw_client: arrow-go's Flight SQL client scanning the stream
+//     (Execute, DoGet, Next over every batch): the ceiling;
+//   - anchor=data_frame: the raw client copying every row into a long
+//     data.Frame (time, host, value), as SDK-based plugins do;
+//   - anchor=long_to_wide: that, then the SDK's data.LongToWide;
+//   - format=…: the Source up to the Sink (a sink that drops the frames);
+//   - format=…/sink=encode: the same with every frame encoded by pkg/frame
+//     at codec none on the source's goroutine;
+//   - decode=…: what Grafana pays to read the frames of each format
+//     (data.UnmarshalArrowFrame of all of them), with their wire bytes.
+//
+// Metrics: rows/s of the result, and peak-heap/arrow, the peak of the heap's
+// object bytes above the level before the query over the result's Arrow
+// buffer size (the in-process server's send buffers are in every figure,
+// the raw client's included).
+func BenchmarkFlightSQLThroughput(b *testing.B) {
+	batches := throughputBatches()
+	var arrowSize, rows int64
+	for _, r := range batches {
+		arrowSize += recordBytes(r)
+		rows += r.NumRows()
+	}
+	srv := newMemServer()
+	srv.set(tpSQL, &dataset{schema: tpSchema, endpoints: [][]arrow.RecordBatch{batches}})
+	addr := startServer(b, srv, serverOpts{})
+	drainDoGets(srv)
+
+	cfg := baseConfig(addr)
+	cfg.RowLimit = 2 * rows
+	cfg.ByteLimit = 4 * arrowSize
+	s, err := New(cfg)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { _ = s.Close() })
+	client, err := flightsql.NewClient(addr, nil, nil, grpc.WithTransportCredentials(insecure.NewCredentials()))
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { _ = client.Close() })
+	limits := source.Limits{MaxSeries: 10 * tpHosts, MaxPoints: 10 * rows}
+	query := func(format string, sink source.Sink) error {
+		return s.Query(context.Background(), source.Query{RefID: "A", JSON: []byte(fmt.Sprintf(`{"rawSql":%q,"format":%q}`, tpSQL, format)),
+			Limits: limits}, sink)
+	}
+
+	// run measures one full read of the result per iteration.
+	run := func(b *testing.B, once func() error) {
+		b.ReportAllocs()
+		var (
+			peak uint64
+			cpu  time.Duration
+		)
+		for b.Loop() {
+			b.StopTimer()
+			runtime.GC()
+			base := heapNow()
+			p := startPeakHeap()
+			c0 := cpuTime()
+			b.StartTimer()
+			if err := once(); err != nil {
+				b.Fatal(err)
+			}
+			b.StopTimer()
+			cpu += cpuTime() - c0
+			if top := p.end(); top > base {
+				peak = max(peak, top-base)
+			}
+			b.StartTimer()
+		}
+		b.ReportMetric(float64(rows)*float64(b.N)/b.Elapsed().Seconds(), "rows/s")
+		b.ReportMetric(float64(peak)/float64(arrowSize), "peak-heap/arrow")
+		b.ReportMetric(float64(cpu.Nanoseconds())/float64(b.N)/float64(rows), "cpu-ns/row")
+	}
+
+	b.Run("anchor=raw_client", func(b *testing.B) {
+		run(b, func() error { return rawScan(client, nil) })
+	})
+	b.Run("anchor=data_frame", func(b *testing.B) {
+		run(b, func() error {
+			_, err := longFrame(client)
+			return err
+		})
+	})
+	b.Run("anchor=long_to_wide", func(b *testing.B) {
+		run(b, func() error {
+			f, err := longFrame(client)
+			if err != nil {
+				return err
+			}
+			w, err := data.LongToWide(f, nil)
+			if err == nil && len(w.Fields) != tpHosts+1 {
+				err = fmt.Errorf("LongToWide: %d fields", len(w.Fields))
+			}
+			return err
+		})
+	})
+	for _, format := range []string{FormatTimeSeries, FormatTimeSeriesWide, FormatTable} {
+		b.Run("format="+format, func(b *testing.B) {
+			run(b, func() error {
+				sink := &discardSink{}
+				if err := query(format, sink); err != nil {
+					return err
+				}
+				return checkFrames(format, sink.frames)
+			})
+		})
+		b.Run("format="+format+"/sink=encode", func(b *testing.B) {
+			sink := newEncodeSink(b, false)
+			run(b, func() error { return query(format, sink) })
+			b.ReportMetric(float64(sink.bytes)/float64(b.N), "wire-B/op")
+		})
+	}
+	for _, format := range []string{FormatTimeSeries, FormatTimeSeriesWide} {
+		b.Run("decode="+format, func(b *testing.B) {
+			sink := newEncodeSink(b, true)
+			if err := query(format, sink); err != nil {
+				b.Fatal(err)
+			}
+			run(b, func() error {
+				for _, w := range sink.wire {
+					if _, err := data.UnmarshalArrowFrame(w); err != nil {
+						return err
+					}
+				}
+				return nil
+			})
+			b.ReportMetric(float64(sink.bytes), "wire-B/op")
+		})
+	}
+}
+
+// drainDoGets keeps the test server's DoGet notifications from filling up.
+func drainDoGets(srv *memServer) {
+	go func() {
+		for range srv.doGets { //nolint:revive // discard
+		}
+	}()
+}
+
+func checkFrames(format string, frames int64) error {
+	want := map[string]int64{FormatTimeSeries: tpHosts, FormatTimeSeriesWide: 1, FormatTable: 1}[format]
+	if frames != want {
+		return fmt.Errorf("%s: %d frames, want %d", format, frames, want)
+	}
+	return nil
+}
+
+// rawScan runs tpSQL through the Flight SQL client and reads every batch,
+// handing each to each when set.
+func rawScan(client *flightsql.Client, each func(arrow.RecordBatch)) error {
+	ctx := context.Background()
+	info, err := client.Execute(ctx, tpSQL)
+	if err != nil {
+		return err
+	}
+	var n int64
+	for _, ep := range info.GetEndpoint() {
+		rdr, err := client.DoGet(ctx, ep.GetTicket())
+		if err != nil {
+			return err
+		}
+		for rdr.Next() {
+			rec := rdr.RecordBatch()
+			n += rec.NumRows()
+			if each != nil {
+				each(rec)
+			}
+		}
+		err = rdr.Err()
+		rdr.Release()
+		if err != nil {
+			return err
+		}
+	}
+	if n != tpHosts*tpPoints {
+		return fmt.Errorf("raw scan read %d rows", n)
+	}
+	return nil
+}
+
+// longFrame copies the result into a long data.Frame, row by row.
+func longFrame(client *flightsql.Client) (*data.Frame, error) {
+	var (
+		times  []time.Time
+		hosts  []string
+		values []float64
+	)
+	err := rawScan(client, func(rec arrow.RecordBatch) {
+		ts := rec.Column(0).(*array.Timestamp)
+		hs := rec.Column(1).(*array.String)
+		vs := rec.Column(2).(*array.Float64)
+		for i := range int(rec.NumRows()) {
+			times = append(times, time.Unix(0, int64(ts.Value(i))).UTC())
+			hosts = append(hosts, strings.Clone(hs.Value(i)))
+			values = append(values, vs.Value(i))
+		}
+	})
+	if err != nil {
+		return nil, err
+	}
+	return data.NewFrame("", data.NewField("time", nil, times), data.NewField("host", nil, hosts), data.NewField("value", nil, values)), nil
+}
+
+// BenchmarkSeriesSplit is the split alone (no server, no network): the
+// throughput result's batches, normalised once, through a seriesBuilder or
+// a tableBuilder up to a sink that drops the frames.
+func BenchmarkSeriesSplit(b *testing.B) {
+	batches := throughputBatches()
+	plan, err := newPlan(tpSchema)
+	if err != nil {
+		b.Fatal(err)
+	}
+	var norms []arrow.RecordBatch
+	for _, r := range batches {
+		n, err := plan.apply(memory.DefaultAllocator, r)
+		if err != nil {
+			b.Fatal(err)
+		}
+		norms = append(norms, n)
+	}
+	for _, format := range []string{FormatTimeSeries, FormatTimeSeriesWide, FormatTable} {
+		b.Run("format="+format, func(b *testing.B) {
+			b.ReportAllocs()
+			var cpu time.Duration
+			for b.Loop() {
+				c0 := cpuTime()
+				var fb frameBuilder
+				if format == FormatTable {
+					fb = newTableBuilder(memory.DefaultAllocator, frameInfo{refID: "A"}, plan.out)
+				} else {
+					sb, err := newSeriesBuilder(frameInfo{refID: "A"}, format == FormatTimeSeriesWide, plan.out)
+					if err != nil {
+						b.Fatal(err)
+					}
+					fb = sb
+				}
+				for _, n := range norms {
+					if err := fb.add(n); err != nil {
+						b.Fatal(err)
+					}
+				}
+				if err := fb.finish(&discardSink{}, nil); err != nil {
+					b.Fatal(err)
+				}
+				fb.release()
+				cpu += cpuTime() - c0
+			}
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(tpHosts*tpPoints), "ns/row")
+			b.ReportMetric(float64(cpu.Nanoseconds())/float64(b.N)/float64(tpHosts*tpPoints), "cpu-ns/row")
+		})
+	}
+}
