@@ -1,4 +1,13 @@
-import { buildSQL, emptyBuilder, filterValue, fitsBuilder, isComplete, quoteIdentifier, tableRef } from './builder';
+import {
+  buildSQL,
+  emptyBuilder,
+  filterValue,
+  fitsBuilder,
+  identifierQuoter,
+  isComplete,
+  quoteIdentifier,
+  tableRef,
+} from './builder';
 import { BuilderModel } from './types';
 
 const cpu = { catalog: 'main', schema: 'metrics', name: 'cpu' };
@@ -18,6 +27,22 @@ describe('buildSQL', () => {
     expect(quoteIdentifier('we"ird')).toBe('"we""ird"');
     expect(tableRef(cpu)).toBe('"main"."metrics"."cpu"');
     expect(tableRef({ name: 'cpu' })).toBe('"cpu"');
+  });
+
+  it('quotes in the dialect the backend names, inner quotes doubled', () => {
+    const backtick = identifierQuoter('`');
+    expect(backtick('we`ird')).toBe('`we``ird`');
+    const m = model({ timeColumn: 'ts', values: [{ column: 'usage', aggregation: 'sum' }] });
+    expect(buildSQL(m, backtick)).toBe(
+      [
+        'SELECT `ts` AS `time`, sum(`usage`) AS `usage`',
+        'FROM `main`.`metrics`.`cpu`',
+        'WHERE $__timeFilter(`ts`)',
+        'GROUP BY `ts`',
+      ].join('\n')
+    );
+    expect(fitsBuilder(buildSQL(m, backtick), m, backtick)).toBe(true);
+    expect(fitsBuilder(buildSQL(m, backtick), m)).toBe(false);
   });
 
   it('selects raw values in the time range', () => {

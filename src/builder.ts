@@ -12,14 +12,22 @@ export const timeBuckets = ['', '$__interval', '1m', '5m', '15m', '1h', '1d'];
 /** An empty builder model. */
 export const emptyBuilder = (): BuilderModel => ({ values: [], groupBy: [], filters: [] });
 
+/** A function that quotes an identifier for SQL. */
+export type Quoter = (name: string) => string;
+
 /**
- * Quotes an identifier for SQL. Until the data source tells the editor its dialect, identifiers
- * are quoted the ANSI way, in double quotes with inner double quotes doubled, which DataFusion,
- * DuckDB, PostgreSQL, Dremio and Snowflake read (MySQL-family servers in ANSI_QUOTES mode).
+ * Quotes identifiers with char, an inner char doubled: the quoting of the data source's SQL
+ * dialect, which the backend tells (resource `GET dialect`: `"` for most, a backtick for MySQL).
  */
-export function quoteIdentifier(name: string): string {
-  return `"${name.replace(/"/g, '""')}"`;
+export function identifierQuoter(char: string): Quoter {
+  return (name) => `${char}${name.split(char).join(char + char)}${char}`;
 }
+
+/**
+ * Quotes an identifier the ANSI way, in double quotes, until the backend has told the dialect:
+ * DataFusion, DuckDB, PostgreSQL, Dremio and Snowflake read it.
+ */
+export const quoteIdentifier: Quoter = identifierQuoter('"');
 
 /** A table's qualified name, each part quoted. */
 export function tableRef(t: TableInfo, quote = quoteIdentifier): string {
@@ -112,7 +120,7 @@ const normalise = (sql: string) => sql.replace(/\s+/g, ' ').trim();
  * Whether sql is what the builder model writes (whitespace aside): the builder can take over the
  * query without losing anything. An empty SQL fits any model.
  */
-export function fitsBuilder(sql: string | undefined, m: BuilderModel | undefined): boolean {
+export function fitsBuilder(sql: string | undefined, m: BuilderModel | undefined, quote = quoteIdentifier): boolean {
   const s = normalise(sql ?? '');
-  return s === '' || (m !== undefined && s === normalise(buildSQL(m)));
+  return s === '' || (m !== undefined && s === normalise(buildSQL(m, quote)));
 }

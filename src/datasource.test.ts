@@ -88,6 +88,21 @@ describe('DataSource', () => {
     expect(formatSQLVariable(42)).toBe('42');
   });
 
+  it('asks the backend for its dialect once, and falls back to ANSI quoting', async () => {
+    const ds = new DataSource(instanceSettings({ upstream: 'flightsql' }));
+    const getResource = jest.spyOn(ds, 'getResource');
+    getResource.mockRejectedValueOnce(new Error('502'));
+    expect(await ds.getDialect()).toEqual({ dialect: 'ansi', setting: 'auto', identifierQuote: '"' });
+    getResource.mockResolvedValueOnce({ dialect: 'mysql', setting: 'auto', identifierQuote: '`' });
+    expect(await ds.getDialect()).toEqual({ dialect: 'mysql', setting: 'auto', identifierQuote: '`' });
+    expect(await ds.getDialect()).toEqual({ dialect: 'mysql', setting: 'auto', identifierQuote: '`' });
+    expect(getResource).toHaveBeenCalledTimes(2);
+    expect(getResource).toHaveBeenLastCalledWith('dialect');
+    const odd = new DataSource(instanceSettings({ upstream: 'flightsql' }));
+    jest.spyOn(odd, 'getResource').mockResolvedValueOnce({ dialect: 'x', identifierQuote: '' });
+    expect((await odd.getDialect()).identifierQuote).toBe('"');
+  });
+
   it('lists tables and columns through the resource endpoints and fails quietly', async () => {
     const ds = new DataSource(instanceSettings({ upstream: 'flightsql' }));
     const getResource = jest.spyOn(ds, 'getResource');

@@ -139,3 +139,11 @@ export interface ColumnInfo {
   name: string;
   type: string;
 }
+
+/** The SQL dialect the backend writes macros in (resource `GET dialect`). */
+export interface DialectInfo {
+  dialect: string;
+  setting: string;
+  /** The character that quotes an identifier; an inner one is doubled. */
+  identifierQuote: string;
+}

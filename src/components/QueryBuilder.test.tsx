@@ -26,13 +26,17 @@ const columns = [
 let last: QuiverQuery;
 const runs = jest.fn();
 
-async function setup(initial: QuiverQuery) {
+async function setup(initial: QuiverQuery, identifierQuote?: string) {
   const datasource = new DataSource(instanceSettings({ upstream: 'flightsql' }));
-  jest
-    .spyOn(datasource, 'getResource')
-    .mockImplementation(async (path: string) =>
-      path === 'tables' ? { tables: [{ catalog: 'main', schema: 'metrics', name: 'cpu' }] } : { columns }
-    );
+  jest.spyOn(datasource, 'getResource').mockImplementation(async (path: string) => {
+    if (path === 'dialect') {
+      if (!identifierQuote) {
+        throw new Error('404');
+      }
+      return { dialect: 'mysql', setting: 'mysql', identifierQuote };
+    }
+    return path === 'tables' ? { tables: [{ catalog: 'main', schema: 'metrics', name: 'cpu' }] } : { columns };
+  });
   last = initial;
   function Parent() {
     const [query, setQuery] = useState(initial);
@@ -179,6 +183,14 @@ describe('QueryBuilder', () => {
       fireEvent.click(await screen.findByText('Discard the SQL and switch'));
     });
     expect(last).toMatchObject({ editorMode: 'builder', rawSql: built, builder });
+  });
+
+  it("quotes identifiers in the backend's dialect", async () => {
+    await setup({ refId: 'A', editorMode: 'builder' }, '`');
+    await pick(selectors.builder.table, 'main.metrics.cpu');
+    await pick(selectors.builder.groupBy, 'host');
+    expect(preview()).toBe('SELECT `host`\nFROM `main`.`metrics`.`cpu`');
+    expect(last.rawSql).toBe('SELECT `host`\nFROM `main`.`metrics`.`cpu`');
   });
 
   it('asks before the builder replaces SQL written without it', async () => {

@@ -3,7 +3,7 @@ import { css } from '@emotion/css';
 import { GrafanaTheme2, SelectableValue } from '@grafana/data';
 import { InlineField, InlineFieldRow, MultiSelect, RadioButtonGroup, Select, useStyles2 } from '@grafana/ui';
 
-import { buildSQL, emptyBuilder, timeBuckets } from '../builder';
+import { buildSQL, emptyBuilder, Quoter, timeBuckets } from '../builder';
 import type { DataSource } from '../datasource';
 import { labels } from '../labels';
 import { selectors } from '../selectors';
@@ -15,6 +15,8 @@ import { Wrap } from './Wrap';
 interface Props {
   datasource: DataSource;
   builder?: BuilderModel;
+  /** Identifier quoting of the data source's dialect. */
+  quote: Quoter;
   onChange: (builder: BuilderModel) => void;
 }
 
@@ -29,7 +31,7 @@ const dirOptions: Array<SelectableValue<'ASC' | 'DESC'>> = [
 ];
 
 /** The visual query builder: it writes the SQL from a table, columns, filters, bucketing, order and limit. */
-export function QueryBuilder({ datasource, builder, onChange }: Props) {
+export function QueryBuilder({ datasource, builder, quote, onChange }: Props) {
   const styles = useStyles2(getStyles);
   const m = builder ?? emptyBuilder();
   const [tables, setTables] = useState<TableInfo[] | undefined>();
@@ -156,7 +158,7 @@ export function QueryBuilder({ datasource, builder, onChange }: Props) {
       <div>
         <div className={styles.muted}>{labels.builder.preview}</div>
         <pre className={styles.preview} data-testid={selectors.builder.preview}>
-          {buildSQL(m)}
+          {buildSQL(m, quote)}
         </pre>
       </div>
     </div>

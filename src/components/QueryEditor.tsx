@@ -3,7 +3,7 @@ import { css } from '@emotion/css';
 import { GrafanaTheme2, QueryEditorProps, SelectableValue } from '@grafana/data';
 import { ConfirmModal, InlineField, InlineFieldRow, RadioButtonGroup, Select, useStyles2 } from '@grafana/ui';
 
-import { buildSQL, emptyBuilder, fitsBuilder } from '../builder';
+import { buildSQL, emptyBuilder, fitsBuilder, identifierQuoter, quoteIdentifier, Quoter } from '../builder';
 
 import { DataSource, defaultDemoQuery, defaultSQLQuery } from '../datasource';
 import { labels } from '../labels';
@@ -116,12 +116,20 @@ function SQLEditor(props: Props) {
   const format = query.format ?? defaultSQLQuery.format!;
   const mode: EditorMode = query.editorMode ?? 'code';
   const [confirming, setConfirming] = useState(false);
+  const [quote, setQuote] = useState<Quoter>(() => quoteIdentifier);
+  useEffect(() => {
+    let live = true;
+    datasource.getDialect().then((d) => live && setQuote(() => identifierQuoter(d.identifierQuote)));
+    return () => {
+      live = false;
+    };
+  }, [datasource]);
 
   const setMode = (next: EditorMode) => {
     if (next === mode) {
       return;
     }
-    if (next === 'builder' && !fitsBuilder(query.rawSql, query.builder)) {
+    if (next === 'builder' && !fitsBuilder(query.rawSql, query.builder, quote)) {
       setConfirming(true);
       return;
     }
@@ -129,7 +137,7 @@ function SQLEditor(props: Props) {
   };
 
   const setBuilder = (builder: BuilderModel) => {
-    const rawSql = buildSQL(builder);
+    const rawSql = buildSQL(builder, quote);
     onChange({ ...query, editorMode: 'builder', builder, rawSql });
     if (rawSql !== '' && rawSql !== query.rawSql) {
       onRunQuery();
@@ -144,7 +152,7 @@ function SQLEditor(props: Props) {
         </Wrap>
       </div>
       {mode === 'builder' ? (
-        <QueryBuilder datasource={datasource} builder={query.builder} onChange={setBuilder} />
+        <QueryBuilder datasource={datasource} builder={query.builder} quote={quote} onChange={setBuilder} />
       ) : (
         <CodeMode {...props} />
       )}
@@ -170,7 +178,7 @@ function SQLEditor(props: Props) {
         onConfirm={() => {
           setConfirming(false);
           const builder = query.builder ?? emptyBuilder();
-          onChange({ ...query, editorMode: 'builder', builder, rawSql: buildSQL(builder) });
+          onChange({ ...query, editorMode: 'builder', builder, rawSql: buildSQL(builder, quote) });
         }}
         onDismiss={() => setConfirming(false)}
       />

@@ -90,6 +90,9 @@ function startServer(root) {
       if (url.pathname === '/api/datasources/uid/quiver-sql/resources/tables') {
         return json(200, { tables: [{ catalog: 'main', schema: 'metrics', name: 'cpu' }] });
       }
+      if (url.pathname === '/api/datasources/uid/quiver-sql/resources/dialect') {
+        return json(200, { dialect: 'duckdb', setting: 'auto', identifierQuote: '"' });
+      }
       if (url.pathname === '/api/datasources/uid/quiver-sql/resources/columns') {
         const ok = url.searchParams.get('table') === 'cpu' && url.searchParams.get('schema') === 'metrics';
         return ok
@@ -386,6 +389,10 @@ async function main() {
         assert.equal(s.sqlQuery.rawSql, want);
         assert.equal(s.sqlQuery.editorMode, 'builder');
         assert.equal(s.sqlQuery.builder.table.name, 'cpu');
+        assert.ok(
+          resourceCalls.includes('/api/datasources/uid/quiver-sql/resources/dialect'),
+          'the editor asked the dialect'
+        );
 
         // to code and back: the SQL stays, and unchanged SQL needs no confirmation
         await sql.getByTestId('quiver-query-editor-mode').getByRole('radio', { name: 'Code', exact: true }).click();

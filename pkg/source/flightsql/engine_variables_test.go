@@ -3,6 +3,9 @@
 package flightsql
 
 import (
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
 	"slices"
 	"strings"
 	"testing"
@@ -100,5 +103,18 @@ func TestEngineAnnotationQuery(t *testing.T) {
 		if got := fieldText(t, f, name); !slices.Equal(got, want) {
 			t.Errorf("%s = %q, want %q", name, got, want)
 		}
+	}
+}
+
+func TestEngineDialectResource(t *testing.T) {
+	s := newTestSource(t, baseConfig(engineHosts(t).Addr))
+	rec := httptest.NewRecorder()
+	s.Resources().ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/dialect", nil))
+	var d Dialect
+	if err := json.Unmarshal(rec.Body.Bytes(), &d); err != nil || rec.Code != http.StatusOK {
+		t.Fatalf("%d %s", rec.Code, rec.Body)
+	}
+	if d != (Dialect{Dialect: "duckdb", Setting: "auto", IdentifierQuote: `"`}) {
+		t.Errorf("dialect %+v", d)
 	}
 }
