@@ -1,5 +1,24 @@
 /** Every user-facing string of the editors, in one place. */
 export const labels = {
+  header: {
+    title: 'Quiver',
+    description:
+      'Arrow frames compressed with zstd or lz4, from the built-in demo generator or an Apache Arrow Flight SQL server. Configure the source below; the health check (Save & test) names any setting that is wrong.',
+    required: 'Fields marked with * are required.',
+    docs: 'Documentation',
+  },
+  sections: {
+    connection: 'Connection',
+    connectionDescription: 'Where this data source reads its data from.',
+    authentication: 'Authentication',
+    authenticationDescription: 'How the plugin signs in to the Flight SQL server.',
+    tls: 'TLS',
+    tlsDescription: 'Encryption and certificates of the connection to the server.',
+    advanced: 'Advanced',
+    advancedDescription: 'Default catalog and schema, SQL dialect and custom gRPC metadata.',
+    collapse: 'Collapse section',
+    expand: 'Expand section',
+  },
   upstream: {
     section: 'Upstream',
     description: 'Where this data source reads its data from.',
@@ -17,6 +36,8 @@ export const labels = {
     },
     tls: {
       section: 'TLS',
+      serverSection: 'Server certificate',
+      clientSection: 'Client certificate',
       enabled: 'Use TLS',
       enabledTooltip: 'Connect to the server over TLS.',
       skipVerify: 'Skip TLS verification (unsafe)',

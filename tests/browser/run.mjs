@@ -305,8 +305,31 @@ async function main() {
       assert.doesNotMatch(JSON.stringify(options.jsonData), /SECRET/);
     });
 
-    await step('screenshot of the settings page', async () => {
-      await page.locator('#config').screenshot({ path: path.join(artifacts, 'config-editor.png') });
+    await step('settings page layout: description, sections in order, full-width fields; screenshot', async () => {
+      const config = page.locator('#config');
+      assert.match(await config.innerText(), /Arrow frames compressed with zstd or lz4/);
+      assert.deepEqual(await config.locator('h3').allInnerTexts(), [
+        'Connection',
+        'Authentication',
+        'TLS',
+        'Compression',
+        'Limits',
+        'Advanced',
+      ]);
+      assert.deepEqual(await config.locator('h6').allInnerTexts(), [
+        'Server certificate',
+        'Client certificate',
+        'Metadata headers',
+      ]);
+      // Labels sit above full-width fields: the address input spans most of the section, and
+      // "Skip TLS verification (unsafe)" stays on one line.
+      const section = await config.boundingBox();
+      const address = await byTestId('quiver-config-address').boundingBox();
+      assert.ok(address.width > section.width * 0.8, `address ${address.width}px of ${section.width}px`);
+      const skip = page.getByText('Skip TLS verification (unsafe)', { exact: true }).first();
+      const lineHeight = await skip.evaluate((el) => parseFloat(getComputedStyle(el).lineHeight) || 20);
+      assert.ok((await skip.boundingBox()).height < lineHeight * 1.5, 'the skip-verify label is one line');
+      await config.screenshot({ path: path.join(artifacts, 'config-editor.png') });
     });
 
     await step('demo query editor: scenario and series count', async () => {
