@@ -193,6 +193,13 @@ describe('QueryBuilder', () => {
     expect(last.rawSql).toBe('SELECT `host`\nFROM `main`.`metrics`.`cpu`');
   });
 
+  it('rewrites a builder query saved with ANSI quotes in the dialect once it is known', async () => {
+    const builder = { table: { name: 'cpu' }, values: [], groupBy: ['host'], filters: [] };
+    await setup({ refId: 'A', editorMode: 'builder', builder, rawSql: 'SELECT "host"\nFROM "cpu"' }, '`');
+    expect(last.rawSql).toBe('SELECT `host`\nFROM `cpu`');
+    expect(preview()).toBe('SELECT `host`\nFROM `cpu`');
+  });
+
   it('asks before the builder replaces SQL written without it', async () => {
     await setup({ refId: 'A', rawSql: 'SELECT 1' });
     expect(screen.getByLabelText('sql')).toHaveValue('SELECT 1');

@@ -117,9 +117,27 @@ function SQLEditor(props: Props) {
   const mode: EditorMode = query.editorMode ?? 'code';
   const [confirming, setConfirming] = useState(false);
   const [quote, setQuote] = useState<Quoter>(() => quoteIdentifier);
+  const latest = useRef({ query, onChange });
+  useEffect(() => {
+    latest.current = { query, onChange };
+  });
   useEffect(() => {
     let live = true;
-    datasource.getDialect().then((d) => live && setQuote(() => identifierQuoter(d.identifierQuote)));
+    datasource.getDialect().then((d) => {
+      if (!live) {
+        return;
+      }
+      const dialectQuote = identifierQuoter(d.identifierQuote);
+      setQuote(() => dialectQuote);
+      // A builder query written before the dialect was known (ANSI quotes) is rewritten in it.
+      const { query: q, onChange: change } = latest.current;
+      if (q.editorMode === 'builder' && q.builder && q.rawSql === buildSQL(q.builder)) {
+        const rawSql = buildSQL(q.builder, dialectQuote);
+        if (rawSql !== q.rawSql) {
+          change({ ...q, rawSql });
+        }
+      }
+    });
     return () => {
       live = false;
     };
