@@ -58,10 +58,49 @@ describe('DataSource', () => {
     expect(replace).toHaveBeenCalledTimes(1);
   });
 
+  it('replaces $__searchFilter before the variables, from the scoped search text', () => {
+    const ds = new DataSource(instanceSettings({ upstream: 'flightsql' }));
+    replace.mockImplementation((sql: string) => sql);
+    const vars: ScopedVars = { __searchFilter: { text: 'web', value: 'web' } };
+    const out = ds.applyTemplateVariables(
+      { refId: 'A', rawSql: "SELECT host FROM t WHERE host LIKE '$__searchFilter' AND region IN ($region)" },
+      vars
+    );
+    expect(replace).toHaveBeenCalledWith(
+      "SELECT host FROM t WHERE host LIKE 'web%' AND region IN ($region)",
+      vars,
+      formatSQLVariable
+    );
+    expect(out.rawSql).toBe("SELECT host FROM t WHERE host LIKE 'web%' AND region IN ($region)");
+  });
+
+  it('formats multi-value and All selections for IN (...)', () => {
+    const sql = (v: unknown, variable?: { multi?: boolean; includeAll?: boolean }) =>
+      `SELECT * FROM t WHERE host IN (${formatSQLVariable(v, variable)})`;
+    expect(sql(['h1', 'h2'], { multi: true })).toBe("SELECT * FROM t WHERE host IN ('h1','h2')");
+    expect(sql('h1', { multi: true })).toBe("SELECT * FROM t WHERE host IN ('h1')");
+    expect(sql(['h1', 'h2', 'h3'], { includeAll: true })).toBe("SELECT * FROM t WHERE host IN ('h1','h2','h3')");
+  });
+
   it('formats multi-value variables as quoted SQL lists', () => {
     expect(formatSQLVariable(['a', "o'b"])).toBe("'a','o''b'");
     expect(formatSQLVariable('x', { multi: true })).toBe("'x'");
     expect(formatSQLVariable(42)).toBe('42');
+  });
+
+  it('asks the backend for its dialect once, and falls back to ANSI quoting', async () => {
+    const ds = new DataSource(instanceSettings({ upstream: 'flightsql' }));
+    const getResource = jest.spyOn(ds, 'getResource');
+    getResource.mockRejectedValueOnce(new Error('502'));
+    expect(await ds.getDialect()).toEqual({ dialect: 'ansi', setting: 'auto', identifierQuote: '"' });
+    getResource.mockResolvedValueOnce({ dialect: 'mysql', setting: 'auto', identifierQuote: '`' });
+    expect(await ds.getDialect()).toEqual({ dialect: 'mysql', setting: 'auto', identifierQuote: '`' });
+    expect(await ds.getDialect()).toEqual({ dialect: 'mysql', setting: 'auto', identifierQuote: '`' });
+    expect(getResource).toHaveBeenCalledTimes(2);
+    expect(getResource).toHaveBeenLastCalledWith('dialect');
+    const odd = new DataSource(instanceSettings({ upstream: 'flightsql' }));
+    jest.spyOn(odd, 'getResource').mockResolvedValueOnce({ dialect: 'x', identifierQuote: '' });
+    expect((await odd.getDialect()).identifierQuote).toBe('"');
   });
 
   it('lists tables and columns through the resource endpoints and fails quietly', async () => {

@@ -1,8 +1,10 @@
 import { CoreApp, DataSourceInstanceSettings, ScopedVars } from '@grafana/data';
 import { DataSourceWithBackend, getTemplateSrv } from '@grafana/runtime';
 
+import { annotationSupport } from './annotations';
 import { defaults } from './settings';
-import { ColumnInfo, QuiverOptions, QuiverQuery, TableInfo, Upstream } from './types';
+import { ColumnInfo, DialectInfo, QuiverOptions, QuiverQuery, TableInfo, Upstream } from './types';
+import { applySearchFilter, QuiverVariableSupport } from './variables';
 
 /** Query a new panel starts with on a Demo data source: ten random walks. */
 export const defaultDemoQuery: Partial<QuiverQuery> = { scenario: 'random_walk', seriesCount: 10, seed: 1 };
@@ -35,6 +37,8 @@ export class DataSource extends DataSourceWithBackend<QuiverQuery, QuiverOptions
     super(instanceSettings);
     this.upstream = instanceSettings.jsonData?.upstream === 'flightsql' ? 'flightsql' : 'demo';
     this.maxSeries = instanceSettings.jsonData?.maxSeries ?? defaults.maxSeries;
+    this.variables = new QuiverVariableSupport(this);
+    this.annotations = annotationSupport(this.upstream);
   }
 
   getDefaultQuery(_app: CoreApp): Partial<QuiverQuery> {
@@ -45,7 +49,8 @@ export class DataSource extends DataSourceWithBackend<QuiverQuery, QuiverOptions
     if (!query.rawSql) {
       return query;
     }
-    return { ...query, rawSql: getTemplateSrv().replace(query.rawSql, scopedVars, formatSQLVariable) };
+    const sql = applySearchFilter(query.rawSql, scopedVars);
+    return { ...query, rawSql: getTemplateSrv().replace(sql, scopedVars, formatSQLVariable) };
   }
 
   filterQuery(query: QuiverQuery): boolean {
@@ -56,6 +61,28 @@ export class DataSource extends DataSourceWithBackend<QuiverQuery, QuiverOptions
       return Boolean(query.rawSql?.trim());
     }
     return true;
+  }
+
+  private dialect?: Promise<DialectInfo>;
+
+  /**
+   * The SQL dialect of the server (resource `GET dialect`), asked once per instance; ANSI
+   * (identifiers in double quotes) when the call fails, and asked again next time.
+   */
+  async getDialect(): Promise<DialectInfo> {
+    const ansi: DialectInfo = { dialect: 'ansi', setting: 'auto', identifierQuote: '"' };
+    this.dialect ??= this.getResource<DialectInfo>('dialect').then((d) => {
+      if (typeof d?.identifierQuote !== 'string' || d.identifierQuote.length !== 1) {
+        throw new Error('no identifierQuote');
+      }
+      return d;
+    });
+    try {
+      return await this.dialect;
+    } catch {
+      this.dialect = undefined;
+      return ansi;
+    }
   }
 
   /** Tables the Flight SQL server lists (resource `GET tables`); empty when the call fails. */

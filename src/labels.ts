@@ -5,6 +5,25 @@ import { settings } from './generated/settings';
  * the backend's settings table (src/generated/settings.ts), so tooltips and the health check say the same.
  */
 export const labels = {
+  header: {
+    title: 'Quiver',
+    description:
+      'Arrow frames compressed with zstd or lz4, from the built-in demo generator or an Apache Arrow Flight SQL server. Configure the source below; the health check (Save & test) names any setting that is wrong.',
+    required: 'Fields marked with * are required.',
+    docs: 'Documentation',
+  },
+  sections: {
+    connection: 'Connection',
+    connectionDescription: 'Where this data source reads its data from.',
+    authentication: 'Authentication',
+    authenticationDescription: 'How the plugin signs in to the Flight SQL server.',
+    tls: 'TLS',
+    tlsDescription: 'Encryption and certificates of the connection to the server.',
+    advanced: 'Advanced',
+    advancedDescription: 'Default catalog and schema, SQL dialect and custom gRPC metadata.',
+    collapse: 'Collapse section',
+    expand: 'Expand section',
+  },
   upstream: {
     section: 'Upstream',
     description: settings.upstream.help,
@@ -22,6 +41,8 @@ export const labels = {
     },
     tls: {
       section: 'TLS',
+      serverSection: 'Server certificate',
+      clientSection: 'Client certificate',
       enabled: 'Use TLS',
       enabledTooltip: settings.tlsEnabled.help,
       skipVerify: 'Skip TLS verification (unsafe)',
@@ -124,7 +145,7 @@ export const labels = {
   },
   query: {
     scenario: 'Scenario',
-    scenarios: { random_walk: 'Random walk', logs: 'Logs', table: 'Table' },
+    scenarios: { random_walk: 'Random walk', logs: 'Logs', table: 'Table', labels: 'Labels', events: 'Events' },
     seriesCount: 'Series',
     seriesCountTooltip: (max: number) => `Number of series, 1–${max}.`,
     seed: 'Seed',
@@ -147,6 +168,56 @@ export const labels = {
     insert: 'Insert',
     noSchema: 'Table and column hints are not available from this server.',
     seriesCountError: (max: number) => `Series must be a whole number from 1 to ${max}.`,
+  },
+  builder: {
+    mode: { builder: 'Builder', code: 'Code' },
+    table: 'Table',
+    tablePlaceholder: 'Choose a table',
+    timeColumn: 'Time column',
+    timeColumnPlaceholder: 'None',
+    timeColumnTooltip: 'Filtered to the dashboard time range and returned as "time".',
+    bucket: 'Time bucket',
+    bucketTooltip: 'Round the time column down with $__timeGroup, to aggregate per interval.',
+    bucketNone: 'None',
+    bucketInterval: 'Panel interval ($__interval)',
+    values: 'Values',
+    addValue: 'Add value',
+    removeValue: 'Remove value',
+    column: 'Column',
+    aggregations: { none: 'No aggregation', avg: 'avg', sum: 'sum', min: 'min', max: 'max', count: 'count' },
+    groupBy: 'Group by',
+    groupByTooltip: 'Label columns: one series per combination of their values.',
+    filters: 'Filters',
+    addFilter: 'Add filter',
+    removeFilter: 'Remove filter',
+    filterValuePlaceholder: "value, $var or 'a','b' for IN",
+    orderBy: 'Order by',
+    orderByPlaceholder: 'Server order',
+    limit: 'Limit',
+    preview: 'SQL',
+    noTables: 'The server lists no tables: write the SQL in the code editor.',
+    switchTitle: 'Switch to the builder?',
+    switchBody:
+      'The SQL was changed in the code editor and no longer matches the builder. The builder will replace it with the query it builds.',
+    switchConfirm: 'Discard the SQL and switch',
+  },
+  variable: {
+    sql: 'Query',
+    sqlHelp:
+      "The values of the first column become the options; columns named __value and __text give values and texts apart. Macros and the time range work as in panels. For a searchable variable, filter with LIKE '$__searchFilter': it becomes what the user typed followed by %.",
+    label: 'Label',
+    labels: { host: 'Hosts', region: 'Regions', job: 'Jobs' },
+    labelHelp: 'The demo source lists the values of this label over its first series.',
+    seriesCount: 'Series',
+    seriesCountTooltip: 'How many demo series to list the label of (hosts are host-1 … host-N).',
+  },
+  annotation: {
+    sql: 'Query',
+    sqlHelp:
+      'Columns: time (or the first time column), timeEnd for a region, text (or the first text column), title, tags (a list, a JSON list or comma-separated text).',
+    demoHelp: 'The demo source marks deploys (instants) and incidents (regions) on the hosts of its first series.',
+    seriesCount: 'Hosts',
+    seriesCountTooltip: 'Events are placed on the hosts of this many demo series.',
   },
   errors: {
     addressRequired: 'Address is required for Flight SQL (host:port).',

@@ -16,8 +16,14 @@ export type AuthType = 'none' | 'token' | 'password';
  */
 export type Dialect = 'auto' | 'datafusion' | 'duckdb' | 'postgres' | 'dremio' | 'mysql' | 'ansi';
 
-/** Demo generator scenario (query.scenario). */
-export type Scenario = 'random_walk' | 'logs' | 'table';
+/** Demo generator scenario (query.scenario): series for panels; labels and events for variables and annotations. */
+export type Scenario = 'random_walk' | 'logs' | 'table' | 'labels' | 'events';
+
+/** A label every demo series carries, listed by the demo scenario "labels" (query.label). */
+export type DemoLabel = 'host' | 'region' | 'job';
+
+/** How a Flight SQL query is edited (query.editorMode): the visual builder or SQL. */
+export type EditorMode = 'builder' | 'code';
 
 /** Shape of a Flight SQL result (query.format). */
 export type Format = 'time_series' | 'table' | 'logs';
@@ -81,6 +87,44 @@ export interface QuiverQuery extends DataQuery {
   seed?: number;
   rawSql?: string;
   format?: Format;
+  /** Demo "labels" scenario: the label whose values are listed. */
+  label?: DemoLabel;
+  /** Flight SQL: the editor the query was last edited in; builder queries keep their model in `builder`. */
+  editorMode?: EditorMode;
+  builder?: BuilderModel;
+}
+
+/** Aggregations the query builder offers for a value column. */
+export type Aggregation = 'none' | 'avg' | 'sum' | 'min' | 'max' | 'count';
+
+/** Comparison operators of a builder filter. */
+export type FilterOperator = '=' | '!=' | '<' | '<=' | '>' | '>=' | 'LIKE' | 'IN';
+
+/** One value column of the builder: a column and the aggregation applied to it. */
+export interface BuilderValue {
+  column: string;
+  aggregation: Aggregation;
+}
+
+/** One builder filter: column operator value; the value may hold dashboard variables. */
+export interface BuilderFilter {
+  column: string;
+  operator: FilterOperator;
+  value: string;
+}
+
+/** The query builder's model, kept in the query JSON so the builder can reopen it. */
+export interface BuilderModel {
+  table?: TableInfo;
+  timeColumn?: string;
+  values: BuilderValue[];
+  groupBy: string[];
+  filters: BuilderFilter[];
+  /** Bucket the time column with $__timeGroup at this interval ('$__interval' or e.g. '5m'); none when empty. */
+  timeBucket?: string;
+  orderBy?: string;
+  orderDir?: 'ASC' | 'DESC';
+  limit?: number;
 }
 
 /** A table listed by the backend resource `GET tables`. */
@@ -94,4 +138,12 @@ export interface TableInfo {
 export interface ColumnInfo {
   name: string;
   type: string;
+}
+
+/** The SQL dialect the backend writes macros in (resource `GET dialect`). */
+export interface DialectInfo {
+  dialect: string;
+  setting: string;
+  /** The character that quotes an identifier; an inner one is doubled. */
+  identifierQuote: string;
 }

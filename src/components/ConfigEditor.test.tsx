@@ -304,3 +304,39 @@ describe('ConfigEditor forward OAuth identity', () => {
     expect(screen.getByTestId(selectors.config.oauthPassThru)).toBeChecked();
   });
 });
+
+describe('ConfigEditor layout', () => {
+  const headings = () => screen.getAllByRole('heading', { level: 3 }).map((h) => h.textContent);
+
+  it('opens with the description and shows Connection, Compression and Limits for the demo source', () => {
+    setup(makeOptions());
+    expect(screen.getByText(/Arrow frames compressed with zstd or lz4/)).toBeInTheDocument();
+    expect(screen.getByRole('link', { name: /Documentation/ })).toHaveAttribute(
+      'href',
+      'https://github.com/quiverdata/quiver#readme'
+    );
+    expect(headings()).toEqual(['Connection', 'Compression', 'Limits']);
+    expect(screen.queryByText('Fields marked with * are required.')).not.toBeInTheDocument();
+    expect(screen.queryByTestId(selectors.config.rowLimit)).not.toBeInTheDocument();
+  });
+
+  it('adds Authentication, TLS and Advanced for Flight SQL, with sub-sections and descriptions', () => {
+    setup(makeOptions({ upstream: 'flightsql', address: 'h:1', tlsEnabled: true }));
+    expect(headings()).toEqual(['Connection', 'Authentication', 'TLS', 'Compression', 'Limits', 'Advanced']);
+    const subheadings = screen.getAllByRole('heading', { level: 6 }).map((h) => h.textContent);
+    expect(subheadings).toEqual(['Server certificate', 'Client certificate', 'Metadata headers']);
+    expect(screen.getByText('Fields marked with * are required.')).toBeInTheDocument();
+    // the former tooltips are descriptions under the labels now
+    expect(screen.getByText('Flight SQL server as host:port.')).toBeInTheDocument();
+    expect(screen.getByText(/Rows read per query, 1–100000000/)).toBeInTheDocument();
+  });
+
+  it('collapses and expands the Advanced section', () => {
+    setup(makeOptions({ upstream: 'flightsql', address: 'h:1' }));
+    expect(screen.getByTestId(selectors.config.catalog)).toBeInTheDocument();
+    fireEvent.click(screen.getByRole('button', { name: 'Collapse section' }));
+    expect(screen.queryByTestId(selectors.config.catalog)).not.toBeInTheDocument();
+    fireEvent.click(screen.getByRole('button', { name: 'Expand section' }));
+    expect(screen.getByTestId(selectors.config.catalog)).toBeInTheDocument();
+  });
+});

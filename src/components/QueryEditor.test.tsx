@@ -75,6 +75,7 @@ describe('QueryEditor, Flight SQL upstream', () => {
       refId: 'A',
       rawSql: 'SELECT time, v FROM t WHERE $__timeFilter(time)',
       format: 'time_series',
+      editorMode: 'code',
     });
     expect(onRunQuery).toHaveBeenCalledTimes(1);
 

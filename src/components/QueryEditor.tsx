@@ -1,22 +1,26 @@
 import React, { useEffect, useMemo, useRef, useState } from 'react';
 import { css } from '@emotion/css';
 import { GrafanaTheme2, QueryEditorProps, SelectableValue } from '@grafana/data';
-import {
-  CodeEditor,
-  CodeEditorSuggestionItem,
-  CodeEditorSuggestionItemKind,
-  InlineField,
-  InlineFieldRow,
-  RadioButtonGroup,
-  Select,
-  useStyles2,
-} from '@grafana/ui';
+import { ConfirmModal, InlineField, InlineFieldRow, RadioButtonGroup, Select, useStyles2 } from '@grafana/ui';
+
+import { buildSQL, emptyBuilder, fitsBuilder, identifierQuoter, quoteIdentifier, Quoter } from '../builder';
 
 import { DataSource, defaultDemoQuery, defaultSQLQuery } from '../datasource';
 import { labels } from '../labels';
 import { selectors } from '../selectors';
-import { ColumnInfo, Format, QuiverOptions, QuiverQuery, Scenario, TableInfo } from '../types';
+import {
+  BuilderModel,
+  ColumnInfo,
+  EditorMode,
+  Format,
+  QuiverOptions,
+  QuiverQuery,
+  Scenario,
+  TableInfo,
+} from '../types';
 import { NumberInput } from './NumberInput';
+import { QueryBuilder } from './QueryBuilder';
+import { Editor, SQLCodeEditor } from './SQLCodeEditor';
 import { Wrap } from './Wrap';
 
 export type Props = QueryEditorProps<DataSource, QuiverQuery, QuiverOptions>;
@@ -97,15 +101,112 @@ function DemoEditor({ query, onChange, onRunQuery, datasource }: Props) {
   );
 }
 
-type Editor = Parameters<NonNullable<React.ComponentProps<typeof CodeEditor>['onEditorDidMount']>>[0];
-
 function tableName(t: TableInfo): string {
   return [t.catalog, t.schema, t.name].filter(Boolean).join('.');
 }
 
-function SQLEditor({ query, onChange, onRunQuery, datasource }: Props) {
+const modeOptions: Array<SelectableValue<EditorMode>> = (['builder', 'code'] as const).map((value) => ({
+  value,
+  label: labels.builder.mode[value],
+}));
+
+function SQLEditor(props: Props) {
+  const { query, onChange, onRunQuery, datasource } = props;
   const styles = useStyles2(getStyles);
   const format = query.format ?? defaultSQLQuery.format!;
+  const mode: EditorMode = query.editorMode ?? 'code';
+  const [confirming, setConfirming] = useState(false);
+  const [quote, setQuote] = useState<Quoter>(() => quoteIdentifier);
+  const latest = useRef({ query, onChange });
+  useEffect(() => {
+    latest.current = { query, onChange };
+  });
+  useEffect(() => {
+    let live = true;
+    datasource.getDialect().then((d) => {
+      if (!live) {
+        return;
+      }
+      const dialectQuote = identifierQuoter(d.identifierQuote);
+      setQuote(() => dialectQuote);
+      // A builder query written before the dialect was known (ANSI quotes) is rewritten in it.
+      const { query: q, onChange: change } = latest.current;
+      if (q.editorMode === 'builder' && q.builder && q.rawSql === buildSQL(q.builder)) {
+        const rawSql = buildSQL(q.builder, dialectQuote);
+        if (rawSql !== q.rawSql) {
+          change({ ...q, rawSql });
+        }
+      }
+    });
+    return () => {
+      live = false;
+    };
+  }, [datasource]);
+
+  const setMode = (next: EditorMode) => {
+    if (next === mode) {
+      return;
+    }
+    if (next === 'builder' && !fitsBuilder(query.rawSql, query.builder, quote)) {
+      setConfirming(true);
+      return;
+    }
+    onChange({ ...query, editorMode: next });
+  };
+
+  const setBuilder = (builder: BuilderModel) => {
+    const rawSql = buildSQL(builder, quote);
+    onChange({ ...query, editorMode: 'builder', builder, rawSql });
+    if (rawSql !== '' && rawSql !== query.rawSql) {
+      onRunQuery();
+    }
+  };
+
+  return (
+    <div className={styles.root}>
+      <div className={styles.header}>
+        <Wrap testId={selectors.builder.mode}>
+          <RadioButtonGroup<EditorMode> size="sm" options={modeOptions} value={mode} onChange={setMode} />
+        </Wrap>
+      </div>
+      {mode === 'builder' ? (
+        <QueryBuilder datasource={datasource} builder={query.builder} quote={quote} onChange={setBuilder} />
+      ) : (
+        <CodeMode {...props} />
+      )}
+      <InlineFieldRow>
+        <InlineField label={labels.query.format} labelWidth={10}>
+          <Wrap testId={selectors.query.format}>
+            <RadioButtonGroup<Format>
+              options={formatOptions}
+              value={format}
+              onChange={(v) => {
+                onChange({ ...query, format: v });
+                onRunQuery();
+              }}
+            />
+          </Wrap>
+        </InlineField>
+      </InlineFieldRow>
+      <ConfirmModal
+        isOpen={confirming}
+        title={labels.builder.switchTitle}
+        body={labels.builder.switchBody}
+        confirmText={labels.builder.switchConfirm}
+        onConfirm={() => {
+          setConfirming(false);
+          const builder = query.builder ?? emptyBuilder();
+          onChange({ ...query, editorMode: 'builder', builder, rawSql: buildSQL(builder, quote) });
+        }}
+        onDismiss={() => setConfirming(false)}
+      />
+    </div>
+  );
+}
+
+/** The SQL code editor with table and column hints and the macro list. */
+function CodeMode({ query, onChange, onRunQuery, datasource }: Props) {
+  const styles = useStyles2(getStyles);
   const [tables, setTables] = useState<TableInfo[]>([]);
   const [table, setTable] = useState<TableInfo | undefined>();
   const [loaded, setLoaded] = useState<{ table: TableInfo; columns: ColumnInfo[] } | undefined>();
@@ -131,29 +232,9 @@ function SQLEditor({ query, onChange, onRunQuery, datasource }: Props) {
     };
   }, [datasource, table]);
 
-  const suggestions = useMemo(() => {
-    const items: CodeEditorSuggestionItem[] = labels.query.macroHelp.map(([macro, detail]) => ({
-      label: macro,
-      kind: CodeEditorSuggestionItemKind.Method,
-      detail,
-    }));
-    for (const t of tables) {
-      items.push({ label: tableName(t), kind: CodeEditorSuggestionItemKind.Field, detail: labels.query.table });
-    }
-    for (const c of columns) {
-      items.push({ label: c.name, kind: CodeEditorSuggestionItemKind.Property, detail: c.type });
-    }
-    return items;
-  }, [tables, columns]);
-  // CodeEditor keeps the first provider it was given; read the latest list through a ref.
-  const suggestionsRef = useRef(suggestions);
-  useEffect(() => {
-    suggestionsRef.current = suggestions;
-  }, [suggestions]);
-
   const setSQL = (rawSql: string) => {
     if (rawSql !== (query.rawSql ?? '')) {
-      onChange({ ...query, rawSql });
+      onChange({ ...query, rawSql, editorMode: 'code' });
       onRunQuery();
     }
   };
@@ -173,34 +254,16 @@ function SQLEditor({ query, onChange, onRunQuery, datasource }: Props) {
 
   return (
     <div className={styles.root}>
-      <Wrap testId={selectors.query.sql}>
-        <CodeEditor
-          language="sql"
-          value={query.rawSql ?? ''}
-          height={200}
-          showLineNumbers
-          showMiniMap={false}
-          onBlur={setSQL}
-          onSave={setSQL}
-          onEditorDidMount={(editor) => {
-            editorRef.current = editor;
-          }}
-          getSuggestions={() => suggestionsRef.current}
-        />
-      </Wrap>
+      <SQLCodeEditor
+        datasource={datasource}
+        testId={selectors.query.sql}
+        value={query.rawSql ?? ''}
+        onChange={setSQL}
+        onEditor={(editor) => {
+          editorRef.current = editor;
+        }}
+      />
       <InlineFieldRow>
-        <InlineField label={labels.query.format} labelWidth={10}>
-          <Wrap testId={selectors.query.format}>
-            <RadioButtonGroup<Format>
-              options={formatOptions}
-              value={format}
-              onChange={(v) => {
-                onChange({ ...query, format: v });
-                onRunQuery();
-              }}
-            />
-          </Wrap>
-        </InlineField>
         {tables.length > 0 && (
           <InlineField label={labels.query.table} labelWidth={10}>
             <Wrap testId={selectors.query.table}>
@@ -258,6 +321,7 @@ function SQLEditor({ query, onChange, onRunQuery, datasource }: Props) {
 
 const getStyles = (theme: GrafanaTheme2) => ({
   root: css({ display: 'flex', flexDirection: 'column', gap: theme.spacing(1), width: '100%' }),
+  header: css({ display: 'flex', justifyContent: 'flex-end' }),
   columns: css({ display: 'flex', flexWrap: 'wrap', gap: theme.spacing(0.5), alignItems: 'center' }),
   chip: css({
     border: `1px solid ${theme.colors.border.weak}`,

@@ -3,13 +3,28 @@
 // the page and reads the saved state from window.quiverHarness.
 import React, { useEffect, useState } from 'react';
 import { createRoot } from 'react-dom/client';
-import { from } from 'rxjs';
-import { createTheme, DataSourceSettings } from '@grafana/data';
-import { BackendSrv, BackendSrvRequest, FetchResponse, setBackendSrv } from '@grafana/runtime';
-import { GlobalStyles, ThemeContext } from '@grafana/ui';
+import { from, lastValueFrom } from 'rxjs';
+import {
+  createTheme,
+  DataQueryRequest,
+  DataSourceSettings,
+  getDefaultTimeRange,
+  MetricFindValue,
+  ScopedVars,
+} from '@grafana/data';
+import {
+  BackendSrv,
+  BackendSrvRequest,
+  FetchResponse,
+  setBackendSrv,
+  setTemplateSrv,
+  TemplateSrv,
+} from '@grafana/runtime';
+import { GlobalStyles, Input, ThemeContext } from '@grafana/ui';
 
 import { ConfigEditor } from '../../src/components/ConfigEditor';
 import { QueryEditor } from '../../src/components/QueryEditor';
+import { VariableQueryEditor } from '../../src/components/VariableQueryEditor';
 import { DataSource } from '../../src/datasource';
 import { instanceSettings } from '../../src/testutil';
 import { QuiverOptions, QuiverQuery, QuiverSecureJsonData } from '../../src/types';
@@ -20,6 +35,8 @@ export interface HarnessState {
   options: Options;
   demoQuery: QuiverQuery;
   sqlQuery: QuiverQuery;
+  variableQuery: QuiverQuery;
+  variableValues: MetricFindValue[];
   runs: number;
 }
 
@@ -34,7 +51,11 @@ async function request<T>(options: BackendSrvRequest): Promise<FetchResponse<T>>
   for (const [k, v] of Object.entries(options.params ?? {})) {
     url.searchParams.set(k, String(v));
   }
-  const res = await fetch(url, { method: options.method ?? 'GET' });
+  const res = await fetch(url, {
+    method: options.method ?? 'GET',
+    headers: options.data ? { 'content-type': 'application/json' } : undefined,
+    body: options.data ? JSON.stringify(options.data) : undefined,
+  });
   const data = (await res.json()) as T;
   const response = {
     data,
@@ -56,6 +77,22 @@ async function request<T>(options: BackendSrvRequest): Promise<FetchResponse<T>>
 setBackendSrv({
   fetch: <T,>(options: BackendSrvRequest) => from(request<T>(options)),
 } as unknown as BackendSrv);
+
+// Template variables as Grafana's template service replaces them: from the scoped variables, each
+// value formatted by the data source's formatter.
+setTemplateSrv({
+  getVariables: () => [],
+  containsTemplate: (t?: string) => /\$/.test(t ?? ''),
+  updateTimeRange: () => {},
+  replace: (target = '', scopedVars?: ScopedVars, format?: unknown) =>
+    target.replace(/\$(\w+)|\$\{(\w+)\}/g, (m: string, a?: string, b?: string) => {
+      const v = scopedVars?.[(a ?? b)!];
+      if (!v) {
+        return m;
+      }
+      return typeof format === 'function' ? format(v.value, {}) : String(v.value);
+    }),
+} as unknown as TemplateSrv);
 
 const initialOptions: Options = {
   id: 1,
@@ -98,10 +135,41 @@ function App() {
     refId: 'A',
     ...sqlDS.getDefaultQuery('panel-editor' as never),
   });
+  const [variableQuery, setVariableQuery] = useState<QuiverQuery>({
+    refId: 'A',
+    ...(sqlDS.variables as unknown as { getDefaultQuery: () => Partial<QuiverQuery> }).getDefaultQuery(),
+  });
+  const [search, setSearch] = useState('');
+  const [variableValues, setVariableValues] = useState<MetricFindValue[]>([]);
   const [runs, setRuns] = useState(0);
   useEffect(() => {
-    snapshot = { options, demoQuery, sqlQuery, runs };
-  }, [options, demoQuery, sqlQuery, runs]);
+    snapshot = { options, demoQuery, sqlQuery, variableQuery, variableValues, runs };
+  }, [options, demoQuery, sqlQuery, variableQuery, variableValues, runs]);
+  // Run the variable's query as Grafana's variable editor does for its preview.
+  useEffect(() => {
+    if (!variableQuery.rawSql) {
+      return;
+    }
+    const support = sqlDS.variables as unknown as {
+      query: (r: DataQueryRequest<QuiverQuery>) => ReturnType<DataSource['query']>;
+    };
+    const request = {
+      requestId: 'variable',
+      app: 'dashboard',
+      range: getDefaultTimeRange(),
+      interval: '1m',
+      intervalMs: 60000,
+      targets: [variableQuery],
+      scopedVars: search ? { __searchFilter: { text: search, value: search } } : {},
+      timezone: 'utc',
+      startTime: Date.now(),
+    } as unknown as DataQueryRequest<QuiverQuery>;
+    let live = true;
+    lastValueFrom(support.query(request)).then((res) => live && setVariableValues(res.data as MetricFindValue[]));
+    return () => {
+      live = false;
+    };
+  }, [variableQuery, search]);
   const run = () => setRuns((n) => n + 1);
   return (
     <ThemeContext.Provider value={theme}>
@@ -119,6 +187,26 @@ function App() {
           <h2 style={{ marginTop: 32 }}>Query: Flight SQL</h2>
           <div id="sql-query">
             <QueryEditor datasource={sqlDS} query={sqlQuery} onChange={setSQLQuery} onRunQuery={run} />
+          </div>
+          <h2 style={{ marginTop: 32 }}>Variable: Flight SQL</h2>
+          <div id="variable-query">
+            <VariableQueryEditor
+              datasource={sqlDS}
+              query={variableQuery}
+              onChange={setVariableQuery}
+              onRunQuery={run}
+            />
+            <Input
+              id="variable-search"
+              placeholder="Search the values"
+              value={search}
+              onChange={(e) => setSearch(e.currentTarget.value)}
+            />
+            <ul id="variable-values">
+              {variableValues.map((v) => (
+                <li key={String(v.value)}>{v.text}</li>
+              ))}
+            </ul>
           </div>
         </section>
       </main>

@@ -37,6 +37,39 @@ const types = {
 
 /** Resource calls the page made, for assertions. */
 const resourceCalls = [];
+/** Queries the page sent to /api/ds/query, for assertions. */
+const dsQueries = [];
+const hosts = ['web-1', 'web-2', 'db-1'];
+
+/** A data frame in Grafana's JSON wire form with one text column. */
+const textFrame = (refId, name, values) => ({
+  schema: { refId, fields: [{ name, type: 'string' }] },
+  data: { values: [values] },
+});
+
+/**
+ * Answers /api/ds/query like the plugin behind Grafana would for `SELECT DISTINCT host FROM cpu
+ * [WHERE host LIKE 'prefix%']`: the hosts, filtered by the LIKE prefix the SQL carries.
+ */
+function answerQueries(body) {
+  const results = {};
+  for (const q of body.queries ?? []) {
+    dsQueries.push(q);
+    const like = /LIKE '([^']*)%'/.exec(q.rawSql ?? '');
+    const prefix = like ? like[1] : '';
+    results[q.refId] = {
+      status: 200,
+      frames: [
+        textFrame(
+          q.refId,
+          'host',
+          hosts.filter((h) => h.startsWith(prefix))
+        ),
+      ],
+    };
+  }
+  return { results };
+}
 
 function startServer(root) {
   const server = http.createServer(async (req, res) => {
@@ -45,10 +78,20 @@ function startServer(root) {
       res.writeHead(status, { 'content-type': 'application/json' });
       res.end(JSON.stringify(body));
     };
+    if (url.pathname === '/api/ds/query' && req.method === 'POST') {
+      let raw = '';
+      for await (const chunk of req) {
+        raw += chunk;
+      }
+      return json(200, answerQueries(JSON.parse(raw)));
+    }
     if (url.pathname.startsWith('/api/datasources/uid/')) {
       resourceCalls.push(url.pathname + url.search);
       if (url.pathname === '/api/datasources/uid/quiver-sql/resources/tables') {
         return json(200, { tables: [{ catalog: 'main', schema: 'metrics', name: 'cpu' }] });
+      }
+      if (url.pathname === '/api/datasources/uid/quiver-sql/resources/dialect') {
+        return json(200, { dialect: 'duckdb', setting: 'auto', identifierQuote: '"' });
       }
       if (url.pathname === '/api/datasources/uid/quiver-sql/resources/columns') {
         const ok = url.searchParams.get('table') === 'cpu' && url.searchParams.get('schema') === 'metrics';
@@ -266,8 +309,31 @@ async function main() {
       assert.doesNotMatch(JSON.stringify(options.jsonData), /SECRET/);
     });
 
-    await step('screenshot of the settings page', async () => {
-      await page.locator('#config').screenshot({ path: path.join(artifacts, 'config-editor.png') });
+    await step('settings page layout: description, sections in order, full-width fields; screenshot', async () => {
+      const config = page.locator('#config');
+      assert.match(await config.innerText(), /Arrow frames compressed with zstd or lz4/);
+      assert.deepEqual(await config.locator('h3').allInnerTexts(), [
+        'Connection',
+        'Authentication',
+        'TLS',
+        'Compression',
+        'Limits',
+        'Advanced',
+      ]);
+      assert.deepEqual(await config.locator('h6').allInnerTexts(), [
+        'Server certificate',
+        'Client certificate',
+        'Metadata headers',
+      ]);
+      // Labels sit above full-width fields: the address input spans most of the section, and
+      // "Skip TLS verification (unsafe)" stays on one line.
+      const section = await config.boundingBox();
+      const address = await byTestId('quiver-config-address').boundingBox();
+      assert.ok(address.width > section.width * 0.8, `address ${address.width}px of ${section.width}px`);
+      const skip = page.getByText('Skip TLS verification (unsafe)', { exact: true }).first();
+      const lineHeight = await skip.evaluate((el) => parseFloat(getComputedStyle(el).lineHeight) || 20);
+      assert.ok((await skip.boundingBox()).height < lineHeight * 1.5, 'the skip-verify label is one line');
+      await config.screenshot({ path: path.join(artifacts, 'config-editor.png') });
     });
 
     await step('demo query editor: scenario and series count', async () => {
@@ -314,6 +380,107 @@ async function main() {
       await page.locator('#demo-query').click();
       s = await state();
       assert.equal(s.sqlQuery.rawSql, 'SELECT time, usage FROM cpu WHERE $__timeFilter(time) AND host = host');
+    });
+
+    // Options of Grafana's Select open in a menu portal.
+    const option = (name) => page.getByLabel('Select options menu').getByText(name, { exact: true });
+    const choose = async (scope, testId, name) => {
+      await scope.getByTestId(testId).click();
+      await option(name).click();
+    };
+
+    await step(
+      'query builder: table, time column, aggregated value, bucket and label write the preview SQL',
+      async () => {
+        const sql = page.locator('#sql-query');
+        await sql.getByTestId('quiver-query-editor-mode').getByRole('radio', { name: 'Builder', exact: true }).click();
+        // the SQL typed above does not fit the builder: it asks first
+        await page.getByText('Switch to the builder?').waitFor();
+        await page.getByRole('button', { name: 'Discard the SQL and switch' }).click();
+        await choose(sql, 'quiver-builder-table', 'main.metrics.cpu');
+        await choose(sql, 'quiver-builder-time-column', 'time');
+        await sql.getByTestId('quiver-builder-add-value').click();
+        await choose(sql, 'quiver-builder-value-0', 'usage');
+        await choose(sql, 'quiver-builder-aggregation-0', 'avg');
+        await choose(sql, 'quiver-builder-bucket', 'Panel interval ($__interval)');
+        await choose(sql, 'quiver-builder-group-by', 'host');
+        await page.keyboard.press('Escape');
+        const want = [
+          'SELECT $__timeGroup("time", $__interval) AS "time", "host", avg("usage") AS "usage"',
+          'FROM "main"."metrics"."cpu"',
+          'WHERE $__timeFilter("time")',
+          'GROUP BY $__timeGroup("time", $__interval), "host"',
+        ].join('\n');
+        assert.equal(await sql.getByTestId('quiver-builder-preview').innerText(), want);
+        let s = await state();
+        assert.equal(s.sqlQuery.rawSql, want);
+        assert.equal(s.sqlQuery.editorMode, 'builder');
+        assert.equal(s.sqlQuery.builder.table.name, 'cpu');
+        assert.ok(
+          resourceCalls.includes('/api/datasources/uid/quiver-sql/resources/dialect'),
+          'the editor asked the dialect'
+        );
+
+        // to code and back: the SQL stays, and unchanged SQL needs no confirmation
+        await sql.getByTestId('quiver-query-editor-mode').getByRole('radio', { name: 'Code', exact: true }).click();
+        await sql.locator('.monaco-editor[role=code]').waitFor({ timeout: 20000 });
+        s = await state();
+        assert.equal(s.sqlQuery.editorMode, 'code');
+        assert.equal(s.sqlQuery.rawSql, want);
+        await sql.getByTestId('quiver-query-editor-mode').getByRole('radio', { name: 'Builder', exact: true }).click();
+        assert.equal(await page.getByText('Switch to the builder?').count(), 0);
+        assert.equal(await sql.getByTestId('quiver-builder-preview').innerText(), want);
+      }
+    );
+
+    await step('variable query: typed SQL shows its values; the search box fills $__searchFilter', async () => {
+      const v = page.locator('#variable-query');
+      await v.locator('.monaco-editor[role=code]').waitFor({ timeout: 20000 });
+      await v.locator('.monaco-editor[role=code] .view-lines').click();
+      await page.keyboard.type("SELECT DISTINCT host FROM cpu WHERE host LIKE '$__searchFilter");
+      await page.keyboard.press('Escape');
+      await page.locator('#variable-search').click();
+      const values = () => page.locator('#variable-values li').allInnerTexts();
+      await page.locator('#variable-values li').nth(2).waitFor();
+      assert.deepEqual(await values(), ['web-1', 'web-2', 'db-1']);
+      let s = await state();
+      assert.equal(s.variableQuery.rawSql, "SELECT DISTINCT host FROM cpu WHERE host LIKE '$__searchFilter'");
+      assert.deepEqual(s.variableValues, [
+        { value: 'web-1', text: 'web-1' },
+        { value: 'web-2', text: 'web-2' },
+        { value: 'db-1', text: 'db-1' },
+      ]);
+      let sent = dsQueries.at(-1);
+      assert.equal(sent.rawSql, "SELECT DISTINCT host FROM cpu WHERE host LIKE '%'");
+      assert.equal(sent.format, 'table');
+      assert.equal(sent.datasource.uid, 'quiver-sql');
+
+      await page.locator('#variable-search').fill('web');
+      await page.waitForFunction(() => document.querySelectorAll('#variable-values li').length === 2);
+      assert.deepEqual(await values(), ['web-1', 'web-2']);
+      sent = dsQueries.at(-1);
+      assert.equal(sent.rawSql, "SELECT DISTINCT host FROM cpu WHERE host LIKE 'web%'");
+      s = await state();
+      assert.equal(s.variableValues.length, 2);
+    });
+
+    await step('completion offers the columns of the table after FROM', async () => {
+      const v = page.locator('#variable-query');
+      await v.locator('.monaco-editor[role=code] .view-lines').click();
+      await page.keyboard.press('Control+End');
+      await page.keyboard.type(' AND us');
+      await page.keyboard.press('Control+Space');
+      const suggest = v.locator('.suggest-widget');
+      await suggest.getByText('usage', { exact: true }).waitFor({ timeout: 10000 });
+      const rows = await suggest.locator('.monaco-list-row').allInnerTexts();
+      assert.ok(
+        rows.some((r) => r.startsWith('usage')),
+        `suggestions: ${rows.join(' | ')}`
+      );
+      await page.keyboard.press('Enter');
+      await page.locator('#variable-search').click();
+      const s = await state();
+      assert.equal(s.variableQuery.rawSql, "SELECT DISTINCT host FROM cpu WHERE host LIKE '$__searchFilter' AND usage");
     });
 
     await step('full-page screenshot', async () => {

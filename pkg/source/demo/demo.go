@@ -77,6 +77,16 @@ func (Source) Query(ctx context.Context, q source.Query, sink source.Sink) error
 	if err != nil {
 		return err
 	}
+	if list, ok := listings[m.Scenario]; ok {
+		f, err := list(q, *m.SeriesCount, uint64(*m.Seed))
+		if err != nil {
+			return err
+		}
+		if err := source.Reserve(sink, source.Add(source.Mul(int64(f.Rows()), tableRowMemBytes), frameMemOverhead)); err != nil {
+			return err
+		}
+		return sink.Frame(f)
+	}
 	series := int64(*m.SeriesCount)
 	if q.Limits.MaxSeries > 0 && series > int64(q.Limits.MaxSeries) && m.Scenario != Table {
 		what := "series"
@@ -150,9 +160,9 @@ func parse(q source.Query) (Query, error) {
 		m.Scenario = RandomWalk
 	}
 	switch m.Scenario {
-	case RandomWalk, Logs, Table:
+	case RandomWalk, Logs, Table, Labels, Events:
 	default:
-		return m, source.BadQuery("demo query: scenario %s is not one of %q, %q, %q", source.Quote(m.Scenario), RandomWalk, Logs, Table)
+		return m, source.BadQuery("demo query: scenario %s is not one of %q, %q, %q, %q, %q", source.Quote(m.Scenario), RandomWalk, Logs, Table, Labels, Events)
 	}
 	if m.SeriesCount == nil {
 		n := DefaultSeriesCount

@@ -20,6 +20,7 @@ import (
 //
 //	GET /tables?catalog=&schema=               {"tables":[{"catalog","schema","name"}]}
 //	GET /columns?catalog=&schema=&table=       {"columns":[{"name","type"}]}
+//	GET /dialect                               {"dialect","setting","identifierQuote"}
 //
 // catalog and schema default to the data source's catalog and schema
 // settings. Errors are {"error": "..."} with status 400 (bad request) or
@@ -28,6 +29,7 @@ func (s *Source) Resources() http.Handler {
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /tables", s.handleTables)
 	mux.HandleFunc("GET /columns", s.handleColumns)
+	mux.HandleFunc("GET /dialect", s.handleDialect)
 	return mux
 }
 
@@ -43,6 +45,27 @@ type Table struct {
 type Column struct {
 	Name string `json:"name"`
 	Type string `json:"type"`
+}
+
+// Dialect is the answer of GET /dialect: the SQL dialect the macros render
+// in (for the auto setting, the one picked from the server's name) and the
+// character that quotes an identifier in it (an inner one is doubled), so
+// that the query builder writes the SQL the macros expect.
+type Dialect struct {
+	Dialect         string `json:"dialect"`
+	Setting         string `json:"setting"`
+	IdentifierQuote string `json:"identifierQuote"`
+}
+
+func (s *Source) handleDialect(w http.ResponseWriter, r *http.Request) {
+	d, err := s.sqlDialect(r.Context())
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	// The dialect's quote function is the one home of its quoting; its
+	// rendering of the empty name is the quote character twice.
+	writeJSON(w, http.StatusOK, Dialect{Dialect: d.name, Setting: s.conn.dialect.setting, IdentifierQuote: d.quote("")[:1]})
 }
 
 func (s *Source) tablesOpts(r *http.Request) *flightsql.GetTablesOpts {

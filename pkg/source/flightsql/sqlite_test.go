@@ -144,3 +144,32 @@ func TestSQLiteResources(t *testing.T) {
 		t.Errorf("POST /tables: %d", rec.Code)
 	}
 }
+
+func TestSQLiteDialectResource(t *testing.T) {
+	addr := startSQLite(t)
+	get := func(s *Source) (int, Dialect, string) {
+		rec := httptest.NewRecorder()
+		s.Resources().ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/dialect", nil))
+		var d Dialect
+		_ = json.Unmarshal(rec.Body.Bytes(), &d)
+		return rec.Code, d, rec.Body.String()
+	}
+	// SQLite names itself "db_name": auto picks ansi, which quotes with ".
+	code, d, body := get(newTestSource(t, baseConfig(addr)))
+	if code != http.StatusOK || d != (Dialect{Dialect: "ansi", Setting: "auto", IdentifierQuote: `"`}) {
+		t.Errorf("auto: %d %s", code, body)
+	}
+	cfg := baseConfig(addr)
+	cfg.Dialect = "mysql"
+	code, d, body = get(newTestSource(t, cfg))
+	if code != http.StatusOK || d != (Dialect{Dialect: "mysql", Setting: "mysql", IdentifierQuote: "`"}) {
+		t.Errorf("mysql setting: %d %s", code, body)
+	}
+	// auto against a server that cannot be reached: an upstream error.
+	cfg = baseConfig("127.0.0.1:1")
+	cfg.Timeout = 2
+	code, _, body = get(newTestSource(t, cfg))
+	if code != http.StatusBadGateway || !strings.Contains(body, "dialect setting (auto)") {
+		t.Errorf("unreachable: %d %s", code, body)
+	}
+}

@@ -1,0 +1,66 @@
+import React from 'react';
+import { Field, Input, RadioButtonGroup, SecretInput, Switch } from '@grafana/ui';
+
+import { labels } from '../../labels';
+import { selectors } from '../../selectors';
+import { defaults } from '../../settings';
+import { AuthType } from '../../types';
+import { Wrap } from '../Wrap';
+import { ConfigSection } from './Section';
+import { fieldError, secretProps, SectionProps, textProps } from './shared';
+
+const authOptions: Array<{ label: string; value: AuthType }> = [
+  { label: labels.flightsql.auth.none, value: 'none' },
+  { label: labels.flightsql.auth.token, value: 'token' },
+  { label: labels.flightsql.auth.password, value: 'password' },
+];
+
+/** Authentication: none, token or user and password, and forwarding the user's OAuth identity. */
+export function AuthSection(props: SectionProps) {
+  const { jsonData, errors, setJson, setSecret } = props;
+  const authType = jsonData.authType ?? defaults.authType;
+  return (
+    <ConfigSection title={labels.sections.authentication} description={labels.sections.authenticationDescription}>
+      <Field label={labels.flightsql.auth.label} {...fieldError(errors, 'authType')}>
+        <Wrap testId={selectors.config.authType}>
+          <RadioButtonGroup<AuthType>
+            options={authOptions}
+            value={authType}
+            onChange={(v) => setJson({ authType: v })}
+          />
+        </Wrap>
+      </Field>
+      {authType === 'token' && (
+        <Field label={labels.flightsql.auth.tokenLabel} required {...fieldError(errors, 'token')}>
+          <SecretInput
+            data-testid={selectors.config.token}
+            placeholder={labels.flightsql.auth.tokenPlaceholder}
+            onChange={(e) => setSecret('token', e.currentTarget.value)}
+            {...secretProps(props, 'token')}
+          />
+        </Field>
+      )}
+      {authType === 'password' && (
+        <>
+          <Field label={labels.flightsql.auth.username} required {...fieldError(errors, 'username')}>
+            <Input data-testid={selectors.config.username} {...textProps(props, 'username')} />
+          </Field>
+          <Field label={labels.flightsql.auth.password_} required {...fieldError(errors, 'password')}>
+            <SecretInput
+              data-testid={selectors.config.password}
+              onChange={(e) => setSecret('password', e.currentTarget.value)}
+              {...secretProps(props, 'password')}
+            />
+          </Field>
+        </>
+      )}
+      <Field label={labels.flightsql.auth.oauthPassThru} description={labels.flightsql.auth.oauthPassThruTooltip}>
+        <Switch
+          data-testid={selectors.config.oauthPassThru}
+          value={Boolean(jsonData.oauthPassThru)}
+          onChange={(e) => setJson({ oauthPassThru: e.currentTarget.checked })}
+        />
+      </Field>
+    </ConfigSection>
+  );
+}

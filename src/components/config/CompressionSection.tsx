@@ -1,0 +1,117 @@
+import React from 'react';
+import { css } from '@emotion/css';
+import { GrafanaTheme2 } from '@grafana/data';
+import { Alert, Field, RadioButtonGroup, Slider, useStyles2 } from '@grafana/ui';
+
+import { labels } from '../../labels';
+import { selectors } from '../../selectors';
+import { defaultLevel, defaults, effectiveLevel, levelOrDefault, levelRange, ranges } from '../../settings';
+import { Codec, QuiverOptions } from '../../types';
+import { NumberInput } from '../NumberInput';
+import { Wrap } from '../Wrap';
+import { ConfigSection } from './Section';
+import { fieldError, SectionProps } from './shared';
+
+const codecOptions: Array<{ label: string; value: Codec }> = [
+  { label: 'zstd', value: 'zstd' },
+  { label: 'lz4', value: 'lz4' },
+  { label: 'none', value: 'none' },
+];
+
+/** Compression: the codec of the frame bodies, its level and the minimum savings. */
+export function CompressionSection({ jsonData, errors, setJson }: SectionProps) {
+  const styles = useStyles2(getStyles);
+  const codec = jsonData.codec ?? defaults.codec;
+  // A level means something different for each codec: start the new codec at its own default.
+  const onCodecChange = (next: Codec) =>
+    setJson({ codec: next, level: next === 'none' ? undefined : defaultLevel[next] });
+  return (
+    <ConfigSection title={labels.compression.section} description={labels.compression.description}>
+      <Field label={labels.compression.codec} {...fieldError(errors, 'codec')}>
+        <Wrap testId={selectors.config.codec}>
+          <RadioButtonGroup<Codec> options={codecOptions} value={codec} onChange={onCodecChange} />
+        </Wrap>
+      </Field>
+      <ul className={styles.codecHelp} data-testid={selectors.config.codecHelp}>
+        {codecOptions.map(({ value }) => (
+          <li key={value} className={value === codec ? styles.selectedHelp : undefined}>
+            {labels.compression.codecHelp[value]}
+          </li>
+        ))}
+      </ul>
+      {codec !== 'none' && <LevelField codec={codec} level={jsonData.level} error={errors.level} setJson={setJson} />}
+      <Field
+        label={labels.compression.minSavings.label}
+        description={labels.compression.minSavings.tooltip}
+        {...fieldError(errors, 'minSavings')}
+      >
+        <NumberInput
+          testId={selectors.config.minSavings}
+          value={jsonData.minSavings}
+          onChange={(v) => setJson({ minSavings: v })}
+          placeholder={String(defaults.minSavings)}
+          min={ranges.minSavings.min}
+          max={ranges.minSavings.max}
+          step={0.05}
+          width={12}
+          invalid={Boolean(errors.minSavings)}
+        />
+      </Field>
+      <Alert severity="info" title="" data-testid={selectors.config.compatibility}>
+        {labels.compression.compatibility}
+      </Alert>
+    </ConfigSection>
+  );
+}
+
+interface LevelFieldProps {
+  codec: Exclude<Codec, 'none'>;
+  level: number | undefined;
+  error: string | undefined;
+  setJson: (patch: Partial<QuiverOptions>) => void;
+}
+
+function LevelField({ codec, level, error, setJson }: LevelFieldProps) {
+  const styles = useStyles2(getStyles);
+  const range = levelRange[codec];
+  const current = levelOrDefault(codec, level) ?? range.min;
+  return (
+    <Field
+      label={labels.compression.level.label(codec)}
+      description={labels.compression.level.tooltip}
+      invalid={Boolean(error)}
+      error={error}
+    >
+      <Wrap className={styles.level}>
+        {/* keyed by codec so the slider's own text box restarts with the new range */}
+        <div className={styles.slider} data-testid={selectors.config.level} key={codec}>
+          <Slider
+            min={range.min}
+            max={range.max}
+            step={1}
+            inputId={`quiver-level-${codec}`}
+            value={current}
+            onChange={(v) => setJson({ level: v })}
+            ariaLabelForHandle={labels.compression.level.label(codec)}
+          />
+        </div>
+        <span className={styles.effective} data-testid={selectors.config.levelEffective}>
+          {labels.compression.level.effective} {effectiveLevel(codec, current)}
+        </span>
+      </Wrap>
+    </Field>
+  );
+}
+
+const getStyles = (theme: GrafanaTheme2) => ({
+  codecHelp: css({
+    listStyle: 'none',
+    margin: theme.spacing(0, 0, 2, 0),
+    color: theme.colors.text.secondary,
+    fontSize: theme.typography.bodySmall.fontSize,
+  }),
+  selectedHelp: css({ color: theme.colors.text.primary, fontWeight: theme.typography.fontWeightMedium }),
+  level: css({ display: 'flex', alignItems: 'center', gap: theme.spacing(2) }),
+  slider: css({ width: theme.spacing(40) }),
+  effective: css({ color: theme.colors.text.secondary, whiteSpace: 'nowrap' }),
+});
