@@ -151,7 +151,7 @@ export const labels = {
     seed: 'Seed',
     seedTooltip: 'Same seed, same data.',
     format: 'Format',
-    formats: { time_series: 'Time series', table: 'Table', logs: 'Logs' },
+    formats: { time_series: 'Time series', time_series_wide: 'Time series (wide)', table: 'Table', logs: 'Logs' },
     sql: 'SQL',
     macros: 'Macros',
     macroHelp: [

@@ -26,7 +26,7 @@ export type DemoLabel = 'host' | 'region' | 'job';
 export type EditorMode = 'builder' | 'code';
 
 /** Shape of a Flight SQL result (query.format). */
-export type Format = 'time_series' | 'table' | 'logs';
+export type Format = 'time_series' | 'time_series_wide' | 'table' | 'logs';
 
 /** Key of a custom gRPC metadata header name in jsonData: headerName1 … headerNameN. */
 export type HeaderNameKey = `headerName${number}`;

@@ -81,6 +81,8 @@ describe('QueryEditor, Flight SQL upstream', () => {
 
     fireEvent.click(within(screen.getByTestId(selectors.query.format)).getByLabelText('Logs'));
     expect(onChange).toHaveBeenLastCalledWith({ refId: 'A', rawSql: '', format: 'logs' });
+    fireEvent.click(within(screen.getByTestId(selectors.query.format)).getByLabelText('Time series (wide)'));
+    expect(onChange).toHaveBeenLastCalledWith({ refId: 'A', rawSql: '', format: 'time_series_wide' });
     // the table hints are absent when the backend does not list tables
     expect(screen.queryByTestId(selectors.query.table)).not.toBeInTheDocument();
   });

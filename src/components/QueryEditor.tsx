@@ -30,7 +30,9 @@ const scenarioOptions: Array<SelectableValue<Scenario>> = (['random_walk', 'logs
   label: labels.query.scenarios[value],
 }));
 
-const formatOptions: Array<SelectableValue<Format>> = (['time_series', 'table', 'logs'] as const).map((value) => ({
+const formatOptions: Array<SelectableValue<Format>> = (
+  ['time_series', 'time_series_wide', 'table', 'logs'] as const
+).map((value) => ({
   value,
   label: labels.query.formats[value],
 }));
