@@ -1,0 +1,248 @@
+// Finding each row's series: label values hashed where they lie, an open-addressing table, guesses before hashing.
+
+package flightsql
+
+import (
+	"hash/maphash"
+	"math/bits"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/grafana/grafana-plugin-sdk-go/data"
+	"github.com/quiverdata/quiver/pkg/source"
+)
+
+// lookupRows sets ids[i] to the series of row i (-1 for a null time).
+func (b *seriesBuilder) lookupRows(tcol arrow.Array, timeNulls bool, ids []int32) error {
+	b.hashRows(len(ids))
+	for i, h := range b.hashes[:len(ids)] {
+		if timeNulls && tcol.IsNull(i) {
+			ids[i] = -1
+			b.nulls++
+			continue
+		}
+		id, err := b.lookup(i, h)
+		if err != nil {
+			return err
+		}
+		ids[i] = id
+	}
+	return nil
+}
+
+// lookupText is lookupRows for the common result of one text label column
+// without nulls (and no null times): hash, probe and compare in one pass.
+//
+// Before hashing, a row tries two guesses, each checked by comparing its
+// text with the series' (so a wrong guess costs one comparison): the series
+// of the previous row (results ordered by series), and the series of the row
+// one period back, the period being the number of series (results ordered by
+// time, every series at every time: GROUP BY time, host). The rows looked
+// back at may be in earlier batches: all holds the series of every pending
+// row (-1 for a null time), the batch's from index k on. The guess that hit
+// last is tried first.
+func (b *seriesBuilder) lookupText(str *array.String, all []int32, k int) error {
+	ids := all[k:]
+	periodFirst := b.periodFirst
+	defer func() { b.periodFirst = periodFirst }()
+	for i := range ids {
+		v := str.Value(i)
+		r := k + i
+		d1, d2 := 1, len(b.series)
+		if periodFirst {
+			d1, d2 = d2, d1
+		}
+		if d1 > 0 && r >= d1 {
+			if id := all[r-d1]; id >= 0 && b.keys[id] == v {
+				ids[i] = id
+				continue
+			}
+		}
+		if d2 > 0 && d2 != d1 && r >= d2 {
+			if id := all[r-d2]; id >= 0 && b.keys[id] == v {
+				ids[i] = id
+				periodFirst = !periodFirst // the other guess first from now on
+				continue
+			}
+		}
+		h := mixHash(0, maphash.String(labelSeed, v))
+		mask := uint64(len(b.slots) - 1)
+		p := h & mask
+		for {
+			sid := b.slots[p]
+			if sid == 0 {
+				id, err := b.create(i, h, p)
+				if err != nil {
+					return err
+				}
+				ids[i] = id
+				break
+			}
+			if id := sid - 1; b.hashOf[id] == h && b.present[id] && b.keys[id] == v {
+				ids[i] = id
+				break
+			}
+			p = (p + 1) & mask
+		}
+	}
+	return nil
+}
+
+// bind points the label accessors at the columns of rec.
+func (b *seriesBuilder) bind(rec arrow.RecordBatch) {
+	for k, li := range b.labelIdx {
+		a := rec.Column(li)
+		str, _ := a.(*array.String)
+		b.labels[k] = labelAccess{a: a, str: str, nulls: a.NullN() > 0, text: columns[a.DataType().ID()].text}
+	}
+}
+
+// lookup returns the series of row i of the bound batch, whose labels hash
+// to h, creating it when new.
+func (b *seriesBuilder) lookup(i int, h uint64) (int32, error) {
+	mask := uint64(len(b.slots) - 1)
+	for p := h & mask; ; p = (p + 1) & mask {
+		sid := b.slots[p]
+		if sid == 0 {
+			return b.create(i, h, p)
+		}
+		if id := sid - 1; b.hashOf[id] == h && b.sameLabels(i, id) {
+			return id, nil
+		}
+	}
+}
+
+// extend returns s with n more elements, at least doubling its capacity
+// when it must grow (append grows large slices by a quarter, which copies a
+// series several times more on its way to a thousand points).
+func extend[T any](s []T, n int) []T {
+	k := len(s)
+	if k+n <= cap(s) {
+		return s[:k+n]
+	}
+	out := make([]T, k+n, max(2*cap(s), k+n, 64))
+	copy(out, s)
+	return out
+}
+
+// grow returns s resliced to n elements, reallocated when too small.
+func grow[T any](s []T, n int) []T {
+	if cap(s) < n {
+		return make([]T, n, n+n/4)
+	}
+	return s[:n]
+}
+
+const nullHash = 0x9e3779b97f4a7c15
+
+// mixHash folds the hash of one more label value into h.
+func mixHash(h, v uint64) uint64 { return (bits.RotateLeft64(h, 27) ^ v) * 0xff51afd7ed558ccd }
+
+// hashRows sets b.hashes[i] to the hash of row i's label values, one label
+// column at a time. Text columns hash their bytes in place; other label
+// types (bool, timestamp, JSON) hash their label text.
+func (b *seriesBuilder) hashRows(n int) {
+	h := grow(b.hashes, n)
+	b.hashes = h
+	clear(h)
+	for _, la := range b.labels {
+		switch {
+		case la.str != nil && !la.nulls:
+			for i := range h {
+				h[i] = mixHash(h[i], maphash.String(labelSeed, la.str.Value(i)))
+			}
+		default:
+			for i := range h {
+				var v uint64
+				switch {
+				case la.nulls && la.a.IsNull(i):
+					v = nullHash
+				case la.str != nil:
+					v = maphash.String(labelSeed, la.str.Value(i))
+				default:
+					b.text = la.text(b.text[:0], la.a, i)
+					v = maphash.Bytes(labelSeed, b.text)
+				}
+				h[i] = mixHash(h[i], v)
+			}
+		}
+	}
+}
+
+// sameLabels reports whether row i of the batch has the labels of series id.
+func (b *seriesBuilder) sameLabels(i int, id int32) bool {
+	base := int(id) * len(b.labels)
+	for k := range b.labels {
+		la := &b.labels[k]
+		if la.nulls && la.a.IsNull(i) {
+			if b.present[base+k] {
+				return false
+			}
+			continue
+		}
+		if !b.present[base+k] {
+			return false
+		}
+		if la.str != nil {
+			if la.str.Value(i) != b.keys[base+k] {
+				return false
+			}
+			continue
+		}
+		b.text = la.text(b.text[:0], la.a, i)
+		if string(b.text) != b.keys[base+k] {
+			return false
+		}
+	}
+	return true
+}
+
+// create adds the series of row i (whose labels hash to h) in slot.
+func (b *seriesBuilder) create(i int, h uint64, slot uint64) (int32, error) {
+	if max := b.limits.MaxSeries; max > 0 && (len(b.series)+1)*len(b.valueIdx) > max {
+		return 0, source.LimitExceeded("flightsql: the query returns more than %d series (maxSeries setting); filter or group by fewer labels, or raise maxSeries", max)
+	}
+	s := &series{id: int32(len(b.series)), keys: make([]string, len(b.labelIdx)), present: make([]bool, len(b.labelIdx))}
+	if len(b.labelIdx) > 0 {
+		s.labels = data.Labels{}
+		for k, la := range b.labels {
+			if la.a.IsNull(i) {
+				continue
+			}
+			text := string(la.text(nil, la.a, i))
+			s.keys[k], s.present[k] = text, true
+			s.labels[b.schema.Field(b.labelIdx[k]).Name] = text
+		}
+		s.sortKey = s.labels.String()
+	}
+	for _, st := range b.stores {
+		st.addSeries()
+	}
+	b.times = append(b.times, nil)
+	b.sorted = append(b.sorted, true)
+	b.series = append(b.series, s)
+	b.hashOf = append(b.hashOf, h)
+	b.keys = append(b.keys, s.keys...)
+	b.present = append(b.present, s.present...)
+	b.counts = append(b.counts, 0)
+	b.starts = append(b.starts, 0)
+	id := int32(len(b.series))
+	b.slots[slot] = id
+	if 2*len(b.series) > len(b.slots) {
+		b.rehash()
+	}
+	return id - 1, nil
+}
+
+// rehash doubles the slot table.
+func (b *seriesBuilder) rehash() {
+	b.slots = make([]int32, 2*len(b.slots))
+	mask := uint64(len(b.slots) - 1)
+	for id, h := range b.hashOf {
+		p := h & mask
+		for b.slots[p] != 0 {
+			p = (p + 1) & mask
+		}
+		b.slots[p] = int32(id + 1)
+	}
+}

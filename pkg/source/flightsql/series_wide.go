@@ -1,0 +1,93 @@
+// The time_series_wide format: the series of one query as one frame with a shared time column.
+
+package flightsql
+
+import (
+	"fmt"
+	"slices"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/grafana/grafana-plugin-sdk-go/data"
+	"github.com/quiverdata/quiver/pkg/source"
+)
+
+// wideFill is how empty a wide frame may be: it is refused when it would
+// hold more than wideFill cells per point of the result.
+const wideFill = 4
+
+// emitWide hands one timeseries-wide frame to sink: the union of the series'
+// times, and every (series × value column) as a field with its labels, null
+// where the series has no point. A series with several points at one time
+// keeps the first.
+func (b *seriesBuilder) emitWide(sink source.Sink, all []*sortedSeries, notices []data.Notice) error {
+	var times []arrow.Timestamp
+	same := len(all) > 0
+	for _, ss := range all {
+		if !slices.Equal(ss.Times, all[0].Times) {
+			same = false
+			break
+		}
+	}
+	if same {
+		times = slices.Clone(all[0].Times)
+	} else {
+		n := 0
+		for _, ss := range all {
+			n += len(ss.Times)
+		}
+		times = make([]arrow.Timestamp, 0, n)
+		for _, ss := range all {
+			times = append(times, ss.Times...)
+		}
+		slices.Sort(times)
+	}
+	times = slices.Compact(times)
+	var points int64
+	for _, ss := range all {
+		points += int64(len(ss.Times))
+	}
+	if cells := int64(len(times)) * int64(len(all)); cells > wideFill*points+1024 {
+		return source.BadQuery("flightsql: format time_series_wide: the %d series share few timestamps (%d distinct times for %d points): one frame would be mostly empty. Choose format time_series, or align the times with $__timeGroup", len(all), len(times), points)
+	}
+
+	fields := []outField{{name: b.schema.Field(b.timeIdx).Name, arr: timesArray(times)}}
+	var dropped int64
+	pos := make([]int32, 0, len(times))
+	for _, ss := range all {
+		pos = pos[:0]
+		aligned := len(ss.Times) == len(times)
+		k := 0
+		for i, t := range ss.Times {
+			for times[k] < t {
+				k++
+			}
+			if i > 0 && ss.Times[i-1] == t {
+				pos = append(pos, -1)
+				dropped++
+				aligned = false
+				continue
+			}
+			pos = append(pos, int32(k))
+		}
+		for j, varr := range ss.Values {
+			vf := b.schema.Field(b.valueIdx[j])
+			config, _ := vf.Metadata.GetValue(mdConfig)
+			out := varr
+			if aligned {
+				varr.Retain()
+			} else {
+				out = b.numerics[j].spread(varr, pos, len(times))
+			}
+			fields = append(fields, outField{name: vf.Name, arr: out, labels: ss.Labels, config: config})
+		}
+	}
+	if dropped > 0 {
+		notices = append(notices, data.Notice{Severity: data.NoticeSeverityWarning,
+			Text: fmt.Sprintf("%d points were left out of the wide frame: their series has another point at the same time. Choose format time_series to see them.", dropped)})
+	}
+	rec, err := newFrameRecord("", b.refID, b.meta(data.FrameTypeTimeSeriesWide, data.FrameTypeVersion{0, 1}, notices), fields)
+	if err != nil {
+		return err
+	}
+	return sink.Record(rec)
+}
