@@ -414,9 +414,13 @@ func recordBytes(rec arrow.RecordBatch) int64 {
 	for _, col := range rec.Columns() {
 		total = source.Add(total, (n+7)/8) // validity
 		switch a := col.(type) {
-		case interface{ ValueOffset64(int) int64 }:
+		case interface {
+			ValueOffset64(int) int64
+			ValueLen(int) int
+		}: // utf8 and binary, large or not: ValueOffset64(Len()) is out of range for the small ones
 			if l := col.Len(); l > 0 {
-				total = source.Add(total, a.ValueOffset64(l)-a.ValueOffset64(0)+8*int64(l+1))
+				end := a.ValueOffset64(l-1) + int64(a.ValueLen(l-1))
+				total = source.Add(total, end-a.ValueOffset64(0)+8*int64(l+1))
 			}
 		default:
 			if fw, ok := col.DataType().(arrow.FixedWidthDataType); ok {

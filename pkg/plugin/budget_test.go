@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/grafana/grafana-plugin-sdk-go/backend"
 	"github.com/grafana/grafana-plugin-sdk-go/data"
@@ -245,6 +246,39 @@ func TestFrameBytes(t *testing.T) {
 		t.Errorf("recordBytes of 1000 float64 %d", got)
 	}
 	k.recs[0].Release()
+
+	// Variable-width columns, small and large offsets, sliced or not: the
+	// value bytes of the rows they span plus 8 bytes of offset per row.
+	sb := array.NewStringBuilder(mem)
+	sb.AppendValues([]string{"a", "bc", "def"}, nil)
+	str := sb.NewArray()
+	bb := array.NewBinaryBuilder(mem, arrow.BinaryTypes.Binary)
+	bb.AppendValues([][]byte{[]byte(`{"k":1}`), nil, []byte(`[]`)}, []bool{true, false, true})
+	bin := bb.NewArray()
+	lb := array.NewBinaryBuilder(mem, arrow.BinaryTypes.LargeString)
+	lb.AppendStringValues([]string{"xy", "", "z"}, nil)
+	large := lb.NewArray()
+	sc := arrow.NewSchema([]arrow.Field{
+		{Name: "s", Type: arrow.BinaryTypes.String},
+		{Name: "b", Type: arrow.BinaryTypes.Binary, Nullable: true},
+		{Name: "l", Type: arrow.BinaryTypes.LargeString},
+	}, nil)
+	rec := array.NewRecordBatch(sc, []arrow.Array{str, bin, large}, 3)
+	for _, a := range []arrow.Array{str, bin, large} {
+		a.Release()
+	}
+	sb.Release()
+	bb.Release()
+	lb.Release()
+	defer rec.Release()
+	if got, want := recordBytes(rec), int64(frameOverhead+3*1+(6+8*4)+(9+8*4)+(3+8*4)); got != want {
+		t.Errorf("recordBytes of three text columns %d, want %d", got, want)
+	}
+	sl := rec.NewSlice(1, 3)
+	defer sl.Release()
+	if got, want := recordBytes(sl), int64(frameOverhead+3*1+(5+8*3)+(2+8*3)+(1+8*3)); got != want {
+		t.Errorf("recordBytes of a slice of them %d, want %d", got, want)
+	}
 }
 
 // The leaves keep their own copies of two facts; they must agree.

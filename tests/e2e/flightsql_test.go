@@ -151,6 +151,38 @@ func TestFlightSQLThroughTheBinary(t *testing.T) {
 		t.Errorf("bad SQL: %q (%s)", dr.Error, dr.ErrorSource)
 	}
 
+	// Table and logs results carry text (and the logs labels JSON) columns:
+	// the plugin sizes and encodes their records like any other.
+	table := harness.Query("T", map[string]string{
+		"rawSql": "SELECT host, region, value FROM metrics WHERE $__unixEpochMsFilter(time) ORDER BY host, time LIMIT 25",
+		"format": "table",
+	}, base, base.Add(time.Hour), time.Minute, 1000)
+	logs := harness.Query("L", map[string]string{
+		"rawSql": "SELECT time, host || ' says ' || value AS body, region AS level, host FROM metrics WHERE $__unixEpochMsFilter(time) ORDER BY time LIMIT 30",
+		"format": "logs",
+	}, base, base.Add(time.Hour), time.Minute, 1000)
+	resp, err = plug.QueryData(ctx(t), pc, pluginv2.DataFrameFormat_ARROW, table, logs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tf := decode(t, resp.Responses["T"], "zstd")
+	if len(tf) != 1 || tf[0].Rows() != 25 || tf[0].Fields[0].Name != "host" || tf[0].Fields[0].At(0) != "host-0000" {
+		st, _ := tf[0].StringTable(5, 5)
+		t.Fatalf("table frames: %d\n%s", len(tf), st)
+	}
+	lf := decode(t, resp.Responses["L"], "zstd")
+	if len(lf) != 1 || lf[0].Rows() != 30 {
+		t.Fatalf("logs frames: %d %v", len(lf), lf)
+	}
+	byName := map[string]*data.Field{}
+	for _, f := range lf[0].Fields {
+		byName[f.Name] = f
+	}
+	if byName["timestamp"] == nil || byName["body"] == nil || byName["severity"] == nil || byName["labels"] == nil ||
+		!strings.Contains(byName["body"].At(0).(string), " says ") {
+		t.Fatalf("logs frame fields: %v", lf[0].Fields)
+	}
+
 	// Schema browsing for the query editor goes through the resources.
 	stream, err := plug.Resource.CallResource(ctx(t), &pluginv2.CallResourceRequest{PluginContext: pc, Path: "tables", Method: "GET", Url: "tables"})
 	if err != nil {
