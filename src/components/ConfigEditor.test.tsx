@@ -3,6 +3,7 @@ import { act, fireEvent, render, screen, within } from '@testing-library/react';
 import userEvent from '@testing-library/user-event';
 import { DataSourceSettings } from '@grafana/data';
 
+import { labels } from '../labels';
 import { selectors } from '../selectors';
 import { QuiverOptions, QuiverSecureJsonData } from '../types';
 import { ConfigEditor } from './ConfigEditor';
@@ -327,8 +328,8 @@ describe('ConfigEditor layout', () => {
     expect(subheadings).toEqual(['Server certificate', 'Client certificate', 'Metadata headers']);
     expect(screen.getByText('Fields marked with * are required.')).toBeInTheDocument();
     // the former tooltips are descriptions under the labels now
-    expect(screen.getByText('Flight SQL server as host:port.')).toBeInTheDocument();
-    expect(screen.getByText(/Rows read per query, 1–100000000/)).toBeInTheDocument();
+    expect(screen.getByText(labels.flightsql.address.description)).toBeInTheDocument();
+    expect(screen.getByText(labels.flightsql.rowLimit.tooltip)).toBeInTheDocument();
   });
 
   it('collapses and expands the Advanced section', () => {
