@@ -49,7 +49,7 @@ var dialects = map[string]*dialect{
 		timeGroup: func(col string, d time.Duration) (string, error) {
 			return fmt.Sprintf("date_bin(INTERVAL '%s', %s)", sqlInterval(d), col), nil
 		},
-		epochGroup: castFloorGroup,
+		epochGroup: modFloorGroup,
 		quote:      doubleQuote,
 	},
 	settings.DialectDuckDB: {
@@ -60,7 +60,7 @@ var dialects = map[string]*dialect{
 		// in the session's zone, shifting zone-less UTC values.)
 		timeLiteral: layoutLiteral("'2006-01-02 15:04:05.000+00'"),
 		timeGroup:   duckDBTimeGroup,
-		epochGroup:  castFloorGroup,
+		epochGroup:  modFloorGroup,
 		quote:       doubleQuote,
 	},
 	settings.DialectPostgres: {
@@ -76,7 +76,7 @@ var dialects = map[string]*dialect{
 			s := secondsText(d)
 			return fmt.Sprintf("to_timestamp(floor(extract(epoch from %s) / %s) * %s)", col, s, s), nil
 		},
-		epochGroup: castFloorGroup,
+		epochGroup: modFloorGroup,
 		quote:      doubleQuote,
 	},
 	settings.DialectDremio: {
@@ -90,7 +90,7 @@ var dialects = map[string]*dialect{
 			n := int64(d / time.Second)
 			return fmt.Sprintf("TO_TIMESTAMP(FLOOR(EXTRACT(EPOCH FROM %s) / %d) * %d)", col, n, n), nil
 		},
-		epochGroup: castFloorGroup,
+		epochGroup: modFuncFloorGroup,
 		quote:      doubleQuote,
 	},
 	settings.DialectMySQL: {
@@ -106,7 +106,7 @@ var dialects = map[string]*dialect{
 			n := int64(d / time.Second)
 			return fmt.Sprintf("DATE_ADD(CAST('1970-01-01 00:00:00' AS DATETIME), INTERVAL FLOOR(TIMESTAMPDIFF(SECOND, CAST('1970-01-01 00:00:00' AS DATETIME), %s) / %d) * %d SECOND)", col, n, n), nil
 		},
-		epochGroup: func(col string, n int64) string { return fmt.Sprintf("(%s DIV %d * %d)", col, n, n) },
+		epochGroup: modFloorGroup,
 		quote:      func(name string) string { return "`" + strings.ReplaceAll(name, "`", "``") + "`" },
 	},
 	settings.DialectANSI: {
@@ -114,7 +114,7 @@ var dialects = map[string]*dialect{
 		// Standard SQL: a timestamp literal with a zone displacement.
 		timeLiteral:  layoutLiteral("TIMESTAMP '2006-01-02 15:04:05.000+00:00'"),
 		timeGroupWhy: "standard SQL has no time bucketing: set the dialect setting to the server's (datafusion, duckdb, postgres, dremio, mysql), or group an integer column with $__unixEpochGroup",
-		epochGroup:   castFloorGroup,
+		epochGroup:   modFloorGroup,
 		quote:        doubleQuote,
 	},
 }
@@ -125,11 +125,19 @@ func layoutLiteral(layout string) func(time.Time) string {
 
 func doubleQuote(name string) string { return `"` + strings.ReplaceAll(name, `"`, `""`) + `"` }
 
-// castFloorGroup rounds down with floor (not truncation, so times before
-// 1970 round down too) and casts back to an integer: "/" is float division
-// on DuckDB and Dremio, integer division on DataFusion and PostgreSQL.
-func castFloorGroup(col string, n int64) string {
-	return fmt.Sprintf("(CAST(floor(%s / %d) AS BIGINT) * %d)", col, n, n)
+// modFloorGroup rounds down to a multiple of n in integer arithmetic:
+// col minus its remainder made non-negative. It is exact for nanosecond
+// epochs (a float division would not be), and rounds times before 1970 down
+// too (integer division truncates towards zero, and "%" keeps the sign of
+// col on every engine here).
+func modFloorGroup(col string, n int64) string {
+	return fmt.Sprintf("(%s - ((%s %% %d) + %d) %% %d)", col, col, n, n, n)
+}
+
+// modFuncFloorGroup is modFloorGroup with the MOD function, for engines
+// whose SQL has no "%" operator.
+func modFuncFloorGroup(col string, n int64) string {
+	return fmt.Sprintf("(%s - MOD(MOD(%s, %d) + %d, %d))", col, col, n, n, n)
 }
 
 // sqlInterval writes d as an SQL interval string: seconds, or milliseconds

@@ -266,3 +266,26 @@ func head(ms []int64) []string {
 	}
 	return out
 }
+
+// $__unixEpochGroup rounds down on the engine, before 1970 too, and stays
+// exact for nanosecond epochs (a float division would not).
+func TestEngineUnixEpochGroupRoundsDown(t *testing.T) {
+	srv := engine.Start(t, "")
+	srv.Exec(t, `CREATE TABLE e AS SELECT * FROM (VALUES (-121), (-61), (-60), (-1), (0), (59), (60), (1764547200123456789)) v(t)`)
+	env := macroEnv{dialect: func() (*dialect, error) { return dialects[settings.DialectDuckDB], nil }}
+	exp, err := expandMacros(context.Background(), "SELECT t, $__unixEpochGroup(t, 1m) AS g FROM e ORDER BY t", env)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[int64]int64{-121: -180, -61: -120, -60: -60, -1: -60, 0: 0, 59: 0, 60: 60, 1764547200123456789: 1764547200123456780}
+	rows := srv.Query(t, exp.SQL)
+	if len(rows) != len(want) {
+		t.Fatalf("%d rows", len(rows))
+	}
+	for _, r := range rows {
+		v, g := r[0].(int64), r[1].(int64)
+		if want[v] != g {
+			t.Errorf("%s: %d grouped to %d, want %d", exp.SQL, v, g, want[v])
+		}
+	}
+}

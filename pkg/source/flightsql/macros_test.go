@@ -76,7 +76,7 @@ func TestExpandMacrosPerDialect(t *testing.T) {
 			"$__timeGroup(ts, $__interval)":             "date_bin(INTERVAL '300 seconds', ts)",
 			"$__timeGroupAlias(ts, 500ms)":              `date_bin(INTERVAL '500 milliseconds', ts) AS "time"`,
 			"$__timeGroup(ts, 7m)":                      "date_bin(INTERVAL '420 seconds', ts)",
-			"$__unixEpochGroup(t, 1w)":                  "(CAST(floor(t / 604800) AS BIGINT) * 604800)",
+			"$__unixEpochGroup(t, 1w)":                  "(t - ((t % 604800) + 604800) % 604800)",
 			`$__timeGroup(date_trunc('day', ts), "1d")`: "date_bin(INTERVAL '86400 seconds', date_trunc('day', ts))",
 		}},
 		{settings.DialectDuckDB, map[string]string{
@@ -88,30 +88,30 @@ func TestExpandMacrosPerDialect(t *testing.T) {
 			"$__timeGroup(ts, 7m)":     "time_bucket(INTERVAL '420 seconds', ts, INTERVAL '60 seconds')",
 			"$__timeGroup(ts, 1w)":     "time_bucket(INTERVAL '604800 seconds', ts, INTERVAL '259200 seconds')",
 			"$__timeGroup(ts, 1d)":     "time_bucket(INTERVAL '86400 seconds', ts)",
-			"$__unixEpochGroup(t, 1w)": "(CAST(floor(t / 604800) AS BIGINT) * 604800)",
+			"$__unixEpochGroup(t, 1w)": "(t - ((t % 604800) + 604800) % 604800)",
 		}},
 		{settings.DialectPostgres, map[string]string{
 			bothFilters:                    "(ts >= '2024-01-02 02:04:05.006+00' AND ts <= '2024-01-02 04:04:05.000+00') '2024-01-02 02:04:05.006+00' '2024-01-02 04:04:05.000+00'",
 			"$__timeGroup(ts, '1h')":       "to_timestamp(floor(extract(epoch from ts) / 3600) * 3600)",
 			"$__timeGroupAlias(ts, 500ms)": `to_timestamp(floor(extract(epoch from ts) / 0.5) * 0.5) AS "time"`,
 			"$__timeGroup(ts, 1250ms)":     "to_timestamp(floor(extract(epoch from ts) / 1.25) * 1.25)",
-			"$__unixEpochGroup(t, 1w)":     "(CAST(floor(t / 604800) AS BIGINT) * 604800)",
+			"$__unixEpochGroup(t, 1w)":     "(t - ((t % 604800) + 604800) % 604800)",
 		}},
 		{settings.DialectDremio, map[string]string{
 			bothFilters:                 "(ts >= TIMESTAMP '2024-01-02 02:04:05.006' AND ts <= TIMESTAMP '2024-01-02 04:04:05.000') TIMESTAMP '2024-01-02 02:04:05.006' TIMESTAMP '2024-01-02 04:04:05.000'",
 			"$__timeGroup(ts, '1h')":    "TO_TIMESTAMP(FLOOR(EXTRACT(EPOCH FROM ts) / 3600) * 3600)",
 			"$__timeGroupAlias(ts, 5m)": `TO_TIMESTAMP(FLOOR(EXTRACT(EPOCH FROM ts) / 300) * 300) AS "time"`,
-			"$__unixEpochGroup(t, 1w)":  "(CAST(floor(t / 604800) AS BIGINT) * 604800)",
+			"$__unixEpochGroup(t, 1w)":  "(t - MOD(MOD(t, 604800) + 604800, 604800))",
 		}},
 		{settings.DialectMySQL, map[string]string{
 			bothFilters:                 "(ts >= '2024-01-02 02:04:05.006' AND ts <= '2024-01-02 04:04:05.000') '2024-01-02 02:04:05.006' '2024-01-02 04:04:05.000'",
 			"$__timeGroup(ts, '1h')":    "DATE_ADD(CAST('1970-01-01 00:00:00' AS DATETIME), INTERVAL FLOOR(TIMESTAMPDIFF(SECOND, CAST('1970-01-01 00:00:00' AS DATETIME), ts) / 3600) * 3600 SECOND)",
 			"$__timeGroupAlias(ts, 5m)": "DATE_ADD(CAST('1970-01-01 00:00:00' AS DATETIME), INTERVAL FLOOR(TIMESTAMPDIFF(SECOND, CAST('1970-01-01 00:00:00' AS DATETIME), ts) / 300) * 300 SECOND) AS `time`",
-			"$__unixEpochGroup(t, 1w)":  "(t DIV 604800 * 604800)",
+			"$__unixEpochGroup(t, 1w)":  "(t - ((t % 604800) + 604800) % 604800)",
 		}},
 		{settings.DialectANSI, map[string]string{
 			bothFilters:                "(ts >= TIMESTAMP '2024-01-02 02:04:05.006+00:00' AND ts <= TIMESTAMP '2024-01-02 04:04:05.000+00:00') TIMESTAMP '2024-01-02 02:04:05.006+00:00' TIMESTAMP '2024-01-02 04:04:05.000+00:00'",
-			"$__unixEpochGroup(t, 1w)": "(CAST(floor(t / 604800) AS BIGINT) * 604800)",
+			"$__unixEpochGroup(t, 1w)": "(t - ((t % 604800) + 604800) % 604800)",
 		}},
 	} {
 		env := testEnv(tc.dialect)
