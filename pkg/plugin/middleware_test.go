@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/http"
 	"strings"
 	"sync"
 	"testing"
@@ -275,4 +276,33 @@ func BenchmarkQueryChain(b *testing.B) {
 			s.queryData(backend.WithTenant(ctx, "bench"), preq, req)
 		}
 	})
+}
+
+// echoResources is a source whose resources fail with a message that
+// echoes the forwarded identity.
+type echoResources struct{ identitySource }
+
+func (s *echoResources) Resources() http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		fw, _ := source.ForwardedFrom(r.Context())
+		http.Error(w, "server says: token "+fw.Authorization()+" and id "+fw.IDToken()+" rejected", http.StatusBadGateway)
+	})
+}
+
+func TestForwardedIdentityLeavesNoResourceBody(t *testing.T) {
+	s := newTestService(t, &echoResources{}, 1)
+	ctx := source.WithForwarded(context.Background(), "Bearer user-access-token", "user-id-token")
+	pc := backend.FromProto().PluginContext(pluginContext(`{}`))
+	var got []*backend.CallResourceResponse
+	err := s.CallResource(ctx, &backend.CallResourceRequest{PluginContext: pc, Path: "tables", Method: "GET", URL: "tables"},
+		backend.CallResourceResponseSenderFunc(func(r *backend.CallResourceResponse) error { got = append(got, r); return nil }))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != 1 || got[0].Status != http.StatusBadGateway {
+		t.Fatalf("responses %+v", got)
+	}
+	if body := string(got[0].Body); strings.Contains(body, "user-access-token") || strings.Contains(body, "user-id-token") || !strings.Contains(body, "[redacted]") {
+		t.Errorf("resource body %q", body)
+	}
 }

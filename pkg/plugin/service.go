@@ -199,5 +199,15 @@ func (s *Service) CallResource(ctx context.Context, req *backend.CallResourceReq
 	if inst.resources == nil {
 		return sender.Send(&backend.CallResourceResponse{Status: 404, Body: []byte("this data source serves no resources")})
 	}
-	return inst.resources.CallResource(ctx, req, sender)
+	// An upstream that echoes the user's forwarded token in an error must
+	// not hand it back in a resource's body either.
+	redacting := backend.CallResourceResponseSenderFunc(func(r *backend.CallResourceResponse) error {
+		if r != nil && r.Status >= 400 && len(r.Body) > 0 {
+			if msg := redactIdentity(ctx, string(r.Body)); msg != string(r.Body) {
+				r.Body = []byte(msg)
+			}
+		}
+		return sender.Send(r)
+	})
+	return inst.resources.CallResource(ctx, req, redacting)
 }
