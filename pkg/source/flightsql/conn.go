@@ -148,7 +148,14 @@ func (c *conn) dial(address string, t *tls.Config) (*flightsql.Client, error) {
 		creds = credentials.NewTLS(t)
 	}
 	opts := append([]grpc.DialOption{grpc.WithTransportCredentials(creds)}, c.dialOpts...)
-	mw := []flight.ClientMiddleware{flight.CreateClientMiddleware(flight.NewCookieMiddleware())}
+	// The cookie middleware keeps the server's session (and the session
+	// options sent once per connection). With oauthPassThru the connection
+	// serves every user, so it keeps no cookie: one user's session (or an
+	// auth cookie a server sets) must not be replayed for another.
+	var mw []flight.ClientMiddleware
+	if !c.oauthPassThru {
+		mw = append(mw, flight.CreateClientMiddleware(flight.NewCookieMiddleware()))
+	}
 	// An explicit dns:/// target: without one gRPC reads a host named
 	// "unix" (or "dns", "passthrough") as a resolver scheme.
 	cl, err := flightsql.NewClient("dns:///"+address, nil, mw, opts...)
@@ -242,8 +249,8 @@ func (c *conn) close() error {
 // left alone: the defaults still serve schema browsing and the $__catalog /
 // $__schema macros. An option the server refuses fails the query, naming it.
 func (c *conn) session(ctx context.Context) error {
-	if c.catalog == "" && c.schema == "" {
-		return nil
+	if (c.catalog == "" && c.schema == "") || c.oauthPassThru {
+		return nil // with oauthPassThru no session is kept (see dial)
 	}
 	c.sessionMu.Lock()
 	defer c.sessionMu.Unlock()

@@ -17,7 +17,10 @@
 // the first query, as the session options "catalog" and "schema"
 // (SetSessionOptions; the cookie middleware keeps the session). A server
 // without session options answers Unimplemented once and is not asked again;
-// an option the server refuses fails the query, naming it.
+// an option the server refuses fails the query, naming it. With
+// oauthPassThru on, one connection serves every user: it keeps no cookie
+// and so no server session, and sends no session options (catalog and schema
+// then only default schema browsing and the macros).
 //
 // Every endpoint of the FlightInfo is read, in order; an endpoint with a
 // location is read from that location (grpc, grpc+tcp, grpc+tls, or

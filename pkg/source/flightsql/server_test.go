@@ -397,9 +397,15 @@ func baseConfig(addr string) settings.FlightSQL {
 
 func runQuery(t *testing.T, s *Source, sql, format string, limits source.Limits) (*frameSink, error) {
 	t.Helper()
+	return runQueryContext(t, context.Background(), s, sql, format, limits)
+}
+
+// runQueryContext is runQuery under ctx (a forwarded identity, say).
+func runQueryContext(t *testing.T, ctx context.Context, s *Source, sql, format string, limits source.Limits) (*frameSink, error) {
+	t.Helper()
 	sink := &frameSink{t: t}
 	js := fmt.Sprintf(`{"rawSql":%q,"format":%q}`, sql, format)
-	err := s.Query(context.Background(), source.Query{RefID: "A", JSON: []byte(js),
+	err := s.Query(ctx, source.Query{RefID: "A", JSON: []byte(js),
 		From: time.Unix(1_700_000_000, 0), To: time.Unix(1_700_003_600, 0), Interval: time.Minute, Limits: limits}, sink)
 	return sink, err
 }

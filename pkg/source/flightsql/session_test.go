@@ -7,7 +7,10 @@ import (
 	"testing"
 
 	"github.com/apache/arrow-go/v18/arrow/flight"
+	"github.com/apache/arrow-go/v18/arrow/flight/flightsql"
 	flightgen "github.com/apache/arrow-go/v18/arrow/flight/gen/flight"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/metadata"
 
 	"github.com/quiverdata/quiver/pkg/source"
 )
@@ -75,4 +78,45 @@ func TestServerWithoutSessionOptions(t *testing.T) {
 	s := newTestSource(t, cfg)
 	check(t, s)
 	check(t, s)
+}
+
+// cookieServer sets a session cookie on every statement, as servers that
+// keep a session per client do.
+type cookieServer struct{ *sessionServer }
+
+func (s *cookieServer) GetFlightInfoStatement(ctx context.Context, cmd flightsql.StatementQuery, desc *flight.FlightDescriptor) (*flight.FlightInfo, error) {
+	_ = grpc.SetHeader(ctx, metadata.Pairs("set-cookie", "sid=first-user"))
+	return s.memServer.GetFlightInfoStatement(ctx, cmd, desc)
+}
+
+// With oauthPassThru one connection serves every user: it keeps no cookie
+// (a session or auth cookie of one user must not reach the server with
+// another's calls) and sends no session options (they would live in such a
+// session).
+func TestOAuthPassThruKeepsNoSession(t *testing.T) {
+	for _, passThru := range []bool{false, true} {
+		srv := &cookieServer{&sessionServer{memServer: oneRowServer(t)}}
+		cfg := baseConfig(startServer(t, srv, serverOpts{}))
+		cfg.Catalog, cfg.OAuthPassThru = "main", passThru
+		s := newTestSource(t, cfg)
+		for _, user := range []string{"Bearer first-user", "Bearer second-user"} {
+			ctx := source.WithForwarded(context.Background(), user, "")
+			if _, err := runQueryContext(t, ctx, s, "SELECT 1", FormatTable, source.Limits{}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		cookies := 0
+		for _, md := range srv.seenHeaders() {
+			cookies += len(md.Get("cookie"))
+		}
+		srv.mu.Lock()
+		sessions := len(srv.calls)
+		srv.mu.Unlock()
+		if passThru && (cookies != 0 || sessions != 0) {
+			t.Errorf("oauthPassThru: %d cookies replayed, %d session option calls; want none", cookies, sessions)
+		}
+		if !passThru && (cookies == 0 || sessions != 1) {
+			t.Errorf("without oauthPassThru: %d cookies replayed, %d session option calls; want the session kept", cookies, sessions)
+		}
+	}
 }
