@@ -311,9 +311,14 @@ func sqlInfoStrings(rec arrow.RecordBatch, into map[uint32]string) {
 	if !ok || !ok2 {
 		return
 	}
-	for i := range names.Len() {
-		if str, ok := vals.Field(vals.ChildID(i)).(*array.String); ok {
-			if off := int(vals.ValueOffset(i)); off < str.Len() && str.IsValid(off) {
+	// A malformed answer is skipped, never read out of range.
+	for i := range min(names.Len(), vals.Len()) {
+		id := vals.ChildID(i)
+		if id < 0 || id >= vals.NumFields() {
+			continue
+		}
+		if str, ok := vals.Field(id).(*array.String); ok {
+			if off := int(vals.ValueOffset(i)); off >= 0 && off < str.Len() && str.IsValid(off) {
 				into[names.Value(i)] = str.Value(off)
 			}
 		}
