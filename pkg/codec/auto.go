@@ -1,0 +1,75 @@
+package codec
+
+import "fmt"
+
+// Auto is not a compressor: it asks the frame encoder (package arrowipc) to
+// choose, per record batch, whether to send the batch uncompressed, with
+// LZ4 or with zstd at AutoZstdLevel, by the cost model below. A Codec of
+// kind Auto has no pool; its Encode copies.
+const Auto Kind = Zstd + 1
+
+// The cost model of Auto. For each batch the encoder compresses the buffers
+// worth trying with zstd at AutoZstdLevel (skipping those that history says
+// cannot pay), then prices each candidate in nanoseconds of CPU:
+//
+//	none: BytePrice × raw bytes
+//	zstd: BytePrice × zstd wire bytes + ZstdDecodeBatchNs
+//	lz4:  BytePrice × (raw − LZ4ShareOfZstdSavings × zstd savings)
+//	      + LZ4DecodeBatchNs + LZ4EncodeNsPerByte × bytes to recompress
+//
+// and sends the cheapest (lz4 only after compressing with it, and only if
+// its real size still makes it the cheapest). The encode CPU already spent
+// on the zstd trial is not counted: it is spent whatever is chosen. Where
+// each constant was measured is in docs/compression.md.
+const (
+	// AutoZstdLevel is the zstd level Auto compresses with.
+	AutoZstdLevel = ZstdDefaultLevel
+	// ZstdDecodeBatchNs is what Grafana's decoder (the SDK's
+	// data.UnmarshalArrowFrame) pays per zstd-compressed batch beyond
+	// reading it uncompressed: its zstd decoder's setup.
+	ZstdDecodeBatchNs = 64_000
+	// LZ4DecodeBatchNs is the same for an LZ4-compressed batch.
+	LZ4DecodeBatchNs = 1_200
+	// LZ4EncodeNsPerByte is the plugin's CPU per byte LZ4 compresses.
+	LZ4EncodeNsPerByte = 0.35
+	// LZ4ShareOfZstdSavings is the share of zstd's savings LZ4 is expected
+	// to reach on the same buffers (log lines: 311768 bytes against 373120).
+	LZ4ShareOfZstdSavings = 0.85
+)
+
+// Preference says what a Grafana values, and so how Auto prices a byte.
+type Preference struct {
+	// Name is the setting's value: "cpu" or "bytes".
+	Name string
+	// BytePrice is how many nanoseconds of CPU (the plugin's and Grafana's)
+	// one byte on the wire is worth.
+	BytePrice float64
+}
+
+// Preferences lists the accepted values of the codecPreference setting,
+// the default first.
+var Preferences = []Preference{
+	// cpu: Grafana runs next to the plugin; a byte costs its copies through
+	// gRPC and Grafana's memory. At 4 ns a byte zstd pays on text (a
+	// 4096-line log frame saves ~370 KB) and not on time series whose
+	// timestamps save a few KB per frame, which cost Grafana a zstd decoder
+	// setup each.
+	{Name: "cpu", BytePrice: 4},
+	// bytes: Grafana is far from the plugin or short of memory: a byte
+	// weighs like 50 ns of CPU, and any batch zstd shrinks by ~1.3 KB or
+	// more is sent compressed.
+	{Name: "bytes", BytePrice: 50},
+}
+
+// DefaultPreference is the codecPreference of a data source that sets none.
+const DefaultPreference = "cpu"
+
+// ParsePreference returns the Preference of a codecPreference value.
+func ParsePreference(s string) (Preference, error) {
+	for _, p := range Preferences {
+		if p.Name == s {
+			return p, nil
+		}
+	}
+	return Preference{}, fmt.Errorf("codec: preference %q is not one of %q, %q", s, Preferences[0].Name, Preferences[1].Name)
+}
