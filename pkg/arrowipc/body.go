@@ -89,17 +89,19 @@ func (o BufferOutcome) String() string {
 // locks; sync.Pool may drop an encoder, which only forgets. A slot with no
 // history (or another field's) is always tried. An attempt that does not
 // pay (it saves less than MinSavings, or under codec.Auto its batch is sent
-// uncompressed) skips the slot's next 1, 2, 4, 8 and then 16 buffers before
-// trying again; one that pays clears the slot. So a column that never
-// compresses is tried on about one frame in 17, and one that starts to
-// compress is stored raw for at most 16 frames.
+// uncompressed) skips the slot's next 1, 2, 4, … and then 64 buffers
+// before trying again; one that pays clears the slot. So a column that
+// never compresses is tried on 7 of its first 127 frames and one in 65
+// after, and one that starts to compress is stored raw for at most 64
+// frames. (With 16 at most, the tries still cost a 1000-series response
+// 1.2× codec none's CPU at zstd 3; docs/compression.md.)
 type slotHistory struct {
 	key   uint64 // fieldKey of the field, with the buffer's role
 	fails uint8  // attempts in a row that did not pay, at most maxFails
 	skip  uint8  // buffers still to store raw without trying
 }
 
-const maxFails = 5 // skip at most 1<<(maxFails-1) = 16 buffers
+const maxFails = 7 // skip at most 1<<(maxFails-1) = 64 buffers
 
 func (h *slotHistory) paid() { h.fails, h.skip = 0, 0 }
 
@@ -357,7 +359,7 @@ func (e *Encoder) addBuffer(enc *codec.Encoder, buf []byte, probe bool, key uint
 		ref.skipped = len(buf) > 0
 	default:
 		h := e.slot(len(b.refs), key)
-		if h.skip > 0 {
+		if h.skip > 0 && !e.alwaysTry {
 			h.skip--
 			ref.skipped = true
 			break

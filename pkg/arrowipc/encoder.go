@@ -23,6 +23,9 @@ type Options struct {
 	// chooses none, lz4 or zstd per batch (see codec.Auto); the zero
 	// Preference is the default, "cpu". Other codecs ignore it.
 	Preference codec.Preference
+	// AlwaysTry compresses every buffer long enough to pay, whatever its
+	// slot's history says: for measurements that compare with the skip.
+	AlwaysTry bool
 }
 
 var (
@@ -60,6 +63,7 @@ type Encoder struct {
 	bytePrice  float64     // Auto's price of a wire byte, in ns
 	minSavings float64
 	history    []slotHistory // what each buffer slot did lately
+	alwaysTry  bool
 
 	b     *flatbuffers.Builder
 	batch batch // phase one's result, phase two's input
@@ -77,6 +81,7 @@ func NewEncoder(o Options) (*Encoder, error) {
 	e := &Encoder{
 		codec:      o.Codec,
 		minSavings: o.MinSavings,
+		alwaysTry:  o.AlwaysTry,
 		b:          flatbuffers.NewBuilder(2048),
 	}
 	if o.Codec.Kind() == codec.Auto {

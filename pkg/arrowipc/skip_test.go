@@ -57,7 +57,7 @@ func TestCompressibleNeverSkippedWithoutHistory(t *testing.T) {
 			prepareOne(t, e, oneInt64, rows, noise(r, 8*rows))
 		}
 		if st := prepareOne(t, e, oneInt64, rows, noise(r, 8*rows)); st.PerBuffer[1].Outcome != arrowipc.BufferSkipped || st.Skipped != 1 {
-			t.Errorf("%s: after 9 failures the slot's buffer is %v (skipped %d), want skipped", c, st.PerBuffer[1].Outcome, st.Skipped)
+			t.Errorf("%s: after 8 failing buffers the slot's ninth is %v (skipped %d), want skipped", c, st.PerBuffer[1].Outcome, st.Skipped)
 		}
 		// Another field in the same slot has no history.
 		other := []arrowipc.Field{{Name: "w", Type: arrow.PrimitiveTypes.Int64}}
@@ -72,15 +72,15 @@ func TestCompressibleNeverSkippedWithoutHistory(t *testing.T) {
 	}
 }
 
-// A slot that keeps failing is tried with growing gaps (1, 2, 4, 8, 16
+// A slot that keeps failing is tried with growing gaps (1, 2, 4, … 64
 // skipped buffers) and tried again after each gap, so that a column that
-// starts to compress is compressed again within 17 batches.
+// starts to compress is compressed again within 65 batches.
 func TestHistoryBacksOffAndRetries(t *testing.T) {
 	const rows = 512
 	r := rand.New(rand.NewPCG(3, 4))
 	e := newEncoder(t, codec.MustNew(codec.Zstd, 3), 0.1)
 	var want []arrowipc.BufferOutcome
-	for _, gap := range []int{1, 2, 4, 8, 16, 16} {
+	for _, gap := range []int{1, 2, 4, 8, 16, 32, 64, 64} {
 		want = append(want, arrowipc.BufferRaw)
 		for range gap {
 			want = append(want, arrowipc.BufferSkipped)
