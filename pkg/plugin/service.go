@@ -180,6 +180,9 @@ func (s *Service) CheckHealth(ctx context.Context, req *backend.CheckHealthReque
 		what = "Connected to " + inst.settings.FlightSQL.Address
 	}
 	msg := fmt.Sprintf("%s; frames are sent as %s (%s)", what, inst.codec, inst.codec.Effective())
+	if inst.codec.Kind() == codec.Auto {
+		msg = fmt.Sprintf("%s; frames are sent as auto (none, lz4 or zstd per frame, preferring %s)", what, inst.ipcOpts.Preference.Name)
+	}
 	if len(inst.warnings) > 0 {
 		msg += "; warning: " + strings.Join(inst.warnings, "; ")
 	}

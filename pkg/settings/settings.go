@@ -15,11 +15,23 @@ const (
 	UpstreamFlightSQL = "flightsql"
 )
 
-// Codecs accepted in jsonData.codec.
+// Codecs accepted in jsonData.codec; package codec's Names and DefaultKind
+// say the same (a test in package plugin checks it). CodecAuto, the
+// default, chooses per frame (codec.Auto) and takes no level.
 const (
-	CodecZstd = "zstd"
-	CodecLZ4  = "lz4"
-	CodecNone = "none"
+	CodecAuto    = "auto"
+	CodecZstd    = "zstd"
+	CodecLZ4     = "lz4"
+	CodecNone    = "none"
+	DefaultCodec = CodecAuto
+)
+
+// Values of jsonData.codecPreference, what codec auto optimises for; package
+// codec's Preferences and DefaultPreference say the same.
+const (
+	PreferCPU         = "cpu"
+	PreferBytes       = "bytes"
+	DefaultPreference = PreferCPU
 )
 
 // Defaults and ranges. The codec level ranges are the codec package's; a
@@ -48,12 +60,14 @@ const (
 
 // Settings of one data-source instance.
 type Settings struct {
-	Upstream   string  `json:"upstream"`
-	Codec      string  `json:"codec"`
-	Level      int64   `json:"level"`
-	MinSavings float64 `json:"minSavings"`
-	MaxSeries  int64   `json:"maxSeries"`
-	MaxPoints  int64   `json:"maxPoints"`
+	Upstream string `json:"upstream"`
+	Codec    string `json:"codec"`
+	Level    int64  `json:"level"`
+	// CodecPreference is what codec auto values: "cpu" or "bytes".
+	CodecPreference string  `json:"codecPreference"`
+	MinSavings      float64 `json:"minSavings"`
+	MaxSeries       int64   `json:"maxSeries"`
+	MaxPoints       int64   `json:"maxPoints"`
 
 	// FlightSQL holds the connection settings; used when Upstream is
 	// "flightsql".
@@ -76,12 +90,12 @@ func Parse(jsonData []byte, secure map[string]string) (Settings, error) {
 		}
 	}
 	var (
-		upstream, codec             string
+		upstream, codec, preference string
 		level, maxSeries, maxPoints jsonInt64
 		minSavings                  jsonFloat64
 	)
 	for key, dst := range map[string]json.Unmarshaler{
-		"upstream": (*jsonString)(&upstream), "codec": (*jsonString)(&codec),
+		"upstream": (*jsonString)(&upstream), "codec": (*jsonString)(&codec), "codecPreference": (*jsonString)(&preference),
 		"level": &level, "minSavings": &minSavings, "maxSeries": &maxSeries, "maxPoints": &maxPoints,
 	} {
 		if v, ok := keys[key]; ok {
@@ -91,17 +105,21 @@ func Parse(jsonData []byte, secure map[string]string) (Settings, error) {
 		}
 	}
 	s := Settings{
-		Upstream:   strings.TrimSpace(upstream),
-		Codec:      strings.TrimSpace(codec),
-		MinSavings: DefaultMinSavings,
-		MaxSeries:  orDefault(&maxSeries, DefaultMaxSeries),
-		MaxPoints:  orDefault(&maxPoints, DefaultMaxPoints),
+		Upstream:        strings.TrimSpace(upstream),
+		Codec:           strings.TrimSpace(codec),
+		CodecPreference: strings.TrimSpace(preference),
+		MinSavings:      DefaultMinSavings,
+		MaxSeries:       orDefault(&maxSeries, DefaultMaxSeries),
+		MaxPoints:       orDefault(&maxPoints, DefaultMaxPoints),
 	}
 	if s.Upstream == "" {
 		s.Upstream = UpstreamDemo
 	}
 	if s.Codec == "" {
-		s.Codec = CodecZstd
+		s.Codec = DefaultCodec
+	}
+	if s.CodecPreference == "" {
+		s.CodecPreference = DefaultPreference
 	}
 	switch {
 	case level.set:
@@ -148,9 +166,14 @@ func (s Settings) Validate() error {
 		if s.Level < LZ4MinLevel || s.Level > LZ4MaxLevel {
 			add("level: %d is not an lz4 level (%d to %d)", s.Level, LZ4MinLevel, LZ4MaxLevel)
 		}
-	case CodecNone:
+	case CodecNone, CodecAuto:
 	default:
-		add("codec: %s is not one of %q, %q, %q", quote(s.Codec), CodecZstd, CodecLZ4, CodecNone)
+		add("codec: %s is not one of %q, %q, %q, %q", quote(s.Codec), CodecAuto, CodecZstd, CodecLZ4, CodecNone)
+	}
+	switch s.CodecPreference {
+	case PreferCPU, PreferBytes:
+	default:
+		add("codecPreference: %s is not one of %q, %q", quote(s.CodecPreference), PreferCPU, PreferBytes)
 	}
 	if math.IsNaN(s.MinSavings) || s.MinSavings < 0 || s.MinSavings > MaxMinSavings {
 		add("minSavings: %v is not within 0 to %v", s.MinSavings, MaxMinSavings)
@@ -170,9 +193,10 @@ func (s Settings) Validate() error {
 }
 
 // CodecLevel returns the level to build the codec with: Level for zstd and
-// lz4, 0 for none (whose level is ignored). Call it on valid settings.
+// lz4, 0 for none and auto (whose level is ignored). Call it on valid
+// settings.
 func (s Settings) CodecLevel() int {
-	if s.Codec == CodecNone {
+	if s.Codec == CodecNone || s.Codec == CodecAuto {
 		return 0
 	}
 	return int(s.Level)
