@@ -189,8 +189,9 @@ func (s *Service) CheckHealth(ctx context.Context, req *backend.CheckHealthReque
 	return &backend.CheckHealthResult{Status: backend.HealthStatusOk, Message: msg}, nil
 }
 
-// CallResource serves the source's resources (schema browsing for the
-// query editor), or 404 when the source has none.
+// CallResource serves the codec advisor (advisor.go) and the source's
+// resources (schema browsing for the query editor), or 404 when the source
+// has none.
 func (s *Service) CallResource(ctx context.Context, req *backend.CallResourceRequest, sender backend.CallResourceResponseSender) error {
 	inst, err := s.instance(ctx, req.PluginContext)
 	if err != nil {
@@ -198,6 +199,9 @@ func (s *Service) CallResource(ctx context.Context, req *backend.CallResourceReq
 	}
 	if inst.invalid != nil {
 		return sender.Send(&backend.CallResourceResponse{Status: 400, Body: []byte(oneLine(inst.invalid))})
+	}
+	if req.Path == AdvisePath {
+		return s.advise(ctx, inst, req, sender) // advisor.go
 	}
 	if inst.resources == nil {
 		return sender.Send(&backend.CallResourceResponse{Status: 404, Body: []byte("this data source serves no resources")})
