@@ -2,7 +2,9 @@ import { labels } from './labels';
 import {
   AuthType,
   Codec,
+  CodecPreference,
   Dialect,
+  LevelCodec,
   HeaderNameKey,
   HeaderValueKey,
   NumericOption,
@@ -14,7 +16,8 @@ import {
 /** Defaults of the backend (pkg/settings) for keys that are absent from jsonData. */
 export const defaults = {
   upstream: 'demo' as Upstream,
-  codec: 'zstd' as Codec,
+  codec: 'auto' as Codec,
+  codecPreference: 'cpu' as CodecPreference,
   minSavings: 0.1,
   maxSeries: 10000,
   maxPoints: 10000000,
@@ -29,7 +32,7 @@ export const defaults = {
 export const dialects: Dialect[] = ['auto', 'datafusion', 'duckdb', 'postgres', 'dremio', 'mysql', 'ansi'];
 
 /** Default level of each codec that has levels. */
-export const defaultLevel: Record<Exclude<Codec, 'none'>, number> = { zstd: 3, lz4: 0 };
+export const defaultLevel: Record<LevelCodec, number> = { zstd: 3, lz4: 0 };
 
 export interface Range {
   min: number;
@@ -39,7 +42,7 @@ export interface Range {
 }
 
 /** Accepted level range of each codec that has levels. */
-export const levelRange: Record<Exclude<Codec, 'none'>, Range> = {
+export const levelRange: Record<LevelCodec, Range> = {
   zstd: { min: 1, max: 22, integer: true },
   lz4: { min: 0, max: 9, integer: true },
 };
@@ -54,9 +57,14 @@ export const ranges: Record<Exclude<NumericOption, 'level'>, Range> = {
   byteLimit: { min: 1024, max: 17179869184, integer: true },
 };
 
-/** The level a codec uses when jsonData.level is absent. Undefined for "none". */
+/** Whether a codec takes a level (auto and none do not). */
+export function hasLevel(codec: Codec): codec is LevelCodec {
+  return codec === 'zstd' || codec === 'lz4';
+}
+
+/** The level a codec uses when jsonData.level is absent. Undefined for "none" and "auto". */
 export function levelOrDefault(codec: Codec, level: number | undefined): number | undefined {
-  if (codec === 'none') {
+  if (!hasLevel(codec)) {
     return undefined;
   }
   return level ?? defaultLevel[codec];
@@ -161,10 +169,14 @@ export function validate(
     errors.upstream = labels.errors.oneOf('Upstream', ['demo', 'flightsql']);
   }
   const codec = jsonData.codec ?? defaults.codec;
-  if (codec !== 'zstd' && codec !== 'lz4' && codec !== 'none') {
-    errors.codec = labels.errors.oneOf('Codec', ['zstd', 'lz4', 'none']);
-  } else if (codec !== 'none') {
+  if (codec !== 'auto' && codec !== 'zstd' && codec !== 'lz4' && codec !== 'none') {
+    errors.codec = labels.errors.oneOf('Codec', ['auto', 'zstd', 'lz4', 'none']);
+  } else if (hasLevel(codec)) {
     checkRange(errors, 'level', labels.compression.level.label(codec), jsonData.level, levelRange[codec]);
+  }
+  const preference = jsonData.codecPreference ?? defaults.codecPreference;
+  if (preference !== 'cpu' && preference !== 'bytes') {
+    errors.codecPreference = labels.errors.oneOf(labels.compression.preference.label, ['cpu', 'bytes']);
   }
   checkRange(errors, 'minSavings', labels.compression.minSavings.label, jsonData.minSavings, ranges.minSavings);
   checkRange(errors, 'maxSeries', labels.limits.maxSeries.label, jsonData.maxSeries, ranges.maxSeries);

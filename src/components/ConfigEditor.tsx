@@ -29,12 +29,23 @@ import {
   headerIndexes,
   headerNameKey,
   headerValueKey,
+  hasLevel,
   levelOrDefault,
   levelRange,
   ranges,
   validate,
 } from '../settings';
-import { AuthType, Codec, Dialect, QuiverOptions, QuiverSecureJsonData, Upstream } from '../types';
+import {
+  AuthType,
+  Codec,
+  CodecPreference,
+  Dialect,
+  LevelCodec,
+  QuiverOptions,
+  QuiverSecureJsonData,
+  Upstream,
+} from '../types';
+import { CodecAdvisor } from './CodecAdvisor';
 import { NumberInput } from './NumberInput';
 import { Wrap } from './Wrap';
 
@@ -51,6 +62,7 @@ const upstreamOptions: Array<{ label: string; value: Upstream }> = [
 ];
 
 const codecOptions: Array<{ label: string; value: Codec }> = [
+  { label: 'auto', value: 'auto' },
   { label: 'zstd', value: 'zstd' },
   { label: 'lz4', value: 'lz4' },
   { label: 'none', value: 'none' },
@@ -92,7 +104,7 @@ export function ConfigEditor({ options, onOptionsChange }: Props) {
 
   const onCodecChange = (next: Codec) => {
     // A level means something different for each codec: start the new codec at its own default.
-    setJson({ codec: next, level: next === 'none' ? undefined : defaultLevel[next] });
+    setJson({ codec: next, level: hasLevel(next) ? defaultLevel[next] : undefined });
   };
 
   return (
@@ -150,7 +162,24 @@ export function ConfigEditor({ options, onOptionsChange }: Props) {
             </li>
           ))}
         </ul>
-        {codec !== 'none' && <LevelField codec={codec} level={jsonData.level} error={errors.level} setJson={setJson} />}
+        {hasLevel(codec) && <LevelField codec={codec} level={jsonData.level} error={errors.level} setJson={setJson} />}
+        {codec === 'auto' && (
+          <InlineField
+            label={labels.compression.preference.label}
+            labelWidth={LABEL_WIDTH}
+            tooltip={labels.compression.preference.tooltip}
+            invalid={!!errors.codecPreference}
+            error={errors.codecPreference}
+          >
+            <Wrap testId={selectors.config.codecPreference}>
+              <RadioButtonGroup<CodecPreference>
+                options={preferenceOptions}
+                value={jsonData.codecPreference ?? defaults.codecPreference}
+                onChange={(v) => setJson({ codecPreference: v })}
+              />
+            </Wrap>
+          </InlineField>
+        )}
         <InlineField
           label={labels.compression.minSavings.label}
           labelWidth={LABEL_WIDTH}
@@ -173,6 +202,7 @@ export function ConfigEditor({ options, onOptionsChange }: Props) {
         <Alert severity="info" title="" data-testid={selectors.config.compatibility} className={styles.alert}>
           {labels.compression.compatibility}
         </Alert>
+        <CodecAdvisor uid={options.uid} upstream={upstream} onUse={setJson} />
       </FieldSet>
 
       <FieldSet label={labels.limits.section}>
@@ -214,8 +244,13 @@ export function ConfigEditor({ options, onOptionsChange }: Props) {
   );
 }
 
+const preferenceOptions: Array<{ label: string; value: CodecPreference }> = [
+  { label: labels.compression.preference.options.cpu, value: 'cpu' },
+  { label: labels.compression.preference.options.bytes, value: 'bytes' },
+];
+
 interface LevelFieldProps {
-  codec: Exclude<Codec, 'none'>;
+  codec: LevelCodec;
   level: number | undefined;
   error: string | undefined;
   setJson: (patch: Partial<QuiverOptions>) => void;
