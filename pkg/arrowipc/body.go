@@ -228,8 +228,7 @@ func (e *Encoder) prepare(rows int, cols []Column) (BodyStats, error) {
 	b.packed = b.packed[:0]
 	b.compressed = false
 	b.kind = e.codec.Kind()
-	enc := e.codec.Encoder()
-	defer enc.Close()
+	defer e.closeEncoder()
 	for i := range cols {
 		c := &cols[i]
 		info := b.infos[i]
@@ -238,19 +237,19 @@ func (e *Encoder) prepare(rows int, cols []Column) (BodyStats, error) {
 		}
 		key := b.keys[i]
 		if c.NullCount > 0 {
-			e.addBuffer(enc, c.Validity[:bitmapLen(rows)], false, key+roleValidity)
+			e.addBuffer(c.Validity[:bitmapLen(rows)], false, key+roleValidity)
 		} else {
 			b.refs = append(b.refs, bufRef{})
 		}
 		switch info.layout {
 		case layoutFixed:
-			e.addBuffer(enc, c.Values[:rows*info.width], true, key+roleValues)
+			e.addBuffer(c.Values[:rows*info.width], true, key+roleValues)
 		case layoutBitmap:
-			e.addBuffer(enc, c.Values[:bitmapLen(rows)], false, key+roleValues)
+			e.addBuffer(c.Values[:bitmapLen(rows)], false, key+roleValues)
 		case layoutVar:
-			e.addBuffer(enc, c.Offsets[:4*(rows+1)], false, key+roleOffsets)
+			e.addBuffer(c.Offsets[:4*(rows+1)], false, key+roleOffsets)
 			end := int(binary.LittleEndian.Uint32(c.Offsets[4*rows:]))
-			e.addBuffer(enc, c.Values[:end], false, key+roleData)
+			e.addBuffer(c.Values[:end], false, key+roleData)
 		}
 		b.nodes = append(b.nodes, fieldNode{length: int64(rows), nulls: int64(c.NullCount)})
 	}
@@ -350,7 +349,7 @@ func bitmapLen(rows int) int { return (rows + 7) / 8 }
 // that saves at least minSavings of buf, otherwise as a reference to buf,
 // stored raw. It does not call the codec for a buffer too short to pay, or
 // one whose slot's history says to skip it.
-func (e *Encoder) addBuffer(enc *codec.Encoder, buf []byte, probe bool, key uint64) {
+func (e *Encoder) addBuffer(buf []byte, probe bool, key uint64) {
 	b := &e.batch
 	ref := bufRef{raw: buf, rawLen: len(buf)}
 	switch {
@@ -365,13 +364,21 @@ func (e *Encoder) addBuffer(enc *codec.Encoder, buf []byte, probe bool, key uint
 			break
 		}
 		switch {
-		case !e.compress(enc, buf, probe, &ref):
+		case !e.compress(buf, probe, &ref):
 			h.failed()
 		case !e.auto: // auto's choice for the batch says whether it paid
 			h.paid()
 		}
 	}
 	b.refs = append(b.refs, ref)
+}
+
+// closeEncoder gives back the encoder compress borrowed, if any.
+func (e *Encoder) closeEncoder() {
+	if e.encOpen {
+		e.enc.Close()
+		e.encOpen = false
+	}
 }
 
 // slot returns the history of buffer slot i, cleared when it belonged to
@@ -391,8 +398,15 @@ func (e *Encoder) slot(i int, key uint64) *slotHistory {
 // whether that saved minSavings, in which case ref now points there. With
 // probe set (fixed-width values), a long buffer's prefix decides first
 // whether compressing the whole is worth trying.
-func (e *Encoder) compress(enc *codec.Encoder, buf []byte, probe bool, ref *bufRef) bool {
+func (e *Encoder) compress(buf []byte, probe bool, ref *bufRef) bool {
 	b := &e.batch
+	if !e.encOpen {
+		// Borrowed on the first buffer tried: a batch whose buffers are all
+		// skipped does not pay for the pool round trip (an lz4 encoder's
+		// reset clears its tables).
+		e.enc, e.encOpen = *e.codec.Encoder(), true
+	}
+	enc := &e.enc
 	start := len(b.packed)
 	if probe && len(buf) >= probeMin {
 		b.packed = enc.Encode(b.packed, buf[:probeLen])

@@ -64,6 +64,8 @@ type Encoder struct {
 	minSavings float64
 	history    []slotHistory // what each buffer slot did lately
 	alwaysTry  bool
+	enc        codec.Encoder // borrowed by compress until the batch is laid out
+	encOpen    bool
 
 	b     *flatbuffers.Builder
 	batch batch // phase one's result, phase two's input
