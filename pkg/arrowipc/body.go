@@ -455,12 +455,12 @@ func (e *Encoder) choose() {
 	price := e.bytePrice
 	prefixes := float64(8 * n)
 	costNone := price * float64(raw)
-	costZstd := price*(float64(zwire)+prefixes) + codec.ZstdDecodeBatchNs
+	costZstd := price*(float64(zwire)+prefixes) + codec.ZstdDecodeBatchNs + codec.ZstdDecodeNsPerByte*float64(packedRaw)
 	lz4Est := price*(float64(raw)-codec.LZ4ShareOfZstdSavings*float64(raw-zwire)+prefixes) +
-		codec.LZ4DecodeBatchNs + codec.LZ4EncodeNsPerByte*float64(packedRaw)
+		codec.LZ4DecodeBatchNs + (codec.LZ4EncodeNsPerByte+codec.LZ4DecodeNsPerByte)*float64(packedRaw)
 	if lz4Est < costZstd && lz4Est < costNone {
-		if lwire, ok := e.tryLZ4(); ok {
-			costLZ4 := price*(float64(raw-packedRaw+lwire)+prefixes) + codec.LZ4DecodeBatchNs
+		if lwire, lraw, ok := e.tryLZ4(); ok {
+			costLZ4 := price*(float64(raw-packedRaw+lwire)+prefixes) + codec.LZ4DecodeBatchNs + codec.LZ4DecodeNsPerByte*float64(lraw)
 			if costLZ4 < costZstd && costLZ4 < costNone {
 				for i := range b.refs {
 					r := &b.refs[i]
@@ -504,13 +504,13 @@ func (e *Encoder) settleHistory(paid bool) {
 
 // tryLZ4 compresses with lz4 the buffers zstd compressed, into b.alt, and
 // returns their lz4 wire bytes (a buffer lz4 does not shrink by minSavings
-// counts raw) and whether any of them is stored compressed.
-func (e *Encoder) tryLZ4() (int, bool) {
+// counts raw), the raw size of those it compressed, and whether there is
+// any.
+func (e *Encoder) tryLZ4() (wire, packedRaw int, some bool) {
 	b := &e.batch
 	b.alt = b.alt[:0]
 	enc := e.lz4.Encoder()
 	defer enc.Close()
-	wire, some := 0, false
 	for i := range b.refs {
 		r := &b.refs[i]
 		r.altPacked = false
@@ -527,9 +527,10 @@ func (e *Encoder) tryLZ4() (int, bool) {
 		}
 		r.altStart, r.altEnd, r.altPacked = start, len(b.alt), true
 		wire += m
+		packedRaw += r.rawLen
 		some = true
 	}
-	return wire, some
+	return wire, packedRaw, some
 }
 
 // stored returns how many body bytes buffer r occupies before padding.

@@ -49,6 +49,15 @@ func reference(b *testing.B) *harness.Plugin {
 	return refPlug
 }
 
+// closeReference stops the reference plugin, which reference started for
+// one run of BenchmarkEndToEnd.
+func closeReference() {
+	if refPlug != nil {
+		refPlug.Close()
+	}
+	refOnce, refPlug, refErr = sync.Once{}, nil, nil
+}
+
 // BenchmarkEndToEnd: one query through the built binaries, as Grafana
 // sends it: 1000 series × 256 points (workload=series) or about 4096 log
 // lines (workload=logs). Reports the plugin process's CPU time per query
@@ -60,6 +69,7 @@ func reference(b *testing.B) *harness.Plugin {
 //
 //	go test -tags arrow_json_stdlib -run '^$' -bench EndToEnd -benchtime 20x -count 6 ./tests/e2e
 func BenchmarkEndToEnd(b *testing.B) {
+	b.Cleanup(closeReference)
 	to := time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
 	from := to.Add(-255 * time.Minute) // 256 one-minute points
 	workloads := []struct {
