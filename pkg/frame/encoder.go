@@ -85,9 +85,9 @@ func NewEncoder(o arrowipc.Options) (*Encoder, error) {
 	name := c.String() + " (" + c.Effective() + ")"
 	auto := c.Kind() == codec.Auto
 	if auto {
-		name = "auto (prefers " + o.Preference.Name + ")"
+		name = "auto (" + o.Preference.Name + ")"
 		if o.Preference.Name == "" {
-			name = "auto (prefers " + codec.DefaultPreference + ")"
+			name = "auto (" + codec.DefaultPreference + ")"
 		}
 	}
 	return &Encoder{ipc: ipc, codec: name, level: c.Level(), auto: auto}, nil
@@ -280,7 +280,8 @@ const (
 	StatRaw        = "Quiver buffers stored raw"
 	StatSkipped    = "Quiver buffers skipped (not tried)"
 	// StatFramesAs is followed by a codec name: the frames sent with it,
-	// shown for codec auto, which chooses per frame.
+	// shown for codec auto, which chooses per frame (codecs it sent no
+	// frame with are left out).
 	StatFramesAs = "Quiver frames sent as "
 )
 
@@ -311,6 +312,9 @@ func (e *Encoder) withStats(meta *data.FrameMeta, others *Summary, st arrowipc.B
 	)
 	if e.auto {
 		for k, n := range sum.ByCodec {
+			if n == 0 {
+				continue
+			}
 			m.Stats = append(m.Stats, data.QueryStat{FieldConfig: data.FieldConfig{DisplayName: StatFramesAs + codec.Kind(k).String()}, Value: float64(n)})
 		}
 	}
