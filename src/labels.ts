@@ -133,7 +133,9 @@ export const labels = {
         buffers: 'Buffers compressed / raw / skipped',
         framesAs: 'Frames sent as',
       },
-      chart: 'CPU per frame (plugin encode + Grafana decode) and wire bytes, relative to the largest',
+      chart: 'CPU · bytes',
+      chartTitle:
+        'CPU per frame (plugin encode + Grafana decode, blue) and wire bytes (orange), relative to the largest',
     },
     level: {
       label: (codec: string) => `${codec} level`,

@@ -1,16 +1,22 @@
 import React from 'react';
 import { render, screen, waitFor } from '@testing-library/react';
 import userEvent from '@testing-library/user-event';
+import { of, throwError } from 'rxjs';
 
 import { selectors } from '../selectors';
 import { AdviseFigures, AdviseResult, CodecAdvisor, settingName, settingPatch } from './CodecAdvisor';
 
-const post = jest.fn();
+const fetch = jest.fn();
 
 jest.mock('@grafana/runtime', () => ({
   ...jest.requireActual('@grafana/runtime'),
-  getBackendSrv: () => ({ post }),
+  getBackendSrv: () => ({ fetch }),
 }));
+
+/** Answers the next resource call with data. */
+function answer(data: AdviseResult) {
+  fetch.mockReturnValue(of({ data, status: 200 }));
+}
 
 function figures(codec: AdviseFigures['codec'], level: number, extra: Partial<AdviseFigures> = {}): AdviseFigures {
   return {
@@ -40,18 +46,19 @@ const result: AdviseResult = {
   ],
 };
 
-beforeEach(() => post.mockReset());
+beforeEach(() => fetch.mockReset());
 
 test('Measure posts the demo query and shows every setting; Use this setting fills codec and level', async () => {
-  post.mockResolvedValue(result);
+  answer(result);
   const onUse = jest.fn();
   render(<CodecAdvisor uid="ds1" upstream="demo" onUse={onUse} />);
   await userEvent.click(screen.getByTestId(selectors.config.advisorMeasure));
   await waitFor(() => expect(screen.getByTestId(selectors.config.advisorRow('zstd 3'))).toBeInTheDocument());
 
-  expect(post).toHaveBeenCalledTimes(1);
-  const [url, body] = post.mock.calls[0];
+  expect(fetch).toHaveBeenCalledTimes(1);
+  const { url, method, data: body } = fetch.mock.calls[0][0];
   expect(url).toBe('/api/datasources/uid/ds1/resources/advise');
+  expect(method).toBe('POST');
   expect(body.query).toEqual({ scenario: 'random_walk', seriesCount: 100 });
   expect(body.to - body.from).toBe(3600_000);
 
@@ -70,10 +77,9 @@ test('Measure posts the demo query and shows every setting; Use this setting fil
 });
 
 test('a refusal shows the backend message', async () => {
-  post.mockRejectedValue({
-    status: 424,
-    data: { error: 'advise: the data source fails its health check: unreachable' },
-  });
+  fetch.mockReturnValue(
+    throwError(() => ({ status: 424, data: { error: 'advise: the data source fails its health check: unreachable' } }))
+  );
   render(<CodecAdvisor uid="ds1" upstream="demo" onUse={jest.fn()} />);
   await userEvent.click(screen.getByTestId(selectors.config.advisorMeasure));
   await waitFor(() =>
@@ -82,14 +88,14 @@ test('a refusal shows the backend message', async () => {
 });
 
 test('Flight SQL asks for SQL before it measures', async () => {
-  post.mockResolvedValue(result);
+  answer(result);
   render(<CodecAdvisor uid="ds1" upstream="flightsql" onUse={jest.fn()} />);
   const button = screen.getByTestId(selectors.config.advisorMeasure);
   expect(button).toBeDisabled();
   await userEvent.type(screen.getByPlaceholderText('SELECT …'), 'SELECT * FROM t');
   await userEvent.click(button);
-  await waitFor(() => expect(post).toHaveBeenCalledTimes(1));
-  expect(post.mock.calls[0][1].query).toEqual({ rawSql: 'SELECT * FROM t', format: 'table' });
+  await waitFor(() => expect(fetch).toHaveBeenCalledTimes(1));
+  expect(fetch.mock.calls[0][0].data.query).toEqual({ rawSql: 'SELECT * FROM t', format: 'table' });
 });
 
 test('settingName and settingPatch', () => {

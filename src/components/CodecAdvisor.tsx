@@ -1,4 +1,5 @@
 import React, { useState } from 'react';
+import { lastValueFrom } from 'rxjs';
 import { css } from '@emotion/css';
 import { GrafanaTheme2 } from '@grafana/data';
 import { getBackendSrv } from '@grafana/runtime';
@@ -106,12 +107,15 @@ export function CodecAdvisor({ uid, upstream, onUse }: Props) {
     const to = Date.now();
     const query = upstream === 'flightsql' ? { rawSql: sql, format: 'table' } : { scenario, seriesCount };
     try {
-      const res = await getBackendSrv().post<AdviseResult>(
-        `/api/datasources/uid/${encodeURIComponent(uid)}/resources/advise`,
-        { query, from: to - range, to, maxDataPoints: 1000 },
-        { showErrorAlert: false }
+      const res = await lastValueFrom(
+        getBackendSrv().fetch<AdviseResult>({
+          url: `/api/datasources/uid/${encodeURIComponent(uid)}/resources/advise`,
+          method: 'POST',
+          data: { query, from: to - range, to, maxDataPoints: 1000 },
+          showErrorAlert: false,
+        })
       );
-      setResult(res);
+      setResult(res.data);
     } catch (e: unknown) {
       setResult(undefined);
       setError(errorText(e));
@@ -167,68 +171,70 @@ export function CodecAdvisor({ uid, upstream, onUse }: Props) {
       {result && (
         <>
           <p className={styles.description}>{labels.compression.advisor.summary(result.frames, result.rows)}</p>
-          <table className={styles.table}>
-            <thead>
-              <tr>
-                <th>{labels.compression.advisor.columns.setting}</th>
-                <th>{labels.compression.advisor.columns.wire}</th>
-                <th>{labels.compression.advisor.columns.ratio}</th>
-                <th>{labels.compression.advisor.columns.encode}</th>
-                <th>{labels.compression.advisor.columns.decode}</th>
-                <th>{labels.compression.advisor.columns.total}</th>
-                <th>{labels.compression.advisor.columns.buffers}</th>
-                <th>{labels.compression.advisor.columns.framesAs}</th>
-                <th>{labels.compression.advisor.chart}</th>
-                <th />
-              </tr>
-            </thead>
-            <tbody>
-              {result.settings.map((f) => {
-                const name = settingName(f);
-                return (
-                  <tr key={name} data-testid={selectors.config.advisorRow(name)}>
-                    <td>{name}</td>
-                    <td>{formatBytes(f.wireBytes)}</td>
-                    <td>{f.ratio.toFixed(2)}×</td>
-                    <td>{round(f.encodeMicrosPerFrame)}</td>
-                    <td>{round(f.decodeMicrosPerFrame)}</td>
-                    <td>{round(f.totalMicrosPerFrame)}</td>
-                    <td>
-                      {f.buffersCompressed} / {f.buffersRaw} / {f.buffersSkipped}
-                    </td>
-                    <td>
-                      {Object.entries(f.framesAs)
-                        .filter(([, n]) => n > 0)
-                        .map(([c, n]) => `${c} ${n}`)
-                        .join(', ')}
-                    </td>
-                    <td className={styles.chartCell}>
-                      <div
-                        className={styles.barCPU}
-                        style={{ width: `${(100 * f.totalMicrosPerFrame) / maxTotal}%` }}
-                        title={`${round(f.totalMicrosPerFrame)} µs/frame`}
-                      />
-                      <div
-                        className={styles.barBytes}
-                        style={{ width: `${(100 * f.wireBytes) / maxWire}%` }}
-                        title={formatBytes(f.wireBytes)}
-                      />
-                    </td>
-                    <td>
-                      <Button
-                        size="sm"
-                        variant="secondary"
-                        data-testid={selectors.config.advisorUse(name)}
-                        onClick={() => onUse(settingPatch(f))}
-                      >
-                        {labels.compression.advisor.use}
-                      </Button>
-                    </td>
-                  </tr>
-                );
-              })}
-            </tbody>
-          </table>
+          <div className={styles.scroll}>
+            <table className={styles.table}>
+              <thead>
+                <tr>
+                  <th>{labels.compression.advisor.columns.setting}</th>
+                  <th>{labels.compression.advisor.columns.wire}</th>
+                  <th>{labels.compression.advisor.columns.ratio}</th>
+                  <th>{labels.compression.advisor.columns.encode}</th>
+                  <th>{labels.compression.advisor.columns.decode}</th>
+                  <th>{labels.compression.advisor.columns.total}</th>
+                  <th>{labels.compression.advisor.columns.buffers}</th>
+                  <th>{labels.compression.advisor.columns.framesAs}</th>
+                  <th title={labels.compression.advisor.chartTitle}>{labels.compression.advisor.chart}</th>
+                  <th />
+                </tr>
+              </thead>
+              <tbody>
+                {result.settings.map((f) => {
+                  const name = settingName(f);
+                  return (
+                    <tr key={name} data-testid={selectors.config.advisorRow(name)}>
+                      <td>{name}</td>
+                      <td>{formatBytes(f.wireBytes)}</td>
+                      <td>{f.ratio.toFixed(2)}×</td>
+                      <td>{round(f.encodeMicrosPerFrame)}</td>
+                      <td>{round(f.decodeMicrosPerFrame)}</td>
+                      <td>{round(f.totalMicrosPerFrame)}</td>
+                      <td>
+                        {f.buffersCompressed} / {f.buffersRaw} / {f.buffersSkipped}
+                      </td>
+                      <td>
+                        {Object.entries(f.framesAs)
+                          .filter(([, n]) => n > 0)
+                          .map(([c, n]) => `${c} ${n}`)
+                          .join(', ')}
+                      </td>
+                      <td className={styles.chartCell}>
+                        <div
+                          className={styles.barCPU}
+                          style={{ width: `${(100 * f.totalMicrosPerFrame) / maxTotal}%` }}
+                          title={`${round(f.totalMicrosPerFrame)} µs/frame`}
+                        />
+                        <div
+                          className={styles.barBytes}
+                          style={{ width: `${(100 * f.wireBytes) / maxWire}%` }}
+                          title={formatBytes(f.wireBytes)}
+                        />
+                      </td>
+                      <td>
+                        <Button
+                          size="sm"
+                          variant="secondary"
+                          data-testid={selectors.config.advisorUse(name)}
+                          onClick={() => onUse(settingPatch(f))}
+                        >
+                          {labels.compression.advisor.use}
+                        </Button>
+                      </td>
+                    </tr>
+                  );
+                })}
+              </tbody>
+            </table>
+          </div>
         </>
       )}
     </div>
@@ -252,13 +258,13 @@ function errorText(e: unknown): string {
 const getStyles = (theme: GrafanaTheme2) => ({
   root: css({ marginTop: theme.spacing(2) }),
   description: css({ color: theme.colors.text.secondary, marginBottom: theme.spacing(1) }),
+  scroll: css({ maxWidth: '100%', overflowX: 'auto', marginTop: theme.spacing(1) }),
   table: css({
-    marginTop: theme.spacing(1),
-    width: '100%',
+    fontSize: theme.typography.bodySmall.fontSize,
     'th, td': { padding: theme.spacing(0.5, 1), textAlign: 'left', whiteSpace: 'nowrap' },
     'tbody tr:nth-child(odd)': { background: theme.colors.background.secondary },
   }),
-  chartCell: css({ minWidth: 160 }),
+  chartCell: css({ minWidth: 120 }),
   barCPU: css({ height: 6, background: theme.colors.primary.main, marginBottom: 2 }),
   barBytes: css({ height: 6, background: theme.colors.warning.main }),
 });

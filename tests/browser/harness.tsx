@@ -34,7 +34,8 @@ async function request<T>(options: BackendSrvRequest): Promise<FetchResponse<T>>
   for (const [k, v] of Object.entries(options.params ?? {})) {
     url.searchParams.set(k, String(v));
   }
-  const res = await fetch(url, { method: options.method ?? 'GET' });
+  const body = options.data === undefined ? undefined : JSON.stringify(options.data);
+  const res = await fetch(url, { method: options.method ?? 'GET', body });
   const data = (await res.json()) as T;
   const response = {
     data,
