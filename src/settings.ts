@@ -3,7 +3,9 @@ import { labels } from './labels';
 import {
   AuthType,
   Codec,
+  CodecPreference,
   Dialect,
+  LevelCodec,
   HeaderNameKey,
   HeaderValueKey,
   NumericOption,
@@ -23,6 +25,7 @@ const codecNames: readonly Codec[] = settings.codec.values;
 export const defaults = {
   upstream: settings.upstream.default as Upstream,
   codec: settings.codec.default as Codec,
+  codecPreference: settings.codecPreference.default as CodecPreference,
   minSavings: settings.minSavings.default,
   maxSeries: settings.maxSeries.default,
   maxPoints: settings.maxPoints.default,
@@ -35,8 +38,6 @@ export const defaults = {
 
 /** Accepted values of jsonData.dialect, auto first (the backend's settings.Dialects). */
 export const dialects: readonly Dialect[] = settings.dialect.values;
-
-type LevelCodec = Exclude<Codec, 'none'>;
 
 function codecSpec(codec: LevelCodec) {
   const spec = codecs.find((c) => c.name === codec);
@@ -86,9 +87,14 @@ export const ranges: Record<Exclude<NumericOption, 'level'>, Range> = {
   byteLimit: rangeOf(settings.byteLimit),
 };
 
-/** The level a codec uses when jsonData.level is absent. Undefined for "none". */
+/** Whether a codec takes a level (auto and none do not). */
+export function hasLevel(codec: Codec): codec is LevelCodec {
+  return codec === 'zstd' || codec === 'lz4';
+}
+
+/** The level a codec uses when jsonData.level is absent. Undefined for "none" and "auto". */
 export function levelOrDefault(codec: Codec, level: number | undefined): number | undefined {
-  if (codec === 'none') {
+  if (!hasLevel(codec)) {
     return undefined;
   }
   return level ?? defaultLevel[codec];
@@ -99,7 +105,7 @@ export function levelOrDefault(codec: Codec, level: number | undefined): number 
  * (pkg/codec's Codec.Effective), in the words of labels.compression.effective.
  */
 export function effectiveLevel(codec: Codec, level: number): string {
-  if (codec === 'none') {
+  if (!hasLevel(codec)) {
     return labels.compression.effective.none;
   }
   const run = codecSpec(codec).effective.find((r) => level >= r.from && level <= r.to);
@@ -193,7 +199,7 @@ function checkTable(errors: Errors, jsonData: QuiverOptions, upstream: Upstream 
       checkOneOf(errors, spec.key, typeof value === 'string' ? value : undefined, spec.values);
     } else if (spec.byCodec) {
       const codec = jsonData.codec || defaults.codec;
-      if (codec !== 'none' && codecNames.includes(codec)) {
+      if (codecNames.includes(codec) && hasLevel(codec)) {
         checkNumber(errors, spec.key, value, levelRange[codec]);
       }
     } else if (spec.max !== undefined) {

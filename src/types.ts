@@ -4,8 +4,14 @@ import { DataQuery } from '@grafana/schema';
 /** Where a data-source instance reads its data from (jsonData.upstream). */
 export type Upstream = 'demo' | 'flightsql';
 
-/** Body compression of the Arrow IPC frames (jsonData.codec). */
-export type Codec = 'zstd' | 'lz4' | 'none';
+/** Body compression of the Arrow IPC frames (jsonData.codec); auto chooses per frame. */
+export type Codec = 'auto' | 'zstd' | 'lz4' | 'none';
+
+/** A codec that takes a level. */
+export type LevelCodec = Exclude<Codec, 'none' | 'auto'>;
+
+/** What codec auto optimises for (jsonData.codecPreference). */
+export type CodecPreference = 'cpu' | 'bytes';
 
 /** How the plugin authenticates to a Flight SQL server (jsonData.authType). */
 export type AuthType = 'none' | 'token' | 'password';
@@ -42,6 +48,7 @@ export interface QuiverOptions extends DataSourceJsonData {
   upstream?: Upstream;
   codec?: Codec;
   level?: number;
+  codecPreference?: CodecPreference;
   minSavings?: number;
   maxSeries?: number;
   maxPoints?: number;

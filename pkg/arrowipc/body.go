@@ -34,8 +34,13 @@ type BodyStats struct {
 	// WireBytes as stored (with length prefixes), both without padding.
 	RawBytes, WireBytes int64
 	// Buffers counts the non-empty body buffers, Compressed those stored
-	// compressed.
-	Buffers, Compressed int
+	// compressed, Skipped those stored raw without calling the codec (too
+	// short, or their slot's history says compressing cannot pay). The
+	// others of Buffers were tried and stored raw, or the codec is none.
+	Buffers, Compressed, Skipped int
+	// Codec is the codec the batch declares: the encoder's, or none when no
+	// buffer is stored compressed; for codec.Auto, the one it chose.
+	Codec codec.Kind
 	// Elapsed is the time spent checking and compressing the buffers.
 	Elapsed time.Duration
 	// PerBuffer lists every body buffer in the order of the batch's buffers
@@ -60,13 +65,70 @@ const (
 	// BufferEmpty: the buffer has no bytes (a validity bitmap with no
 	// nulls, a column of no rows); nothing is stored.
 	BufferEmpty BufferOutcome = iota
-	// BufferRaw: stored as it is, because the codec is none, the buffer is
-	// too short for compression to pay, or compressing it did not save
-	// MinSavings.
+	// BufferRaw: stored as it is, because the codec is none, compressing
+	// it did not save MinSavings (or, under codec.Auto, the batch was
+	// cheaper uncompressed).
 	BufferRaw
 	// BufferCompressed: stored compressed, after its uncompressed length.
 	BufferCompressed
+	// BufferSkipped: stored as it is without calling the codec: the buffer
+	// is too short for compression to pay, or the last attempts on its slot
+	// did not pay (see slotHistory).
+	BufferSkipped
 )
+
+// String names the outcome as stats show it.
+func (o BufferOutcome) String() string {
+	return [...]string{"empty", "raw", "compressed", "skipped"}[o]
+}
+
+// slotHistory is what the buffers of one slot (a field position and buffer
+// role, for one field name and type) did in this encoder's last batches.
+// An encoder is pooled per data-source instance and writes that instance's
+// frames, so its history is the instance's recent queries, kept without
+// locks; sync.Pool may drop an encoder, which only forgets. A slot with no
+// history (or another field's) is always tried. An attempt that does not
+// pay (it saves less than MinSavings, or under codec.Auto its batch is sent
+// uncompressed) skips the slot's next 1, 2, 4, … and then 64 buffers
+// before trying again; one that pays clears the slot. So a column that
+// never compresses is tried on 7 of its first 127 frames and one in 65
+// after, and one that starts to compress is stored raw for at most 64
+// frames. (With 16 at most, the tries still cost a 1000-series response
+// 1.2× codec none's CPU at zstd 3; docs/compression.md.)
+type slotHistory struct {
+	key   uint64 // fieldKey of the field, with the buffer's role
+	fails uint8  // attempts in a row that did not pay, at most maxFails
+	skip  uint8  // buffers still to store raw without trying
+}
+
+const maxFails = 7 // skip at most 1<<(maxFails-1) = 64 buffers
+
+func (h *slotHistory) paid() { h.fails, h.skip = 0, 0 }
+
+func (h *slotHistory) failed() {
+	if h.fails < maxFails {
+		h.fails++
+	}
+	h.skip = 1 << (h.fails - 1)
+}
+
+// Buffer roles, mixed into a slot's key.
+const (
+	roleValidity = iota + 1
+	roleValues
+	roleOffsets
+	roleData
+)
+
+// fieldKey hashes a field's name and type (FNV-1a), the identity of its
+// buffers' slots.
+func fieldKey(f Field) uint64 {
+	h := uint64(14695981039346656037)
+	for i := 0; i < len(f.Name); i++ {
+		h = (h ^ uint64(f.Name[i])) * 1099511628211
+	}
+	return (h ^ uint64(f.Type.ID())) * 1099511628211
+}
 
 // minCompressLen: buffers shorter than this are stored raw without trying;
 // a zstd or lz4 frame's own header and trailer would eat any gain.
@@ -88,10 +150,14 @@ const (
 // bufRef is where the bytes of one body buffer are: a slice of the caller's
 // memory stored raw, or a range of batch.packed.
 type bufRef struct {
-	raw        []byte // stored raw when packed is false
+	raw        []byte // the buffer, stored raw when packed is false
 	start, end int    // batch.packed[start:end] when packed is true
 	rawLen     int    // uncompressed length
 	packed     bool
+	skipped    bool // stored raw without trying
+	// alt is the buffer compressed by codec.Auto's lz4, in batch.alt.
+	altStart, altEnd int
+	altPacked        bool
 }
 
 // batch is a record batch laid out by Prepare for AppendFile: the schema it
@@ -101,12 +167,15 @@ type bufRef struct {
 type batch struct {
 	fields []Field // as passed to Prepare
 	infos  []typeInfo
+	keys   []uint64 // fieldKey of each field
 	rows   int64
 	nodes  []fieldNode
 	refs   []bufRef
 	layout []buffer // each buffer's offset and stored length in the body
 	stats  []BufferStats
-	packed []byte // the compressed buffers, back to back
+	packed []byte     // the compressed buffers, back to back
+	alt    []byte     // codec.Auto's lz4 attempt, back to back
+	kind   codec.Kind // the codec the batch declares when compressed
 	// compressed: some buffer is stored compressed, so the batch declares
 	// its codec and every buffer carries a length prefix.
 	compressed bool
@@ -124,6 +193,7 @@ func (b *batch) setSchema(fields []Field) error {
 			return err
 		}
 		b.infos = append(b.infos, info)
+		b.keys = append(b.keys, fieldKey(f))
 	}
 	return nil
 }
@@ -135,6 +205,7 @@ func (b *batch) drop() {
 	}
 	b.fields = nil
 	b.infos = b.infos[:0]
+	b.keys = b.keys[:0]
 	b.ready = false
 }
 
@@ -156,30 +227,34 @@ func (e *Encoder) prepare(rows int, cols []Column) (BodyStats, error) {
 	b.refs = b.refs[:0]
 	b.packed = b.packed[:0]
 	b.compressed = false
-	enc := e.codec.Encoder()
-	defer enc.Close()
+	b.kind = e.codec.Kind()
+	defer e.closeEncoder()
 	for i := range cols {
 		c := &cols[i]
 		info := b.infos[i]
 		if err := checkColumn(b.fields[i].Name, info, rows, c); err != nil {
 			return BodyStats{}, err
 		}
+		key := b.keys[i]
 		if c.NullCount > 0 {
-			e.addBuffer(enc, c.Validity[:bitmapLen(rows)], false)
+			e.addBuffer(c.Validity[:bitmapLen(rows)], false, key+roleValidity)
 		} else {
 			b.refs = append(b.refs, bufRef{})
 		}
 		switch info.layout {
 		case layoutFixed:
-			e.addBuffer(enc, c.Values[:rows*info.width], true)
+			e.addBuffer(c.Values[:rows*info.width], true, key+roleValues)
 		case layoutBitmap:
-			e.addBuffer(enc, c.Values[:bitmapLen(rows)], false)
+			e.addBuffer(c.Values[:bitmapLen(rows)], false, key+roleValues)
 		case layoutVar:
-			e.addBuffer(enc, c.Offsets[:4*(rows+1)], false)
+			e.addBuffer(c.Offsets[:4*(rows+1)], false, key+roleOffsets)
 			end := int(binary.LittleEndian.Uint32(c.Offsets[4*rows:]))
-			e.addBuffer(enc, c.Values[:end], false)
+			e.addBuffer(c.Values[:end], false, key+roleData)
 		}
 		b.nodes = append(b.nodes, fieldNode{length: int64(rows), nulls: int64(c.NullCount)})
+	}
+	if e.auto {
+		e.choose()
 	}
 	st := b.layOut()
 	b.ready = true
@@ -190,7 +265,10 @@ func (e *Encoder) prepare(rows int, cols []Column) (BodyStats, error) {
 // layOut places every buffer in the body, each padded to 8 bytes, and sums
 // what compression did.
 func (b *batch) layOut() BodyStats {
-	st := BodyStats{Rows: b.rows}
+	st := BodyStats{Rows: b.rows, Codec: codec.None}
+	if b.compressed {
+		st.Codec = b.kind
+	}
 	b.layout = b.layout[:0]
 	b.stats = b.stats[:0]
 	var off int64
@@ -206,6 +284,9 @@ func (b *batch) layOut() BodyStats {
 		case r.packed:
 			bs.Outcome = BufferCompressed
 			st.Compressed++
+		case r.skipped:
+			bs.Outcome = BufferSkipped
+			st.Skipped++
 		default:
 			bs.Outcome = BufferRaw
 		}
@@ -263,36 +344,193 @@ func checkColumn(name string, info typeInfo, rows int, c *Column) error {
 
 func bitmapLen(rows int) int { return (rows + 7) / 8 }
 
-// addBuffer compresses buf into the batch's packed bytes and keeps the
-// result when it saves at least minSavings of buf; otherwise it keeps a
-// reference to buf, stored raw. With probe set (fixed-width values), a long
-// buffer's prefix decides first whether compressing the whole is worth
-// trying.
-func (e *Encoder) addBuffer(enc *codec.Encoder, buf []byte, probe bool) {
+// addBuffer adds buf, the buffer of slot len(b.refs) whose field and role
+// key names, to the batch: compressed into the batch's packed bytes when
+// that saves at least minSavings of buf, otherwise as a reference to buf,
+// stored raw. It does not call the codec for a buffer too short to pay, or
+// one whose slot's history says to skip it.
+func (e *Encoder) addBuffer(buf []byte, probe bool, key uint64) {
 	b := &e.batch
-	if e.codec.Kind() == codec.None || len(buf) < minCompressLen {
-		b.refs = append(b.refs, bufRef{raw: buf, rawLen: len(buf)})
-		return
+	ref := bufRef{raw: buf, rawLen: len(buf)}
+	switch {
+	case e.codec.Kind() == codec.None:
+	case len(buf) < minCompressLen:
+		ref.skipped = len(buf) > 0
+	default:
+		h := e.slot(len(b.refs), key)
+		if h.skip > 0 && !e.alwaysTry {
+			h.skip--
+			ref.skipped = true
+			break
+		}
+		switch {
+		case !e.compress(buf, probe, &ref):
+			h.failed()
+		case !e.auto: // auto's choice for the batch says whether it paid
+			h.paid()
+		}
 	}
+	b.refs = append(b.refs, ref)
+}
+
+// closeEncoder gives back the encoder compress borrowed, if any.
+func (e *Encoder) closeEncoder() {
+	if e.encOpen {
+		e.enc.Close()
+		e.encOpen = false
+	}
+}
+
+// slot returns the history of buffer slot i, cleared when it belonged to
+// another field or role.
+func (e *Encoder) slot(i int, key uint64) *slotHistory {
+	for len(e.history) <= i {
+		e.history = append(e.history, slotHistory{})
+	}
+	h := &e.history[i]
+	if h.key != key {
+		*h = slotHistory{key: key}
+	}
+	return h
+}
+
+// compress tries to compress buf into the batch's packed bytes and reports
+// whether that saved minSavings, in which case ref now points there. With
+// probe set (fixed-width values), a long buffer's prefix decides first
+// whether compressing the whole is worth trying.
+func (e *Encoder) compress(buf []byte, probe bool, ref *bufRef) bool {
+	b := &e.batch
+	if !e.encOpen {
+		// Borrowed on the first buffer tried: a batch whose buffers are all
+		// skipped does not pay for the pool round trip (an lz4 encoder's
+		// reset clears its tables).
+		e.enc, e.encOpen = *e.codec.Encoder(), true
+	}
+	enc := &e.enc
 	start := len(b.packed)
 	if probe && len(buf) >= probeMin {
 		b.packed = enc.Encode(b.packed, buf[:probeLen])
 		n := len(b.packed) - start
 		b.packed = b.packed[:start]
 		if float64(n) > probeLen*(1-e.minSavings) {
-			b.refs = append(b.refs, bufRef{raw: buf, rawLen: len(buf)})
-			return
+			return false
 		}
 	}
 	b.packed = enc.Encode(b.packed, buf)
 	n := len(b.packed) - start
 	if float64(n) > float64(len(buf))*(1-e.minSavings) {
 		b.packed = b.packed[:start]
-		b.refs = append(b.refs, bufRef{raw: buf, rawLen: len(buf)})
+		return false
+	}
+	ref.start, ref.end, ref.packed = start, len(b.packed), true
+	b.compressed = true
+	return true
+}
+
+// choose is codec.Auto's decision for a batch whose buffers were tried with
+// zstd: it prices sending the batch uncompressed, as compressed by zstd,
+// and with lz4 (estimated from zstd's savings, then compressed to check),
+// by the model documented at codec.Auto, and keeps the cheapest.
+func (e *Encoder) choose() {
+	b := &e.batch
+	if !b.compressed {
+		b.kind = codec.None
 		return
 	}
-	b.refs = append(b.refs, bufRef{start: start, end: len(b.packed), rawLen: len(buf), packed: true})
-	b.compressed = true
+	var raw, zwire, packedRaw, n int
+	for i := range b.refs {
+		r := &b.refs[i]
+		if r.rawLen == 0 {
+			continue
+		}
+		n++
+		raw += r.rawLen
+		if r.packed {
+			zwire += r.end - r.start
+			packedRaw += r.rawLen
+		} else {
+			zwire += r.rawLen
+		}
+	}
+	price := e.bytePrice
+	prefixes := float64(8 * n)
+	costNone := price * float64(raw)
+	costZstd := price*(float64(zwire)+prefixes) + codec.ZstdDecodeBatchNs + codec.ZstdDecodeNsPerByte*float64(packedRaw)
+	lz4Est := price*(float64(raw)-codec.LZ4ShareOfZstdSavings*float64(raw-zwire)+prefixes) +
+		codec.LZ4DecodeBatchNs + (codec.LZ4EncodeNsPerByte+codec.LZ4DecodeNsPerByte)*float64(packedRaw)
+	if lz4Est < costZstd && lz4Est < costNone {
+		if lwire, lraw, ok := e.tryLZ4(); ok {
+			costLZ4 := price*(float64(raw-packedRaw+lwire)+prefixes) + codec.LZ4DecodeBatchNs + codec.LZ4DecodeNsPerByte*float64(lraw)
+			if costLZ4 < costZstd && costLZ4 < costNone {
+				for i := range b.refs {
+					r := &b.refs[i]
+					r.start, r.end, r.packed = r.altStart, r.altEnd, r.altPacked
+				}
+				b.packed, b.alt = b.alt, b.packed
+				b.kind = codec.LZ4
+				e.settleHistory(true)
+				return
+			}
+		}
+	}
+	if costZstd <= costNone {
+		b.kind = codec.Zstd
+		e.settleHistory(true)
+		return
+	}
+	// Uncompressed is cheaper: what was compressed did not pay.
+	e.settleHistory(false)
+	for i := range b.refs {
+		b.refs[i].packed = false
+	}
+	b.compressed = false
+	b.kind = codec.None
+}
+
+// settleHistory records in the history of every slot whose buffer zstd
+// compressed whether sending the batch compressed paid.
+func (e *Encoder) settleHistory(paid bool) {
+	for i := range e.batch.refs {
+		if !e.batch.refs[i].packed || i >= len(e.history) {
+			continue
+		}
+		if paid {
+			e.history[i].paid()
+		} else {
+			e.history[i].failed()
+		}
+	}
+}
+
+// tryLZ4 compresses with lz4 the buffers zstd compressed, into b.alt, and
+// returns their lz4 wire bytes (a buffer lz4 does not shrink by minSavings
+// counts raw), the raw size of those it compressed, and whether there is
+// any.
+func (e *Encoder) tryLZ4() (wire, packedRaw int, some bool) {
+	b := &e.batch
+	b.alt = b.alt[:0]
+	enc := e.lz4.Encoder()
+	defer enc.Close()
+	for i := range b.refs {
+		r := &b.refs[i]
+		r.altPacked = false
+		if !r.packed {
+			continue
+		}
+		start := len(b.alt)
+		b.alt = enc.Encode(b.alt, r.raw)
+		m := len(b.alt) - start
+		if float64(m) > float64(r.rawLen)*(1-e.minSavings) {
+			b.alt = b.alt[:start]
+			wire += r.rawLen
+			continue
+		}
+		r.altStart, r.altEnd, r.altPacked = start, len(b.alt), true
+		wire += m
+		packedRaw += r.rawLen
+		some = true
+	}
+	return wire, packedRaw, some
 }
 
 // stored returns how many body bytes buffer r occupies before padding.

@@ -14,7 +14,10 @@
 //
 // The files of the package:
 //   - encoder.go: Options, Encoder and its two phases;
-//   - body.go: phase one, the body (Column, BodyStats, compression);
+//   - body.go: phase one, the body (Column, BodyStats, compression): the
+//     skip (a per-encoder history of what each buffer slot's compression
+//     did, so that what cannot pay is not tried) and codec auto's choice
+//     of none, lz4 or zstd per batch;
 //   - file.go: phase two, the file's framing and body bytes;
 //   - schema.go: Field, KeyValue and the schema's flatbuffers;
 //   - metadata.go: one builder per flatbuffer table of Schema.fbs,

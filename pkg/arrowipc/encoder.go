@@ -19,6 +19,13 @@ type Options struct {
 	// (length prefix -1), which spares the reader a decompression. 0 keeps
 	// every buffer that compression made smaller. Range 0 ≤ MinSavings < 1.
 	MinSavings float64
+	// Preference prices a wire byte for a Codec of kind codec.Auto, which
+	// chooses none, lz4 or zstd per batch (see codec.Auto); the zero
+	// Preference is the default, "cpu". Other codecs ignore it.
+	Preference codec.Preference
+	// AlwaysTry compresses every buffer long enough to pay, whatever its
+	// slot's history says: for measurements that compare with the skip.
+	AlwaysTry bool
 }
 
 var (
@@ -50,9 +57,15 @@ var compressionTypes = map[codec.Kind]int8{
 // compressed bytes) is kept from one file to the next, so that encoding a
 // batch of a size seen before allocates nothing.
 type Encoder struct {
-	codec       codec.Codec
-	compression int8 // the CompressionType of codec
-	minSavings  float64
+	codec      codec.Codec // for Auto, the zstd codec it tries
+	auto       bool        // choose none, lz4 or zstd per batch
+	lz4        codec.Codec // Auto's other codec
+	bytePrice  float64     // Auto's price of a wire byte, in ns
+	minSavings float64
+	history    []slotHistory // what each buffer slot did lately
+	alwaysTry  bool
+	enc        codec.Encoder // borrowed by compress until the batch is laid out
+	encOpen    bool
 
 	b     *flatbuffers.Builder
 	batch batch // phase one's result, phase two's input
@@ -67,12 +80,28 @@ func NewEncoder(o Options) (*Encoder, error) {
 	if math.IsNaN(o.MinSavings) || o.MinSavings < 0 || o.MinSavings >= 1 {
 		return nil, fmt.Errorf("arrowipc: MinSavings %v is not within [0, 1)", o.MinSavings)
 	}
-	return &Encoder{
-		codec:       o.Codec,
-		compression: compressionTypes[o.Codec.Kind()],
-		minSavings:  o.MinSavings,
-		b:           flatbuffers.NewBuilder(2048),
-	}, nil
+	e := &Encoder{
+		codec:      o.Codec,
+		minSavings: o.MinSavings,
+		alwaysTry:  o.AlwaysTry,
+		b:          flatbuffers.NewBuilder(2048),
+	}
+	if o.Codec.Kind() == codec.Auto {
+		p := o.Preference
+		if p.Name == "" {
+			var err error
+			if p, err = codec.ParsePreference(codec.DefaultPreference); err != nil {
+				return nil, fmt.Errorf("arrowipc: %w", err)
+			}
+		}
+		if math.IsNaN(p.BytePrice) || p.BytePrice <= 0 {
+			return nil, fmt.Errorf("arrowipc: preference %q prices a byte at %v ns, not above 0", p.Name, p.BytePrice)
+		}
+		e.auto, e.bytePrice = true, p.BytePrice
+		e.codec = codec.MustNew(codec.Zstd, codec.AutoZstdLevel)
+		e.lz4 = codec.MustNew(codec.LZ4, codec.LZ4DefaultLevel)
+	}
+	return e, nil
 }
 
 // Prepare is phase one: it checks that cols (one Column per field, laid out

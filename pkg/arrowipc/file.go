@@ -53,7 +53,7 @@ func (e *Encoder) writeRecordBatch() flatbuffers.UOffsetT {
 	b.Reset()
 	var comp flatbuffers.UOffsetT
 	if p.compressed {
-		comp = bodyCompressionToFB(b, e.compression)
+		comp = bodyCompressionToFB(b, compressionTypes[p.kind])
 	}
 	bufs := buffersToFB(b, p.layout)
 	nodes := fieldNodesToFB(b, p.nodes)

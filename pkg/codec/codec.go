@@ -18,30 +18,34 @@ const (
 	Zstd
 )
 
-// String returns the name used in settings: "none", "lz4" or "zstd".
+// Names lists the codec names accepted in settings, by kind, the default
+// (DefaultKind) first.
+var Names = []struct {
+	Kind Kind
+	Name string
+}{{Auto, "auto"}, {Zstd, "zstd"}, {LZ4, "lz4"}, {None, "none"}}
+
+// DefaultKind is the codec of a data source that sets none.
+const DefaultKind = Auto
+
+// String returns the name used in settings: "auto", "zstd", "lz4" or "none".
 func (k Kind) String() string {
-	switch k {
-	case None:
-		return "none"
-	case LZ4:
-		return "lz4"
-	case Zstd:
-		return "zstd"
+	for _, n := range Names {
+		if n.Kind == k {
+			return n.Name
+		}
 	}
 	return "kind(" + strconv.Itoa(int(k)) + ")"
 }
 
 // ParseKind parses a codec name as used in settings.
 func ParseKind(s string) (Kind, error) {
-	switch s {
-	case "none":
-		return None, nil
-	case "lz4":
-		return LZ4, nil
-	case "zstd":
-		return Zstd, nil
+	for _, n := range Names {
+		if n.Name == s {
+			return n.Kind, nil
+		}
 	}
-	return 0, fmt.Errorf("codec: %q is not one of \"zstd\", \"lz4\", \"none\"", s)
+	return 0, fmt.Errorf("codec: %q is not one of \"auto\", \"zstd\", \"lz4\", \"none\"", s)
 }
 
 // Level ranges and defaults, by kind.
@@ -62,17 +66,18 @@ const (
 // level becomes is New(Kind, level).Effective().
 type Spec struct {
 	Kind Kind
-	// Levels is false for None, whose level is ignored; the level fields
+	// Levels is false for Auto and None, whose level is ignored; the level fields
 	// are then 0.
 	Levels                           bool
 	MinLevel, MaxLevel, DefaultLevel int
 }
 
-// Specs lists every codec in the order settings offer them: zstd, lz4,
-// none. It is the one description of the codecs' names and level ranges
+// Specs lists every codec in the order settings offer them: auto (the
+// default), zstd, lz4, none. It is the one description of the codecs' names and level ranges
 // (package settings' generated table is written from it).
 func Specs() []Spec {
 	return []Spec{
+		{Kind: Auto},
 		{Kind: Zstd, Levels: true, MinLevel: ZstdMinLevel, MaxLevel: ZstdMaxLevel, DefaultLevel: ZstdDefaultLevel},
 		{Kind: LZ4, Levels: true, MinLevel: LZ4MinLevel, MaxLevel: LZ4MaxLevel, DefaultLevel: LZ4DefaultLevel},
 		{Kind: None},
@@ -96,14 +101,14 @@ type Codec struct {
 //   - Zstd: 1..22 on the zstd scale, or 0 for the default (3); mapped to the
 //     encoder's four speeds with zstd.EncoderLevelFromZstd.
 //   - LZ4: 0 (fast) .. 9 (high compression).
-//   - None: level must be 0.
+//   - None and Auto: level must be 0.
 func New(kind Kind, level int) (Codec, error) {
 	switch kind {
-	case None:
+	case None, Auto:
 		if level != 0 {
-			return Codec{}, fmt.Errorf("%w: codec none takes no level, got %d", ErrLevel, level)
+			return Codec{}, fmt.Errorf("%w: codec %s takes no level, got %d", ErrLevel, kind, level)
 		}
-		return Codec{}, nil
+		return Codec{kind: kind}, nil
 	case Zstd:
 		if level == 0 {
 			level = ZstdDefaultLevel
@@ -143,15 +148,15 @@ func (c Codec) Level() int { return c.level }
 // same bytes and share one pool.
 func (c Codec) Effective() string {
 	if c.pool == nil {
-		return "none"
+		return c.kind.String()
 	}
 	return c.pool.name
 }
 
-// String returns kind and level, e.g. "zstd/3", "lz4/0", "none".
+// String returns kind and level, e.g. "zstd/3", "lz4/0", "none", "auto".
 func (c Codec) String() string {
-	if c.kind == None {
-		return "none"
+	if c.pool == nil {
+		return c.kind.String()
 	}
 	return c.kind.String() + "/" + strconv.Itoa(c.level)
 }

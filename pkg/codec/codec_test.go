@@ -76,6 +76,8 @@ func TestNewValidatesLevels(t *testing.T) {
 	}{
 		{None, 0, true, "none"},
 		{None, 1, false, ""},
+		{Auto, 0, true, "auto"},
+		{Auto, 3, false, ""},
 		{Zstd, 0, true, "zstd default"},
 		{Zstd, 1, true, "zstd fastest"},
 		{Zstd, 2, true, "zstd fastest"},
@@ -101,7 +103,7 @@ func TestNewValidatesLevels(t *testing.T) {
 		if tc.ok && c.Effective() != tc.eff {
 			t.Errorf("New(%v, %d).Effective() = %q, want %q", tc.kind, tc.level, c.Effective(), tc.eff)
 		}
-		if !tc.ok && tc.kind <= Zstd && !errors.Is(err, ErrLevel) {
+		if !tc.ok && tc.kind <= Auto && !errors.Is(err, ErrLevel) {
 			t.Errorf("New(%v, %d): %v is not ErrLevel", tc.kind, tc.level, err)
 		}
 	}
@@ -111,7 +113,7 @@ func TestNewValidatesLevels(t *testing.T) {
 }
 
 func TestParseKind(t *testing.T) {
-	for _, k := range []Kind{None, LZ4, Zstd} {
+	for _, k := range []Kind{None, LZ4, Zstd, Auto} {
 		got, err := ParseKind(k.String())
 		if err != nil || got != k {
 			t.Errorf("ParseKind(%q) = %v, %v", k.String(), got, err)
@@ -119,6 +121,24 @@ func TestParseKind(t *testing.T) {
 	}
 	if _, err := ParseKind("gzip"); err == nil {
 		t.Error("ParseKind(gzip) succeeded")
+	}
+	if k, err := ParseKind(Names[0].Name); err != nil || k != DefaultKind {
+		t.Errorf("the first name %q is %v, %v; want the default %v", Names[0].Name, k, err, DefaultKind)
+	}
+}
+
+func TestParsePreference(t *testing.T) {
+	if Preferences[0].Name != DefaultPreference {
+		t.Errorf("the first preference is %q, the default %q", Preferences[0].Name, DefaultPreference)
+	}
+	for _, p := range Preferences {
+		got, err := ParsePreference(p.Name)
+		if err != nil || got != p || p.BytePrice <= 0 {
+			t.Errorf("ParsePreference(%q) = %+v, %v", p.Name, got, err)
+		}
+	}
+	if _, err := ParsePreference("speed"); err == nil {
+		t.Error("ParsePreference(speed) succeeded")
 	}
 }
 

@@ -12,6 +12,7 @@ import (
 	"github.com/grafana/grafana-plugin-sdk-go/data"
 
 	"github.com/quiverdata/quiver/pkg/arrowipc"
+	"github.com/quiverdata/quiver/pkg/codec"
 )
 
 // Summary is what encoding a query's other frames did, for the stats of the
@@ -20,6 +21,12 @@ type Summary struct {
 	Frames              int
 	RawBytes, WireBytes int64
 	Encode              time.Duration
+	// Body buffers (not empty) compressed, stored raw after trying (or
+	// with codec none) and stored raw without trying.
+	Compressed, Raw, Skipped int
+	// ByCodec counts the frames by the codec their batch declares, indexed
+	// by codec.Kind (codec auto shows here what it chose).
+	ByCodec [codec.Auto]int
 }
 
 // Add adds what encoding one frame did.
@@ -28,6 +35,12 @@ func (s *Summary) Add(st arrowipc.BodyStats, took time.Duration) {
 	s.RawBytes += st.RawBytes
 	s.WireBytes += st.WireBytes
 	s.Encode += took
+	s.Compressed += st.Compressed
+	s.Skipped += st.Skipped
+	s.Raw += st.Buffers - st.Compressed - st.Skipped
+	if int(st.Codec) < len(s.ByCodec) {
+		s.ByCodec[st.Codec]++
+	}
 }
 
 // Input is one frame to encode, in either of the two shapes a source hands
@@ -46,6 +59,7 @@ type Encoder struct {
 	ipc   *arrowipc.Encoder
 	codec string // the codec as stats show it
 	level int    // the codec's level, the value of its stat
+	auto  bool   // the codec is auto: stats say what it chose
 
 	fields  []arrowipc.Field
 	kvs     []arrowipc.KeyValue
@@ -68,7 +82,15 @@ func NewEncoder(o arrowipc.Options) (*Encoder, error) {
 		return nil, err
 	}
 	c := o.Codec
-	return &Encoder{ipc: ipc, codec: c.String() + " (" + c.Effective() + ")", level: c.Level()}, nil
+	name := c.String() + " (" + c.Effective() + ")"
+	auto := c.Kind() == codec.Auto
+	if auto {
+		name = "auto (" + o.Preference.Name + ")"
+		if o.Preference.Name == "" {
+			name = "auto (" + codec.DefaultPreference + ")"
+		}
+	}
+	return &Encoder{ipc: ipc, codec: name, level: c.Level(), auto: auto}, nil
 }
 
 // Append appends in as one Arrow IPC file (one record batch) to dst and
@@ -253,6 +275,14 @@ const (
 	StatRatio     = "Quiver compression ratio"
 	StatEncode    = "Quiver encode time"
 	StatCodec     = "Quiver codec "
+	// Body buffers by what became of them (see arrowipc.BufferOutcome).
+	StatCompressed = "Quiver buffers compressed"
+	StatRaw        = "Quiver buffers stored raw"
+	StatSkipped    = "Quiver buffers skipped (not tried)"
+	// StatFramesAs is followed by a codec name: the frames sent with it,
+	// shown for codec auto, which chooses per frame (codecs it sent no
+	// frame with are left out).
+	StatFramesAs = "Quiver frames sent as "
 )
 
 // withStats returns a copy of meta (or a new one) with the query's encoding
@@ -276,7 +306,18 @@ func (e *Encoder) withStats(meta *data.FrameMeta, others *Summary, st arrowipc.B
 		data.QueryStat{FieldConfig: data.FieldConfig{DisplayName: StatRatio}, Value: ratio},
 		data.QueryStat{FieldConfig: data.FieldConfig{DisplayName: StatEncode, Unit: "ms"}, Value: math.Round(float64(sum.Encode.Nanoseconds())/1e3) / 1e3},
 		data.QueryStat{FieldConfig: data.FieldConfig{DisplayName: StatCodec + e.codec}, Value: float64(e.level)},
+		data.QueryStat{FieldConfig: data.FieldConfig{DisplayName: StatCompressed}, Value: float64(sum.Compressed)},
+		data.QueryStat{FieldConfig: data.FieldConfig{DisplayName: StatRaw}, Value: float64(sum.Raw)},
+		data.QueryStat{FieldConfig: data.FieldConfig{DisplayName: StatSkipped}, Value: float64(sum.Skipped)},
 	)
+	if e.auto {
+		for k, n := range sum.ByCodec {
+			if n == 0 {
+				continue
+			}
+			m.Stats = append(m.Stats, data.QueryStat{FieldConfig: data.FieldConfig{DisplayName: StatFramesAs + codec.Kind(k).String()}, Value: float64(n)})
+		}
+	}
 	return &m
 }
 

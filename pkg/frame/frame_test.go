@@ -364,6 +364,11 @@ func TestStatsInMeta(t *testing.T) {
 		if _, ok := stats[frame.StatEncode]; !ok {
 			t.Errorf("encode time missing: %v", stats)
 		}
+		// The time and value buffers of this frame, one of them compressed.
+		c, r, k := stats[frame.StatCompressed], stats[frame.StatRaw], stats[frame.StatSkipped]
+		if c+r+k != 2 || c < 1 {
+			t.Errorf("buffers compressed %v, raw %v, skipped %v: want 2 in all, one compressed at least", c, r, k)
+		}
 		// Values are untouched by the stats.
 		if err := frametest.Equal(seriesFrame(4096), withoutMeta(got)); err != nil {
 			t.Error(err)

@@ -1,6 +1,8 @@
 // Package plugin is Quiver's Grafana wiring: the data-source instance
 // factory (settings parsed and validated once per instance), health checks,
-// resource calls, and Quiver's own implementation of the plugin protocol's
+// resource calls (among them the codec advisor, advisor.go, which measures
+// every codec setting on an administrator's query), and Quiver's own
+// implementation of the plugin protocol's
 // Data service, which encodes every frame with package frame and pooled
 // codecs instead of the SDK's MarshalArrow. Queries run through the same
 // handler middlewares as the SDK's own path (middleware.go).

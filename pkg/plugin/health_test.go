@@ -36,7 +36,7 @@ func TestHealthReport(t *testing.T) {
 		msg    string
 	}{
 		{reportingSource{msg: "Connected to DuckDB v1.4.1 at db:1; SQL dialect duckdb (auto)"}, backend.HealthStatusOk,
-			"Connected to DuckDB v1.4.1 at db:1; SQL dialect duckdb (auto); frames are sent as zstd"},
+			"Connected to DuckDB v1.4.1 at db:1; SQL dialect duckdb (auto); frames are sent as auto (none, lz4 or zstd per frame, preferring cpu)"},
 		{reportingSource{err: errors.New("flightsql: unreachable")}, backend.HealthStatusError, "flightsql: unreachable"},
 	} {
 		s := newTestService(t, tc.src, 1)

@@ -87,7 +87,12 @@ func newInstance(ctx context.Context, ds backend.DataSourceInstanceSettings, sou
 	}
 	inst.codec = c
 	inst.metrics = newCodecMetrics(c.String())
-	inst.ipcOpts = arrowipc.Options{Codec: c, MinSavings: s.MinSavings}
+	pref, err := codec.ParsePreference(s.CodecPreference)
+	if err != nil {
+		inst.invalid = fmt.Errorf("settings: %w", err)
+		return inst
+	}
+	inst.ipcOpts = arrowipc.Options{Codec: c, MinSavings: s.MinSavings, Preference: pref}
 	if _, err := arrowipc.NewEncoder(inst.ipcOpts); err != nil {
 		inst.invalid = fmt.Errorf("settings: %w", err)
 		return inst

@@ -180,14 +180,18 @@ func (s *Service) CheckHealth(ctx context.Context, req *backend.CheckHealthReque
 		what = "Connected to " + inst.settings.FlightSQL.Address
 	}
 	msg := fmt.Sprintf("%s; frames are sent as %s (%s)", what, inst.codec, inst.codec.Effective())
+	if inst.codec.Kind() == codec.Auto {
+		msg = fmt.Sprintf("%s; frames are sent as auto (none, lz4 or zstd per frame, preferring %s)", what, inst.ipcOpts.Preference.Name)
+	}
 	if len(inst.warnings) > 0 {
 		msg += "; warning: " + strings.Join(inst.warnings, "; ")
 	}
 	return &backend.CheckHealthResult{Status: backend.HealthStatusOk, Message: msg}, nil
 }
 
-// CallResource serves the source's resources (schema browsing for the
-// query editor), or 404 when the source has none.
+// CallResource serves the codec advisor (advisor.go) and the source's
+// resources (schema browsing for the query editor), or 404 when the source
+// has none.
 func (s *Service) CallResource(ctx context.Context, req *backend.CallResourceRequest, sender backend.CallResourceResponseSender) error {
 	inst, err := s.instance(ctx, req.PluginContext)
 	if err != nil {
@@ -195,6 +199,9 @@ func (s *Service) CallResource(ctx context.Context, req *backend.CallResourceReq
 	}
 	if inst.invalid != nil {
 		return sender.Send(&backend.CallResourceResponse{Status: 400, Body: []byte(oneLine(inst.invalid))})
+	}
+	if req.Path == AdvisePath {
+		return s.advise(ctx, inst, req, sender) // advisor.go
 	}
 	if inst.resources == nil {
 		return sender.Send(&backend.CallResourceResponse{Status: 404, Body: []byte("this data source serves no resources")})

@@ -255,6 +255,30 @@ func TestSettingsRangesMatchTheCodecs(t *testing.T) {
 			t.Errorf("codec accepts %s level %d, settings refuse it", c.Name, c.MaxLevel+1)
 		}
 	}
+	// The codec names and the default, and codec auto's preferences.
+	for _, name := range []string{settings.CodecAuto, settings.CodecZstd, settings.CodecLZ4, settings.CodecNone} {
+		s, err := settings.Parse([]byte(`{"codec":"`+name+`"}`), nil)
+		if err != nil || s.Validate() != nil {
+			t.Errorf("settings refuse codec %q: %v", name, err)
+		}
+		if _, err := codec.ParseKind(name); err != nil {
+			t.Errorf("settings accept codec %q, codec refuses it: %v", name, err)
+		}
+	}
+	if len(codec.Names) != 4 {
+		t.Errorf("codec knows %d names, settings 4", len(codec.Names))
+	}
+	if settings.DefaultCodec != codec.DefaultKind.String() {
+		t.Errorf("default codec %q in settings, %q in codec", settings.DefaultCodec, codec.DefaultKind)
+	}
+	if settings.DefaultPreference != codec.DefaultPreference || len(codec.Preferences) != 2 {
+		t.Errorf("default preference %q in settings, %q in codec", settings.DefaultPreference, codec.DefaultPreference)
+	}
+	for _, p := range []string{settings.PreferCPU, settings.PreferBytes} {
+		if _, err := codec.ParsePreference(p); err != nil {
+			t.Errorf("settings accept codecPreference %q, codec refuses it: %v", p, err)
+		}
+	}
 }
 
 func TestClassify(t *testing.T) {

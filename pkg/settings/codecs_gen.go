@@ -5,6 +5,7 @@ package settings
 // codecs are package codec's codecs (codec.Specs), with what each level
 // becomes (codec.Codec.Effective).
 var codecs = []CodecSpec{
+	{Name: "auto"},
 	{Name: "zstd", Levels: true, MinLevel: 1, MaxLevel: 22, DefaultLevel: 3, Effective: []LevelRun{
 		{From: 1, To: 2, Effective: "zstd fastest"},
 		{From: 3, To: 5, Effective: "zstd default"},

@@ -11,9 +11,11 @@ type Settings struct {
 	Upstream   string  `json:"upstream"`
 	Codec      string  `json:"codec"`
 	Level      int64   `json:"level"`
-	MinSavings float64 `json:"minSavings"`
-	MaxSeries  int64   `json:"maxSeries"`
-	MaxPoints  int64   `json:"maxPoints"`
+	// CodecPreference is what codec auto values: "cpu" or "bytes".
+	CodecPreference string  `json:"codecPreference"`
+	MinSavings      float64 `json:"minSavings"`
+	MaxSeries       int64   `json:"maxSeries"`
+	MaxPoints       int64   `json:"maxPoints"`
 
 	// FlightSQL holds the connection settings; read when Upstream is
 	// "flightsql".
@@ -39,9 +41,10 @@ func (s Settings) Validate() error {
 }
 
 // CodecLevel returns the level to build the codec with: Level for zstd and
-// lz4, 0 for none (whose level is ignored). Call it on valid settings.
+// lz4, 0 for none and auto (whose level is ignored). Call it on valid
+// settings.
 func (s Settings) CodecLevel() int {
-	if s.Codec == CodecNone {
+	if s.Codec == CodecNone || s.Codec == CodecAuto {
 		return 0
 	}
 	return int(s.Level)

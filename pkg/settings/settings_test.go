@@ -14,7 +14,7 @@ func TestParseDefaults(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%s: %v", in, err)
 		}
-		want := Settings{Upstream: "demo", Codec: "zstd", Level: 3, MinSavings: DefaultMinSavings, MaxSeries: DefaultMaxSeries, MaxPoints: DefaultMaxPoints}
+		want := Settings{Upstream: "demo", Codec: "auto", Level: 0, CodecPreference: "cpu", MinSavings: DefaultMinSavings, MaxSeries: DefaultMaxSeries, MaxPoints: DefaultMaxPoints}
 		s.FlightSQL = FlightSQL{}
 		if !reflect.DeepEqual(s, want) {
 			t.Errorf("%s: got %+v, want %+v", in, s, want)
@@ -26,6 +26,10 @@ func TestParseDefaults(t *testing.T) {
 	s, _ := Parse([]byte(`{"codec":"lz4"}`), nil)
 	if s.Level != 0 {
 		t.Errorf("lz4 default level %d, want 0", s.Level)
+	}
+	s, _ = Parse([]byte(`{"codec":"zstd"}`), nil)
+	if s.Level != 3 {
+		t.Errorf("zstd default level %d, want 3", s.Level)
 	}
 	s, _ = Parse([]byte(`{"codec":"zstd","level":"19","minSavings":"0.25","maxSeries":"50","maxPoints":1e6}`), nil)
 	if s.Level != 19 || s.MinSavings != 0.25 || s.MaxSeries != 50 || s.MaxPoints != 1e6 {
@@ -53,7 +57,8 @@ func TestParseErrorsNameTheKey(t *testing.T) {
 func TestValidateNamesKeyAndAcceptedValues(t *testing.T) {
 	for in, want := range map[string][]string{
 		`{"upstream":"postgres"}`:              {"upstream", `"demo"`, `"flightsql"`},
-		`{"codec":"gzip"}`:                     {"codec", `"zstd"`, `"lz4"`, `"none"`},
+		`{"codec":"gzip"}`:                     {"codec", `"auto"`, `"zstd"`, `"lz4"`, `"none"`},
+		`{"codecPreference":"speed"}`:          {"codecPreference", `"cpu"`, `"bytes"`},
 		`{"codec":"zstd","level":0}`:           {"level", "1 to 22 (zstd levels)"},
 		`{"codec":"zstd","level":23}`:          {"level", "1 to 22 (zstd levels)"},
 		`{"codec":"lz4","level":10}`:           {"level", "0 to 9 (lz4 levels)"},
@@ -84,6 +89,11 @@ func TestValidateNamesKeyAndAcceptedValues(t *testing.T) {
 	if err := s.Validate(); err == nil || !strings.Contains(err.Error(), "codec") || !strings.Contains(err.Error(), "maxSeries") {
 		t.Errorf("joined errors: %v", err)
 	}
+	// codec auto ignores the level, and reads its preference.
+	s, _ = Parse([]byte(`{"codec":"auto","level":77,"codecPreference":"bytes"}`), nil)
+	if err := s.Validate(); err != nil || s.CodecLevel() != 0 || s.CodecPreference != PreferBytes {
+		t.Errorf("codec auto: %v, level %d, preference %q", err, s.CodecLevel(), s.CodecPreference)
+	}
 	// codec none ignores the level.
 	s, _ = Parse([]byte(`{"codec":"none","level":77}`), nil)
 	if err := s.Validate(); err != nil || s.CodecLevel() != 0 {
@@ -102,7 +112,7 @@ func TestDemoIgnoresBrokenFlightSQLKeys(t *testing.T) {
 }
 
 func TestHugeNumbersReportedAsGiven(t *testing.T) {
-	s, err := Parse([]byte(`{"level":1099511627776,"maxSeries":1099511627776}`), nil)
+	s, err := Parse([]byte(`{"codec":"zstd","level":1099511627776,"maxSeries":1099511627776}`), nil)
 	if err != nil {
 		t.Fatal(err)
 	}

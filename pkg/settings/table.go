@@ -12,11 +12,23 @@ const (
 	UpstreamFlightSQL = "flightsql"
 )
 
-// Codecs accepted in jsonData.codec: package codec's names (see Codecs).
+// Codecs accepted in jsonData.codec: package codec's names (see Codecs);
+// package codec's DefaultKind is the default (a test in package plugin
+// checks both). CodecAuto chooses per frame (codec.Auto) and takes no level.
 const (
-	CodecZstd = "zstd"
-	CodecLZ4  = "lz4"
-	CodecNone = "none"
+	CodecAuto    = "auto"
+	CodecZstd    = "zstd"
+	CodecLZ4     = "lz4"
+	CodecNone    = "none"
+	DefaultCodec = CodecAuto
+)
+
+// Values of jsonData.codecPreference, what codec auto saves first; package
+// codec's Preferences and DefaultPreference say the same.
+const (
+	PreferCPU         = "cpu"
+	PreferBytes       = "bytes"
+	DefaultPreference = PreferCPU
 )
 
 // Auth types accepted in jsonData.authType.
@@ -127,12 +139,15 @@ var table = []Setting{
 	{Key: "upstream", Type: String, Default: UpstreamDemo, Values: []string{UpstreamDemo, UpstreamFlightSQL},
 		Help:  "Where this data source reads its data from: the built-in demo generator or a Flight SQL server.",
 		field: func(s *Settings) any { return &s.Upstream }, normalize: strings.TrimSpace},
-	{Key: "codec", Type: String, Default: CodecZstd, Values: codecNames(),
+	{Key: "codec", Type: String, Default: DefaultCodec, Values: codecNames(),
 		Help:  "How the record-batch bodies of each Arrow frame are compressed on the way to Grafana.",
 		field: func(s *Settings) any { return &s.Codec }, normalize: strings.TrimSpace},
 	{Key: "level", Type: Integer, ByCodec: true,
-		Help:  "Compression level of the codec: higher levels make smaller frames and cost more CPU. Ignored for codec none.",
+		Help:  "Compression level of the codec: higher levels make smaller frames and cost more CPU. Ignored for codecs auto and none.",
 		field: func(s *Settings) any { return &s.Level }},
+	{Key: "codecPreference", Type: String, Default: DefaultPreference, Values: []string{PreferCPU, PreferBytes},
+		Help:  "What codec auto saves first: Grafana's and the plugin's CPU (cpu, for a Grafana next to its data) or bytes on the wire (bytes, for a Grafana far from it or short of memory).",
+		field: func(s *Settings) any { return &s.CodecPreference }, normalize: strings.TrimSpace},
 	{Key: "minSavings", Type: Number, Default: DefaultMinSavings, Min: 0, Max: MaxMinSavings,
 		Help:  "A body buffer is sent uncompressed unless compression saves at least this fraction of its size.",
 		field: func(s *Settings) any { return &s.MinSavings }},

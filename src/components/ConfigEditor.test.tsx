@@ -75,12 +75,13 @@ function levelInput(): HTMLInputElement {
 }
 
 describe('ConfigEditor compression', () => {
-  it('shows the defaults: demo upstream, zstd level 3 (default)', () => {
+  it('shows the defaults: demo upstream, codec auto preferring CPU, no level', () => {
     setup(makeOptions());
     expect(within(screen.getByTestId(selectors.config.upstream)).getByLabelText('Demo')).toBeChecked();
-    expect(within(screen.getByTestId(selectors.config.codec)).getByLabelText('zstd')).toBeChecked();
-    expect(levelInput().value).toBe('3');
-    expect(screen.getByTestId(selectors.config.levelEffective)).toHaveTextContent('default (levels 3–5)');
+    expect(within(screen.getByTestId(selectors.config.codec)).getByLabelText('auto')).toBeChecked();
+    expect(within(screen.getByTestId(selectors.config.codecPreference)).getByLabelText('CPU')).toBeChecked();
+    expect(screen.queryByTestId(selectors.config.level)).not.toBeInTheDocument();
+    expect(screen.getByTestId(selectors.config.advisor)).toBeInTheDocument();
     expect(screen.getByTestId(selectors.config.compatibility)).toHaveTextContent('10.3');
     expect(screen.getByTestId(selectors.config.compatibility)).toHaveTextContent('8.4');
   });
@@ -102,6 +103,13 @@ describe('ConfigEditor compression', () => {
     clickRadio(selectors.config.codec, 'zstd');
     expect(latest().jsonData).toMatchObject({ codec: 'zstd', level: 3 });
     expect(levelInput().value).toBe('3');
+
+    clickRadio(selectors.config.codec, 'auto');
+    expect(latest().jsonData.codec).toBe('auto');
+    expect(latest().jsonData.level).toBeUndefined();
+    expect(screen.queryByTestId(selectors.config.level)).not.toBeInTheDocument();
+    clickRadio(selectors.config.codecPreference, 'Bytes');
+    expect(latest().jsonData.codecPreference).toBe('bytes');
   });
 
   it('updates the level and what it becomes', () => {
@@ -120,7 +128,8 @@ describe('ConfigEditor compression', () => {
     setup(makeOptions({ codec: 'lz4' }));
     const help = screen.getByTestId(selectors.config.codecHelp);
     expect(help).toHaveTextContent('zstd: smallest frames');
-    expect(help).toHaveTextContent('lz4: very fast');
+    expect(help).toHaveTextContent('lz4: fast on both sides');
+    expect(help).toHaveTextContent('auto (default): chooses none, lz4 or zstd per frame');
     expect(help).toHaveTextContent('none: no CPU spent');
   });
 });
@@ -325,7 +334,7 @@ describe('ConfigEditor layout', () => {
     setup(makeOptions({ upstream: 'flightsql', address: 'h:1', tlsEnabled: true }));
     expect(headings()).toEqual(['Connection', 'Authentication', 'TLS', 'Compression', 'Limits', 'Advanced']);
     const subheadings = screen.getAllByRole('heading', { level: 6 }).map((h) => h.textContent);
-    expect(subheadings).toEqual(['Server certificate', 'Client certificate', 'Metadata headers']);
+    expect(subheadings).toEqual(['Server certificate', 'Client certificate', 'Codec advisor', 'Metadata headers']);
     expect(screen.getByText('Fields marked with * are required.')).toBeInTheDocument();
     // the former tooltips are descriptions under the labels now
     expect(screen.getByText(labels.flightsql.address.description)).toBeInTheDocument();

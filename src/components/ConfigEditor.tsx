@@ -71,7 +71,7 @@ export function ConfigEditor({ options, onOptionsChange }: Props) {
         </>
       )}
       <Divider />
-      <CompressionSection {...section} />
+      <CompressionSection {...section} uid={options.uid} upstream={jsonData.upstream ?? defaults.upstream} />
       <Divider />
       <LimitsSection {...section} />
       {flightSQL && (

@@ -32,6 +32,14 @@ export interface SettingSpec {
 
 export const codecs = [
   {
+    name: 'auto',
+    levels: false,
+    minLevel: 0,
+    maxLevel: 0,
+    defaultLevel: 0,
+    effective: [],
+  },
+  {
     name: 'zstd',
     levels: true,
     minLevel: 1,
@@ -142,19 +150,28 @@ export const settings = {
   codec: {
     key: 'codec',
     type: 'string',
-    default: 'zstd',
-    values: ['zstd', 'lz4', 'none'],
+    default: 'auto',
+    values: ['auto', 'zstd', 'lz4', 'none'],
     help: 'How the record-batch bodies of each Arrow frame are compressed on the way to Grafana.',
     description:
-      'How the record-batch bodies of each Arrow frame are compressed on the way to Grafana. Accepted: zstd, lz4, none. Default: zstd.',
+      'How the record-batch bodies of each Arrow frame are compressed on the way to Grafana. Accepted: auto, zstd, lz4, none. Default: auto.',
   },
   level: {
     key: 'level',
     type: 'integer',
     byCodec: true,
-    help: 'Compression level of the codec: higher levels make smaller frames and cost more CPU. Ignored for codec none.',
+    help: 'Compression level of the codec: higher levels make smaller frames and cost more CPU. Ignored for codecs auto and none.',
     description:
-      'Compression level of the codec: higher levels make smaller frames and cost more CPU. Ignored for codec none. Accepted: zstd 1 to 22, lz4 0 to 9. Default: zstd 3, lz4 0.',
+      'Compression level of the codec: higher levels make smaller frames and cost more CPU. Ignored for codecs auto and none. Accepted: zstd 1 to 22, lz4 0 to 9. Default: zstd 3, lz4 0.',
+  },
+  codecPreference: {
+    key: 'codecPreference',
+    type: 'string',
+    default: 'cpu',
+    values: ['cpu', 'bytes'],
+    help: "What codec auto saves first: Grafana's and the plugin's CPU (cpu, for a Grafana next to its data) or bytes on the wire (bytes, for a Grafana far from it or short of memory).",
+    description:
+      "What codec auto saves first: Grafana's and the plugin's CPU (cpu, for a Grafana next to its data) or bytes on the wire (bytes, for a Grafana far from it or short of memory). Accepted: cpu, bytes. Default: cpu.",
   },
   minSavings: {
     key: 'minSavings',

@@ -35,6 +35,37 @@ const types = {
   '.map': 'application/json',
 };
 
+/**
+ * A canned answer of the codec advisor (the backend's own answer is tested in pkg/plugin/advisor_test.go):
+ * the shape of POST advise, figures of a 20-series demo query.
+ */
+const adviseFigures = (codec, level, wireBytes, encode, decode, compressed, framesAs, codecPreference) => ({
+  codec,
+  level,
+  ...(codecPreference ? { codecPreference } : {}),
+  wireBytes,
+  ratio: 347000 / wireBytes,
+  encodeMicrosPerFrame: encode,
+  decodeMicrosPerFrame: decode,
+  totalMicrosPerFrame: encode + decode,
+  buffersCompressed: compressed,
+  buffersRaw: 40 - compressed,
+  buffersSkipped: 0,
+  framesAs,
+});
+const adviseAnswer = {
+  frames: 20,
+  rows: 20000,
+  settings: [
+    adviseFigures('auto', 0, 347000, 9, 210, 0, { none: 20 }, 'cpu'),
+    adviseFigures('auto', 0, 270000, 95, 290, 20, { zstd: 20 }, 'bytes'),
+    adviseFigures('none', 0, 347000, 7, 205, 0, { none: 20 }),
+    adviseFigures('lz4', 0, 347000, 12, 206, 0, { none: 20 }),
+    adviseFigures('zstd', 3, 270000, 90, 300, 20, { zstd: 20 }),
+    adviseFigures('zstd', 19, 265000, 700, 295, 20, { zstd: 20 }),
+  ],
+};
+
 /** Resource calls the page made, for assertions. */
 const resourceCalls = [];
 /** Queries the page sent to /api/ds/query, for assertions. */
@@ -104,6 +135,9 @@ function startServer(root) {
               ],
             })
           : json(404, { message: 'no such table' });
+      }
+      if (url.pathname === '/api/datasources/uid/quiver-harness/resources/advise' && req.method === 'POST') {
+        return json(200, adviseAnswer);
       }
       return json(404, { message: 'not found' });
     }
@@ -181,12 +215,30 @@ async function main() {
 
     console.log(`browser test: ${base} in ${CHROMIUM}`);
 
-    await step('settings page shows the compression section with zstd level 3 by default', async () => {
+    await step('settings page shows the compression section with codec auto preferring CPU by default', async () => {
       await page.getByText('Compression', { exact: true }).waitFor();
       assert.equal(
         await byTestId('quiver-config-codec').locator('input[type=radio]:checked + label').innerText(),
-        'zstd'
+        'auto'
       );
+      assert.equal(
+        await byTestId('quiver-config-codec-preference').locator('input[type=radio]:checked + label').innerText(),
+        'CPU'
+      );
+      assert.equal(await byTestId('quiver-config-level').count(), 0);
+    });
+
+    await step('the codec advisor measures, shows a table and fills codec and level', async () => {
+      await byTestId('quiver-config-advisor-measure').click();
+      await byTestId('quiver-config-advisor-row-zstd 3').waitFor();
+      assert.equal(await byTestId('quiver-config-advisor').locator('tbody tr').count(), 6);
+      assert.match(await byTestId('quiver-config-advisor-row-zstd 3').innerText(), /1\.29×/);
+      assert.ok(resourceCalls.includes('/api/datasources/uid/quiver-harness/resources/advise'));
+      await byTestId('quiver-config-advisor').screenshot({ path: path.join(artifacts, 'codec-advisor.png') });
+      await byTestId('quiver-config-advisor-use-zstd 3').click();
+      const { options } = await state();
+      assert.equal(options.jsonData.codec, 'zstd');
+      assert.equal(options.jsonData.level, 3);
       assert.equal(await levelInput().inputValue(), '3');
       assert.match(await effective.innerText(), /default \(levels 3–5\)/);
       assert.match(await byTestId('quiver-config-compatibility').innerText(), /10\.3.*8\.4/s);

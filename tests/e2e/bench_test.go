@@ -1,3 +1,5 @@
+//go:build unix
+
 package e2e
 
 import (
@@ -6,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -46,71 +49,117 @@ func reference(b *testing.B) *harness.Plugin {
 	return refPlug
 }
 
-// BenchmarkEndToEnd: one query of 1000 series × 256 points through the
-// built binaries, as Grafana sends it. Reports the plugin process's CPU time
-// per query (read from /proc; the client's own work is not counted) and the
-// response's size on the wire, for Quiver at several codecs and for the
-// reference plugin (SDK MarshalArrow) in the same run.
+// closeReference stops the reference plugin, which reference started for
+// one run of BenchmarkEndToEnd.
+func closeReference() {
+	if refPlug != nil {
+		refPlug.Close()
+	}
+	refOnce, refPlug, refErr = sync.Once{}, nil, nil
+}
+
+// BenchmarkEndToEnd: one query through the built binaries, as Grafana
+// sends it: 1000 series × 256 points (workload=series) or about 4096 log
+// lines (workload=logs). Reports the plugin process's CPU time per query
+// (read from /proc; the client's own work is not counted), Grafana's side
+// (the SDK's data.UnmarshalArrowFrame of every frame, in this process, CPU
+// time from getrusage around the decoding only) and the response's size on
+// the wire, for Quiver at its default (codec auto) and several codecs and
+// for the reference plugin (SDK MarshalArrow) in the same run.
 //
 //	go test -tags arrow_json_stdlib -run '^$' -bench EndToEnd -benchtime 20x -count 6 ./tests/e2e
 func BenchmarkEndToEnd(b *testing.B) {
+	b.Cleanup(closeReference)
 	to := time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
 	from := to.Add(-255 * time.Minute) // 256 one-minute points
-	q := harness.Query("A", `{"scenario":"random_walk","seriesCount":1000,"seed":3}`, from, to, time.Minute, 256)
+	workloads := []struct {
+		name   string
+		q      *pluginv2.DataQuery
+		frames int // frames expected, 0 for any
+	}{
+		{"workload=series", harness.Query("A", `{"scenario":"random_walk","seriesCount":1000,"seed":3}`, from, to, time.Minute, 256), 1000},
+		{"workload=logs", harness.Query("A", `{"scenario":"logs","seriesCount":21,"seed":3}`, to.Add(-24*time.Hour), to, time.Minute, 4096), 0},
+	}
 	cases := []struct {
 		name     string
 		settings string
 	}{
 		{"plugin=reference", `{}`},
+		{"plugin=quiver/codec=default", `{}`},
+		{"plugin=quiver/codec=auto/pref=bytes", `{"codecPreference":"bytes"}`},
 		{"plugin=quiver/codec=none", `{"codec":"none"}`},
 		{"plugin=quiver/codec=lz4/level=0", `{"codec":"lz4","level":0}`},
 		{"plugin=quiver/codec=zstd/level=1", `{"codec":"zstd","level":1}`},
 		{"plugin=quiver/codec=zstd/level=3", `{"codec":"zstd","level":3}`},
 	}
-	for i, c := range cases {
-		b.Run(c.name, func(b *testing.B) {
-			p := plug
-			if c.name == "plugin=reference" {
-				p = reference(b)
-			}
-			pc := harness.Context(int64(5000+i), c.settings, nil)
-			ctx := context.Background()
-			check := func() int {
-				resp, err := p.QueryData(ctx, pc, pluginv2.DataFrameFormat_ARROW, q)
+	for wi, w := range workloads {
+		for i, c := range cases {
+			b.Run(w.name+"/"+c.name, func(b *testing.B) {
+				p := plug
+				if c.name == "plugin=reference" {
+					p = reference(b)
+				}
+				pc := harness.Context(int64(5000+100*wi+i), c.settings, nil)
+				ctx := context.Background()
+				query := func() *pluginv2.QueryDataResponse {
+					resp, err := p.QueryData(ctx, pc, pluginv2.DataFrameFormat_ARROW, w.q)
+					if err != nil {
+						b.Fatal(err)
+					}
+					dr := resp.Responses["A"]
+					if dr.Error != "" || (w.frames > 0 && len(dr.Frames) != w.frames) {
+						b.Fatalf("%s: error %q, %d frames", c.name, dr.Error, len(dr.Frames))
+					}
+					return resp
+				}
+				// Warm up (instance, pools, the skip's history) and check
+				// that the frames decode.
+				var rows int
+				for range 3 {
+					frames, err := data.UnmarshalArrowFrames(query().Responses["A"].Frames)
+					if err != nil || len(frames) == 0 {
+						b.Fatalf("%s: frames do not decode: %v", c.name, err)
+					}
+					rows = 0
+					for _, f := range frames {
+						rows += f.Rows()
+					}
+				}
+				cpu0, err := p.CPUTime()
 				if err != nil {
 					b.Fatal(err)
 				}
-				dr := resp.Responses["A"]
-				if dr.Error != "" || len(dr.Frames) != 1000 {
-					b.Fatalf("%s: error %q, %d frames", c.name, dr.Error, len(dr.Frames))
+				size := 0
+				var decode time.Duration
+				b.ResetTimer()
+				for range b.N {
+					resp := query()
+					size = proto.Size(resp)
+					d0 := selfCPU(b)
+					if _, err := data.UnmarshalArrowFrames(resp.Responses["A"].Frames); err != nil {
+						b.Fatal(err)
+					}
+					decode += selfCPU(b) - d0
 				}
-				return proto.Size(resp)
-			}
-			// Warm up (instance, pools) and check once that the frames decode.
-			resp, err := p.QueryData(ctx, pc, pluginv2.DataFrameFormat_ARROW, q)
-			if err != nil {
-				b.Fatal(err)
-			}
-			frames, err := data.UnmarshalArrowFrames(resp.Responses["A"].Frames)
-			if err != nil || len(frames) != 1000 || frames[999].Rows() != 256 {
-				b.Fatalf("%s: frames do not decode to 1000 × 256: %v", c.name, err)
-			}
-			cpu0, err := p.CPUTime()
-			if err != nil {
-				b.Fatal(err)
-			}
-			size := 0
-			b.ResetTimer()
-			for range b.N {
-				size = check()
-			}
-			b.StopTimer()
-			cpu1, err := p.CPUTime()
-			if err != nil {
-				b.Fatal(err)
-			}
-			b.ReportMetric(float64((cpu1-cpu0).Microseconds())/1000/float64(b.N), "plugin-cpu-ms/op")
-			b.ReportMetric(float64(size), "resp-bytes/op")
-		})
+				b.StopTimer()
+				cpu1, err := p.CPUTime()
+				if err != nil {
+					b.Fatal(err)
+				}
+				b.ReportMetric(float64((cpu1-cpu0).Microseconds())/1000/float64(b.N), "plugin-cpu-ms/op")
+				b.ReportMetric(float64(decode.Microseconds())/1000/float64(b.N), "grafana-decode-cpu-ms/op")
+				b.ReportMetric(float64(size), "resp-bytes/op")
+				b.ReportMetric(float64(rows), "rows/op")
+			})
+		}
 	}
+}
+
+// selfCPU is this process's CPU time (user + system, all threads).
+func selfCPU(b *testing.B) time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		b.Fatal(err)
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }

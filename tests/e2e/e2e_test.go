@@ -89,7 +89,9 @@ func walk(refID string, series int) *pluginv2.DataQuery {
 
 func TestHealthOK(t *testing.T) {
 	for js, want := range map[string]string{
-		`{}`:                          "zstd/3 (zstd default)",
+		`{}`:                          "auto (none, lz4 or zstd per frame, preferring cpu)",
+		`{"codecPreference":"bytes"}`: "auto (none, lz4 or zstd per frame, preferring bytes)",
+		`{"codec":"zstd"}`:            "zstd/3 (zstd default)",
 		`{"codec":"lz4","level":9}`:   "lz4/9 (lz4 level 9)",
 		`{"codec":"none"}`:            "none",
 		`{"codec":"zstd","level":19}`: "zstd/19 (zstd best)",

@@ -91,7 +91,7 @@ func TestHostileSettings(t *testing.T) {
 		{"10 MB codec", `{"codec":"` + long + `"}`, nil, false, []string{"jsonData is 10485772 bytes, more than the 1048576 bytes"}},
 		{"900 KB codec", `{"codec":"` + long[:900<<10] + `"}`, nil, false, []string{`codec: "zzzz`, "(921600 bytes) is not one of"}},
 		{"900 KB level", `{"level":"` + long[:900<<10] + `"}`, nil, false, []string{"level:", "(921600 bytes) is not a whole number"}},
-		{"2^40 level", `{"level":1099511627776}`, nil, false, []string{"level: 1099511627776 is not within 1 to 22 (zstd levels)"}},
+		{"2^40 level", `{"codec":"zstd","level":1099511627776}`, nil, false, []string{"level: 1099511627776 is not within 1 to 22 (zstd levels)"}},
 		{"2^40 maxSeries", `{"maxSeries":1099511627776}`, nil, false, []string{"maxSeries: 1099511627776 is not within"}},
 		{"CR/LF in headerValue1", `{"upstream":"flightsql","address":"db:1","headerName1":"x-a"}`,
 			map[string]string{"headerValue1": "v\r\nx-evil: 1"}, false, []string{"headerValue1: contains a line break"}},

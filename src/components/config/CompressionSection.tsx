@@ -5,26 +5,39 @@ import { Alert, Field, RadioButtonGroup, Slider, useStyles2 } from '@grafana/ui'
 
 import { labels } from '../../labels';
 import { selectors } from '../../selectors';
-import { defaultLevel, defaults, effectiveLevel, levelOrDefault, levelRange, ranges } from '../../settings';
-import { Codec, QuiverOptions } from '../../types';
+import { defaultLevel, defaults, effectiveLevel, hasLevel, levelOrDefault, levelRange, ranges } from '../../settings';
+import { Codec, CodecPreference, LevelCodec, QuiverOptions, Upstream } from '../../types';
+import { CodecAdvisor } from '../CodecAdvisor';
 import { NumberInput } from '../NumberInput';
 import { Wrap } from '../Wrap';
 import { ConfigSection } from './Section';
 import { fieldError, SectionProps } from './shared';
 
 const codecOptions: Array<{ label: string; value: Codec }> = [
+  { label: 'auto', value: 'auto' },
   { label: 'zstd', value: 'zstd' },
   { label: 'lz4', value: 'lz4' },
   { label: 'none', value: 'none' },
 ];
 
-/** Compression: the codec of the frame bodies, its level and the minimum savings. */
-export function CompressionSection({ jsonData, errors, setJson }: SectionProps) {
+const preferenceOptions: Array<{ label: string; value: CodecPreference }> = [
+  { label: labels.compression.preference.options.cpu, value: 'cpu' },
+  { label: labels.compression.preference.options.bytes, value: 'bytes' },
+];
+
+interface CompressionProps extends SectionProps {
+  /** The data source's uid, for the codec advisor's resource call. */
+  uid: string;
+  upstream: Upstream;
+}
+
+/** Compression: the codec of the frame bodies, its level (or auto's preference), the minimum savings, the advisor. */
+export function CompressionSection({ jsonData, errors, setJson, uid, upstream }: CompressionProps) {
   const styles = useStyles2(getStyles);
   const codec = jsonData.codec ?? defaults.codec;
   // A level means something different for each codec: start the new codec at its own default.
   const onCodecChange = (next: Codec) =>
-    setJson({ codec: next, level: next === 'none' ? undefined : defaultLevel[next] });
+    setJson({ codec: next, level: hasLevel(next) ? defaultLevel[next] : undefined });
   return (
     <ConfigSection title={labels.compression.section} description={labels.compression.description}>
       <Field label={labels.compression.codec} {...fieldError(errors, 'codec')}>
@@ -39,7 +52,22 @@ export function CompressionSection({ jsonData, errors, setJson }: SectionProps) 
           </li>
         ))}
       </ul>
-      {codec !== 'none' && <LevelField codec={codec} level={jsonData.level} error={errors.level} setJson={setJson} />}
+      {hasLevel(codec) && <LevelField codec={codec} level={jsonData.level} error={errors.level} setJson={setJson} />}
+      {codec === 'auto' && (
+        <Field
+          label={labels.compression.preference.label}
+          description={labels.compression.preference.tooltip}
+          {...fieldError(errors, 'codecPreference')}
+        >
+          <Wrap testId={selectors.config.codecPreference}>
+            <RadioButtonGroup<CodecPreference>
+              options={preferenceOptions}
+              value={jsonData.codecPreference ?? defaults.codecPreference}
+              onChange={(v) => setJson({ codecPreference: v })}
+            />
+          </Wrap>
+        </Field>
+      )}
       <Field
         label={labels.compression.minSavings.label}
         description={labels.compression.minSavings.tooltip}
@@ -60,12 +88,13 @@ export function CompressionSection({ jsonData, errors, setJson }: SectionProps) 
       <Alert severity="info" title="" data-testid={selectors.config.compatibility}>
         {labels.compression.compatibility}
       </Alert>
+      <CodecAdvisor uid={uid} upstream={upstream} onUse={setJson} />
     </ConfigSection>
   );
 }
 
 interface LevelFieldProps {
-  codec: Exclude<Codec, 'none'>;
+  codec: LevelCodec;
   level: number | undefined;
   error: string | undefined;
   setJson: (patch: Partial<QuiverOptions>) => void;

@@ -1,0 +1,82 @@
+package codec
+
+import "fmt"
+
+// Auto is not a compressor: it asks the frame encoder (package arrowipc) to
+// choose, per record batch, whether to send the batch uncompressed, with
+// LZ4 or with zstd at AutoZstdLevel, by the cost model below. A Codec of
+// kind Auto has no pool; its Encode copies.
+const Auto Kind = Zstd + 1
+
+// The cost model of Auto. For each batch the encoder compresses the buffers
+// worth trying with zstd at AutoZstdLevel (skipping those that history says
+// cannot pay), then prices each candidate in nanoseconds of CPU:
+//
+//	none: BytePrice × raw bytes
+//	zstd: BytePrice × zstd wire bytes
+//	      + ZstdDecodeBatchNs + ZstdDecodeNsPerByte × bytes compressed
+//	lz4:  BytePrice × (raw − LZ4ShareOfZstdSavings × zstd savings)
+//	      + LZ4DecodeBatchNs
+//	      + (LZ4EncodeNsPerByte + LZ4DecodeNsPerByte) × bytes compressed
+//
+// (bytes compressed: the raw size of the buffers stored compressed) and
+// sends the cheapest, lz4 only after compressing with it and only if its
+// real size still makes it the cheapest. The encode CPU already spent on
+// the zstd trial is not counted: it is spent whatever is chosen. Where each
+// constant was measured is in docs/compression.md.
+const (
+	// AutoZstdLevel is the zstd level Auto compresses with.
+	AutoZstdLevel = ZstdDefaultLevel
+	// ZstdDecodeBatchNs is what Grafana's decoder (the SDK's
+	// data.UnmarshalArrowFrame) pays per zstd-compressed batch beyond
+	// reading it uncompressed: its zstd decoder's setup.
+	ZstdDecodeBatchNs = 50_000
+	// ZstdDecodeNsPerByte is what Grafana's decoder pays per byte a zstd
+	// batch decompresses.
+	ZstdDecodeNsPerByte = 3.0
+	// LZ4DecodeBatchNs and LZ4DecodeNsPerByte are the same for lz4.
+	LZ4DecodeBatchNs   = 1_200
+	LZ4DecodeNsPerByte = 0.9
+	// LZ4EncodeNsPerByte is the plugin's CPU per byte LZ4 compresses.
+	LZ4EncodeNsPerByte = 0.35
+	// LZ4ShareOfZstdSavings is the share of zstd's savings LZ4 is expected
+	// to reach on the same buffers (log lines: 311768 bytes against 373120).
+	LZ4ShareOfZstdSavings = 0.85
+)
+
+// Preference says what a Grafana values, and so how Auto prices a byte.
+type Preference struct {
+	// Name is the setting's value: "cpu" or "bytes".
+	Name string
+	// BytePrice is how many nanoseconds of CPU (the plugin's and Grafana's)
+	// one byte on the wire is worth.
+	BytePrice float64
+}
+
+// Preferences lists the accepted values of the codecPreference setting,
+// the default first.
+var Preferences = []Preference{
+	// cpu: Grafana runs next to the plugin; a byte costs its copies through
+	// gRPC and the memory Grafana holds it in, priced at 4 ns. Then text
+	// goes as lz4 (zstd's extra savings on log lines, ~30 % of lz4's bytes,
+	// are worth less than the 3 ns a byte Grafana pays to decompress zstd),
+	// and time series uncompressed.
+	{Name: "cpu", BytePrice: 4},
+	// bytes: Grafana is far from the plugin or short of memory: a byte
+	// weighs like 50 ns of CPU. Text goes as zstd, and so do timestamps at
+	// steps zstd shrinks (a 1000-point series at 20 s saves ~3.8 KB).
+	{Name: "bytes", BytePrice: 50},
+}
+
+// DefaultPreference is the codecPreference of a data source that sets none.
+const DefaultPreference = "cpu"
+
+// ParsePreference returns the Preference of a codecPreference value.
+func ParsePreference(s string) (Preference, error) {
+	for _, p := range Preferences {
+		if p.Name == s {
+			return p, nil
+		}
+	}
+	return Preference{}, fmt.Errorf("codec: preference %q is not one of %q, %q", s, Preferences[0].Name, Preferences[1].Name)
+}

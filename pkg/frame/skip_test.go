@@ -1,0 +1,205 @@
+package frame_test
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/grafana/grafana-plugin-sdk-go/data"
+
+	"github.com/quiverdata/quiver/pkg/arrowipc"
+	"github.com/quiverdata/quiver/pkg/codec"
+	"github.com/quiverdata/quiver/pkg/frame"
+	"github.com/quiverdata/quiver/pkg/frame/frametest"
+)
+
+// autoCodecs are codec auto under each preference, as encoder options.
+func autoOptions() []arrowipc.Options {
+	var opts []arrowipc.Options
+	for _, p := range codec.Preferences {
+		opts = append(opts, arrowipc.Options{Codec: codec.MustNew(codec.Auto, 0), Preference: p, MinSavings: 0.1})
+	}
+	return opts
+}
+
+// The skip (and codec auto's choice) never changes what Grafana decodes:
+// random frames, whose columns turn compressible and incompressible from
+// one frame to the next so that every slot's history is exercised, go
+// through one long-lived encoder per codec and must decode through the
+// SDK's data.UnmarshalArrowFrame to exactly the input.
+func TestSkipNeverChangesDecodedValues(t *testing.T) {
+	opts := autoOptions()
+	for _, c := range codecs {
+		opts = append(opts, arrowipc.Options{Codec: c, MinSavings: 0.1})
+	}
+	r := rand.New(rand.NewPCG(7, 11))
+	iters := 150
+	if testing.Short() {
+		iters = 30
+	}
+	for _, o := range opts {
+		e, err := frame.NewEncoder(o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var skipped, compressed int
+		for it := range iters {
+			in := randomFrame(r)
+			b, st, err := e.Append(nil, frame.Input{Frame: in}, nil)
+			if err != nil {
+				t.Fatalf("%s/%s frame %d: %v", o.Codec, o.Preference.Name, it, err)
+			}
+			skipped += st.Skipped
+			compressed += st.Compressed
+			got, err := data.UnmarshalArrowFrame(b)
+			if err != nil {
+				t.Fatalf("%s/%s frame %d does not decode: %v", o.Codec, o.Preference.Name, it, err)
+			}
+			if err := frametest.Equal(in, got); err != nil {
+				t.Fatalf("%s/%s frame %d: %v", o.Codec, o.Preference.Name, it, err)
+			}
+		}
+		if o.Codec.Kind() != codec.None && (skipped == 0 || compressed == 0) {
+			t.Errorf("%s/%s: %d buffers skipped, %d compressed: the test did not exercise both", o.Codec, o.Preference.Name, skipped, compressed)
+		}
+	}
+}
+
+// randomFrame picks some of frametest.AllTypes' fields and adds two whose
+// compressibility is drawn per frame: counting integers or random ones,
+// repeated log lines or random words.
+func randomFrame(r *rand.Rand) *data.Frame {
+	rows := r.IntN(700)
+	all := frametest.AllTypes(rows, r.Uint64())
+	var fields []*data.Field
+	for _, f := range all.Fields {
+		if r.IntN(3) == 0 {
+			fields = append(fields, f)
+		}
+	}
+	counts, words := make([]int64, rows), make([]string, rows)
+	regular := r.IntN(2) == 0
+	for i := range rows {
+		if regular {
+			counts[i] = int64(i) * 1000
+			words[i] = "GET /api/health 200 " + strings.Repeat("ok ", i%4)
+		} else {
+			counts[i] = int64(r.Uint64())
+			words[i] = fmt.Sprintf("%x", r.Uint64())
+		}
+	}
+	fields = append(fields, data.NewField("counts", nil, counts), data.NewField("words", nil, words))
+	f := data.NewFrame("random", fields...)
+	f.RefID = "A"
+	return f
+}
+
+// Codec auto sends a frame none of whose buffers compress uncompressed, and
+// log lines compressed (lz4 preferring CPU, zstd preferring bytes); the
+// frame's stats say which codec it chose.
+func TestAutoChoosesPerFrame(t *testing.T) {
+	const rows = 4096
+	logs := make([]string, rows)
+	for i := range logs {
+		logs[i] = fmt.Sprintf("level=info ts=2026-12-01T10:%02d:%02dZ msg=\"request served\" path=/api/v1/query status=200 took=%dms", i/60%60, i%60, i%97)
+	}
+	logFrame := data.NewFrame("logs", data.NewField("body", nil, logs))
+	r := rand.New(rand.NewPCG(5, 6))
+	noise := make([]float64, rows)
+	for i := range noise {
+		noise[i] = r.NormFloat64()
+	}
+	noiseFrame := data.NewFrame("noise", data.NewField("value", nil, noise))
+	for _, o := range autoOptions() {
+		e, err := frame.NewEncoder(o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, st, err := e.Append(nil, frame.Input{Frame: logFrame}, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		// zstd's extra savings over lz4 on log lines are worth less than
+		// Grafana's cost of decompressing zstd when it values CPU.
+		want := map[string]codec.Kind{"cpu": codec.LZ4, "bytes": codec.Zstd}[o.Preference.Name]
+		if st.Codec != want || st.WireBytes*2 > st.RawBytes {
+			t.Errorf("%s: 4096 log lines sent as %v, %d of %d bytes", o.Preference.Name, st.Codec, st.WireBytes, st.RawBytes)
+		}
+		var others frame.Summary
+		b, st, err := e.Append(nil, frame.Input{Frame: noiseFrame}, &others)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if st.Codec != codec.None || st.Compressed != 0 {
+			t.Errorf("%s: random floats sent as %v, %d buffers compressed", o.Preference.Name, st.Codec, st.Compressed)
+		}
+		got, err := data.UnmarshalArrowFrame(b)
+		if err != nil {
+			t.Fatal(err)
+		}
+		stats := map[string]float64{}
+		for _, s := range got.Meta.Stats {
+			stats[s.DisplayName] = s.Value
+		}
+		_, zstd := stats[frame.StatFramesAs+"zstd"]
+		if stats[frame.StatFramesAs+"none"] != 1 || zstd {
+			t.Errorf("%s: stats %v, want one frame sent as none", o.Preference.Name, stats)
+		}
+		if _, ok := stats[frame.StatCodec+"auto ("+o.Preference.Name+")"]; !ok {
+			t.Errorf("%s: no codec stat in %v", o.Preference.Name, stats)
+		}
+	}
+}
+
+// A small frame of text goes as lz4 under either preference: zstd saves a
+// hundred bytes more than lz4 on it, less than its decoder's setup costs
+// Grafana even at the bytes preference's price. Timestamps at a 20 s step,
+// which zstd compresses and lz4 does not, go uncompressed when Grafana
+// values CPU and as zstd when it values bytes.
+func TestAutoFollowsThePreference(t *testing.T) {
+	lines := make([]string, 64)
+	for i := range lines {
+		lines[i] = fmt.Sprintf("level=info msg=\"request served\" path=/api/v1/query status=200 took=%dms", i%7)
+	}
+	text := data.NewFrame("logs", data.NewField("body", nil, lines))
+	times := make([]time.Time, 1000)
+	for i := range times {
+		times[i] = time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC).Add(time.Duration(i) * 20 * time.Second)
+	}
+	r := rand.New(rand.NewPCG(8, 9))
+	values := make([]float64, len(times))
+	for i := range values {
+		values[i] = r.NormFloat64()
+	}
+	series := data.NewFrame("series", data.NewField("time", nil, times), data.NewField("value", nil, values))
+	for _, tc := range []struct {
+		f    *data.Frame
+		want map[string]codec.Kind
+	}{
+		{text, map[string]codec.Kind{"cpu": codec.LZ4, "bytes": codec.LZ4}},
+		{series, map[string]codec.Kind{"cpu": codec.None, "bytes": codec.Zstd}},
+	} {
+		for _, o := range autoOptions() {
+			e, err := frame.NewEncoder(o)
+			if err != nil {
+				t.Fatal(err)
+			}
+			b, st, err := e.Append(nil, frame.Input{Frame: tc.f}, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if st.Codec != tc.want[o.Preference.Name] {
+				t.Errorf("%s: frame %s of %d bytes sent as %v (%d wire bytes), want %v", o.Preference.Name, tc.f.Name, st.RawBytes, st.Codec, st.WireBytes, tc.want[o.Preference.Name])
+			}
+			got, err := data.UnmarshalArrowFrame(b)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := frametest.Equal(tc.f, got); err != nil {
+				t.Error(err)
+			}
+		}
+	}
+}

@@ -1,0 +1,329 @@
+package plugin
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"time"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/grafana/grafana-plugin-sdk-go/backend"
+	"github.com/grafana/grafana-plugin-sdk-go/data"
+
+	"github.com/quiverdata/quiver/pkg/arrowipc"
+	"github.com/quiverdata/quiver/pkg/codec"
+	"github.com/quiverdata/quiver/pkg/frame"
+	"github.com/quiverdata/quiver/pkg/source"
+)
+
+// The codec advisor: the resource POST advise runs a query the
+// administrator gives (a demo scenario, or SQL with a time range), encodes
+// its frames under every setting of adviseSettings, decodes each with the
+// SDK's data.UnmarshalArrowFrame as Grafana does, and answers what each
+// setting costs on both sides of the wire. It is bounded: at most
+// adviseMaxPoints rows and adviseMaxSeries frames (or the instance's lower
+// limits), adviseTimeout for the query and the measuring, every frame held
+// in the process's memory budget, one measurement at a time.
+const (
+	// AdvisePath is the resource path of the advisor.
+	AdvisePath       = "advise"
+	adviseMaxPoints  = 1_000_000
+	adviseMaxSeries  = 1_000
+	adviseTimeout    = 30 * time.Second
+	adviseMaxBody    = 64 << 10
+	adviseMaxDefault = 1000 // maxDataPoints when the request sets none
+)
+
+// adviseSlot admits one measurement at a time in the process: measuring
+// loads the CPU, and timings taken side by side would disturb each other.
+var adviseSlot = make(chan struct{}, 1)
+
+// adviseSetting is one codec setting the advisor measures.
+type adviseSetting struct {
+	Codec      string `json:"codec"`
+	Level      int    `json:"level"`
+	Preference string `json:"codecPreference,omitempty"`
+}
+
+// adviseSettings: the default, auto preferring bytes, and the explicit
+// codecs at a spread of levels.
+var adviseSettings = []adviseSetting{
+	{Codec: "auto", Preference: "cpu"}, {Codec: "auto", Preference: "bytes"},
+	{Codec: "none"}, {Codec: "lz4", Level: 0}, {Codec: "lz4", Level: 9},
+	{Codec: "zstd", Level: 1}, {Codec: "zstd", Level: 3}, {Codec: "zstd", Level: 7}, {Codec: "zstd", Level: 19},
+}
+
+// AdviseRequest is the body of POST advise.
+type AdviseRequest struct {
+	// Query is the query model, as the query editor stores it.
+	Query json.RawMessage `json:"query"`
+	// From and To are the time range in epoch milliseconds; the last hour
+	// when both are 0.
+	From int64 `json:"from"`
+	To   int64 `json:"to"`
+	// MaxDataPoints as Grafana would send it; 1000 when 0.
+	MaxDataPoints int64 `json:"maxDataPoints"`
+}
+
+// AdviseResult is the advisor's answer.
+type AdviseResult struct {
+	Frames   int             `json:"frames"`
+	Rows     int64           `json:"rows"`
+	Settings []AdviseFigures `json:"settings"`
+}
+
+// AdviseFigures is what one setting costs for the query's frames.
+type AdviseFigures struct {
+	adviseSetting
+	// WireBytes is the frames' size as sent; Ratio is codec none's size
+	// over it.
+	WireBytes int64   `json:"wireBytes"`
+	Ratio     float64 `json:"ratio"`
+	// Per frame, in microseconds: the plugin's encode (in its steady state,
+	// after one warm-up pass), Grafana's decode, and their sum.
+	EncodeMicros float64 `json:"encodeMicrosPerFrame"`
+	DecodeMicros float64 `json:"decodeMicrosPerFrame"`
+	TotalMicros  float64 `json:"totalMicrosPerFrame"`
+	// Body buffers compressed, stored raw after trying, skipped untried.
+	Compressed int `json:"buffersCompressed"`
+	Raw        int `json:"buffersRaw"`
+	Skipped    int `json:"buffersSkipped"`
+	// FramesAs counts the frames by the codec their batch declares.
+	FramesAs map[string]int `json:"framesAs"`
+}
+
+// advise serves POST advise for inst.
+func (s *Service) advise(ctx context.Context, inst *Instance, req *backend.CallResourceRequest, sender backend.CallResourceResponseSender) error {
+	reply := func(status int, v any) error {
+		body, err := json.Marshal(v)
+		if err != nil {
+			return fmt.Errorf("plugin: advise: encoding the answer: %w", err)
+		}
+		return sender.Send(&backend.CallResourceResponse{Status: status, Headers: map[string][]string{"Content-Type": {"application/json"}}, Body: body})
+	}
+	fail := func(status int, msg string) error {
+		return reply(status, map[string]string{"error": redactIdentity(ctx, msg)})
+	}
+	if req.Method != http.MethodPost {
+		return fail(http.StatusMethodNotAllowed, "advise: use POST with the query to measure")
+	}
+	if len(req.Body) > adviseMaxBody {
+		return fail(http.StatusRequestEntityTooLarge, fmt.Sprintf("advise: the request is %d bytes, more than %d", len(req.Body), adviseMaxBody))
+	}
+	var ar AdviseRequest
+	if err := json.Unmarshal(req.Body, &ar); err != nil {
+		return fail(http.StatusBadRequest, "advise: the request is not JSON of {query, from, to, maxDataPoints}: "+err.Error())
+	}
+	if len(ar.Query) == 0 {
+		return fail(http.StatusBadRequest, "advise: query: the query to measure is missing")
+	}
+	if inst.health != nil {
+		if err := inst.health.CheckHealth(ctx); err != nil {
+			return fail(http.StatusFailedDependency, "advise: the data source fails its health check: "+oneLine(err))
+		}
+	}
+	select {
+	case adviseSlot <- struct{}{}:
+		defer func() { <-adviseSlot }()
+	default:
+		return fail(http.StatusTooManyRequests, "advise: another measurement is running; try again when it is done")
+	}
+	ctx, cancel := context.WithTimeout(ctx, adviseTimeout)
+	defer cancel()
+	res, err := s.measure(ctx, inst, ar)
+	if err != nil {
+		status, _, msg := classify(err)
+		if status == backend.StatusInternal {
+			return fail(http.StatusInternalServerError, "advise: "+msg)
+		}
+		return fail(int(status), "advise: "+msg)
+	}
+	return reply(http.StatusOK, res)
+}
+
+// measure runs the query into memory, within the advisor's limits and the
+// memory budget, then measures every setting on its frames.
+func (s *Service) measure(ctx context.Context, inst *Instance, ar AdviseRequest) (*AdviseResult, error) {
+	to, from := time.UnixMilli(ar.To), time.UnixMilli(ar.From)
+	if ar.From == 0 && ar.To == 0 {
+		to = time.Now()
+		from = to.Add(-time.Hour)
+	}
+	if !from.Before(to) {
+		return nil, source.BadQuery("from (%d) is not before to (%d)", ar.From, ar.To)
+	}
+	mdp := ar.MaxDataPoints
+	if mdp <= 0 {
+		mdp = adviseMaxDefault
+	}
+	lim := source.Limits{
+		MaxSeries: min(int(inst.settings.MaxSeries), adviseMaxSeries),
+		MaxPoints: min(inst.settings.MaxPoints, adviseMaxPoints),
+	}
+	lim.MaxBytes = min(inst.settings.MaxBytes(), lim.MaxPoints*16)
+	acct := s.budget.account()
+	defer acct.close()
+	col := &collector{ctx: ctx, acct: acct, limits: lim}
+	defer col.release()
+	sq := source.Query{
+		RefID: "A", JSON: ar.Query, From: from, To: to,
+		Interval: max(to.Sub(from)/time.Duration(mdp), time.Millisecond), MaxDataPoints: mdp, Limits: lim,
+	}
+	if err := runSource(ctx, inst.source, sq, col); err != nil {
+		return nil, err
+	}
+	if len(col.inputs) == 0 {
+		return nil, source.BadQuery("the query returned no frames to measure")
+	}
+	res := &AdviseResult{Frames: len(col.inputs), Rows: col.rows}
+	var buf []byte
+	for _, st := range adviseSettings {
+		fig, err := measureSetting(ctx, st, inst.settings.MinSavings, col.inputs, &buf)
+		if err != nil {
+			return nil, err
+		}
+		res.Settings = append(res.Settings, fig)
+	}
+	var none int64
+	for _, f := range res.Settings {
+		if f.Codec == "none" {
+			none = f.WireBytes
+		}
+	}
+	for i := range res.Settings {
+		if w := res.Settings[i].WireBytes; w > 0 {
+			res.Settings[i].Ratio = float64(none) / float64(w)
+		}
+	}
+	return res, nil
+}
+
+// measureSetting encodes inputs under st twice (the first pass warms the
+// encoder and the skip's history up), decoding each frame of the second
+// pass with the SDK.
+func measureSetting(ctx context.Context, st adviseSetting, minSavings float64, inputs []frame.Input, buf *[]byte) (AdviseFigures, error) {
+	fig := AdviseFigures{adviseSetting: st, FramesAs: map[string]int{}}
+	kind, err := codec.ParseKind(st.Codec)
+	if err != nil {
+		return fig, fmt.Errorf("plugin: advise: %w", err)
+	}
+	c, err := codec.New(kind, st.Level)
+	if err != nil {
+		return fig, fmt.Errorf("plugin: advise: %w", err)
+	}
+	o := arrowipc.Options{Codec: c, MinSavings: minSavings}
+	if kind == codec.Auto {
+		if o.Preference, err = codec.ParsePreference(st.Preference); err != nil {
+			return fig, fmt.Errorf("plugin: advise: %w", err)
+		}
+	}
+	e, err := frame.NewEncoder(o)
+	if err != nil {
+		return fig, fmt.Errorf("plugin: advise: %w", err)
+	}
+	for _, in := range inputs {
+		if *buf, _, err = e.Append((*buf)[:0], in, nil); err != nil {
+			return fig, err
+		}
+	}
+	var enc, dec time.Duration
+	var sum frame.Summary
+	for _, in := range inputs {
+		if err := ctx.Err(); err != nil {
+			return fig, source.Upstream(fmt.Errorf("measuring %s: %w", st.Codec, err))
+		}
+		t0 := time.Now()
+		var bs arrowipc.BodyStats
+		if *buf, bs, err = e.Append((*buf)[:0], in, nil); err != nil {
+			return fig, err
+		}
+		t1 := time.Now()
+		if _, err := data.UnmarshalArrowFrame(*buf); err != nil {
+			return fig, fmt.Errorf("plugin: advise: a %s frame does not decode: %w", st.Codec, err)
+		}
+		dec += time.Since(t1)
+		enc += t1.Sub(t0)
+		sum.Add(bs, t1.Sub(t0))
+		fig.WireBytes += int64(len(*buf))
+		fig.FramesAs[bs.Codec.String()]++
+	}
+	n := float64(len(inputs))
+	fig.EncodeMicros = float64(enc.Nanoseconds()) / 1e3 / n
+	fig.DecodeMicros = float64(dec.Nanoseconds()) / 1e3 / n
+	fig.TotalMicros = fig.EncodeMicros + fig.DecodeMicros
+	fig.Compressed, fig.Raw, fig.Skipped = sum.Compressed, sum.Raw, sum.Skipped
+	return fig, nil
+}
+
+// collector is the advisor's sink: it keeps every frame, within the limits
+// and the memory budget (a source's Reserve draws on the budget at once;
+// frames then draw on the reservation).
+type collector struct {
+	ctx      context.Context
+	acct     *account
+	limits   source.Limits
+	reserved int64
+	rows     int64
+	inputs   []frame.Input
+}
+
+var (
+	_ source.Sink     = (*collector)(nil)
+	_ source.Reserver = (*collector)(nil)
+)
+
+// Reserve implements source.Reserver.
+func (c *collector) Reserve(n int64) error {
+	if err := c.acct.acquire(c.ctx, n); err != nil {
+		return err
+	}
+	c.reserved += n
+	return nil
+}
+
+func (c *collector) hold(rows, n int64) error {
+	if len(c.inputs) >= c.limits.MaxSeries {
+		return source.LimitExceeded("the query returned more than %d frames, the advisor's limit", c.limits.MaxSeries)
+	}
+	if c.rows+rows > c.limits.MaxPoints {
+		return source.LimitExceeded("the query returned more than %d rows, the advisor's limit; narrow the time range", c.limits.MaxPoints)
+	}
+	c.rows += rows
+	if n <= c.reserved {
+		c.reserved -= n
+		return nil
+	}
+	n -= c.reserved
+	c.reserved = 0
+	return c.acct.acquire(c.ctx, n)
+}
+
+// Frame implements source.Sink.
+func (c *collector) Frame(f *data.Frame) error {
+	if err := c.hold(int64(f.Rows()), frameBytes(f)); err != nil {
+		return err
+	}
+	c.inputs = append(c.inputs, frame.Input{Frame: f})
+	return nil
+}
+
+// Record implements source.Sink.
+func (c *collector) Record(rec arrow.RecordBatch) error {
+	if err := c.hold(rec.NumRows(), recordBytes(rec)); err != nil {
+		rec.Release()
+		return err
+	}
+	c.inputs = append(c.inputs, frame.Input{Record: rec})
+	return nil
+}
+
+// release drops the records the collector holds.
+func (c *collector) release() {
+	for _, in := range c.inputs {
+		if in.Record != nil {
+			in.Record.Release()
+		}
+	}
+	c.inputs = nil
+}

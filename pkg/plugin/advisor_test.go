@@ -1,0 +1,106 @@
+package plugin
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"net/http"
+	"strings"
+	"testing"
+
+	"github.com/grafana/grafana-plugin-sdk-go/backend"
+
+	"github.com/quiverdata/quiver/pkg/source/demo"
+)
+
+// callAdvise posts body to the advisor of the instance of jsonData on s.
+func callAdvise(t *testing.T, s *Service, jsonData, method, body string) (int, []byte) {
+	t.Helper()
+	pc := backend.FromProto().PluginContext(pluginContext(jsonData))
+	var got *backend.CallResourceResponse
+	err := s.CallResource(context.Background(), &backend.CallResourceRequest{PluginContext: pc, Path: AdvisePath, Method: method, Body: []byte(body)},
+		backend.CallResourceResponseSenderFunc(func(r *backend.CallResourceResponse) error { got = r; return nil }))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got == nil {
+		t.Fatal("no response")
+	}
+	return got.Status, got.Body
+}
+
+const adviseRange = `"from":1764583200000,"to":1764590400000,"maxDataPoints":500`
+
+// The advisor answers every setting's figures, and they are consistent:
+// every frame counted once per setting, codec none at ratio 1, log lines
+// compressed by zstd, random walks by nothing.
+func TestAdviseReturnsEverySetting(t *testing.T) {
+	s := newTestService(t, demo.New(), 2)
+	for _, tc := range []struct {
+		query      string
+		compresses bool
+	}{
+		{`{"scenario":"random_walk","seriesCount":20,"seed":3}`, false},
+		{`{"scenario":"logs","seriesCount":5,"seed":3}`, true},
+	} {
+		status, body := callAdvise(t, s, `{}`, http.MethodPost, `{"query":`+tc.query+`,`+adviseRange+`}`)
+		if status != http.StatusOK {
+			t.Fatalf("%s: %d %s", tc.query, status, body)
+		}
+		var res AdviseResult
+		if err := json.Unmarshal(body, &res); err != nil {
+			t.Fatal(err)
+		}
+		if res.Frames == 0 || res.Rows == 0 || len(res.Settings) != len(adviseSettings) {
+			t.Fatalf("%s: %d frames, %d rows, %d settings", tc.query, res.Frames, res.Rows, len(res.Settings))
+		}
+		for i, f := range res.Settings {
+			if f.adviseSetting != adviseSettings[i] {
+				t.Errorf("setting %d is %+v, want %+v", i, f.adviseSetting, adviseSettings[i])
+			}
+			n := 0
+			for _, c := range f.FramesAs {
+				n += c
+			}
+			if n != res.Frames || f.WireBytes <= 0 || f.Ratio <= 0 || f.EncodeMicros <= 0 || f.DecodeMicros <= 0 || f.TotalMicros != f.EncodeMicros+f.DecodeMicros {
+				t.Errorf("%s: %+v: figures inconsistent for %d frames", tc.query, f, res.Frames)
+			}
+			if f.Codec == "none" && (f.Ratio != 1 || f.Compressed != 0) {
+				t.Errorf("codec none: %+v", f)
+			}
+			if f.Codec == "zstd" && f.Level == 3 && (f.Ratio > 1.5) != tc.compresses {
+				t.Errorf("%s: zstd 3 ratio %.2f", tc.query, f.Ratio)
+			}
+		}
+	}
+}
+
+// The advisor refuses what it must not run: a query above its limits, an
+// instance whose settings are invalid or whose health check fails, a GET,
+// a body that is not its JSON.
+func TestAdviseRefuses(t *testing.T) {
+	s := newTestService(t, demo.New(), 2)
+	for _, tc := range []struct {
+		name, jsonData, method, body string
+		status                       int
+		want                         string
+	}{
+		{"over the advisor's series", `{}`, http.MethodPost, `{"query":{"scenario":"random_walk","seriesCount":5000},` + adviseRange + `}`, http.StatusBadRequest, "limit"},
+		{"over the instance's points", `{"maxPoints":1000}`, http.MethodPost, `{"query":{"scenario":"random_walk","seriesCount":10},` + adviseRange + `}`, http.StatusBadRequest, "maxPoints"},
+		{"invalid settings", `{"codec":"brotli"}`, http.MethodPost, `{"query":{}}`, http.StatusBadRequest, "codec"},
+		{"GET", `{}`, http.MethodGet, ``, http.StatusMethodNotAllowed, "POST"},
+		{"not JSON", `{}`, http.MethodPost, `{"query":`, http.StatusBadRequest, "not JSON"},
+		{"no query", `{}`, http.MethodPost, `{}`, http.StatusBadRequest, "query"},
+		{"bad scenario", `{}`, http.MethodPost, `{"query":{"scenario":"sine"},` + adviseRange + `}`, http.StatusBadRequest, "sine"},
+	} {
+		status, body := callAdvise(t, s, tc.jsonData, tc.method, tc.body)
+		if status != tc.status || !strings.Contains(string(body), tc.want) {
+			t.Errorf("%s: %d %s, want %d naming %q", tc.name, status, body, tc.status, tc.want)
+		}
+	}
+	sick := newTestService(t, reportingSource{err: errors.New("flightsql: unreachable")}, 1)
+	status, body := callAdvise(t, sick, `{}`, http.MethodPost, `{"query":{"sql":"SELECT 1"}}`)
+	if status != http.StatusFailedDependency || !strings.Contains(string(body), "unreachable") {
+		t.Errorf("failing health check: %d %s", status, body)
+	}
+}
