@@ -8,9 +8,9 @@ import (
 // Settings of one data-source instance. Table describes every key: its
 // default, range or accepted values, and what it does.
 type Settings struct {
-	Upstream   string  `json:"upstream"`
-	Codec      string  `json:"codec"`
-	Level      int64   `json:"level"`
+	Upstream string `json:"upstream"`
+	Codec    string `json:"codec"`
+	Level    int64  `json:"level"`
 	// CodecPreference is what codec auto values: "cpu" or "bytes".
 	CodecPreference string  `json:"codecPreference"`
 	MinSavings      float64 `json:"minSavings"`
