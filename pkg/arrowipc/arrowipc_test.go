@@ -16,6 +16,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/memory"
 
 	"github.com/quiverdata/quiver/pkg/arrowipc"
+	"github.com/quiverdata/quiver/pkg/arrowipc/arrowipctest"
 	"github.com/quiverdata/quiver/pkg/codec"
 )
 
@@ -150,7 +151,7 @@ func TestCompressionDeclaredPerBatch(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		batches, err := arrowipc.Inspect(out)
+		batches, err := arrowipctest.Inspect(out)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -205,7 +206,7 @@ func TestMinSavings(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		b, err := arrowipc.Inspect(out)
+		b, err := arrowipctest.Inspect(out)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -319,7 +320,7 @@ func TestProbeJudgesNumbersByTheirPrefix(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		b, err := arrowipc.Inspect(out)
+		b, err := arrowipctest.Inspect(out)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -1,6 +1,6 @@
 // Package arrowipc writes Arrow IPC file bytes that Grafana's frame decoder
 // (the SDK's data.UnmarshalArrowFrame, which reads them with arrow-go's
-// ipc.FileReader) accepts: the magic, a schema message, one record batch
+// ipc.FileReader) accepts: the format.Magic, a schema message, one record batch
 // whose body buffers are compressed one by one with a pooled codec, and the
 // footer.
 //

@@ -7,6 +7,7 @@ import (
 
 	flatbuffers "github.com/google/flatbuffers/go"
 
+	"github.com/quiverdata/quiver/pkg/arrowipc/internal/format"
 	"github.com/quiverdata/quiver/pkg/codec"
 )
 
@@ -40,8 +41,8 @@ var (
 // compressionTypes maps a codec to the CompressionType a compressed batch
 // declares; a codec missing here never compresses.
 var compressionTypes = map[codec.Kind]int8{
-	codec.LZ4:  fbCompressionLZ4Frame,
-	codec.Zstd: fbCompressionZstd,
+	codec.LZ4:  format.CompressionLZ4Frame,
+	codec.Zstd: format.CompressionZstd,
 }
 
 // Encoder writes Arrow IPC files of one record batch, in two phases:
@@ -49,7 +50,7 @@ var compressionTypes = map[codec.Kind]int8{
 //  1. Prepare (or PrepareRecord) checks a batch against its fields and
 //     compresses its body, keeping the result, and returns what compression
 //     did, so that the caller can put that into the schema metadata;
-//  2. AppendFile appends the whole file (magic, schema with the caller's
+//  2. AppendFile appends the whole file (format.Magic, schema with the caller's
 //     metadata, the prepared batch, footer) to the caller's buffer.
 //
 // It is not safe for concurrent use; keep one per goroutine (or pool them)

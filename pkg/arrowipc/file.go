@@ -4,6 +4,8 @@ import (
 	"encoding/binary"
 
 	flatbuffers "github.com/google/flatbuffers/go"
+
+	"github.com/quiverdata/quiver/pkg/arrowipc/internal/format"
 )
 
 // This file is phase two: the prepared batch written as a file, appended
@@ -12,7 +14,6 @@ import (
 const (
 	alignment    = 8
 	continuation = 0xFFFFFFFF
-	magic        = "ARROW1"
 )
 
 // appendFile appends the whole file of the prepared batch to dst.
@@ -24,14 +25,14 @@ func (e *Encoder) appendFile(dst []byte, meta []KeyValue) []byte {
 	return e.appendFooter(dst, meta, blocks[:])
 }
 
-// appendHeader appends the magic, padded to 8 bytes, and the schema message
+// appendHeader appends the format.Magic, padded to 8 bytes, and the schema message
 // of the prepared batch's fields with custom metadata meta.
 func (e *Encoder) appendHeader(dst []byte, meta []KeyValue) []byte {
-	dst = append(dst, magic...)
+	dst = append(dst, format.Magic...)
 	dst = append(dst, 0, 0)
 	e.b.Reset()
 	schema := e.writeSchema(meta)
-	dst, _ = e.appendMessage(dst, fbHeaderSchema, schema, 0)
+	dst, _ = e.appendMessage(dst, format.HeaderSchema, schema, 0)
 	return dst
 }
 
@@ -41,7 +42,7 @@ func (e *Encoder) appendHeader(dst []byte, meta []KeyValue) []byte {
 func (e *Encoder) appendBatch(dst []byte, start int) ([]byte, block) {
 	blk := block{offset: int64(len(dst) - start), bodyLength: e.batch.length}
 	rb := e.writeRecordBatch()
-	dst, blk.metaLength = e.appendMessage(dst, fbHeaderRecordBatch, rb, e.batch.length)
+	dst, blk.metaLength = e.appendMessage(dst, format.HeaderRecordBatch, rb, e.batch.length)
 	return e.appendBody(dst), blk
 }
 
@@ -97,7 +98,7 @@ func (e *Encoder) appendBody(dst []byte) []byte {
 }
 
 // appendFooter appends the footer (the schema again, and the blocks of the
-// batches) with its length and the closing magic. No end-of-stream marker
+// batches) with its length and the closing format.Magic. No end-of-stream marker
 // precedes it: the marker is optional in the stream a file embeds, and file
 // readers find the batches through the footer; eight bytes per frame add up
 // over thousands of series.
@@ -111,7 +112,7 @@ func (e *Encoder) appendFooter(dst []byte, meta []KeyValue, blocks []block) []by
 	fb := b.FinishedBytes()
 	dst = append(dst, fb...)
 	dst = binary.LittleEndian.AppendUint32(dst, uint32(len(fb)))
-	return append(dst, magic...)
+	return append(dst, format.Magic...)
 }
 
 // appendMessage finishes a Message table around header in e.b and appends

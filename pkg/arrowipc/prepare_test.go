@@ -10,6 +10,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/memory"
 
 	"github.com/quiverdata/quiver/pkg/arrowipc"
+	"github.com/quiverdata/quiver/pkg/arrowipc/arrowipctest"
 	"github.com/quiverdata/quiver/pkg/codec"
 )
 
@@ -78,7 +79,7 @@ func TestBodyStatsPerBuffer(t *testing.T) {
 		if st.Rows != rows || raw != st.RawBytes || wire != st.WireBytes || nonEmpty != st.Buffers || compressed != st.Compressed {
 			t.Errorf("%s: stats %+v disagree with their buffers: raw %d wire %d buffers %d compressed %d", c, st, raw, wire, nonEmpty, compressed)
 		}
-		batches, err := arrowipc.Inspect(out)
+		batches, err := arrowipctest.Inspect(out)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -3,6 +3,8 @@ package arrowipc
 import (
 	"github.com/apache/arrow-go/v18/arrow"
 	flatbuffers "github.com/google/flatbuffers/go"
+
+	"github.com/quiverdata/quiver/pkg/arrowipc/internal/format"
 )
 
 // KeyValue is one entry of schema or field custom metadata.
@@ -59,16 +61,16 @@ func (e *Encoder) writeField(f *Field, info typeInfo) flatbuffers.UOffsetT {
 func (e *Encoder) writeType(t arrow.DataType, info typeInfo) flatbuffers.UOffsetT {
 	b := e.b
 	switch info.fbType {
-	case fbTypeInt:
+	case format.TypeInt:
 		return intToFB(b, info.bitWidth, info.signed)
-	case fbTypeFloatingPoint:
+	case format.TypeFloatingPoint:
 		return floatingPointToFB(b, info.prec)
-	case fbTypeTimestamp:
+	case format.TypeTimestamp:
 		var tz flatbuffers.UOffsetT
 		if zone := t.(*arrow.TimestampType).TimeZone; zone != "" {
 			tz = b.CreateString(zone)
 		}
-		return timestampToFB(b, fbTimeUnitNanosecond, tz)
+		return timestampToFB(b, format.TimeUnitNanosecond, tz)
 	}
 	return emptyTypeToFB(b)
 }

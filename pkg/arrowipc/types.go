@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/quiverdata/quiver/pkg/arrowipc/internal/format"
 )
 
 // layout is how a column's values are laid out in body buffers.
@@ -29,20 +30,20 @@ type typeInfo struct {
 // types is the one table of column types the encoder writes, keyed by
 // arrow-go's type ID. Timestamps need a further check (unit), see lookupType.
 var types = map[arrow.Type]typeInfo{
-	arrow.BOOL:      {fbType: fbTypeBool, layout: layoutBitmap},
-	arrow.INT8:      {fbType: fbTypeInt, bitWidth: 8, signed: true, width: 1},
-	arrow.INT16:     {fbType: fbTypeInt, bitWidth: 16, signed: true, width: 2},
-	arrow.INT32:     {fbType: fbTypeInt, bitWidth: 32, signed: true, width: 4},
-	arrow.INT64:     {fbType: fbTypeInt, bitWidth: 64, signed: true, width: 8},
-	arrow.UINT8:     {fbType: fbTypeInt, bitWidth: 8, width: 1},
-	arrow.UINT16:    {fbType: fbTypeInt, bitWidth: 16, width: 2},
-	arrow.UINT32:    {fbType: fbTypeInt, bitWidth: 32, width: 4},
-	arrow.UINT64:    {fbType: fbTypeInt, bitWidth: 64, width: 8},
-	arrow.FLOAT32:   {fbType: fbTypeFloatingPoint, prec: fbPrecisionSingle, width: 4},
-	arrow.FLOAT64:   {fbType: fbTypeFloatingPoint, prec: fbPrecisionDouble, width: 8},
-	arrow.STRING:    {fbType: fbTypeUtf8, layout: layoutVar},
-	arrow.BINARY:    {fbType: fbTypeBinary, layout: layoutVar},
-	arrow.TIMESTAMP: {fbType: fbTypeTimestamp, width: 8},
+	arrow.BOOL:      {fbType: format.TypeBool, layout: layoutBitmap},
+	arrow.INT8:      {fbType: format.TypeInt, bitWidth: 8, signed: true, width: 1},
+	arrow.INT16:     {fbType: format.TypeInt, bitWidth: 16, signed: true, width: 2},
+	arrow.INT32:     {fbType: format.TypeInt, bitWidth: 32, signed: true, width: 4},
+	arrow.INT64:     {fbType: format.TypeInt, bitWidth: 64, signed: true, width: 8},
+	arrow.UINT8:     {fbType: format.TypeInt, bitWidth: 8, width: 1},
+	arrow.UINT16:    {fbType: format.TypeInt, bitWidth: 16, width: 2},
+	arrow.UINT32:    {fbType: format.TypeInt, bitWidth: 32, width: 4},
+	arrow.UINT64:    {fbType: format.TypeInt, bitWidth: 64, width: 8},
+	arrow.FLOAT32:   {fbType: format.TypeFloatingPoint, prec: format.PrecisionSingle, width: 4},
+	arrow.FLOAT64:   {fbType: format.TypeFloatingPoint, prec: format.PrecisionDouble, width: 8},
+	arrow.STRING:    {fbType: format.TypeUtf8, layout: layoutVar},
+	arrow.BINARY:    {fbType: format.TypeBinary, layout: layoutVar},
+	arrow.TIMESTAMP: {fbType: format.TypeTimestamp, width: 8},
 }
 
 // UnsupportedTypeError reports a column whose type Grafana's reader does not

@@ -9,7 +9,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/grafana/grafana-plugin-sdk-go/data"
 
-	"github.com/quiverdata/quiver/pkg/arrowipc"
+	"github.com/quiverdata/quiver/pkg/arrowipc/arrowipctest"
 	"github.com/quiverdata/quiver/pkg/codec"
 	"github.com/quiverdata/quiver/pkg/frame"
 )
@@ -65,7 +65,7 @@ func TestAppendReturnsBodyStats(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		batches, err := arrowipc.Inspect(b)
+		batches, err := arrowipctest.Inspect(b)
 		if err != nil {
 			t.Fatal(err)
 		}

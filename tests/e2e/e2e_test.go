@@ -16,10 +16,11 @@ import (
 	"github.com/grafana/grafana-plugin-sdk-go/data"
 	"github.com/grafana/grafana-plugin-sdk-go/genproto/pluginv2"
 
-	"github.com/quiverdata/quiver/pkg/arrowipc"
+	"github.com/quiverdata/quiver/pkg/arrowipc/arrowipctest"
 	"github.com/quiverdata/quiver/pkg/frame"
 	"github.com/quiverdata/quiver/pkg/frame/frametest"
 	"github.com/quiverdata/quiver/pkg/harness"
+
 	// The binary's code: importing it makes a change to it invalidate
 	// cached results of these tests, which build and run the binary.
 	_ "github.com/quiverdata/quiver/pkg/plugin"
@@ -159,7 +160,7 @@ func decodeCount(t *testing.T, dr *pluginv2.DataResponse, wantCodec string) (dat
 	}
 	compressed := 0
 	for _, b := range dr.Frames {
-		batches, err := arrowipc.Inspect(b)
+		batches, err := arrowipctest.Inspect(b)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -1,4 +1,4 @@
-package arrowipc
+package arrowipctest
 
 import (
 	"encoding/binary"
@@ -6,6 +6,8 @@ import (
 	"fmt"
 
 	flatbuffers "github.com/google/flatbuffers/go"
+
+	"github.com/quiverdata/quiver/pkg/arrowipc/internal/format"
 )
 
 // BatchInfo describes one record batch of a file, as Inspect reads it.
@@ -22,40 +24,40 @@ type BatchInfo struct {
 
 // Inspect reads the footer and record-batch messages of an Arrow IPC file
 // and reports what each batch declares and how its buffers are stored. It
-// is a diagnostic reader of the format this package writes, for tests and
-// tools; it does not decode values.
+// is a diagnostic reader of the format package arrowipc writes; it does
+// not decode values.
 func Inspect(file []byte) (batches []BatchInfo, err error) {
 	defer func() {
 		// The flatbuffers accessors index without checks: a malformed file
 		// is an error here, never a panic.
 		if r := recover(); r != nil {
-			batches, err = nil, fmt.Errorf("arrowipc: malformed file: %v", r)
+			batches, err = nil, fmt.Errorf("arrowipctest: malformed file: %v", r)
 		}
 	}()
 	n := len(file)
-	if n < 8+10 || string(file[:6]) != magic || string(file[n-6:]) != magic {
-		return nil, errors.New("arrowipc: not an Arrow IPC file")
+	if n < 8+10 || string(file[:6]) != format.Magic || string(file[n-6:]) != format.Magic {
+		return nil, errors.New("arrowipctest: not an Arrow IPC file")
 	}
 	flen := int(binary.LittleEndian.Uint32(file[n-10:]))
 	if flen <= 0 || flen > n-18 {
-		return nil, fmt.Errorf("arrowipc: footer length %d out of range", flen)
+		return nil, fmt.Errorf("arrowipctest: footer length %d out of range", flen)
 	}
 	footer := file[n-10-flen : n-10]
 	ft := root(footer)
 	var out []BatchInfo
-	vec, count := vector(ft, footerRecordBatches)
+	vec, count := vector(ft, format.FooterRecordBatches)
 	for i := 0; i < count; i++ {
-		at := vec + flatbuffers.UOffsetT(blockSize*i)
-		off := int64(binary.LittleEndian.Uint64(footer[at+blockOffset:]))
-		metaLen := int64(int32(binary.LittleEndian.Uint32(footer[at+blockMetaDataLength:])))
-		body := int64(binary.LittleEndian.Uint64(footer[at+blockBodyLength:]))
+		at := vec + flatbuffers.UOffsetT(format.BlockSize*i)
+		off := int64(binary.LittleEndian.Uint64(footer[at+format.BlockOffset:]))
+		metaLen := int64(int32(binary.LittleEndian.Uint32(footer[at+format.BlockMetaDataLength:])))
+		body := int64(binary.LittleEndian.Uint64(footer[at+format.BlockBodyLength:]))
 		if off < 8 || off+metaLen+body > int64(n) || metaLen < 8 {
-			return nil, fmt.Errorf("arrowipc: block %d out of range", i)
+			return nil, fmt.Errorf("arrowipctest: block %d out of range", i)
 		}
 		msg := file[off+8 : off+metaLen]
 		info, err := inspectBatch(msg, file[off+metaLen:off+metaLen+body])
 		if err != nil {
-			return nil, fmt.Errorf("arrowipc: block %d: %w", i, err)
+			return nil, fmt.Errorf("arrowipctest: block %d: %w", i, err)
 		}
 		out = append(out, info)
 	}
@@ -64,28 +66,28 @@ func Inspect(file []byte) (batches []BatchInfo, err error) {
 
 func inspectBatch(msg, body []byte) (BatchInfo, error) {
 	m := root(msg)
-	if ht := field(m, messageHeaderType); ht == 0 || m.GetByte(m.Pos+flatbuffers.UOffsetT(ht)) != fbHeaderRecordBatch {
+	if ht := field(m, format.MessageHeaderType); ht == 0 || m.GetByte(m.Pos+flatbuffers.UOffsetT(ht)) != format.HeaderRecordBatch {
 		return BatchInfo{}, errors.New("not a record batch")
 	}
-	rb := &flatbuffers.Table{Bytes: msg, Pos: m.Indirect(m.Pos + flatbuffers.UOffsetT(field(m, messageHeader)))}
+	rb := &flatbuffers.Table{Bytes: msg, Pos: m.Indirect(m.Pos + flatbuffers.UOffsetT(field(m, format.MessageHeader)))}
 	info := BatchInfo{Codec: "none", BodyBytes: int64(len(body))}
-	if o := field(rb, recordBatchLength); o != 0 {
+	if o := field(rb, format.RecordBatchLength); o != 0 {
 		info.Rows = rb.GetInt64(rb.Pos + flatbuffers.UOffsetT(o))
 	}
 	compressed := false
-	if o := field(rb, recordBatchCompression); o != 0 {
+	if o := field(rb, format.RecordBatchCompression); o != 0 {
 		c := &flatbuffers.Table{Bytes: msg, Pos: rb.Indirect(rb.Pos + flatbuffers.UOffsetT(o))}
 		info.Codec = "lz4"
-		if co := field(c, bodyCompressionCodec); co != 0 && c.GetInt8(c.Pos+flatbuffers.UOffsetT(co)) == fbCompressionZstd {
+		if co := field(c, format.BodyCompressionCodec); co != 0 && c.GetInt8(c.Pos+flatbuffers.UOffsetT(co)) == format.CompressionZstd {
 			info.Codec = "zstd"
 		}
 		compressed = true
 	}
-	vec, count := vector(rb, recordBatchBuffers)
+	vec, count := vector(rb, format.RecordBatchBuffers)
 	for i := 0; i < count; i++ {
-		at := vec + flatbuffers.UOffsetT(bufferSize*i)
-		off := int64(binary.LittleEndian.Uint64(msg[at+bufferOffset:]))
-		length := int64(binary.LittleEndian.Uint64(msg[at+bufferLength:]))
+		at := vec + flatbuffers.UOffsetT(format.BufferSize*i)
+		off := int64(binary.LittleEndian.Uint64(msg[at+format.BufferOffset:]))
+		length := int64(binary.LittleEndian.Uint64(msg[at+format.BufferLength:]))
 		if length == 0 {
 			continue
 		}
