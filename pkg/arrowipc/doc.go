@@ -1,6 +1,6 @@
 // Package arrowipc writes Arrow IPC file bytes that Grafana's frame decoder
 // (the SDK's data.UnmarshalArrowFrame, which reads them with arrow-go's
-// ipc.FileReader) accepts: the format.Magic, a schema message, one record batch
+// ipc.FileReader) accepts: the magic, a schema message, one record batch
 // whose body buffers are compressed one by one with a pooled codec, and the
 // footer.
 //
@@ -31,6 +31,7 @@
 // converting types (other timestamp units, dictionaries, decimals…) is the
 // job of package frame.
 //
-// arrowipc imports arrow-go's type definitions and package codec; never the
-// Grafana SDK and no other Quiver package.
+// arrowipc imports arrow-go's type definitions, package codec and its own
+// internal/format (the format's slots and enums, shared with the reader in
+// arrowipctest); never the Grafana SDK and no other Quiver package.
 package arrowipc

@@ -50,7 +50,7 @@ var compressionTypes = map[codec.Kind]int8{
 //  1. Prepare (or PrepareRecord) checks a batch against its fields and
 //     compresses its body, keeping the result, and returns what compression
 //     did, so that the caller can put that into the schema metadata;
-//  2. AppendFile appends the whole file (format.Magic, schema with the caller's
+//  2. AppendFile appends the whole file (magic, schema with the caller's
 //     metadata, the prepared batch, footer) to the caller's buffer.
 //
 // It is not safe for concurrent use; keep one per goroutine (or pool them)

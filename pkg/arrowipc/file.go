@@ -25,7 +25,7 @@ func (e *Encoder) appendFile(dst []byte, meta []KeyValue) []byte {
 	return e.appendFooter(dst, meta, blocks[:])
 }
 
-// appendHeader appends the format.Magic, padded to 8 bytes, and the schema message
+// appendHeader appends the magic, padded to 8 bytes, and the schema message
 // of the prepared batch's fields with custom metadata meta.
 func (e *Encoder) appendHeader(dst []byte, meta []KeyValue) []byte {
 	dst = append(dst, format.Magic...)
@@ -98,7 +98,7 @@ func (e *Encoder) appendBody(dst []byte) []byte {
 }
 
 // appendFooter appends the footer (the schema again, and the blocks of the
-// batches) with its length and the closing format.Magic. No end-of-stream marker
+// batches) with its length and the closing magic. No end-of-stream marker
 // precedes it: the marker is optional in the stream a file embeds, and file
 // readers find the batches through the footer; eight bytes per frame add up
 // over thousands of series.
