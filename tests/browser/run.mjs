@@ -375,6 +375,7 @@ async function main() {
       assert.deepEqual(await config.locator('h6').allInnerTexts(), [
         'Server certificate',
         'Client certificate',
+        'Codec advisor',
         'Metadata headers',
       ]);
       // Labels sit above full-width fields: the address input spans most of the section, and
