@@ -1,3 +1,7 @@
+// This file is over 400 lines: the budget, its per-request accounts and the
+// size estimates of frames and records are one mechanism whose invariants
+// (held ≤ 2 budgets, every reservation given back once) are read together.
+
 package plugin
 
 import (

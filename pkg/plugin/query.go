@@ -1,3 +1,7 @@
+// This file is over 400 lines: it is the whole query path of the Data
+// service (entry points, per-query sink, encode workers), whose ordering and
+// release rules are read together.
+
 package plugin
 
 import (

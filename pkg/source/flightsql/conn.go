@@ -1,3 +1,6 @@
+// This file is over 400 lines: one connection's dialling, TLS, credentials,
+// session and error wording, which share its state and its secrets list.
+
 package flightsql
 
 import (

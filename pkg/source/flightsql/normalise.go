@@ -1,3 +1,7 @@
+// This file is over 400 lines: it is the one conversion table of Arrow
+// types and its converters, kept in one place so that what a type becomes has
+// one home (the text and JSON writers are in columns*.go).
+
 package flightsql
 
 import (

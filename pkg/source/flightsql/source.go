@@ -1,3 +1,7 @@
+// This file is over 400 lines: a query's whole read path — expansion, the
+// builders, the endpoint loop with its limits and the read-ahead — whose
+// cancellation and release rules are read together.
+
 package flightsql
 
 import (
