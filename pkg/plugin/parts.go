@@ -1,7 +1,6 @@
 package plugin
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"runtime/debug"
@@ -110,22 +109,17 @@ func (w *partWriter) Part(rec arrow.RecordBatch) error {
 		return err
 	}
 	done := make(chan struct{})
-	k.wg.Add(1)
-	work := func() {
-		defer k.wg.Done()
+	err := k.dispatch(func() {
 		defer close(done)
 		w.encodePart(rec, n)
-	}
-	select {
-	case k.svc.work <- work:
-		w.done = done
-		return nil
-	case <-k.ctx.Done():
-		k.wg.Done()
+	}, func() {
 		rec.Release()
 		k.acct.release(n)
-		return context.Cause(k.ctx)
+	})
+	if err == nil {
+		w.done = done
 	}
+	return err
 }
 
 // encodePart encodes rec as the next part and releases it and the budget
@@ -176,21 +170,11 @@ func (w *partWriter) Close(md arrow.Metadata) error {
 		k.mu.Unlock()
 		return nil
 	}
-	k.wg.Add(1)
-	work := func() {
-		defer k.wg.Done()
+	return k.dispatch(func() {
 		if err := w.finishAndEmit(nil); err != nil {
 			k.fail(err)
 		}
-	}
-	select {
-	case k.svc.work <- work:
-		return nil
-	case <-k.ctx.Done():
-		k.wg.Done()
-		w.drop()
-		return context.Cause(k.ctx)
-	}
+	}, w.drop)
 }
 
 func (w *partWriter) Abort() {

@@ -407,19 +407,24 @@ func (k *sink) submit(rows int64, j job) error {
 		k.first = j
 		return nil
 	}
-	k.wg.Add(1)
-	work := func() {
-		defer k.wg.Done()
+	return k.dispatch(func() {
 		if err := k.encodeAndEmit(idx, j, nil); err != nil {
 			k.fail(err)
 		}
-	}
+	}, func() { k.drop(j) })
+}
+
+// dispatch hands work to a free encode worker (waiting for one), counted in
+// k.wg; when the query is cancelled first, it runs dropped instead and
+// returns the cause.
+func (k *sink) dispatch(work, dropped func()) error {
+	k.wg.Add(1)
 	select {
-	case k.svc.work <- work:
+	case k.svc.work <- func() { defer k.wg.Done(); work() }:
 		return nil
 	case <-k.ctx.Done():
 		k.wg.Done()
-		k.drop(j)
+		dropped()
 		return context.Cause(k.ctx)
 	}
 }
@@ -427,27 +432,23 @@ func (k *sink) submit(rows int64, j job) error {
 // finish encodes and emits the held-back first frame (whole or in parts)
 // with the query's stats, on an encode worker like the others.
 func (k *sink) finish() error {
-	if w := k.firstParts; w != nil {
-		done := make(chan error, 1)
-		select {
-		case k.svc.work <- func() { done <- w.finishAndEmit(&k.summary) }:
-			return <-done
-		case <-k.ctx.Done():
-			w.drop()
-			return context.Cause(k.ctx)
-		}
-	}
-	if k.first.frame == nil && k.first.rec == nil {
+	var work func() error
+	var dropped func()
+	switch {
+	case k.firstParts != nil:
+		w := k.firstParts
+		work, dropped = func() error { return w.finishAndEmit(&k.summary) }, w.drop
+	case k.first.frame != nil || k.first.rec != nil:
+		work = func() error { return k.encodeAndEmit(0, k.first, &k.summary) }
+		dropped = func() { k.drop(k.first) }
+	default:
 		return nil // the query returned no frame
 	}
 	done := make(chan error, 1)
-	select {
-	case k.svc.work <- func() { done <- k.encodeAndEmit(0, k.first, &k.summary) }:
-		return <-done
-	case <-k.ctx.Done():
-		k.drop(k.first)
-		return context.Cause(k.ctx)
+	if err := k.dispatch(func() { done <- work() }, dropped); err != nil {
+		return err
 	}
+	return <-done
 }
 
 // encodeAndEmit encodes j (with the query's stats when summary is set) into
