@@ -43,7 +43,9 @@ func BenchmarkTableThroughThePlugin(b *testing.B) {
 	for _, mode := range []string{"parts", "joined"} {
 		b.Run("handover="+mode, func(b *testing.B) {
 			s := NewService(Options{
-				Sources:       func(context.Context, settings.Settings) (source.Source, error) { return partSource{mem: memory.DefaultAllocator, pre: pre}, nil },
+				Sources: func(context.Context, settings.Settings) (source.Source, error) {
+					return partSource{mem: memory.DefaultAllocator, pre: pre}, nil
+				},
 				EncodeWorkers: 2,
 				Budget:        settings.Budget{Bytes: 1 << 30, Wait: time.Minute},
 			})

@@ -37,7 +37,7 @@ type partQuery struct {
 // same table joined when it does not), then Extra whole frames.
 type partSource struct {
 	mem    memory.Allocator
-	cancel func() // cancels the request, for CancelAt
+	cancel func()              // cancels the request, for CancelAt
 	pre    []arrow.RecordBatch // parts built once (benchmarks); nil: built per query
 }
 
