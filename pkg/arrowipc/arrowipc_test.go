@@ -287,6 +287,14 @@ func TestGolden(t *testing.T) {
 			t.Errorf("%s: %d bytes differ from the golden %d bytes; if the change is intended, rerun with -update and review the diff", tc.name, len(out), len(want))
 		}
 		readAll(t, memory.DefaultAllocator, want, 393)
+		// The same two batches through a File.
+		asFile, err := newEncoder(t, tc.c, 0.1).AppendRecordsAsFile(nil, schema, rec, rec.NewSlice(7, 100))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(asFile, want) {
+			t.Errorf("%s: through a File, %d bytes differ from the golden %d bytes", tc.name, len(asFile), len(want))
+		}
 	}
 }
 

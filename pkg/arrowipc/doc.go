@@ -1,8 +1,8 @@
 // Package arrowipc writes Arrow IPC file bytes that Grafana's frame decoder
 // (the SDK's data.UnmarshalArrowFrame, which reads them with arrow-go's
 // ipc.FileReader) accepts: the magic, a schema message, one record batch
-// whose body buffers are compressed one by one with a pooled codec, and the
-// footer.
+// (or several) whose body buffers are compressed one by one with a pooled
+// codec, and the footer.
 //
 // An Encoder writes a file in two phases. Prepare (or PrepareRecord, from
 // an Arrow record) checks a batch against its fields, compresses its body
@@ -12,6 +12,16 @@
 // single contiguous run. An Encoder keeps its scratch (flatbuffer builder,
 // body layout, compressed bytes, bitmaps) from one file to the next.
 //
+// A prepared batch may instead become the next record batch of a File, a
+// file of several batches written as they come (AppendBatch), which
+// FinishFile completes with the schema metadata known only at the end: a
+// table streamed batch by batch is one file, as Grafana's reader appends
+// every batch of a file. A File is the caller's, so that the pooled
+// encoders of several goroutines may write its batches in turn; it keeps
+// room for the header in front of the batches, so that finishing it does
+// not copy them. A File of one batch is byte for byte what AppendFile
+// writes.
+//
 // The files of the package:
 //   - encoder.go: Options, Encoder and its two phases;
 //   - body.go: phase one, the body (Column, BodyStats, compression): the
@@ -19,6 +29,7 @@
 //     did, so that what cannot pay is not tried) and codec auto's choice
 //     of none, lz4 or zstd per batch;
 //   - file.go: phase two, the file's framing and body bytes;
+//   - multi.go: File, a file of several batches;
 //   - schema.go: Field, KeyValue and the schema's flatbuffers;
 //   - metadata.go: one builder per flatbuffer table of Schema.fbs,
 //     Message.fbs and File.fbs it writes, with named slots;

@@ -20,7 +20,8 @@ func (e *Encoder) AppendRecords(dst []byte, schema *arrow.Schema, recs ...arrow.
 	kvs := AppendMetadata(e.rec.kvs, schema.Metadata())
 	e.rec.kvs = kvs[:n]
 	meta := kvs[n:]
-	out := e.appendHeader(dst, meta)
+	fields, infos := e.batch.fields, e.batch.infos
+	out := e.appendHeader(dst, fields, infos, meta)
 	var arr [8]block
 	blocks := arr[:0]
 	for _, rec := range recs {
@@ -36,7 +37,33 @@ func (e *Encoder) AppendRecords(dst []byte, schema *arrow.Schema, recs ...arrow.
 		out, blk = e.appendBatch(out, len(dst))
 		blocks = append(blocks, blk)
 	}
-	out = e.appendFooter(out, meta, blocks)
+	out = e.appendFooter(out, fields, infos, meta, blocks)
 	e.batch.drop()
 	return out, nil
+}
+
+// AppendRecordsAsFile writes what AppendRecords writes, through a File:
+// each record prepared (with schema's fields) and appended as the next
+// batch, then the file finished with schema's metadata (in place when dst
+// is nil).
+func (e *Encoder) AppendRecordsAsFile(dst []byte, schema *arrow.Schema, recs ...arrow.RecordBatch) ([]byte, error) {
+	var f File
+	for _, rec := range recs {
+		err := e.batch.setSchema(e.rec.fieldsOf(schema))
+		var cols []Column
+		if err == nil {
+			cols, err = e.rec.columnsOf(rec, &e.batch)
+		}
+		if err == nil {
+			_, err = e.prepare(int(rec.NumRows()), cols)
+		}
+		clear(cols)
+		if err = e.settle(err); err == nil {
+			err = e.AppendBatch(&f)
+		}
+		if err != nil {
+			return dst, err
+		}
+	}
+	return e.FinishFile(dst, &f, AppendMetadata(nil, schema.Metadata()))
 }

@@ -19,19 +19,20 @@ const (
 // appendFile appends the whole file of the prepared batch to dst.
 func (e *Encoder) appendFile(dst []byte, meta []KeyValue) []byte {
 	start := len(dst)
-	dst = e.appendHeader(dst, meta)
+	fields, infos := e.batch.fields, e.batch.infos
+	dst = e.appendHeader(dst, fields, infos, meta)
 	var blocks [1]block
 	dst, blocks[0] = e.appendBatch(dst, start)
-	return e.appendFooter(dst, meta, blocks[:])
+	return e.appendFooter(dst, fields, infos, meta, blocks[:])
 }
 
 // appendHeader appends the magic, padded to 8 bytes, and the schema message
-// of the prepared batch's fields with custom metadata meta.
-func (e *Encoder) appendHeader(dst []byte, meta []KeyValue) []byte {
+// of fields (whose types infos describes) with custom metadata meta.
+func (e *Encoder) appendHeader(dst []byte, fields []Field, infos []typeInfo, meta []KeyValue) []byte {
 	dst = append(dst, format.Magic...)
 	dst = append(dst, 0, 0)
 	e.b.Reset()
-	schema := e.writeSchema(meta)
+	schema := e.writeSchema(fields, infos, meta)
 	dst, _ = e.appendMessage(dst, format.HeaderSchema, schema, 0)
 	return dst
 }
@@ -102,14 +103,31 @@ func (e *Encoder) appendBody(dst []byte) []byte {
 // precedes it: the marker is optional in the stream a file embeds, and file
 // readers find the batches through the footer; eight bytes per frame add up
 // over thousands of series.
-func (e *Encoder) appendFooter(dst []byte, meta []KeyValue, blocks []block) []byte {
+func (e *Encoder) appendFooter(dst []byte, fields []Field, infos []typeInfo, meta []KeyValue, blocks []block) []byte {
+	fb := e.writeFooter(fields, infos, meta, blocks)
+	return appendFooterBytes(dst, fb)
+}
+
+// writeFooter finishes the Footer table (the schema of fields with custom
+// metadata meta, and blocks) in e.b and returns its bytes, valid until e.b
+// is next reset.
+func (e *Encoder) writeFooter(fields []Field, infos []typeInfo, meta []KeyValue, blocks []block) []byte {
 	b := e.b
 	b.Reset()
-	schema := e.writeSchema(meta)
+	schema := e.writeSchema(fields, infos, meta)
 	batches := blocksToFB(b, blocks)
 	dicts := blocksToFB(b, nil)
 	b.Finish(footerToFB(b, schema, dicts, batches))
-	fb := b.FinishedBytes()
+	return b.FinishedBytes()
+}
+
+// footerTail is what follows the footer's flatbuffer: its length and the
+// closing magic.
+const footerTail = 4 + len(format.Magic)
+
+// appendFooterBytes appends the footer flatbuffer fb, its length and the
+// closing magic.
+func appendFooterBytes(dst, fb []byte) []byte {
 	dst = append(dst, fb...)
 	dst = binary.LittleEndian.AppendUint32(dst, uint32(len(fb)))
 	return append(dst, format.Magic...)
@@ -119,9 +137,20 @@ func (e *Encoder) appendFooter(dst []byte, meta []KeyValue, blocks []block) []by
 // it framed as the IPC format wants: continuation marker, length,
 // flatbuffer, padding to 8 bytes. It returns the framed length too.
 func (e *Encoder) appendMessage(dst []byte, headerType byte, header flatbuffers.UOffsetT, bodyLen int64) ([]byte, int32) {
+	return appendFramed(dst, e.finishMessage(headerType, header, bodyLen))
+}
+
+// finishMessage finishes a Message table around header in e.b and returns
+// its bytes, valid until e.b is next reset.
+func (e *Encoder) finishMessage(headerType byte, header flatbuffers.UOffsetT, bodyLen int64) []byte {
 	b := e.b
 	b.Finish(messageToFB(b, headerType, header, bodyLen))
-	fb := b.FinishedBytes()
+	return b.FinishedBytes()
+}
+
+// appendFramed appends the message flatbuffer fb framed: continuation
+// marker, length, fb, padding to 8 bytes; and returns the framed length.
+func appendFramed(dst, fb []byte) ([]byte, int32) {
 	framed := pad8(8 + len(fb))
 	dst = binary.LittleEndian.AppendUint32(dst, continuation)
 	dst = binary.LittleEndian.AppendUint32(dst, uint32(framed-8))

@@ -30,11 +30,10 @@ type Field struct {
 	Metadata []KeyValue // written in this order
 }
 
-// writeSchema writes the Schema table of the prepared batch's fields with
-// custom metadata meta into e.b and returns its offset.
-func (e *Encoder) writeSchema(meta []KeyValue) flatbuffers.UOffsetT {
+// writeSchema writes the Schema table of fields (whose types infos
+// describes) with custom metadata meta into e.b and returns its offset.
+func (e *Encoder) writeSchema(fields []Field, infos []typeInfo, meta []KeyValue) flatbuffers.UOffsetT {
 	b := e.b
-	fields, infos := e.batch.fields, e.batch.infos
 	offs := e.offs[:0]
 	for i := range fields {
 		offs = append(offs, e.writeField(&fields[i], infos[i]))

@@ -11,6 +11,12 @@
 // to be sent) counts against one process-wide memory budget (budget.go);
 // queries wait for it, in order, before they produce.
 //
+// A source may hand a frame over in parts (source.PartSink, parts.go): each
+// part is encoded on the shared encode workers as it arrives, in order, into
+// one Arrow IPC file of several record batches, emitted whole at the frame's
+// index when the source closes it (the JSON format declines, and gets the
+// frame whole).
+//
 // It is the only package besides main that imports the SDK's backend
 // package. Errors from sources are classified here, once, at the edge:
 // status code and error source (plugin or downstream) per query.

@@ -215,8 +215,14 @@ func (s *Service) runQuery(ctx context.Context, inst *Instance, q backend.DataQu
 	if kerr := k.failure(); kerr != nil {
 		err = kerr // the sink's first error caused the source's
 	}
+	if n := k.abortOpen(); n > 0 && err == nil {
+		err = fmt.Errorf("internal error in Quiver: the source did not close %d frame(s) it handed over in parts", n)
+	}
 	if err != nil {
 		k.drop(k.first)
+		if k.firstParts != nil {
+			k.firstParts.drop()
+		}
 		return err
 	}
 	return k.finish()
@@ -275,6 +281,10 @@ type sink struct {
 	rows    int64
 	first   job           // held back until the others are encoded
 	summary frame.Summary // what encoding the others did
+	// The frames in parts (parts.go): every one opened, and the first
+	// frame when it is one, held back once closed as first is.
+	writers    []*partWriter
+	firstParts *partWriter
 	// credit is budget the source reserved (Reserve) that no frame has
 	// drawn yet; reserved says it reserved, so that frames beyond the
 	// estimate take the rest without waiting (a query holding a
@@ -346,14 +356,15 @@ func (k *sink) fail(err error) {
 	k.cancel(err)
 }
 
-// admit counts a frame of rows rows against the limits and returns its index.
-func (k *sink) admit(rows int64) (int, error) {
+// admit counts frames (0 or 1) of rows rows against the limits and returns
+// the index of the last frame counted.
+func (k *sink) admit(frames int, rows int64) (int, error) {
 	k.mu.Lock()
 	defer k.mu.Unlock()
 	if k.err != nil {
 		return 0, k.err
 	}
-	if k.limits.MaxSeries > 0 && k.frames+1 > k.limits.MaxSeries {
+	if k.limits.MaxSeries > 0 && k.frames+frames > k.limits.MaxSeries {
 		k.err = source.LimitExceeded("the query returned more than %d series, this data source's limit (setting maxSeries)", k.limits.MaxSeries)
 		return 0, k.err
 	}
@@ -361,7 +372,7 @@ func (k *sink) admit(rows int64) (int, error) {
 		k.err = source.LimitExceeded("the query returned more than %d points, this data source's limit (setting maxPoints)", k.limits.MaxPoints)
 		return 0, k.err
 	}
-	k.frames++
+	k.frames += frames
 	k.rows += rows
 	return k.frames - 1, nil
 }
@@ -380,7 +391,7 @@ func (k *sink) Record(rec arrow.RecordBatch) error {
 // submit admits a frame and, but for the first, hands it to a free encode
 // worker (waiting for one), which encodes and emits it.
 func (k *sink) submit(rows int64, j job) error {
-	idx, err := k.admit(rows)
+	idx, err := k.admit(1, rows)
 	if err != nil {
 		j.release()
 		return err
@@ -396,37 +407,48 @@ func (k *sink) submit(rows int64, j job) error {
 		k.first = j
 		return nil
 	}
-	k.wg.Add(1)
-	work := func() {
-		defer k.wg.Done()
+	return k.dispatch(func() {
 		if err := k.encodeAndEmit(idx, j, nil); err != nil {
 			k.fail(err)
 		}
-	}
+	}, func() { k.drop(j) })
+}
+
+// dispatch hands work to a free encode worker (waiting for one), counted in
+// k.wg; when the query is cancelled first, it runs dropped instead and
+// returns the cause.
+func (k *sink) dispatch(work, dropped func()) error {
+	k.wg.Add(1)
 	select {
-	case k.svc.work <- work:
+	case k.svc.work <- func() { defer k.wg.Done(); work() }:
 		return nil
 	case <-k.ctx.Done():
 		k.wg.Done()
-		k.drop(j)
+		dropped()
 		return context.Cause(k.ctx)
 	}
 }
 
-// finish encodes and emits the held-back first frame with the query's
-// stats, on an encode worker like the others.
+// finish encodes and emits the held-back first frame (whole or in parts)
+// with the query's stats, on an encode worker like the others.
 func (k *sink) finish() error {
-	if k.first.frame == nil && k.first.rec == nil {
+	var work func() error
+	var dropped func()
+	switch {
+	case k.firstParts != nil:
+		w := k.firstParts
+		work, dropped = func() error { return w.finishAndEmit(&k.summary) }, w.drop
+	case k.first.frame != nil || k.first.rec != nil:
+		work = func() error { return k.encodeAndEmit(0, k.first, &k.summary) }
+		dropped = func() { k.drop(k.first) }
+	default:
 		return nil // the query returned no frame
 	}
 	done := make(chan error, 1)
-	select {
-	case k.svc.work <- func() { done <- k.encodeAndEmit(0, k.first, &k.summary) }:
-		return <-done
-	case <-k.ctx.Done():
-		k.drop(k.first)
-		return context.Cause(k.ctx)
+	if err := k.dispatch(func() { done <- work() }, dropped); err != nil {
+		return err
 	}
+	return <-done
 }
 
 // encodeAndEmit encodes j (with the query's stats when summary is set) into

@@ -1,11 +1,12 @@
 // Package source owns the contract between Quiver's data sources and the
-// plugin: a small required interface (Source) plus optional capabilities a
-// source may implement (HealthChecker, HealthReporter, ResourceHandler,
-// io.Closer), discovered by type assertion once, when the data-source
-// instance is built.
+// plugin: a small required interface (Source) plus optional capabilities,
+// discovered by type assertion: a source's (HealthChecker, HealthReporter,
+// ResourceHandler, io.Closer), once, when the data-source instance is built;
+// a sink's (Reserver, PartSink), by the source that uses them.
 //
 // A source turns one query into frames and hands each frame to a Sink as soon
-// as it is complete; it never encodes them. Errors that are the user's fault
+// as it is complete, or, when the Sink is a PartSink, a frame in parts as its
+// rows arrive; it never encodes them. Errors that are the user's fault
 // are wrapped with BadQuery, failures of the system behind the source with
 // Upstream; the plugin classifies them once, at the gRPC edge.
 //

@@ -98,6 +98,52 @@ func Reserve(sink Sink, bytes int64) error {
 	return nil
 }
 
+// PartSink is an optional capability of a Sink that takes a frame in parts
+// as its rows arrive, rather than whole at the end: a table read batch by
+// batch is handed over batch by batch, so that the source never joins the
+// batches and the sink encodes each as it comes. The frame is still one
+// frame to Grafana (one Arrow IPC file of several record batches).
+//
+// Parts opens a frame whose fields are schema's (with their metadata;
+// schema's own metadata is not used) and counts it against the query's
+// limits. It returns a nil FrameWriter and no error when the sink declines
+// (the JSON data-frame format, for example): the source then hands the frame
+// over whole, with Record, as it would to a Sink without the capability. An
+// error (a limit, a cancelled request) must be returned by the source as
+// is.
+type PartSink interface {
+	Parts(schema *arrow.Schema) (FrameWriter, error)
+}
+
+// FrameWriter takes one frame in parts; see PartSink. It is used by one
+// goroutine at a time, and the frame's parts are kept in the order given.
+type FrameWriter interface {
+	// Part hands over the next rows of the frame: a record of the frame's
+	// fields (names, types and metadata as opened; a field may be nullable
+	// in some parts only, and is then nullable in the frame), whose schema
+	// metadata is not used. The writer releases it. An error must be
+	// returned by the source as is; the writer is then aborted.
+	Part(rec arrow.RecordBatch) error
+	// Close ends the frame; md is its schema metadata (name, refId, meta
+	// with the notices found while reading it, as frame.SchemaMetadata
+	// builds it). A frame of no part is a frame of no row.
+	Close(md arrow.Metadata) error
+	// Abort drops the frame and everything it holds. It may be called after
+	// Close or another Abort, and then does nothing, so a source may defer
+	// it.
+	Abort()
+}
+
+// OpenParts opens a frame in parts on sink when it is a PartSink that
+// accepts it; otherwise it returns nil, and the source hands the frame over
+// whole.
+func OpenParts(sink Sink, schema *arrow.Schema) (FrameWriter, error) {
+	if p, ok := sink.(PartSink); ok {
+		return p.Parts(schema)
+	}
+	return nil, nil
+}
+
 // Sink receives the frames of one query. Implementations are safe for use by
 // one goroutine at a time. A frame handed to a Sink belongs to it: the source
 // must not modify it afterwards. An error from a Sink (for example a limit

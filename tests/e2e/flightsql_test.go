@@ -17,6 +17,7 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
+	"github.com/quiverdata/quiver/pkg/arrowipc/arrowipctest"
 	"github.com/quiverdata/quiver/pkg/harness"
 )
 
@@ -170,6 +171,31 @@ func TestFlightSQLThroughTheBinary(t *testing.T) {
 		st, _ := tf[0].StringTable(5, 5)
 		t.Fatalf("table frames: %d\n%s", len(tf), st)
 	}
+	// A table of many batches (the example server sends 1024 rows a batch)
+	// is streamed: one frame whose record batches are the received ones,
+	// decoding to every row in order.
+	whole := harness.Query("W", map[string]string{
+		"rawSql": "SELECT host, time, value FROM metrics ORDER BY host, time",
+		"format": "table",
+	}, base, base.Add(time.Hour), time.Minute, 1000)
+	wresp, err := plug.QueryData(ctx(t), pc, pluginv2.DataFrameFormat_ARROW, whole)
+	if err != nil {
+		t.Fatal(err)
+	}
+	wf := decode(t, wresp.Responses["W"], "zstd")
+	if len(wf) != 1 || wf[0].Rows() != 10000 {
+		t.Fatalf("whole table: %d frames, %d rows", len(wf), wf[0].Rows())
+	}
+	if batches, err := arrowipctest.Inspect(wresp.Responses["W"].Frames[0]); err != nil || len(batches) < 2 {
+		t.Errorf("whole table: %d record batches (%v), want the received ones", len(batches), err)
+	}
+	for r := range 10000 {
+		h, p := r/10, r%10
+		if host, value := wf[0].Fields[0].At(r), wf[0].Fields[2].At(r); host != fmt.Sprintf("host-%04d", h) || value != float64(h*1000+p) {
+			t.Fatalf("whole table row %d: %v %v, want host-%04d %d", r, host, value, h, h*1000+p)
+		}
+	}
+
 	lf := decode(t, resp.Responses["L"], "zstd")
 	if len(lf) != 1 || lf[0].Rows() != 30 {
 		t.Fatalf("logs frames: %d %v", len(lf), lf)

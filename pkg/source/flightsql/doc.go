@@ -63,8 +63,13 @@
 //     cells per point is refused: choose time_series.
 //   - table: one frame, the columns as returned (normalised). Grafana's
 //     table panel shows one frame at a time (a frame picker when a query
-//     returns several), so a table stays one frame: the batches' columns are
-//     kept as they arrive and joined once at the end.
+//     returns several), so a table stays one frame. When the sink takes a
+//     frame in parts (source.PartSink: the plugin, for the Arrow format),
+//     each normalised batch is handed over as the next part as it arrives,
+//     and the frame (one Arrow IPC file of those batches) is closed with
+//     its meta (executedQueryString, the notices found while converting)
+//     at the end; otherwise the batches' columns are kept as they arrive
+//     and joined once at the end.
 //   - logs: one log-lines frame following Grafana's logs data-plane contract
 //     (fields found by name and type, public/app/features/logs/logsFrame.ts):
 //     "timestamp" (the time column), "body" (the first text column named

@@ -164,7 +164,11 @@ func (s *Source) Query(ctx context.Context, q source.Query, sink source.Sink) (e
 			}
 			return b, nil
 		}
-		return newTableBuilder(s.mem, fi, schema), nil
+		b := newTableBuilder(s.mem, fi, schema)
+		if err := b.stream(sink); err != nil {
+			return nil, err
+		}
+		return b, nil
 	}
 	notices, err := s.stream(qctx, sql, func(p *plan) error {
 		if fb != nil {

@@ -10,30 +10,70 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/grafana/grafana-plugin-sdk-go/data"
 
+	"github.com/quiverdata/quiver/pkg/frame"
 	"github.com/quiverdata/quiver/pkg/source"
 )
 
-// tableBuilder keeps every batch's columns as they arrive (no copy) and
-// joins them column by column at the end (bulk copies): one frame, columns
-// as returned (after normalisation). Grafana's table panel shows one frame
-// at a time (a frame picker when a query returns several), so a table is one
-// frame however many batches it took.
+// tableBuilder makes one frame of the whole result, columns as returned
+// (after normalisation). Grafana's table panel shows one frame at a time (a
+// frame picker when a query returns several), so a table is one frame
+// however many batches it took. When the sink takes a frame in parts
+// (source.PartSink, see stream), each batch is handed over as the next part
+// as it arrives, and nothing is kept; otherwise every batch's columns are
+// kept as they arrive (no copy) and joined column by column at the end
+// (bulk copies).
 type tableBuilder struct {
 	frameInfo
 	mem    memory.Allocator
 	schema *arrow.Schema
-	parts  [][]arrow.Array // of each column, one per batch
+	parts  [][]arrow.Array // of each column, one per batch, when joining
 	rows   int64
+	w      source.FrameWriter // the frame in parts, when the sink takes it
 }
 
 func newTableBuilder(mem memory.Allocator, fi frameInfo, s *arrow.Schema) *tableBuilder {
 	return &tableBuilder{frameInfo: fi, mem: mem, schema: s, parts: make([][]arrow.Array, s.NumFields())}
 }
 
+// stream opens the table on sink as a frame in parts, when sink takes
+// them; otherwise the batches are joined at the end. It is called before
+// the first batch.
+func (b *tableBuilder) stream(sink source.Sink) error {
+	fields := make([]outField, 0, b.schema.NumFields())
+	for i, f := range b.schema.Fields() {
+		bld := array.NewBuilder(b.mem, f.Type)
+		config, _ := b.schema.Field(i).Metadata.GetValue(mdConfig)
+		fields = append(fields, outField{name: f.Name, arr: bld.NewArray(), config: config})
+		bld.Release()
+	}
+	var meta *data.FrameMeta
+	if b.sql != "" {
+		meta = b.meta("", data.FrameTypeVersion{}, nil) // the size of what Close will write
+	}
+	empty, err := newFrameRecord("", b.refID, meta, fields)
+	if err != nil {
+		return err
+	}
+	defer empty.Release()
+	w, err := source.OpenParts(sink, empty.Schema())
+	if err != nil {
+		return err
+	}
+	b.w = w
+	return nil
+}
+
 func (b *tableBuilder) add(rec arrow.RecordBatch) error {
 	b.rows += rec.NumRows()
 	if b.limits.MaxPoints > 0 && b.rows > b.limits.MaxPoints {
 		return source.LimitExceeded("flightsql: the query returns more than %d rows (maxPoints setting); add a LIMIT or a filter, or raise maxPoints", b.limits.MaxPoints)
+	}
+	if b.w != nil {
+		part, err := newFrameRecord("", b.refID, nil, b.fieldsOf(rec))
+		if err != nil {
+			return err
+		}
+		return b.w.Part(part)
 	}
 	for c := range b.parts {
 		a := rec.Column(c)
@@ -43,7 +83,37 @@ func (b *tableBuilder) add(rec arrow.RecordBatch) error {
 	return nil
 }
 
+// fieldsOf returns rec's columns (retained) as the frame's fields.
+func (b *tableBuilder) fieldsOf(rec arrow.RecordBatch) []outField {
+	fields := make([]outField, rec.NumCols())
+	for c := range fields {
+		f := b.schema.Field(c)
+		config, _ := f.Metadata.GetValue(mdConfig)
+		arr := rec.Column(c)
+		arr.Retain()
+		fields[c] = outField{name: f.Name, arr: arr, config: config}
+	}
+	return fields
+}
+
 func (b *tableBuilder) finish(sink source.Sink, notices []data.Notice) error {
+	var meta *data.FrameMeta
+	if b.sql != "" || len(notices) > 0 {
+		meta = b.meta("", data.FrameTypeVersion{}, notices)
+	}
+	if b.w != nil {
+		md, err := frame.SchemaMetadata("", b.refID, meta)
+		if err != nil {
+			return fmt.Errorf("flightsql: %w", err)
+		}
+		w := b.w
+		b.w = nil // closed below, or aborted by the sink's caller on error
+		if err := w.Close(md); err != nil {
+			w.Abort()
+			return err
+		}
+		return nil
+	}
 	fields := make([]outField, 0, len(b.parts))
 	defer func() {
 		for _, f := range fields {
@@ -59,10 +129,6 @@ func (b *tableBuilder) finish(sink source.Sink, notices []data.Notice) error {
 		f := b.schema.Field(c)
 		config, _ := f.Metadata.GetValue(mdConfig)
 		fields = append(fields, outField{name: f.Name, arr: arr, config: config})
-	}
-	var meta *data.FrameMeta
-	if b.sql != "" || len(notices) > 0 {
-		meta = b.meta("", data.FrameTypeVersion{}, notices)
 	}
 	owned := fields
 	fields = nil // newFrameRecord takes them over
@@ -91,6 +157,10 @@ func joinArrays(mem memory.Allocator, dt arrow.DataType, parts []arrow.Array) (a
 func (b *tableBuilder) release() {
 	for _, p := range b.parts {
 		releaseArrays(p)
+	}
+	if b.w != nil {
+		b.w.Abort()
+		b.w = nil
 	}
 }
 

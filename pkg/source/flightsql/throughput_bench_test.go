@@ -1,5 +1,9 @@
 //go:build unix
 
+// This file is over 400 lines: one benchmark of the source's throughput
+// with its anchors, sinks and meters, whose rows are compared with each
+// other in docs/benchmarks.md.
+
 package flightsql
 
 import (
@@ -89,6 +93,26 @@ func (s *discardSink) Record(rec arrow.RecordBatch) error {
 	return nil
 }
 
+// Parts takes a table in parts (source.PartSink) and drops each part.
+func (s *discardSink) Parts(*arrow.Schema) (source.FrameWriter, error) {
+	return &discardParts{s: s}, nil
+}
+
+type discardParts struct{ s *discardSink }
+
+func (w *discardParts) Part(rec arrow.RecordBatch) error {
+	w.s.rows += rec.NumRows()
+	rec.Release()
+	return nil
+}
+
+func (w *discardParts) Close(arrow.Metadata) error {
+	w.s.frames++
+	return nil
+}
+
+func (w *discardParts) Abort() {}
+
 // encodeSink encodes every frame with pkg/frame's encoder at codec none, as
 // the plugin's sink does (here on the source's goroutine), and keeps the
 // bytes when keep is set.
@@ -123,6 +147,37 @@ func (s *encodeSink) Record(rec arrow.RecordBatch) error {
 	s.buf = out[:0]
 	return nil
 }
+
+// Parts takes a table in parts and encodes each part as it arrives (a
+// frame of several record batches), as the plugin's sink does.
+func (s *encodeSink) Parts(schema *arrow.Schema) (source.FrameWriter, error) {
+	return &encodeParts{s: s, p: frame.NewParts(schema, 0)}, nil
+}
+
+type encodeParts struct {
+	s *encodeSink
+	p *frame.Parts
+}
+
+func (w *encodeParts) Part(rec arrow.RecordBatch) error {
+	defer rec.Release()
+	_, err := w.s.enc.AppendPart(w.p, rec)
+	return err
+}
+
+func (w *encodeParts) Close(md arrow.Metadata) error {
+	out, _, err := w.s.enc.FinishParts(nil, w.p, md, nil)
+	if err != nil {
+		return err
+	}
+	w.s.bytes += int64(len(out))
+	if w.s.keep {
+		w.s.wire = append(w.s.wire, out)
+	}
+	return nil
+}
+
+func (w *encodeParts) Abort() { w.p.Reset() }
 
 // cpuTime is the CPU time of the process so far (user and system), every
 // goroutine included: the in-process server's too, in every variant alike.

@@ -1,0 +1,215 @@
+package arrowipc_test
+
+import (
+	"bytes"
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/ipc"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+
+	"github.com/quiverdata/quiver/pkg/arrowipc"
+	"github.com/quiverdata/quiver/pkg/arrowipc/arrowipctest"
+	"github.com/quiverdata/quiver/pkg/codec"
+)
+
+var fileCodecs = []codec.Codec{
+	codec.MustNew(codec.None, 0), codec.MustNew(codec.LZ4, 0),
+	codec.MustNew(codec.Zstd, 3), codec.MustNew(codec.Auto, 0),
+}
+
+// A File of one batch is byte for byte the file AppendFile writes, in place
+// (dst nil) or appended to a caller's buffer; so is one whose metadata does
+// not fit the room left in front of the batch (the copy fallback).
+func TestFileOfOneBatchIsAppendFile(t *testing.T) {
+	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+	defer mem.AssertSize(t, 0)
+	rec := makeRecord(mem, 3000, 4)
+	defer rec.Release()
+	sliced := rec.NewSlice(5, 1234)
+	defer sliced.Release()
+	small := []arrowipc.KeyValue{{Key: "name", Value: "cpu"}, {Key: "refId", Value: "A"}}
+	large := []arrowipc.KeyValue{{Key: "meta", Value: strings.Repeat("x", 3*arrowipc.DefaultMetaHint)}, {Key: "name", Value: "cpu"}}
+	for _, c := range fileCodecs {
+		for _, r := range []arrow.RecordBatch{rec, sliced} {
+			for _, meta := range [][]arrowipc.KeyValue{nil, small, large} {
+				e1, e2 := newEncoder(t, c, 0.1), newEncoder(t, c, 0.1)
+				if _, err := e1.PrepareRecord(r); err != nil {
+					t.Fatal(err)
+				}
+				want, err := e1.AppendFile(nil, meta)
+				if err != nil {
+					t.Fatal(err)
+				}
+				for _, dst := range [][]byte{nil, []byte("prefix")} {
+					var f arrowipc.File
+					if _, err := e2.PrepareRecord(r); err != nil {
+						t.Fatal(err)
+					}
+					if err := e2.AppendBatch(&f); err != nil {
+						t.Fatal(err)
+					}
+					got, err := e2.FinishFile(dst, &f, meta)
+					if err != nil {
+						t.Fatal(err)
+					}
+					if !bytes.Equal(got[len(dst):], want) || string(got[:len(dst)]) != string(dst) {
+						t.Errorf("%s rows=%d meta=%d dst=%q: %d bytes differ from AppendFile's %d", c, r.NumRows(), len(meta), dst, len(got), len(want))
+					}
+					if f.Size() != 0 || f.Batches() != 0 {
+						t.Errorf("a finished file holds %d bytes, %d batches", f.Size(), f.Batches())
+					}
+				}
+			}
+		}
+	}
+}
+
+// Several batches through a File are what the reference writer of the
+// tests (AppendRecords, which the golden files pin) writes, whatever the
+// codec and the destination; every reader finds every batch.
+func TestFileOfSeveralBatches(t *testing.T) {
+	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+	defer mem.AssertSize(t, 0)
+	var recs []arrow.RecordBatch
+	for i, n := range []int{2000, 1, 0, 700, 4096} {
+		recs = append(recs, makeRecord(mem, n, uint64(i)))
+	}
+	defer func() {
+		for _, r := range recs {
+			r.Release()
+		}
+	}()
+	md := arrow.NewMetadata([]string{"name", "refId"}, []string{"several", "B"})
+	schema := arrow.NewSchema(recs[0].Schema().Fields(), &md)
+	for _, c := range fileCodecs {
+		want, err := newEncoder(t, c, 0.1).AppendRecords(nil, schema, recs...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, dst := range [][]byte{nil, []byte("prefix")} {
+			got, err := newEncoder(t, c, 0.1).AppendRecordsAsFile(dst, schema, recs...)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !bytes.Equal(got[len(dst):], want) {
+				t.Errorf("%s dst=%q: %d bytes differ from AppendRecords' %d", c, dst, len(got)-len(dst), len(want))
+			}
+		}
+		batches, err := arrowipctest.Inspect(want)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(batches) != len(recs) {
+			t.Fatalf("%s: Inspect found %d batches, want %d", c, len(batches), len(recs))
+		}
+		for i, b := range batches {
+			if b.Rows != recs[i].NumRows() {
+				t.Errorf("%s: batch %d has %d rows, want %d", c, i, b.Rows, recs[i].NumRows())
+			}
+		}
+		readEqual(t, mem, want, recs)
+	}
+}
+
+// readEqual reads file with arrow-go's FileReader and checks each batch
+// against recs, value by value.
+func readEqual(t *testing.T, mem memory.Allocator, file []byte, recs []arrow.RecordBatch) {
+	t.Helper()
+	r, err := ipc.NewFileReader(bytes.NewReader(file), ipc.WithAllocator(mem))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	if r.NumRecords() != len(recs) {
+		t.Fatalf("FileReader found %d batches, want %d", r.NumRecords(), len(recs))
+	}
+	for i := range r.NumRecords() {
+		got, err := r.RecordBatch(i)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for c := range got.NumCols() {
+			if !array.Equal(got.Column(int(c)), recs[i].Column(int(c))) {
+				t.Errorf("batch %d column %d differs", i, c)
+			}
+		}
+	}
+}
+
+// A field is nullable in the file when it is in any batch; a batch whose
+// fields differ otherwise is refused, leaving the file as it was.
+func TestFileFields(t *testing.T) {
+	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+	defer mem.AssertSize(t, 0)
+	build := func(nullable bool, name string, md arrow.Metadata, vals []float64, valid []bool) arrow.RecordBatch {
+		b := array.NewFloat64Builder(mem)
+		defer b.Release()
+		b.AppendValues(vals, valid)
+		arr := b.NewArray()
+		defer arr.Release()
+		s := arrow.NewSchema([]arrow.Field{{Name: name, Type: arrow.PrimitiveTypes.Float64, Nullable: nullable, Metadata: md}}, nil)
+		return array.NewRecordBatch(s, []arrow.Array{arr}, int64(len(vals)))
+	}
+	tsNumber := arrow.NewMetadata([]string{"tstype"}, []string{"number"})
+	first := build(false, "v", tsNumber, []float64{1, 2}, nil)
+	second := build(true, "v", tsNumber, []float64{3, 0, 5}, []bool{true, false, true})
+	defer first.Release()
+	defer second.Release()
+	bad := map[string]arrow.RecordBatch{
+		"name":     build(false, "w", tsNumber, []float64{1}, nil),
+		"metadata": build(false, "v", arrow.NewMetadata([]string{"tstype"}, []string{"string"}), []float64{1}, nil),
+	}
+	b := array.NewInt64Builder(mem)
+	b.Append(1)
+	ints := b.NewArray()
+	b.Release()
+	bad["type"] = array.NewRecordBatch(arrow.NewSchema([]arrow.Field{{Name: "v", Type: arrow.PrimitiveTypes.Int64, Metadata: tsNumber}}, nil), []arrow.Array{ints}, 1)
+	ints.Release()
+	defer func() {
+		for _, r := range bad {
+			r.Release()
+		}
+	}()
+
+	e := newEncoder(t, codec.MustNew(codec.LZ4, 0), 0)
+	var f arrowipc.File
+	if err := e.AppendBatch(&f); !errors.Is(err, arrowipc.ErrState) {
+		t.Errorf("AppendBatch before Prepare: %v, want ErrState", err)
+	}
+	if _, err := e.FinishFile(nil, &f, nil); !errors.Is(err, arrowipc.ErrState) {
+		t.Errorf("FinishFile of no batch: %v, want ErrState", err)
+	}
+	for _, r := range []arrow.RecordBatch{first, bad["name"], second, bad["metadata"], bad["type"]} {
+		if _, err := e.PrepareRecord(r); err != nil {
+			t.Fatal(err)
+		}
+		err := e.AppendBatch(&f)
+		isBad := r != first && r != second
+		if isBad != errors.Is(err, arrowipc.ErrBatch) {
+			t.Errorf("batch of field %s: AppendBatch %v", r.Schema().Field(0), err)
+		}
+	}
+	if f.Batches() != 2 || f.Rows() != 5 {
+		t.Fatalf("file holds %d batches, %d rows; want 2, 5", f.Batches(), f.Rows())
+	}
+	out, err := e.FinishFile(nil, &f, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.FinishFile(nil, &f, nil); !errors.Is(err, arrowipc.ErrFinished) {
+		t.Errorf("FinishFile twice: %v, want ErrFinished", err)
+	}
+	r, err := ipc.NewFileReader(bytes.NewReader(out), ipc.WithAllocator(mem))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	if fd := r.Schema().Field(0); !fd.Nullable || fd.Metadata.String() != tsNumber.String() {
+		t.Errorf("file's field %s, want nullable with its metadata", fd)
+	}
+	readEqual(t, mem, out, []arrow.RecordBatch{first, second})
+}

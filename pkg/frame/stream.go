@@ -1,0 +1,149 @@
+package frame
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+
+	"github.com/quiverdata/quiver/pkg/arrowipc"
+	"github.com/quiverdata/quiver/pkg/codec"
+)
+
+// Parts is a frame written in parts as its rows arrive: one Arrow IPC file
+// whose record batches are the parts, in order (see arrowipc.File), which
+// Grafana's decoder reads as one frame of all their rows. Each part is
+// encoded (AppendPart) as soon as it is handed over, by any Encoder, and the
+// frame is finished (FinishParts) with its schema metadata, known only at
+// the end (notices found while converting, the query's stats).
+//
+// A Parts is not safe for concurrent use: its parts are encoded one at a
+// time, in order.
+type Parts struct {
+	schema  *arrow.Schema // the frame's fields, for a frame of no part
+	file    arrowipc.File
+	body    arrowipc.BodyStats // summed over the parts
+	byCodec [codec.Auto]int    // parts by the codec they declare
+	took    time.Duration      // spent in AppendPart
+}
+
+// NewParts returns an empty frame of schema's fields (its metadata is not
+// used: FinishParts takes the frame's). metaHint is how many bytes of
+// schema metadata FinishParts is expected to write (0: a default); the
+// frame leaves room for them in front of its parts.
+func NewParts(schema *arrow.Schema, metaHint int) *Parts {
+	p := &Parts{schema: schema}
+	p.file.MetaHint = metaHint
+	return p
+}
+
+// Len returns how many parts the frame holds.
+func (p *Parts) Len() int { return p.file.Batches() }
+
+// Rows returns the rows of the frame's parts.
+func (p *Parts) Rows() int64 { return p.file.Rows() }
+
+// Size returns the bytes of memory the encoded parts hold.
+func (p *Parts) Size() int64 { return p.file.Size() }
+
+// Reset drops the frame's parts and their memory.
+func (p *Parts) Reset() {
+	hint := p.file.MetaHint
+	*p = Parts{schema: p.schema}
+	p.file.MetaHint = hint
+}
+
+// AppendPart encodes rec as the next part of p and returns what compression
+// did to its body (its PerBuffer valid until e's next call). rec's schema
+// metadata is ignored; its fields' names, types and metadata must be those
+// of the frame's first part (an error wrapping arrowipc.ErrBatch otherwise,
+// p unchanged), and a field is nullable in the frame when it is in any
+// part. rec is not referenced once AppendPart returns.
+func (e *Encoder) AppendPart(p *Parts, rec arrow.RecordBatch) (arrowipc.BodyStats, error) {
+	start := time.Now()
+	st, err := e.ipc.PrepareRecord(rec)
+	if err == nil {
+		err = e.ipc.AppendBatch(&p.file)
+	}
+	if err != nil {
+		return arrowipc.BodyStats{}, fmt.Errorf("frame: part %d: %w", p.Len(), err)
+	}
+	p.add(st)
+	p.took += time.Since(start)
+	return st, nil
+}
+
+func (p *Parts) add(st arrowipc.BodyStats) {
+	b := &p.body
+	b.Rows += st.Rows
+	b.RawBytes += st.RawBytes
+	b.WireBytes += st.WireBytes
+	b.Buffers += st.Buffers
+	b.Compressed += st.Compressed
+	b.Skipped += st.Skipped
+	b.Elapsed += st.Elapsed
+	if int(st.Codec) < len(p.byCodec) {
+		p.byCodec[st.Codec]++
+	}
+}
+
+// FinishParts finishes the frame p: its schema carries md, the frame's
+// schema metadata as SchemaMetadata builds it (name, refId, meta); the
+// parts' own schema metadata is not used. A frame of no part is written as
+// one empty batch of its fields. With stats set, it is the frame that
+// carries the query's encoding stats, as Append writes them: *stats (the
+// query's other frames) plus this frame, whose body is its parts' and whose
+// encode time their encoding and the finishing.
+//
+// With dst nil, the returned frame is p's own memory (the parts are not
+// copied once more, see arrowipc.File); otherwise it is appended to dst.
+// It returns too the frame's body stats, summed over its parts (PerBuffer
+// nil; Codec the one most parts declare). p is then empty; on error p is
+// left as it was, for the caller to Reset.
+func (e *Encoder) FinishParts(dst []byte, p *Parts, md arrow.Metadata, stats *Summary) ([]byte, arrowipc.BodyStats, error) {
+	start := time.Now().Add(-p.took)
+	if p.Len() == 0 {
+		if err := e.appendEmptyPart(p); err != nil {
+			return dst, arrowipc.BodyStats{}, err
+		}
+	}
+	st := p.body
+	st.Codec = codec.None
+	for k, n := range p.byCodec {
+		if n > p.byCodec[st.Codec] {
+			st.Codec = codec.Kind(k)
+		}
+	}
+	kvs, err := e.schemaMetaOfRecord(md, st, stats, start)
+	if err != nil {
+		return dst, arrowipc.BodyStats{}, fmt.Errorf("frame: %w", err)
+	}
+	out, err := e.ipc.FinishFile(dst, &p.file, kvs)
+	if err != nil {
+		return dst, arrowipc.BodyStats{}, fmt.Errorf("frame: %w", err)
+	}
+	p.Reset()
+	return out, st, nil
+}
+
+// appendEmptyPart appends a part of no row of p's fields.
+func (e *Encoder) appendEmptyPart(p *Parts) error {
+	if p.schema == nil {
+		return fmt.Errorf("frame: a frame of no part and no schema")
+	}
+	cols := make([]arrow.Array, p.schema.NumFields())
+	for i, f := range p.schema.Fields() {
+		b := array.NewBuilder(memory.DefaultAllocator, f.Type)
+		cols[i] = b.NewArray()
+		b.Release()
+	}
+	rec := array.NewRecordBatch(p.schema, cols, 0)
+	for _, c := range cols {
+		c.Release()
+	}
+	defer rec.Release()
+	_, err := e.AppendPart(p, rec)
+	return err
+}

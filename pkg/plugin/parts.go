@@ -1,0 +1,251 @@
+package plugin
+
+import (
+	"errors"
+	"fmt"
+	"runtime/debug"
+	"time"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/grafana/grafana-plugin-sdk-go/backend"
+
+	"github.com/quiverdata/quiver/pkg/arrowipc"
+	"github.com/quiverdata/quiver/pkg/frame"
+	"github.com/quiverdata/quiver/pkg/source"
+)
+
+// This file is the sink's PartSink: a frame handed over in parts (a table
+// read batch by batch) is encoded part by part on the shared encode workers
+// as the parts arrive, into one Arrow IPC file of several record batches,
+// and emitted whole at its index once the source closes it.
+
+var _ source.PartSink = (*sink)(nil)
+
+// errWriterDone is returned by a FrameWriter used after Close or Abort.
+var errWriterDone = errors.New("plugin: internal error: a frame was handed a part after it was closed")
+
+// Parts opens a frame in parts: it counts as one frame against maxSeries
+// now, and its parts' rows against maxPoints as they come. The JSON
+// data-frame format declines (the source then hands the frame over whole).
+func (k *sink) Parts(schema *arrow.Schema) (source.FrameWriter, error) {
+	if k.json {
+		return nil, nil
+	}
+	idx, err := k.admit(1, 0)
+	if err != nil {
+		return nil, err
+	}
+	hint := arrowipc.DefaultMetaHint
+	if md := schema.Metadata(); md.Len() > 0 {
+		for i, key := range md.Keys() {
+			hint += len(key) + len(md.Values()[i])
+		}
+	}
+	w := &partWriter{k: k, idx: idx, parts: frame.NewParts(schema, hint)}
+	k.mu.Lock()
+	k.writers = append(k.writers, w)
+	k.mu.Unlock()
+	return w, nil
+}
+
+// partWriter is one frame in parts. The source's goroutine calls its
+// methods; each part is encoded by a worker, one part at a time: a part is
+// handed to a worker only once the previous one is encoded, so the parts
+// stay in order and at most two wait (one encoding, one in Part).
+//
+// Budget: a part holds its record's bytes from Part until it is encoded
+// (the record is released then); the encoded parts hold what their buffer
+// has grown to (held), which becomes the finished frame's bytes, released by
+// emit's caller as any encoded frame's.
+type partWriter struct {
+	k     *sink
+	idx   int
+	parts *frame.Parts
+	state writerState
+	md    arrow.Metadata // from Close
+
+	// Set by the worker encoding a part, read once done is closed.
+	done chan struct{} // closed when the last part handed over is encoded
+	err  error         // why a part failed
+	held int64         // budget the encoded parts hold
+	took time.Duration // encoding the parts
+}
+
+type writerState uint8
+
+const (
+	writerOpen writerState = iota
+	writerClosed
+	writerAborted
+)
+
+// wait waits for the part in flight, if any, and returns why a part failed.
+func (w *partWriter) wait() error {
+	if w.done != nil {
+		<-w.done
+	}
+	return w.err
+}
+
+func (w *partWriter) Part(rec arrow.RecordBatch) error {
+	k := w.k
+	if w.state != writerOpen {
+		rec.Release()
+		return errWriterDone
+	}
+	if _, err := k.admit(0, rec.NumRows()); err != nil {
+		rec.Release()
+		return err
+	}
+	n := recordBytes(rec)
+	if err := k.hold(n); err != nil {
+		rec.Release()
+		k.fail(err)
+		return err
+	}
+	if err := w.wait(); err != nil {
+		rec.Release()
+		k.acct.release(n)
+		return err
+	}
+	done := make(chan struct{})
+	err := k.dispatch(func() {
+		defer close(done)
+		w.encodePart(rec, n)
+	}, func() {
+		rec.Release()
+		k.acct.release(n)
+	})
+	if err == nil {
+		w.done = done
+	}
+	return err
+}
+
+// encodePart encodes rec as the next part and releases it and the budget
+// it held; the buffer's growth is taken from the budget without waiting.
+// A failure (a panic included) fails the query.
+func (w *partWriter) encodePart(rec arrow.RecordBatch, held int64) {
+	k := w.k
+	defer func() {
+		rec.Release()
+		k.acct.release(held)
+	}()
+	defer func() {
+		if p := recover(); p != nil {
+			backend.Logger.Error("panic encoding a frame", "refId", k.refID, "panic", p, "stack", string(debug.Stack()))
+			w.err = fmt.Errorf("internal error in Quiver while encoding a frame: %v", p)
+			k.fail(w.err)
+		}
+	}()
+	e := k.inst.encoder()
+	start := time.Now()
+	_, err := e.AppendPart(w.parts, rec)
+	w.took += time.Since(start)
+	k.inst.putEncoder(e)
+	if err != nil {
+		w.err = fmt.Errorf("encoding frame %d: %w", w.idx, err)
+		k.fail(w.err)
+		return
+	}
+	if size := w.parts.Size(); size > w.held {
+		k.acct.force(size - w.held)
+		w.held = size
+	}
+}
+
+func (w *partWriter) Close(md arrow.Metadata) error {
+	k := w.k
+	if w.state != writerOpen {
+		return errWriterDone
+	}
+	if err := w.wait(); err != nil {
+		return err
+	}
+	w.state, w.md = writerClosed, md
+	if w.idx == 0 {
+		// It carries the query's stats: finished last (sink.finish).
+		k.mu.Lock()
+		k.firstParts = w
+		k.mu.Unlock()
+		return nil
+	}
+	return k.dispatch(func() {
+		if err := w.finishAndEmit(nil); err != nil {
+			k.fail(err)
+		}
+	}, w.drop)
+}
+
+func (w *partWriter) Abort() {
+	if w.state != writerOpen {
+		return
+	}
+	w.state = writerAborted
+	_ = w.wait() // the part in flight is encoded: nothing touches the parts now
+	w.drop()
+}
+
+// drop releases the encoded parts and their budget.
+func (w *partWriter) drop() {
+	w.parts.Reset()
+	w.k.acct.release(w.held)
+	w.held = 0
+}
+
+// finishAndEmit finishes the frame (with the query's stats when summary is
+// set) and emits it; its bytes are the encoded parts' buffer, not copied
+// again. The budget the parts held becomes the frame's.
+func (w *partWriter) finishAndEmit(summary *frame.Summary) (err error) {
+	k := w.k
+	held := w.held
+	w.held = 0
+	defer func() { k.acct.release(held) }() // what the frame no longer holds
+	defer func() {
+		if p := recover(); p != nil {
+			backend.Logger.Error("panic encoding a frame", "refId", k.refID, "panic", p, "stack", string(debug.Stack()))
+			err = fmt.Errorf("internal error in Quiver while encoding a frame: %v", p)
+		}
+	}()
+	defer w.parts.Reset() // on error, what FinishParts left
+	e := k.inst.encoder()
+	defer k.inst.putEncoder(e)
+	start := time.Now()
+	out, st, err := e.FinishParts(nil, w.parts, w.md, summary)
+	if err != nil {
+		return fmt.Errorf("encoding frame %d: %w", w.idx, err)
+	}
+	took := w.took + time.Since(start)
+	k.inst.metrics.observe(st, len(out), took)
+	if summary == nil {
+		k.mu.Lock()
+		k.summary.Add(st, took)
+		k.mu.Unlock()
+	}
+	if n := int64(len(out)); n > held {
+		k.acct.force(n - held)
+		held = 0
+	} else {
+		held -= n
+	}
+	return k.emit(w.idx, out)
+}
+
+// abortOpen aborts the frames the source left open (after a failure, or a
+// source that forgot to close one) and says how many frames in parts were
+// not closed, these and the aborted ones: frames the response would lack.
+// The source has returned and no worker runs for the query.
+func (k *sink) abortOpen() int {
+	k.mu.Lock()
+	writers := k.writers
+	k.writers = nil
+	k.mu.Unlock()
+	unclosed := 0
+	for _, w := range writers {
+		if w.state != writerClosed {
+			unclosed++
+			w.Abort()
+		}
+	}
+	return unclosed
+}

@@ -1,0 +1,363 @@
+package plugin
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"runtime"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/grafana/grafana-plugin-sdk-go/data"
+	"github.com/grafana/grafana-plugin-sdk-go/genproto/pluginv2"
+
+	"github.com/quiverdata/quiver/pkg/arrowipc/arrowipctest"
+	"github.com/quiverdata/quiver/pkg/frame"
+	"github.com/quiverdata/quiver/pkg/frame/frametest"
+	"github.com/quiverdata/quiver/pkg/source"
+)
+
+// partQuery is the query model of partSource.
+type partQuery struct {
+	Parts, Rows int
+	Extra       int  // whole frames after the frame in parts
+	FailAt      int  // a source error before this part (0: none)
+	CancelAt    int  // the request cancelled before this part (0: none)
+	LeaveOpen   bool // return without closing the frame
+	Join        bool // join the parts and hand the table over whole
+	AbortOnly   bool // abort the frame and return no error
+}
+
+// partSource hands over a table in parts when the sink takes them (and the
+// same table joined when it does not), then Extra whole frames.
+type partSource struct {
+	mem    memory.Allocator
+	cancel func()              // cancels the request, for CancelAt
+	pre    []arrow.RecordBatch // parts built once (benchmarks); nil: built per query
+}
+
+var partMD = arrow.NewMetadata([]string{frame.KeyTSType}, []string{frame.TSNumber})
+var textMD = arrow.NewMetadata([]string{frame.KeyTSType}, []string{frame.TSString})
+
+// partRecord is part p of rows rows: v (nulls in part 1 only) and s.
+func partRecord(mem memory.Allocator, p, rows int) arrow.RecordBatch {
+	vb := array.NewFloat64Builder(mem)
+	defer vb.Release()
+	sb := array.NewStringBuilder(mem)
+	defer sb.Release()
+	for r := range rows {
+		if p == 1 && r%7 == 3 {
+			vb.AppendNull()
+		} else {
+			vb.Append(float64(p*rows + r))
+		}
+		sb.Append(fmt.Sprintf("row %d.%d", p, r))
+	}
+	v, s := vb.NewArray(), sb.NewArray()
+	defer v.Release()
+	defer s.Release()
+	schema := arrow.NewSchema([]arrow.Field{
+		{Name: "v", Type: arrow.PrimitiveTypes.Float64, Nullable: v.NullN() > 0, Metadata: partMD},
+		{Name: "s", Type: arrow.BinaryTypes.String, Metadata: textMD},
+	}, nil)
+	return array.NewRecordBatch(schema, []arrow.Array{v, s}, int64(rows))
+}
+
+// partsFrame is the frame partSource's table should decode to.
+func partsFrame(q partQuery, refID string) *data.Frame {
+	var vs []*float64
+	var ss []string
+	for p := range q.Parts {
+		for r := range q.Rows {
+			if p == 1 && r%7 == 3 {
+				vs = append(vs, nil)
+			} else {
+				v := float64(p*q.Rows + r)
+				vs = append(vs, &v)
+			}
+			ss = append(ss, fmt.Sprintf("row %d.%d", p, r))
+		}
+	}
+	f := data.NewFrame("table", data.NewField("v", nil, vs), data.NewField("s", nil, ss))
+	f.RefID = refID
+	f.Meta = partsMeta()
+	return f
+}
+
+func partsMeta() *data.FrameMeta {
+	return &data.FrameMeta{ExecutedQueryString: "SELECT v, s", Notices: []data.Notice{{Severity: data.NoticeSeverityWarning, Text: "found late"}}}
+}
+
+func (s partSource) Query(ctx context.Context, sq source.Query, sink source.Sink) error {
+	var q partQuery
+	if err := json.Unmarshal(sq.JSON, &q); err != nil {
+		return err
+	}
+	md, err := frame.SchemaMetadata("table", sq.RefID, partsMeta())
+	if err != nil {
+		return err
+	}
+	part := func(p int) arrow.RecordBatch {
+		if s.pre != nil {
+			s.pre[p].Retain()
+			return s.pre[p]
+		}
+		return partRecord(s.mem, p, q.Rows)
+	}
+	if q.Join {
+		rec, err := s.joined(q, part, md)
+		if err != nil {
+			return err
+		}
+		return sink.Record(rec)
+	}
+	first := partRecord(s.mem, 0, 0)
+	w, err := source.OpenParts(sink, first.Schema())
+	first.Release()
+	if err != nil {
+		return err
+	}
+	if w == nil { // declined: the table joined, as a frame of its own
+		if err := sink.Frame(partsFrame(q, sq.RefID)); err != nil {
+			return err
+		}
+		return s.extra(q, sink)
+	}
+	if !q.LeaveOpen {
+		defer w.Abort()
+	}
+	for p := range q.Parts {
+		if p+1 == q.FailAt {
+			return source.Upstream(errors.New("the server went away mid-stream"))
+		}
+		if p+1 == q.CancelAt {
+			s.cancel()
+		}
+		if err := w.Part(part(p)); err != nil {
+			return err
+		}
+	}
+	if q.LeaveOpen {
+		return nil
+	}
+	if q.AbortOnly {
+		w.Abort()
+		return nil
+	}
+	if err := w.Close(md); err != nil {
+		return err
+	}
+	return s.extra(q, sink)
+}
+
+// joined is the table of q's parts joined column by column (as the Flight
+// SQL source does for a sink that takes no parts), with schema metadata md.
+func (s partSource) joined(q partQuery, part func(int) arrow.RecordBatch, md arrow.Metadata) (arrow.RecordBatch, error) {
+	parts := make([]arrow.RecordBatch, q.Parts)
+	for p := range parts {
+		parts[p] = part(p)
+	}
+	defer func() {
+		for _, r := range parts {
+			r.Release()
+		}
+	}()
+	var fields []arrow.Field
+	var cols []arrow.Array
+	defer func() {
+		for _, c := range cols {
+			c.Release()
+		}
+	}()
+	for c := range 2 {
+		arrs := make([]arrow.Array, q.Parts)
+		for p, r := range parts {
+			arrs[p] = r.Column(c)
+		}
+		col, err := array.Concatenate(arrs, s.mem)
+		if err != nil {
+			return nil, err
+		}
+		f := parts[0].Schema().Field(c)
+		f.Nullable = col.NullN() > 0
+		fields = append(fields, f)
+		cols = append(cols, col)
+	}
+	return array.NewRecordBatch(arrow.NewSchema(fields, &md), cols, int64(cols[0].Len())), nil
+}
+
+func (s partSource) extra(q partQuery, sink source.Sink) error {
+	for i := range q.Extra {
+		if err := sink.Frame(data.NewFrame("", data.NewField("x", nil, []float64{float64(i)}))); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func partModel(q partQuery) string {
+	b, _ := json.Marshal(q)
+	return string(b)
+}
+
+// withoutStats returns f with its meta's stats left out, and the stats.
+func withoutStats(f *data.Frame) (*data.Frame, map[string]float64) {
+	stats := map[string]float64{}
+	if f.Meta != nil {
+		for _, s := range f.Meta.Stats {
+			stats[s.DisplayName] = s.Value
+		}
+		m := *f.Meta
+		m.Stats = nil
+		f.Meta = &m
+	}
+	return f, stats
+}
+
+func assertBudgetEmpty(t *testing.T, s *Service, what string) {
+	t.Helper()
+	if used, _, _, _ := s.budget.stats(); used != 0 {
+		t.Errorf("%s: %d bytes of budget held after the response", what, used)
+	}
+}
+
+// A table handed over in parts reaches Grafana as one frame of several
+// record batches that decodes to the table joined, with the query's stats
+// on it (it is frame 0, finished last), in every codec, unary and chunked;
+// the JSON format declines the parts and gets the table whole.
+func TestPartsThroughThePlugin(t *testing.T) {
+	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+	defer mem.AssertSize(t, 0)
+	s := newTestService(t, partSource{mem: mem}, 2)
+	q := partQuery{Parts: 5, Rows: 3000, Extra: 2}
+	want := partsFrame(q, "A")
+	for _, c := range []string{"none", "lz4", "zstd", "auto"} {
+		pc := pluginContext(fmt.Sprintf(`{"codec":%q}`, c))
+		resp, err := s.QueryData(context.Background(), &pluginv2.QueryDataRequest{PluginContext: pc, Queries: []*pluginv2.DataQuery{query("A", partModel(q))}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		dr := resp.Responses["A"]
+		if dr.Error != "" || len(dr.Frames) != 1+q.Extra {
+			t.Fatalf("%s: %q, %d frames", c, dr.Error, len(dr.Frames))
+		}
+		batches, err := arrowipctest.Inspect(dr.Frames[0])
+		if err != nil || len(batches) != q.Parts {
+			t.Fatalf("%s: the table is %d batches (%v), want one per part (%d)", c, len(batches), err, q.Parts)
+		}
+		got, err := data.UnmarshalArrowFrame(dr.Frames[0])
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, stats := withoutStats(got)
+		if err := frametest.Equal(want, got); err != nil {
+			t.Errorf("%s: %v", c, err)
+		}
+		if stats[frame.StatFrames] != float64(1+q.Extra) {
+			t.Errorf("%s: stats count %v frames, want %d", c, stats[frame.StatFrames], 1+q.Extra)
+		}
+		for i, b := range dr.Frames[1:] {
+			f, err := data.UnmarshalArrowFrame(b)
+			if err != nil || f.Fields[0].At(0).(float64) != float64(i) {
+				t.Errorf("%s: frame %d: %v", c, i+1, err)
+			}
+		}
+		assertBudgetEmpty(t, s, c)
+
+		stream := &chunkStream{ctx: context.Background()}
+		if err := s.QueryChunkedData(&pluginv2.QueryChunkedDataRequest{PluginContext: pc, Queries: []*pluginv2.DataQuery{query("A", partModel(q))}}, stream); err != nil {
+			t.Fatal(err)
+		}
+		if len(stream.chunks) != 1+q.Extra {
+			t.Fatalf("%s chunked: %d chunks", c, len(stream.chunks))
+		}
+		last := stream.chunks[len(stream.chunks)-1] // frame 0 is finished last
+		if last.FrameId != "0" || last.Error != "" {
+			t.Fatalf("%s chunked: last chunk is frame %q (%q)", c, last.FrameId, last.Error)
+		}
+		got, err = data.UnmarshalArrowFrame(last.Frame)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, _ = withoutStats(got)
+		if err := frametest.Equal(want, got); err != nil {
+			t.Errorf("%s chunked: %v", c, err)
+		}
+		assertBudgetEmpty(t, s, c+" chunked")
+	}
+
+	resp, err := s.QueryData(context.Background(), &pluginv2.QueryDataRequest{PluginContext: pluginContext(`{}`), Format: pluginv2.DataFrameFormat_JSON,
+		Queries: []*pluginv2.DataQuery{query("A", partModel(q))}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	dr := resp.Responses["A"]
+	if dr.Error != "" || len(dr.Frames) != 1+q.Extra {
+		t.Fatalf("json: %q, %d frames", dr.Error, len(dr.Frames))
+	}
+	var got data.Frame
+	if err := json.Unmarshal(dr.Frames[0], &got); err != nil {
+		t.Fatal(err)
+	}
+	g, _ := withoutStats(&got)
+	if err := frametest.Equal(want, g); err != nil {
+		t.Errorf("json: %v", err)
+	}
+	assertBudgetEmpty(t, s, "json")
+}
+
+// A failure in the middle of a frame in parts — the source's error, a limit,
+// the request cancelled, a frame left open — fails the query alone and
+// releases everything: the records, the budget, the encoded parts, and no
+// goroutine stays.
+func TestPartsFailuresReleaseEverything(t *testing.T) {
+	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+	defer mem.AssertSize(t, 0)
+	var cancel context.CancelFunc
+	s := newTestService(t, partSource{mem: mem, cancel: func() { cancel() }}, 2)
+	base := runtime.NumGoroutine()
+	for _, tc := range []struct {
+		name, settings string
+		q              partQuery
+		want           string
+	}{
+		{"source error", `{}`, partQuery{Parts: 6, Rows: 2000, FailAt: 4}, "the server went away mid-stream"},
+		{"maxPoints", `{"maxPoints":7000}`, partQuery{Parts: 6, Rows: 2000}, "more than 7000 points"},
+		{"maxSeries", `{"maxSeries":2}`, partQuery{Parts: 3, Rows: 100, Extra: 2}, "more than 2 series"},
+		{"cancelled", `{}`, partQuery{Parts: 6, Rows: 2000, CancelAt: 3}, "context canceled"},
+		{"left open", `{}`, partQuery{Parts: 3, Rows: 100, LeaveOpen: true}, "did not close 1 frame(s)"},
+		{"aborted", `{}`, partQuery{Parts: 3, Rows: 100, AbortOnly: true}, "did not close 1 frame(s)"},
+	} {
+		var ctx context.Context
+		ctx, cancel = context.WithCancel(context.Background())
+		resp, err := s.QueryData(ctx, &pluginv2.QueryDataRequest{PluginContext: pluginContext(tc.settings),
+			Queries: []*pluginv2.DataQuery{query("A", partModel(tc.q)), query("B", partModel(partQuery{Parts: 2, Rows: 10}))}})
+		cancel()
+		if err != nil {
+			t.Fatal(err)
+		}
+		dr := resp.Responses["A"]
+		if !strings.Contains(dr.Error, tc.want) || len(dr.Frames) != 0 {
+			t.Errorf("%s: %d %q, %d frames; want an error saying %q", tc.name, dr.Status, dr.Error, len(dr.Frames), tc.want)
+		}
+		if b := resp.Responses["B"]; tc.name != "cancelled" && (b.Error != "" || len(b.Frames) != 1) {
+			t.Errorf("%s: the other query: %q, %d frames", tc.name, b.Error, len(b.Frames))
+		}
+		assertBudgetEmpty(t, s, tc.name)
+		if n := mem.CurrentAlloc(); n != 0 {
+			t.Errorf("%s: %d bytes of records not released", tc.name, n)
+		}
+	}
+	deadline := time.Now().Add(2 * time.Second)
+	for runtime.NumGoroutine() > base && time.Now().Before(deadline) {
+		time.Sleep(10 * time.Millisecond)
+	}
+	if n := runtime.NumGoroutine(); n > base {
+		t.Errorf("%d goroutines after the queries, %d before", n, base)
+	}
+}

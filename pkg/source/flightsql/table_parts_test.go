@@ -1,0 +1,189 @@
+package flightsql
+
+import (
+	"context"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/grafana/grafana-plugin-sdk-go/data"
+
+	"github.com/quiverdata/quiver/pkg/arrowipc"
+	"github.com/quiverdata/quiver/pkg/arrowipc/arrowipctest"
+	"github.com/quiverdata/quiver/pkg/codec"
+	"github.com/quiverdata/quiver/pkg/frame"
+	"github.com/quiverdata/quiver/pkg/frame/frametest"
+	"github.com/quiverdata/quiver/pkg/source"
+)
+
+// partsSink takes a frame in parts (source.PartSink) and encodes each part
+// with pkg/frame as it arrives, as the plugin does; whole frames go through
+// the wireSink. decline makes it refuse the parts.
+type partsSink struct {
+	*wireSink
+	enc     *frame.Encoder
+	decline bool
+	wire    [][]byte // the frames written in parts
+	parts   int
+	aborted int
+}
+
+func newPartsSink(t testing.TB, c codec.Codec) *partsSink {
+	enc, err := frame.NewEncoder(arrowipc.Options{Codec: c})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &partsSink{wireSink: newWireSink(t), enc: enc}
+}
+
+func (s *partsSink) Parts(schema *arrow.Schema) (source.FrameWriter, error) {
+	if s.decline {
+		return nil, nil
+	}
+	return &partsWriter{s: s, p: frame.NewParts(schema, 0)}, nil
+}
+
+type partsWriter struct {
+	s    *partsSink
+	p    *frame.Parts
+	done bool
+}
+
+func (w *partsWriter) Part(rec arrow.RecordBatch) error {
+	defer rec.Release()
+	w.s.parts++
+	_, err := w.s.enc.AppendPart(w.p, rec)
+	return err
+}
+
+func (w *partsWriter) Close(md arrow.Metadata) error {
+	w.done = true
+	b, _, err := w.s.enc.FinishParts(nil, w.p, md, nil)
+	if err != nil {
+		return err
+	}
+	f, err := data.UnmarshalArrowFrame(b)
+	if err != nil {
+		return fmt.Errorf("the SDK cannot read the frame in parts: %w", err)
+	}
+	w.s.wire = append(w.s.wire, b)
+	w.s.frames = append(w.s.frames, f)
+	return nil
+}
+
+func (w *partsWriter) Abort() {
+	if !w.done {
+		w.done = true
+		w.s.aborted++
+		w.p.Reset()
+	}
+}
+
+// A table read in several batches (two endpoints, columns that need
+// converting, nulls, text, a value that becomes null with a notice) reaches
+// a sink that takes parts as one frame of one batch per received batch,
+// which decodes to exactly the frame the joined table gives — notices and
+// executedQueryString included — in every codec; a sink that declines gets
+// the joined table.
+func TestTableInParts(t *testing.T) {
+	schema := arrow.NewSchema([]arrow.Field{
+		{Name: "ts", Type: &arrow.TimestampType{Unit: arrow.Second}},
+		{Name: "host", Type: arrow.BinaryTypes.LargeString, Nullable: true},
+		{Name: "n", Type: arrow.PrimitiveTypes.Int16, Nullable: true},
+		{Name: "v", Type: arrow.PrimitiveTypes.Float64},
+	}, nil)
+	mk := func(start, rows int) arrow.RecordBatch {
+		return batch(schema, func(b *array.RecordBuilder) {
+			for r := start; r < start+rows; r++ {
+				ts := arrow.Timestamp(1_700_000_000 + r)
+				if r == 1500 {
+					ts = 40_000_000_000 // year 3237: out of Grafana's range
+				}
+				b.Field(0).(*array.TimestampBuilder).Append(ts)
+				if r%5 == 2 && start > 0 { // nulls in later batches only
+					b.Field(1).AppendNull()
+				} else {
+					b.Field(1).(*array.LargeStringBuilder).Append(fmt.Sprintf("host-%d", r%17))
+				}
+				if r%3 == 0 {
+					b.Field(2).AppendNull()
+				} else {
+					b.Field(2).(*array.Int16Builder).Append(int16(r))
+				}
+				b.Field(3).(*array.Float64Builder).Append(float64(r) / 4)
+			}
+		})
+	}
+	eps := [][]arrow.RecordBatch{{mk(0, 1000), mk(1000, 1000)}, {mk(2000, 1), mk(2001, 999)}}
+	srv := newMemServer()
+	srv.set("t", &dataset{schema: schema, endpoints: eps})
+	drainDoGets(srv)
+	s := newTestSource(t, baseConfig(startServer(t, srv, serverOpts{})))
+	q := func(sink source.Sink, limits source.Limits) error {
+		return s.Query(context.Background(), source.Query{RefID: "A", JSON: []byte(`{"rawSql":"t","format":"table"}`),
+			From: time.Unix(1_700_000_000, 0), To: time.Unix(1_700_003_600, 0), Limits: limits}, sink)
+	}
+	joined := newWireSink(t)
+	if err := q(joined, source.Limits{}); err != nil {
+		t.Fatal(err)
+	}
+	if len(joined.frames) != 1 || joined.frames[0].Rows() != 3000 || joined.frames[0].Meta == nil || len(joined.frames[0].Meta.Notices) == 0 {
+		t.Fatalf("joined: %d frames, meta %+v", len(joined.frames), joined.frames[0].Meta)
+	}
+	want := joined.frames[0]
+	for _, c := range []codec.Codec{codec.MustNew(codec.None, 0), codec.MustNew(codec.LZ4, 0), codec.MustNew(codec.Zstd, 3), codec.MustNew(codec.Auto, 0)} {
+		sink := newPartsSink(t, c)
+		if err := q(sink, source.Limits{}); err != nil {
+			t.Fatal(err)
+		}
+		if len(sink.frames) != 1 || len(sink.wire) != 1 || sink.parts != 4 {
+			t.Fatalf("%s: %d frames (%d in parts), %d parts; want one frame of 4 parts", c, len(sink.frames), len(sink.wire), sink.parts)
+		}
+		if err := frametest.Equal(want, sink.frames[0]); err != nil {
+			t.Errorf("%s: the table in parts differs from the joined table: %v", c, err)
+		}
+		batches, err := arrowipctest.Inspect(sink.wire[0])
+		if err != nil || len(batches) != 4 {
+			t.Errorf("%s: %d batches (%v), want 4", c, len(batches), err)
+		}
+	}
+	declining := newPartsSink(t, codec.MustNew(codec.None, 0))
+	declining.decline = true
+	if err := q(declining, source.Limits{}); err != nil {
+		t.Fatal(err)
+	}
+	if len(declining.frames) != 1 || len(declining.wire) != 0 || declining.parts != 0 {
+		t.Fatalf("declined: %d frames, %d in parts", len(declining.frames), len(declining.wire))
+	}
+	if err := frametest.Equal(want, declining.frames[0]); err != nil {
+		t.Errorf("declined: %v", err)
+	}
+
+	// A limit hit in the middle: the frame is aborted, nothing is kept
+	// (newTestSource checks every buffer is released).
+	limited := newPartsSink(t, codec.MustNew(codec.LZ4, 0))
+	err := q(limited, source.Limits{MaxPoints: 1500})
+	mustKind(t, err, source.KindLimit, "more than 1500 rows")
+	if limited.aborted != 1 || len(limited.frames) != 0 {
+		t.Errorf("limit: %d aborted, %d frames", limited.aborted, len(limited.frames))
+	}
+
+	// An empty result in parts is a frame of no row with the columns.
+	srv.set("empty", &dataset{schema: schema, endpoints: [][]arrow.RecordBatch{{}}})
+	empty := newPartsSink(t, codec.MustNew(codec.None, 0))
+	if err := s.Query(context.Background(), source.Query{RefID: "A", JSON: []byte(`{"rawSql":"empty","format":"table"}`)}, empty); err != nil {
+		t.Fatal(err)
+	}
+	ej := newWireSink(t)
+	if err := s.Query(context.Background(), source.Query{RefID: "A", JSON: []byte(`{"rawSql":"empty","format":"table"}`)}, ej); err != nil {
+		t.Fatal(err)
+	}
+	if len(empty.frames) != 1 || len(ej.frames) != 1 {
+		t.Fatalf("empty: %d and %d frames", len(empty.frames), len(ej.frames))
+	}
+	if err := frametest.Equal(ej.frames[0], empty.frames[0]); err != nil {
+		t.Errorf("empty: %v", err)
+	}
+}
