@@ -114,18 +114,30 @@ func TestAutoChoosesPerFrame(t *testing.T) {
 		noise[i] = r.NormFloat64()
 	}
 	noiseFrame := data.NewFrame("noise", data.NewField("value", nil, noise))
+	z, err := frame.NewEncoder(arrowipc.Options{Codec: codec.MustNew(codec.Zstd, 3), MinSavings: 0.1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	zstd3, _, err := z.Append(nil, frame.Input{Frame: logFrame}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
 	for _, o := range autoOptions() {
 		e, err := frame.NewEncoder(o)
 		if err != nil {
 			t.Fatal(err)
 		}
 		auto := frame.StatCodec + "auto/" + o.Preference.Name
-		_, logSt, err := e.Append(nil, frame.Input{Frame: logFrame}, nil)
+		logWire, logSt, err := e.Append(nil, frame.Input{Frame: logFrame}, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
 		if logSt.Codec != codec.Zstd || logSt.WireBytes*2 > logSt.RawBytes {
 			t.Errorf("%s: 4096 log lines sent as %v, %d of %d bytes", o.Preference.Name, logSt.Codec, logSt.WireBytes, logSt.RawBytes)
+		}
+		// What Grafana receives is then zstd 3's frame, byte for byte.
+		if string(logWire) != string(zstd3) {
+			t.Errorf("%s: the log frame (%d bytes) is not zstd 3's (%d bytes)", o.Preference.Name, len(logWire), len(zstd3))
 		}
 		// A query of one frame, which goes uncompressed.
 		var others frame.Summary
