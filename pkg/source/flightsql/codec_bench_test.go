@@ -69,13 +69,13 @@ func BenchmarkFlightSQLCodec(b *testing.B) {
 					if err != nil {
 						b.Fatal(err)
 					}
-					sink := &codecSink{encodeSink: encodeSink{enc: enc}}
+					sink := &encodeSink{enc: enc}
 					q := source.Query{RefID: "A", JSON: []byte(fmt.Sprintf(`{"rawSql":%q,"format":%q}`, st.sql, format)),
 						Limits: source.Limits{MaxSeries: 10 * tpHosts, MaxPoints: 10 * rows}}
 					if err := s.Query(context.Background(), q, sink); err != nil { // warm up the skip's history
 						b.Fatal(err)
 					}
-					sink.reset()
+					sink.bytes, sink.byCodec = 0, [codec.Auto]int{}
 					cpu0 := cpuTime()
 					for b.Loop() {
 						if err := s.Query(context.Background(), q, sink); err != nil {
@@ -93,27 +93,6 @@ func BenchmarkFlightSQLCodec(b *testing.B) {
 			}
 		}
 	}
-}
-
-// codecSink is encodeSink counting the frames by the codec their batch
-// declares.
-type codecSink struct {
-	encodeSink
-	byCodec [codec.Auto]int
-}
-
-func (s *codecSink) reset() { s.bytes, s.byCodec = 0, [codec.Auto]int{} }
-
-func (s *codecSink) Record(rec arrow.RecordBatch) error {
-	defer rec.Release()
-	out, st, err := s.enc.Append(s.buf[:0], frame.Input{Record: rec}, nil)
-	if err != nil {
-		return err
-	}
-	s.bytes += int64(len(out))
-	s.byCodec[st.Codec]++
-	s.buf = out[:0]
-	return nil
 }
 
 // stretchTime returns batches with every timestamp's distance from the
