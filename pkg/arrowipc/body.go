@@ -7,7 +7,6 @@ package arrowipc
 import (
 	"encoding/binary"
 	"fmt"
-	"time"
 
 	"github.com/quiverdata/quiver/pkg/codec"
 )
@@ -45,8 +44,6 @@ type BodyStats struct {
 	// Codec is the codec the batch declares: the encoder's, or none when no
 	// buffer is stored compressed; for codec.Auto, the one it chose.
 	Codec codec.Kind
-	// Elapsed is the time spent checking and compressing the buffers.
-	Elapsed time.Duration
 	// PerBuffer lists every body buffer in the order of the batch's buffers
 	// (validity, then values or offsets and data, field by field). It is the
 	// encoder's memory: valid until its next Prepare.
@@ -217,7 +214,6 @@ func (b *batch) drop() {
 // b.packed, lays the body out and returns what compression did. It is the
 // work of phase one; appendBody in file.go is its other half.
 func (e *Encoder) prepare(rows int, cols []Column) (BodyStats, error) {
-	start := time.Now()
 	b := &e.batch
 	b.ready = false
 	if len(cols) != len(b.fields) {
@@ -262,7 +258,6 @@ func (e *Encoder) prepare(rows int, cols []Column) (BodyStats, error) {
 	}
 	st := b.layOut()
 	b.ready = true
-	st.Elapsed = time.Since(start)
 	return st, nil
 }
 

@@ -56,15 +56,20 @@ type Preference struct {
 // Preferences lists the accepted values of the codecPreference setting,
 // the default first.
 var Preferences = []Preference{
-	// cpu: Grafana runs next to the plugin; a byte costs its copies through
-	// gRPC and the memory Grafana holds it in, priced at 4 ns. Then text
-	// goes as lz4 (zstd's extra savings on log lines, ~30 % of lz4's bytes,
-	// are worth less than the 3 ns a byte Grafana pays to decompress zstd),
-	// and time series uncompressed.
-	{Name: "cpu", BytePrice: 4},
+	// cpu: Grafana runs next to the plugin. A byte is priced at 20 ns, the
+	// lowest round price at which log frames of 1000 lines or more go as
+	// zstd (their break-even is 15–19 ns): zstd's savings over lz4 there,
+	// ~30 % of lz4's bytes, then outweigh the ~3 ns a byte Grafana pays to
+	// decompress zstd. Time series go as zstd only where it saves ~4 KB a
+	// frame or more (1000 points at steps up to ~20 s, break-even 17–20 ns;
+	// 500 points at 20 s stay uncompressed); a series that does not compress
+	// goes uncompressed at any price.
+	// docs/compression.md has the break-even price of each frame.
+	{Name: "cpu", BytePrice: 20},
 	// bytes: Grafana is far from the plugin or short of memory: a byte
-	// weighs like 50 ns of CPU. Text goes as zstd, and so do timestamps at
-	// steps zstd shrinks (a 1000-point series at 20 s saves ~3.8 KB).
+	// weighs like 50 ns of CPU. Text of a few hundred lines goes as zstd
+	// too, and so do shorter series whose timestamps zstd shrinks (500
+	// points at 20 s save ~1.9 KB).
 	{Name: "bytes", BytePrice: 50},
 }
 

@@ -85,10 +85,11 @@ func NewEncoder(o arrowipc.Options) (*Encoder, error) {
 	name := c.String() + " (" + c.Effective() + ")"
 	auto := c.Kind() == codec.Auto
 	if auto {
-		name = "auto (" + o.Preference.Name + ")"
-		if o.Preference.Name == "" {
-			name = "auto (" + codec.DefaultPreference + ")"
+		pref := o.Preference.Name
+		if pref == "" {
+			pref = codec.DefaultPreference
 		}
+		name = c.String() + "/" + pref // completed by withStats
 	}
 	return &Encoder{ipc: ipc, codec: name, level: c.Level(), auto: auto}, nil
 }
@@ -274,14 +275,19 @@ const (
 	StatWireBytes = "Quiver body bytes (wire)"
 	StatRatio     = "Quiver compression ratio"
 	StatEncode    = "Quiver encode time"
-	StatCodec     = "Quiver codec "
+	// StatCodec is followed by the codec setting and, in parentheses, what
+	// it became: "zstd/3 (zstd default)", "lz4/0 (lz4 fast)". For codec
+	// auto, the preference and the codec it sent every frame with,
+	// "auto/cpu (none)" (the value is that codec's level), or "auto/cpu"
+	// when it chose per frame differently, followed by StatFramesAs stats.
+	StatCodec = "Quiver codec "
 	// Body buffers by what became of them (see arrowipc.BufferOutcome).
 	StatCompressed = "Quiver buffers compressed"
 	StatRaw        = "Quiver buffers stored raw"
 	StatSkipped    = "Quiver buffers skipped (not tried)"
 	// StatFramesAs is followed by a codec name: the frames sent with it,
-	// shown for codec auto, which chooses per frame (codecs it sent no
-	// frame with are left out).
+	// shown for codec auto when it sent the query's frames with more than
+	// one codec (codecs it sent no frame with are left out).
 	StatFramesAs = "Quiver frames sent as "
 )
 
@@ -305,12 +311,12 @@ func (e *Encoder) withStats(meta *data.FrameMeta, others *Summary, st arrowipc.B
 		data.QueryStat{FieldConfig: data.FieldConfig{DisplayName: StatWireBytes, Unit: "decbytes"}, Value: float64(sum.WireBytes)},
 		data.QueryStat{FieldConfig: data.FieldConfig{DisplayName: StatRatio}, Value: ratio},
 		data.QueryStat{FieldConfig: data.FieldConfig{DisplayName: StatEncode, Unit: "ms"}, Value: math.Round(float64(sum.Encode.Nanoseconds())/1e3) / 1e3},
-		data.QueryStat{FieldConfig: data.FieldConfig{DisplayName: StatCodec + e.codec}, Value: float64(e.level)},
+		e.codecStat(&sum),
 		data.QueryStat{FieldConfig: data.FieldConfig{DisplayName: StatCompressed}, Value: float64(sum.Compressed)},
 		data.QueryStat{FieldConfig: data.FieldConfig{DisplayName: StatRaw}, Value: float64(sum.Raw)},
 		data.QueryStat{FieldConfig: data.FieldConfig{DisplayName: StatSkipped}, Value: float64(sum.Skipped)},
 	)
-	if e.auto {
+	if e.auto && !sentAsOne(&sum) {
 		for k, n := range sum.ByCodec {
 			if n == 0 {
 				continue
@@ -319,6 +325,36 @@ func (e *Encoder) withStats(meta *data.FrameMeta, others *Summary, st arrowipc.B
 		}
 	}
 	return &m
+}
+
+// codecStat is the codec stat of a query whose frames sum describes. Under
+// codec auto, when one codec carried every frame, the stat names it (a
+// frame count per codec would make auto's stats longer than an explicit
+// codec's, and its response larger than theirs).
+func (e *Encoder) codecStat(sum *Summary) data.QueryStat {
+	name := e.codec
+	if e.auto && sentAsOne(sum) {
+		k := codec.None
+		for i, n := range sum.ByCodec {
+			if n > 0 {
+				k = codec.Kind(i)
+			}
+		}
+		name += " (" + k.String() + ")"
+	}
+	return data.QueryStat{FieldConfig: data.FieldConfig{DisplayName: StatCodec + name}, Value: float64(e.level)}
+}
+
+// sentAsOne reports whether at most one codec carried the frames sum
+// describes.
+func sentAsOne(sum *Summary) bool {
+	used := 0
+	for _, n := range sum.ByCodec {
+		if n > 0 {
+			used++
+		}
+	}
+	return used <= 1
 }
 
 // bytesView returns b as a string without copying. The caller must not

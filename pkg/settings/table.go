@@ -146,7 +146,7 @@ var table = []Setting{
 		Help:  "Compression level of the codec: higher levels make smaller frames and cost more CPU. Ignored for codecs auto and none.",
 		field: func(s *Settings) any { return &s.Level }},
 	{Key: "codecPreference", Type: String, Default: DefaultPreference, Values: []string{PreferCPU, PreferBytes},
-		Help:  "What codec auto saves first: Grafana's and the plugin's CPU (cpu, for a Grafana next to its data) or bytes on the wire (bytes, for a Grafana far from it or short of memory).",
+		Help:  "What codec auto saves first: Grafana's and the plugin's CPU (cpu, for a Grafana next to its data: log lines go as zstd, a few dozen lines as lz4, time series uncompressed unless zstd saves kilobytes a frame) or bytes on the wire (bytes, for a Grafana far from it or short of memory: shorter text and series go as zstd too).",
 		field: func(s *Settings) any { return &s.CodecPreference }, normalize: strings.TrimSpace},
 	{Key: "minSavings", Type: Number, Default: DefaultMinSavings, Min: 0, Max: MaxMinSavings,
 		Help:  "A body buffer is sent uncompressed unless compression saves at least this fraction of its size.",

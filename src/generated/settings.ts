@@ -169,9 +169,9 @@ export const settings = {
     type: 'string',
     default: 'cpu',
     values: ['cpu', 'bytes'],
-    help: "What codec auto saves first: Grafana's and the plugin's CPU (cpu, for a Grafana next to its data) or bytes on the wire (bytes, for a Grafana far from it or short of memory).",
+    help: "What codec auto saves first: Grafana's and the plugin's CPU (cpu, for a Grafana next to its data: log lines go as zstd, a few dozen lines as lz4, time series uncompressed unless zstd saves kilobytes a frame) or bytes on the wire (bytes, for a Grafana far from it or short of memory: shorter text and series go as zstd too).",
     description:
-      "What codec auto saves first: Grafana's and the plugin's CPU (cpu, for a Grafana next to its data) or bytes on the wire (bytes, for a Grafana far from it or short of memory). Accepted: cpu, bytes. Default: cpu.",
+      "What codec auto saves first: Grafana's and the plugin's CPU (cpu, for a Grafana next to its data: log lines go as zstd, a few dozen lines as lz4, time series uncompressed unless zstd saves kilobytes a frame) or bytes on the wire (bytes, for a Grafana far from it or short of memory: shorter text and series go as zstd too). Accepted: cpu, bytes. Default: cpu.",
   },
   minSavings: {
     key: 'minSavings',

@@ -26,6 +26,7 @@ import (
 	"google.golang.org/grpc/credentials/insecure"
 
 	"github.com/quiverdata/quiver/pkg/arrowipc"
+	"github.com/quiverdata/quiver/pkg/codec"
 	"github.com/quiverdata/quiver/pkg/frame"
 	"github.com/quiverdata/quiver/pkg/source"
 )
@@ -115,13 +116,15 @@ func (w *discardParts) Abort() {}
 
 // encodeSink encodes every frame with pkg/frame's encoder at codec none, as
 // the plugin's sink does (here on the source's goroutine), and keeps the
-// bytes when keep is set.
+// bytes when keep is set. It counts the frames by the codec their batch
+// declares.
 type encodeSink struct {
-	enc   *frame.Encoder
-	buf   []byte
-	bytes int64
-	keep  bool
-	wire  [][]byte
+	enc     *frame.Encoder
+	buf     []byte
+	bytes   int64
+	keep    bool
+	wire    [][]byte
+	byCodec [codec.Auto]int
 }
 
 func newEncodeSink(tb testing.TB, keep bool) *encodeSink {
@@ -136,11 +139,12 @@ func (s *encodeSink) Frame(*data.Frame) error { return fmt.Errorf("unexpected da
 
 func (s *encodeSink) Record(rec arrow.RecordBatch) error {
 	defer rec.Release()
-	out, _, err := s.enc.Append(s.buf[:0], frame.Input{Record: rec}, nil)
+	out, st, err := s.enc.Append(s.buf[:0], frame.Input{Record: rec}, nil)
 	if err != nil {
 		return err
 	}
 	s.bytes += int64(len(out))
+	s.byCodec[st.Codec]++
 	if s.keep {
 		s.wire = append(s.wire, append([]byte(nil), out...))
 	}
