@@ -83,7 +83,6 @@ func (p *Parts) add(st arrowipc.BodyStats) {
 	b.Buffers += st.Buffers
 	b.Compressed += st.Compressed
 	b.Skipped += st.Skipped
-	b.Elapsed += st.Elapsed
 	if int(st.Codec) < len(p.byCodec) {
 		p.byCodec[st.Codec]++
 	}
