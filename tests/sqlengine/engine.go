@@ -64,8 +64,7 @@ func get(k Kind) (*engine, error) {
 	if err := engines.failed[k]; err != nil {
 		return nil, err
 	}
-	start := map[Kind]func() (*engine, error){PostgreSQL: startPostgres, MariaDB: startMariaDB}[k]
-	e, err := start()
+	e, err := start(k)
 	if err != nil {
 		if engines.failed == nil {
 			engines.failed = map[Kind]error{}
@@ -77,6 +76,41 @@ func get(k Kind) (*engine, error) {
 		engines.running = map[Kind]*engine{}
 	}
 	engines.running[k] = e
+	return e, nil
+}
+
+// kinds says, per engine, the system user it runs as when the tests run
+// as root, and how it is set up and started in its directory.
+var kinds = map[Kind]struct {
+	user  string
+	start func(e *engine, a account, log *os.File) error
+}{
+	PostgreSQL: {"postgres", startPostgres},
+	MariaDB:    {"mysql", startMariaDB},
+}
+
+// start starts an engine of kind k in a new private directory, its log
+// there; on failure nothing is left behind.
+func start(k Kind) (*engine, error) {
+	spec := kinds[k]
+	a, err := accountFor(spec.user)
+	if err != nil {
+		return nil, err
+	}
+	dir, err := a.tempDir("quiver-" + strings.ToLower(string(k)) + "-")
+	if err != nil {
+		return nil, err
+	}
+	e := &engine{kind: k, dir: dir}
+	log, err := a.createLog(dir)
+	if err == nil {
+		defer log.Close()
+		err = spec.start(e, a, log)
+	}
+	if err != nil {
+		_ = e.stop()
+		return nil, err
+	}
 	return e, nil
 }
 
@@ -271,54 +305,34 @@ func tail(path string) string {
 
 // startPostgres runs initdb into a temporary directory and postgres on a
 // free 127.0.0.1 port (its socket in that directory), without fsync.
-func startPostgres() (*engine, error) {
+func startPostgres(e *engine, a account, log *os.File) error {
 	dirs := []string{"/usr/lib/postgresql/*/bin", "/usr/pgsql-*/bin"}
 	initdb, err := tool("initdb", dirs...)
 	if err != nil {
-		return nil, fmt.Errorf("%w: install PostgreSQL's server (Debian: apt-get install postgresql)", err)
+		return fmt.Errorf("%w: install PostgreSQL's server (Debian: apt-get install postgresql)", err)
 	}
 	postgres, err := tool("postgres", filepath.Dir(initdb))
 	if err != nil {
-		return nil, err
+		return err
 	}
-	a, err := accountFor("postgres")
-	if err != nil {
-		return nil, err
-	}
-	dir, err := a.tempDir("quiver-pg-")
-	if err != nil {
-		return nil, err
-	}
-	e := &engine{kind: PostgreSQL, dir: dir}
-	ok := false
-	defer func() {
-		if !ok {
-			_ = e.stop()
-		}
-	}()
-	log, err := a.createLog(dir)
-	if err != nil {
-		return nil, err
-	}
-	defer log.Close()
-	data := filepath.Join(dir, "data")
+	data := filepath.Join(e.dir, "data")
 	if err := a.run(log, initdb, "-D", data, "-U", "postgres", "-A", "trust", "-E", "UTF8", "--locale=C", "--no-sync", "--no-instructions"); err != nil {
-		return nil, err
+		return err
 	}
 	// A port found free may be taken before postgres binds it: try again.
 	for attempt := 0; ; attempt++ {
 		port, err := freePort()
 		if err != nil {
-			return nil, err
+			return err
 		}
 		e.dsn = func(db, tz string) (string, string) {
 			return "pgx", fmt.Sprintf("postgres://postgres@127.0.0.1:%d/%s?sslmode=disable&timezone=%s", port, db, url.QueryEscape(tz))
 		}
 		_, dsn := e.dsn("postgres", "UTC")
 		if e.admin, err = sql.Open("pgx", dsn); err != nil {
-			return nil, fmt.Errorf("sqlengine: %w", err)
+			return fmt.Errorf("sqlengine: %w", err)
 		}
-		err = e.serve(a, log, postgres, "-D", data, "-k", dir, "-p", strconv.Itoa(port),
+		err = e.serve(a, log, postgres, "-D", data, "-k", e.dir, "-p", strconv.Itoa(port),
 			"-c", "listen_addresses=127.0.0.1", "-c", "fsync=off", "-c", "synchronous_commit=off",
 			"-c", "full_page_writes=off", "-c", "max_connections=50")
 		if err == nil {
@@ -327,69 +341,48 @@ func startPostgres() (*engine, error) {
 		_ = e.admin.Close()
 		e.admin = nil
 		if attempt == 2 || !strings.Contains(tail(log.Name()), "could not bind") {
-			return nil, err
+			return err
 		}
 	}
 	e.name = "PostgreSQL"
 	if err := e.admin.QueryRow("SHOW server_version").Scan(&e.version); err != nil {
-		return nil, fmt.Errorf("sqlengine: %w", err)
+		return fmt.Errorf("sqlengine: %w", err)
 	}
-	ok = true
-	return e, nil
+	return nil
 }
 
 // startMariaDB runs mariadb-install-db into a temporary directory and
 // mariadbd on a unix socket there (no TCP), and loads the time zones
 // America/New_York and UTC into its zone tables.
-func startMariaDB() (*engine, error) {
+func startMariaDB(e *engine, a account, log *os.File) error {
 	install, err := tool("mariadb-install-db", "/usr/bin")
 	if err != nil {
-		return nil, fmt.Errorf("%w: install MariaDB's server (Debian: apt-get install mariadb-server)", err)
+		return fmt.Errorf("%w: install MariaDB's server (Debian: apt-get install mariadb-server)", err)
 	}
 	mariadbd, err := tool("mariadbd", "/usr/sbin", "/usr/libexec")
 	if err != nil {
-		return nil, err
+		return err
 	}
 	tzinfo, err := tool("mariadb-tzinfo-to-sql", "/usr/bin")
 	if err != nil {
-		return nil, err
+		return err
 	}
-	a, err := accountFor("mysql")
-	if err != nil {
-		return nil, err
-	}
-	dir, err := a.tempDir("quiver-my-")
-	if err != nil {
-		return nil, err
-	}
-	e := &engine{kind: MariaDB, dir: dir}
-	ok := false
-	defer func() {
-		if !ok {
-			_ = e.stop()
-		}
-	}()
-	log, err := a.createLog(dir)
-	if err != nil {
-		return nil, err
-	}
-	defer log.Close()
-	data, sock := filepath.Join(dir, "data"), filepath.Join(dir, "sock")
+	data, sock := filepath.Join(e.dir, "data"), filepath.Join(e.dir, "sock")
 	if err := a.run(log, install, "--no-defaults", "--datadir="+data, "--auth-root-authentication-method=normal",
 		"--skip-test-db", "--skip-name-resolve"); err != nil {
-		return nil, err
+		return err
 	}
 	e.dsn = func(db, tz string) (string, string) {
 		return "mysql", fmt.Sprintf("root@unix(%s)/%s?time_zone=%s&multiStatements=true", sock, db, url.QueryEscape("'"+tz+"'"))
 	}
 	_, dsn := e.dsn("", "+00:00")
 	if e.admin, err = sql.Open("mysql", dsn); err != nil {
-		return nil, fmt.Errorf("sqlengine: %w", err)
+		return fmt.Errorf("sqlengine: %w", err)
 	}
 	if err := e.serve(a, log, mariadbd, "--no-defaults", "--datadir="+data, "--socket="+sock,
-		"--skip-networking", "--skip-name-resolve", "--skip-log-bin", "--pid-file="+filepath.Join(dir, "pid"),
+		"--skip-networking", "--skip-name-resolve", "--skip-log-bin", "--pid-file="+filepath.Join(e.dir, "pid"),
 		"--innodb-buffer-pool-size=32M", "--innodb-flush-log-at-trx-commit=0", "--log-error="+log.Name()); err != nil {
-		return nil, err
+		return err
 	}
 	// Named zones need the zone tables; two are enough for the tests.
 	for _, z := range []string{"UTC", "America/New_York"} {
@@ -397,19 +390,18 @@ func startMariaDB() (*engine, error) {
 		cmd := exec.Command(tzinfo, "/usr/share/zoneinfo/"+z, z)
 		cmd.Stdout = &out
 		if err := cmd.Run(); err != nil {
-			return nil, fmt.Errorf("sqlengine: %s %s: %w", filepath.Base(tzinfo), z, err)
+			return fmt.Errorf("sqlengine: %s %s: %w", filepath.Base(tzinfo), z, err)
 		}
 		if _, err := e.admin.Exec("USE mysql; " + out.String()); err != nil {
-			return nil, fmt.Errorf("sqlengine: loading time zone %s: %w", z, err)
+			return fmt.Errorf("sqlengine: loading time zone %s: %w", z, err)
 		}
 	}
 	if err := e.admin.QueryRow("SELECT VERSION()").Scan(&e.version); err != nil {
-		return nil, fmt.Errorf("sqlengine: %w", err)
+		return fmt.Errorf("sqlengine: %w", err)
 	}
 	e.name = "MySQL"
 	if strings.Contains(strings.ToLower(e.version), "mariadb") {
 		e.name = "MariaDB"
 	}
-	ok = true
-	return e, nil
+	return nil
 }

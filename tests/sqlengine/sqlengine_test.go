@@ -27,17 +27,25 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
-// read runs query through a plain arrow-go Flight SQL client and returns
-// the schema and every row, each value as the Arrow array's ValueStr.
-func read(t *testing.T, addr, query string) (*arrow.Schema, [][]string) {
+// client is a plain arrow-go Flight SQL client of addr, closed when the
+// test ends, and a bounded context for its calls.
+func client(t *testing.T, addr string) (context.Context, *flightsql.Client) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
+	t.Cleanup(cancel)
 	cl, err := flightsql.NewClient(addr, nil, nil, grpc.WithTransportCredentials(insecure.NewCredentials()))
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer cl.Close()
+	t.Cleanup(func() { _ = cl.Close() })
+	return ctx, cl
+}
+
+// read runs query through a plain arrow-go Flight SQL client and returns
+// the schema and every row, each value as the Arrow array's ValueStr.
+func read(t *testing.T, addr, query string) (*arrow.Schema, [][]string) {
+	t.Helper()
+	ctx, cl := client(t, addr)
 	info, err := cl.Execute(ctx, query)
 	if err != nil {
 		t.Fatalf("%s: %v", query, err)
@@ -67,13 +75,7 @@ func read(t *testing.T, addr, query string) (*arrow.Schema, [][]string) {
 // sqlInfo reads the server name and version GetSqlInfo reports.
 func sqlInfo(t *testing.T, addr string) (name, version string) {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	cl, err := flightsql.NewClient(addr, nil, nil, grpc.WithTransportCredentials(insecure.NewCredentials()))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer cl.Close()
+	ctx, cl := client(t, addr)
 	info, err := cl.GetSqlInfo(ctx, []flightsql.SqlInfo{flightsql.SqlInfoFlightSqlServerName, flightsql.SqlInfoFlightSqlServerVersion})
 	if err != nil {
 		t.Fatal(err)
@@ -140,13 +142,7 @@ func TestPostgresTypes(t *testing.T) {
 		{"NULL::int8", "int64", "(null)"},
 	})
 	// A statement the engine refuses is the engine's own error.
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	cl, err := flightsql.NewClient(s.Addr, nil, nil, grpc.WithTransportCredentials(insecure.NewCredentials()))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer cl.Close()
+	ctx, cl := client(t, s.Addr)
 	info, err := cl.Execute(ctx, "SELECT nope FROM nowhere")
 	if err == nil {
 		_, err = cl.DoGet(ctx, info.GetEndpoint()[0].GetTicket())

@@ -154,14 +154,7 @@ func TestEngineTimeFilterZone(t *testing.T) {
 	s := newTestSource(t, baseConfig(srv.Addr))
 	for _, col := range []string{"ts", "tsn"} {
 		frames := engineQuery(t, s, fmt.Sprintf("SELECT %s AS time, v FROM m WHERE $__timeFilter(%s) ORDER BY 1", col, col), FormatTable)
-		if len(frames) != 1 || len(frames[0].Fields) != 2 {
-			t.Fatalf("%s: %d frames", col, len(frames))
-		}
-		var got []int64
-		for i := range frames[0].Rows() {
-			tm, _ := frames[0].Fields[0].ConcreteAt(i)
-			got = append(got, tm.(time.Time).UnixMilli())
-		}
+		got := frameTimes(t, frames)
 		var want []int64
 		for _, r := range srv.Query(t, "SELECT epoch_ms(ts) FROM m WHERE epoch_ms(ts) "+refRange+" ORDER BY 1") {
 			want = append(want, r[0].(int64))

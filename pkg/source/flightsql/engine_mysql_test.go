@@ -49,29 +49,25 @@ var mysqlCases = []refCase{
 // answer to the same aggregate written by hand. DATETIME columns in both
 // zones; TIMESTAMP columns in UTC only, see TestMySQLTimestampSessionZone.
 func TestMySQLMacros(t *testing.T) {
-	for _, tz := range []string{"UTC", "America/New_York"} {
-		srv := sqlengine.MySQL(t, tz)
-		mysqlTables(t, srv)
-		query := func(sql string) [][]any { return srv.Query(t, sql) }
-		for _, setting := range []string{settings.DialectAuto, settings.DialectMySQL} {
-			t.Run(tz+"/"+setting, func(t *testing.T) {
-				cfg := baseConfig(srv.Addr)
-				cfg.Dialect, cfg.Schema = setting, srv.Database
-				s := newTestSource(t, cfg)
-				checkHealth(t, s, healthWant(srv, settings.DialectMySQL, setting == settings.DialectAuto))
-				cases, cols := append(commonCases[:len(commonCases):len(commonCases)], mysqlCases...), []string{"ts", "tsn"}
-				if tz != "UTC" {
-					// TIMESTAMP columns need a UTC session (docs/dialects.md;
-					// TestMySQLTimestampSessionZone).
-					cases, cols = zoneLess(cases), cols[1:]
-				}
-				runRefCases(t, s, mysqlSQL, query, cases)
-				for _, col := range cols {
-					checkTimeFilterRows(t, s, srv, col)
-				}
-			})
-		}
-	}
+	engineRun{
+		start: sqlengine.MySQL, tables: mysqlTables, dialect: settings.DialectMySQL, sql: mysqlSQL,
+		configure: func(cfg *settings.FlightSQL, srv *sqlengine.Server) { cfg.Schema = srv.Database },
+		// TIMESTAMP columns (ts) need a UTC session: docs/dialects.md,
+		// TestMySQLTimestampSessionZone.
+		cases: func(tz string) []refCase {
+			cases := append(slices.Clone(commonCases), mysqlCases...)
+			if tz != "UTC" {
+				cases = zoneLess(cases)
+			}
+			return cases
+		},
+		cols: func(tz string) []string {
+			if tz != "UTC" {
+				return []string{"tsn"}
+			}
+			return []string{"ts", "tsn"}
+		},
+	}.run(t)
 }
 
 // TestMySQLSubSecondError: the mysql dialect has no bucket below a second;
@@ -110,15 +106,7 @@ func TestMySQLTimestampSessionZone(t *testing.T) {
 	srv := sqlengine.MySQL(t, "America/New_York")
 	mysqlTables(t, srv)
 	s := newTestSource(t, baseConfig(srv.Addr))
-	frames := engineQuery(t, s, "SELECT ts AS time, v FROM m WHERE $__timeFilter(ts) ORDER BY 1", FormatTable)
-	if len(frames) != 1 || frames[0].Rows() == 0 {
-		t.Fatalf("%d frames", len(frames))
-	}
-	var got []int64
-	for i := range frames[0].Rows() {
-		tm, _ := frames[0].Fields[0].ConcreteAt(i)
-		got = append(got, tm.(time.Time).UnixMilli())
-	}
+	got := frameTimes(t, engineQuery(t, s, "SELECT ts AS time, v FROM m WHERE $__timeFilter(ts) ORDER BY 1", FormatTable))
 	var want []int64
 	for _, r := range srv.Query(t, "SELECT e * 1000 FROM m WHERE e BETWEEN 1767243600 AND 1767247200 ORDER BY 1") {
 		want = append(want, asInt(t, r[0]))

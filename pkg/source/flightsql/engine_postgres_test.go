@@ -3,6 +3,7 @@
 package flightsql
 
 import (
+	"slices"
 	"testing"
 
 	"github.com/quiverdata/quiver/pkg/settings"
@@ -69,23 +70,12 @@ var postgresCases = []refCase{
 // every frame point by point with PostgreSQL's own answer to the same
 // aggregate written by hand.
 func TestPostgresMacros(t *testing.T) {
-	for _, tz := range []string{"UTC", "America/New_York"} {
-		srv := sqlengine.Postgres(t, tz)
-		postgresTables(t, srv)
-		query := func(sql string) [][]any { return srv.Query(t, sql) }
-		for _, setting := range []string{settings.DialectAuto, settings.DialectPostgres} {
-			t.Run(tz+"/"+setting, func(t *testing.T) {
-				cfg := baseConfig(srv.Addr)
-				cfg.Dialect, cfg.Catalog, cfg.Schema = setting, srv.Database, "public"
-				s := newTestSource(t, cfg)
-				checkHealth(t, s, healthWant(srv, settings.DialectPostgres, setting == settings.DialectAuto))
-				runRefCases(t, s, postgresSQL, query, append(commonCases[:len(commonCases):len(commonCases)], postgresCases...))
-				for _, col := range []string{"ts", "tsn"} {
-					checkTimeFilterRows(t, s, srv, col)
-				}
-			})
-		}
-	}
+	engineRun{
+		start: sqlengine.Postgres, tables: postgresTables, dialect: settings.DialectPostgres, sql: postgresSQL,
+		configure: func(cfg *settings.FlightSQL, srv *sqlengine.Server) { cfg.Catalog, cfg.Schema = srv.Database, "public" },
+		cases:     func(string) []refCase { return append(slices.Clone(commonCases), postgresCases...) },
+		cols:      func(string) []string { return []string{"ts", "tsn"} },
+	}.run(t)
 }
 
 // TestPostgresAutoBeforeHealth: auto picks postgres on the first query,

@@ -98,3 +98,20 @@ func head(ms []int64) []string {
 	}
 	return out
 }
+
+// frameTimes is the first field of a one-frame result, in milliseconds.
+func frameTimes(t *testing.T, frames []*data.Frame) []int64 {
+	t.Helper()
+	if len(frames) != 1 || len(frames[0].Fields) == 0 {
+		t.Fatalf("%d frames, want one", len(frames))
+	}
+	var out []int64
+	for i := range frames[0].Rows() {
+		tm, ok := frames[0].Fields[0].ConcreteAt(i)
+		if !ok {
+			t.Fatalf("null time in row %d", i)
+		}
+		out = append(out, tm.(time.Time).UnixMilli())
+	}
+	return out
+}

@@ -10,10 +10,10 @@ import (
 	"strconv"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/grafana/grafana-plugin-sdk-go/data"
 
+	"github.com/quiverdata/quiver/pkg/settings"
 	"github.com/quiverdata/quiver/tests/sqlengine"
 )
 
@@ -191,21 +191,50 @@ func asFloat(t *testing.T, v any) float64 {
 // $__timeFilter and wants exactly the rows of 00:00–01:00Z, by e.
 func checkTimeFilterRows(t *testing.T, s *Source, srv *sqlengine.Server, col string) {
 	t.Helper()
-	frames := engineQuery(t, s, fmt.Sprintf("SELECT %s AS time, v FROM m WHERE $__timeFilter(%s) ORDER BY 1", col, col), FormatTable)
-	if len(frames) != 1 || len(frames[0].Fields) != 2 {
-		t.Fatalf("%s: %d frames", col, len(frames))
-	}
-	var got []int64
-	for i := range frames[0].Rows() {
-		tm, _ := frames[0].Fields[0].ConcreteAt(i)
-		got = append(got, tm.(time.Time).UnixMilli())
-	}
+	got := frameTimes(t, engineQuery(t, s, fmt.Sprintf("SELECT %s AS time, v FROM m WHERE $__timeFilter(%s) ORDER BY 1", col, col), FormatTable))
 	var want []int64
 	for _, r := range srv.Query(t, "SELECT e * 1000 FROM m WHERE e "+refRangeSeconds+" ORDER BY 1") {
 		want = append(want, asInt(t, r[0]))
 	}
 	if len(want) == 0 || !slices.Equal(got, want) {
 		t.Errorf("%s: selected %d rows %v…, want the %d rows of 00:00–01:00Z %v…", col, len(got), head(got), len(want), head(want))
+	}
+}
+
+// engineRun is how one engine's macro test runs: in UTC and
+// America/New_York, with the dialect found by auto (from GetSqlInfo) and
+// set explicitly, every reference case and the raw rows $__timeFilter
+// selects from each time column.
+type engineRun struct {
+	start   func(t testing.TB, tz string) *sqlengine.Server
+	tables  func(t *testing.T, srv *sqlengine.Server)
+	dialect string
+	sql     sqlEngine
+	// configure sets the catalog and schema settings for srv's database.
+	configure func(cfg *settings.FlightSQL, srv *sqlengine.Server)
+	// cases and cols: the cases and time columns for the session zone tz.
+	cases func(tz string) []refCase
+	cols  func(tz string) []string
+}
+
+func (r engineRun) run(t *testing.T) {
+	for _, tz := range []string{"UTC", "America/New_York"} {
+		srv := r.start(t, tz)
+		r.tables(t, srv)
+		query := func(sql string) [][]any { return srv.Query(t, sql) }
+		for _, setting := range []string{settings.DialectAuto, r.dialect} {
+			t.Run(tz+"/"+setting, func(t *testing.T) {
+				cfg := baseConfig(srv.Addr)
+				cfg.Dialect = setting
+				r.configure(&cfg, srv)
+				s := newTestSource(t, cfg)
+				checkHealth(t, s, healthWant(srv, r.dialect, setting == settings.DialectAuto))
+				runRefCases(t, s, r.sql, query, r.cases(tz))
+				for _, col := range r.cols(tz) {
+					checkTimeFilterRows(t, s, srv, col)
+				}
+			})
+		}
 	}
 }
 
