@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/grafana/grafana-plugin-sdk-go/data"
+
 	"github.com/quiverdata/quiver/pkg/settings"
 	"github.com/quiverdata/quiver/pkg/source"
 	"github.com/quiverdata/quiver/tests/sqlengine"
@@ -113,5 +115,23 @@ func TestMySQLTimestampSessionZone(t *testing.T) {
 	}
 	if len(want) == 0 || !slices.Equal(got, want) {
 		t.Errorf("TIMESTAMP in America/New_York: selected %v…, want the rows of 05:00–06:00Z %v… (the documented shift)", head(got), head(want))
+	}
+}
+
+// TestMySQLFractionBefore1970 is the other documented limit: MariaDB's
+// TIMESTAMPDIFF(SECOND, …) truncates towards zero, so a DATETIME less than
+// a second before a bucket's boundary, before 1970, lands in the next
+// bucket (whole seconds are right: TestMySQLMacros). If this test fails,
+// the mysql section of docs/dialects.md is out of date.
+func TestMySQLFractionBefore1970(t *testing.T) {
+	srv := sqlengine.MySQL(t, "")
+	srv.Exec(t, `CREATE TABLE f (tsn DATETIME(1), v DOUBLE);
+		INSERT INTO f VALUES ('1969-12-31 23:59:59.5', 1), ('1969-12-31 23:59:58', 2), ('1970-01-01 00:00:00.5', 4)`)
+	s := newTestSource(t, baseConfig(srv.Addr))
+	got := seriesOf(t, engineQuery(t, s, "SELECT $__timeGroupAlias(tsn, 5m), sum(v) AS v FROM f GROUP BY 1 ORDER BY 1", FormatTimeSeries))
+	// Right would be {-300000 3} {0 4}: 23:59:59.5 goes with 00:00:00.5.
+	want := map[string][]point{data.Labels{}.String(): {{-300_000, 2}, {0, 5}}}
+	if !equalSeries(got, want) {
+		t.Errorf("got %v, want the documented %v", got, want)
 	}
 }
