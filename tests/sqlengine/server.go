@@ -8,7 +8,6 @@ import (
 	"errors"
 	"fmt"
 	"net"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -279,9 +278,4 @@ func (s *server) DoGetStatement(ctx context.Context, tkt flightsql.StatementQuer
 		}
 	}()
 	return schema, ch, nil
-}
-
-// String names the server, for test logs.
-func (s *Server) String() string {
-	return strings.TrimSpace(s.Name+" "+s.Version) + " at " + s.Addr + " (" + s.Database + ")"
 }
