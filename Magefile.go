@@ -16,6 +16,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"strings"
 	"time"
 
 	// mage:import
@@ -44,9 +45,11 @@ func init() {
 var goTestEnv = map[string]string{"CGO_ENABLED": "1"}
 
 // goTestTags: the SDK's JSON build tag, and the tags that compile the
-// tests against a real SQL engine (DuckDB through duckdb-go, cgo; see
-// tests/engine). The shipped plugin is built without them.
-const goTestTags = "arrow_json_stdlib,duckdb,duckdb_arrow"
+// tests against real SQL engines: DuckDB through duckdb-go, cgo (duckdb,
+// duckdb_arrow; see tests/engine), PostgreSQL and MariaDB servers
+// (sqlengines; see tests/sqlengine, SQLEngines installs them). The shipped
+// plugin is built without them.
+const goTestTags = "arrow_json_stdlib,duckdb,duckdb_arrow,sqlengines"
 
 // Check runs every test the project has, as CI does: formatting and vet,
 // the frontend (typecheck, lint, jest, production build, the browser test
@@ -85,10 +88,12 @@ func GoLint() error {
 	return sh.RunWithV(goTestEnv, "go", "vet", "-tags", goTestTags, "./...")
 }
 
-// GoTest runs the Go tests with -race, the real-engine tests included. The
-// JS reader test must run (it fails instead of skipping when node or its
-// packages are missing).
+// GoTest runs the Go tests with -race, the real-engine tests included
+// (it installs PostgreSQL and MariaDB first, see SQLEngines). The JS reader
+// test must run (it fails instead of skipping when node or its packages
+// are missing).
 func GoTest() error {
+	mg.Deps(SQLEngines)
 	if err := npmCI("tests/arrowjs"); err != nil {
 		return err
 	}
@@ -167,6 +172,61 @@ func ensureChromium() error {
 		return err
 	}
 	return sh.RunWithV(env, "apt-get", "install", "-y", "-q", "--no-install-recommends", "chromium")
+}
+
+// SQLEngines installs the PostgreSQL and MariaDB servers the sqlengines
+// tests run (Debian's postgresql and mariadb-server) when they are missing
+// and the system allows (root with apt-get); otherwise it says what is
+// missing. Their packages would start system services: while they install,
+// a policy-rc.d that denies it is put in place unless the machine has one.
+// The tests start private servers of their own (tests/sqlengine).
+func SQLEngines() error {
+	var missing []string
+	if !anyExecutable("initdb", "/usr/lib/postgresql/*/bin/initdb") {
+		missing = append(missing, "postgresql")
+	}
+	if !anyExecutable("mariadbd", "/usr/sbin/mariadbd") || !anyExecutable("mariadb-install-db", "/usr/bin/mariadb-install-db") {
+		missing = append(missing, "mariadb-server")
+	}
+	if len(missing) == 0 {
+		return nil
+	}
+	_, aptErr := exec.LookPath("apt-get")
+	if os.Geteuid() != 0 || aptErr != nil {
+		return fmt.Errorf("the sqlengines tests need the PostgreSQL and MariaDB servers: install %v (Debian: apt-get install -y %s) and run again", missing, strings.Join(missing, " "))
+	}
+	const policy = "/usr/sbin/policy-rc.d"
+	if _, err := os.Stat(policy); errors.Is(err, fs.ErrNotExist) {
+		if err := os.WriteFile(policy, []byte("#!/bin/sh\n# quiver mage sqlEngines: no service starts while installing\nexit 101\n"), 0o755); err != nil {
+			return err
+		}
+		defer os.Remove(policy)
+	}
+	start := time.Now()
+	env := map[string]string{"DEBIAN_FRONTEND": "noninteractive"}
+	if err := sh.RunWithV(env, "apt-get", "update", "-q"); err != nil {
+		return err
+	}
+	args := append([]string{"install", "-y", "-q", "--no-install-recommends"}, missing...)
+	if err := sh.RunWithV(env, "apt-get", args...); err != nil {
+		return err
+	}
+	fmt.Printf("installed %s in %s\n", strings.Join(missing, " "), time.Since(start).Round(time.Second))
+	return nil
+}
+
+// anyExecutable says whether name is on PATH or a file matches one of the
+// glob patterns.
+func anyExecutable(name string, patterns ...string) bool {
+	if _, err := exec.LookPath(name); err == nil {
+		return true
+	}
+	for _, p := range patterns {
+		if m, _ := filepath.Glob(p); len(m) > 0 {
+			return true
+		}
+	}
+	return false
 }
 
 // Demo builds gpx_quiver, starts it the way Grafana does, runs the queries

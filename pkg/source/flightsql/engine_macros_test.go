@@ -4,7 +4,6 @@ package flightsql
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"slices"
 	"testing"
@@ -13,14 +12,7 @@ import (
 	"github.com/grafana/grafana-plugin-sdk-go/data"
 
 	"github.com/quiverdata/quiver/pkg/settings"
-	"github.com/quiverdata/quiver/pkg/source"
 	"github.com/quiverdata/quiver/tests/engine"
-)
-
-// The dashboard range of the engine tests: 2026-01-01 00:00–01:00 UTC.
-var (
-	engineFrom = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
-	engineTo   = engineFrom.Add(time.Hour)
 )
 
 // engineTable fills table m: a row every 37 s for each of three hosts from
@@ -41,40 +33,6 @@ func engineTable(t *testing.T, srv *engine.Server) {
 		FROM range(0, 10 * 3600 // 37) r(i)`)
 }
 
-// point is one point of a series: milliseconds since the epoch, value.
-type point struct {
-	ms int64
-	v  float64
-}
-
-// seriesOf reads time_series frames as series keyed by their labels.
-func seriesOf(t *testing.T, frames []*data.Frame) map[string][]point {
-	t.Helper()
-	out := map[string][]point{}
-	for _, f := range frames {
-		if len(f.Fields) != 2 {
-			t.Fatalf("frame with %d fields, want time and one value", len(f.Fields))
-		}
-		key := f.Fields[1].Labels.String()
-		for i := range f.Rows() {
-			tm, ok := f.Fields[0].ConcreteAt(i)
-			if !ok {
-				t.Fatalf("null time in %s", key)
-			}
-			v, ok := f.Fields[1].ConcreteAt(i)
-			if !ok {
-				t.Fatalf("null value in %s at %v", key, tm)
-			}
-			fv, ok := v.(float64)
-			if !ok {
-				t.Fatalf("value %v is %T, want float64", v, v)
-			}
-			out[key] = append(out[key], point{tm.(time.Time).UnixMilli(), fv})
-		}
-	}
-	return out
-}
-
 // referenceOf reads the engine's own answer, rows of (milliseconds,
 // [host,] value), as series keyed the way Grafana labels them.
 func referenceOf(t *testing.T, rows [][]any) map[string][]point {
@@ -92,25 +50,6 @@ func referenceOf(t *testing.T, rows [][]any) map[string][]point {
 	}
 	return out
 }
-
-// engineQuery runs sql through the Source as Grafana would for the
-// dashboard range, with a 1m interval.
-func engineQuery(t *testing.T, s *Source, sql, format string) []*data.Frame {
-	t.Helper()
-	js, err := json.Marshal(map[string]string{"rawSql": sql, "format": format})
-	if err != nil {
-		t.Fatal(err)
-	}
-	sink := &frameSink{t: t}
-	if err := s.Query(context.Background(), source.Query{RefID: "A", JSON: js, From: engineFrom, To: engineTo,
-		Interval: time.Minute, MaxDataPoints: 1000}, sink); err != nil {
-		t.Fatalf("%s: %v", sql, err)
-	}
-	return sink.frames
-}
-
-// The reference bounds, written by hand: epoch milliseconds of the range.
-const refRange = "BETWEEN 1767225600000 AND 1767229200000"
 
 // engineCases: every macro in a GROUP BY time query, each with the same
 // aggregate written by hand in DuckDB's SQL (integer epoch arithmetic, no
@@ -205,18 +144,6 @@ func TestEngineMacros(t *testing.T) {
 	}
 }
 
-func equalSeries(a, b map[string][]point) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for k, pa := range a {
-		if !slices.Equal(pa, b[k]) {
-			return false
-		}
-	}
-	return true
-}
-
 // TestEngineTimeFilterZone is the zone bug: with the server in
 // America/New_York, a 00:00–01:00Z range must select exactly the rows of
 // 00:00–01:00Z, from TIMESTAMPTZ and zone-less TIMESTAMP columns alike, and
@@ -227,14 +154,7 @@ func TestEngineTimeFilterZone(t *testing.T) {
 	s := newTestSource(t, baseConfig(srv.Addr))
 	for _, col := range []string{"ts", "tsn"} {
 		frames := engineQuery(t, s, fmt.Sprintf("SELECT %s AS time, v FROM m WHERE $__timeFilter(%s) ORDER BY 1", col, col), FormatTable)
-		if len(frames) != 1 || len(frames[0].Fields) != 2 {
-			t.Fatalf("%s: %d frames", col, len(frames))
-		}
-		var got []int64
-		for i := range frames[0].Rows() {
-			tm, _ := frames[0].Fields[0].ConcreteAt(i)
-			got = append(got, tm.(time.Time).UnixMilli())
-		}
+		got := frameTimes(t, frames)
 		var want []int64
 		for _, r := range srv.Query(t, "SELECT epoch_ms(ts) FROM m WHERE epoch_ms(ts) "+refRange+" ORDER BY 1") {
 			want = append(want, r[0].(int64))
@@ -254,17 +174,6 @@ func TestEngineTimeFilterZone(t *testing.T) {
 	if got := naive[0][0].(int64); got < engineFrom.Add(5*time.Hour).UnixMilli() {
 		t.Fatalf("the offset-less literal selected from %s: the zone bug this test guards against did not reproduce", time.UnixMilli(got).UTC())
 	}
-}
-
-func head(ms []int64) []string {
-	var out []string
-	for i, m := range ms {
-		if i == 3 {
-			break
-		}
-		out = append(out, time.UnixMilli(m).UTC().Format(time.RFC3339))
-	}
-	return out
 }
 
 // $__unixEpochGroup rounds down on the engine, before 1970 too, and stays
