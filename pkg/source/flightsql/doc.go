@@ -206,8 +206,9 @@
 //	    ansi       none: an error naming the macro and the dialect
 //	    The interval may be quoted and may be $__interval; units ms, s, m, h, d, w.
 //	$__timeGroupAlias(col, 5m[, fill])  the same, followed by AS "time" (AS `time` in mysql)
-//	$__unixEpochGroup(col, 5m)  (CAST(floor(col / 300) AS BIGINT) * 300), an integer;
-//	    mysql (col DIV 300 * 300). For integer Unix seconds, whole seconds only.
+//	$__unixEpochGroup(col, 5m)  (col - ((col % 300) + 300) % 300), an integer rounded
+//	    down (times before 1970 included); dremio writes % as MOD. For integer Unix
+//	    seconds, whole seconds only.
 //	$__unixEpochFilter(col)    (col >= 1767225600 AND col <= 1767229200), seconds
 //	$__unixEpochMsFilter(col), $__unixEpochNanoFilter(col): milliseconds, nanoseconds
 //	$__unixEpochFrom(), $__unixEpochTo() and the Ms / Nano variants: integers
