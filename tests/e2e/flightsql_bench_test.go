@@ -15,7 +15,6 @@ import (
 	"io"
 	"math"
 	"math/rand/v2"
-	"net"
 	"os"
 	"os/exec"
 	"strconv"
@@ -149,20 +148,9 @@ func (s *resultServer) DoGetStatement(ctx context.Context, _ flightsql.Statement
 
 // serveResult serves res on 127.0.0.1 and returns the address.
 func serveResult(tb testing.TB, res *benchResult) string {
-	tb.Helper()
-	lis, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		tb.Fatal(err)
-	}
 	srv := &resultServer{res: res}
 	srv.Alloc = memory.DefaultAllocator
-	s := flight.NewServerWithMiddleware(nil)
-	s.InitListener(lis)
-	s.RegisterFlightService(flightsql.NewFlightServer(srv))
-	done := make(chan struct{})
-	go func() { defer close(done); _ = s.Serve() }()
-	tb.Cleanup(func() { s.Shutdown(); <-done })
-	return lis.Addr().String()
+	return serveFlightSQL(tb, srv)
 }
 
 // rawScan runs binSQL through arrow-go's Flight SQL client and reads every
@@ -470,6 +458,7 @@ const envPluginEnv = "QUIVER_BENCH_PLUGIN_ENV"
 //     target: ≤ 1.5), and peak-growth/arrow the same above its VmRSS
 //     before the query, the most of the iterations; rss-before-MiB the
 //     least VmRSS before a query;
+//   - wire/arrow: the answer's frame bytes over the result's Arrow size;
 //   - rss-idle-MiB: the process's VmRSS once started, before any query;
 //     first-peak-rss/arrow and first-growth/arrow: the peak of its first
 //     query (a process that has held nothing yet), absolute and above
@@ -599,7 +588,7 @@ func benchThroughTheBinary(b *testing.B, res *benchResult, addr string, env []st
 				}
 				var (
 					cpu, rawCPU, rawWall time.Duration
-					growth, peak         int64
+					growth, peak, wire   int64
 					before               int64 = math.MaxInt64
 				)
 				for b.Loop() {
@@ -622,6 +611,10 @@ func benchThroughTheBinary(b *testing.B, res *benchResult, addr string, env []st
 					if err != nil {
 						b.Fatal(err)
 					}
+					wire = 0
+					for _, f := range dr.Frames {
+						wire += int64(len(f))
+					}
 					dr = nil
 					cpu += m.cpu
 					growth, peak, before = max(growth, m.hwm-m.rssBefore), max(peak, m.hwm), min(before, m.rssBefore)
@@ -638,6 +631,7 @@ func benchThroughTheBinary(b *testing.B, res *benchResult, addr string, env []st
 				b.ReportMetric(float64(growth)/arrowSize, "peak-growth/arrow")
 				b.ReportMetric(float64(before)/(1<<20), "rss-before-MiB")
 				b.ReportMetric(float64(idle)/(1<<20), "rss-idle-MiB")
+				b.ReportMetric(float64(wire)/arrowSize, "wire/arrow")
 				b.ReportMetric(float64(first.hwm)/arrowSize, "first-peak-rss/arrow")
 				b.ReportMetric(float64(first.hwm-idle)/arrowSize, "first-growth/arrow")
 			})
