@@ -466,10 +466,11 @@ const envPluginEnv = "QUIVER_BENCH_PLUGIN_ENV"
 //
 // anchor=raw_client/in=bench is the raw client in this process, whose CPU
 // (getrusage of the process, during the scan only) holds the server's too;
-// anchor=raw_client/in=child reports the child's own peak and, as
-// server-cpu-ns/row, this process's CPU during the child's scan (the
-// server's). A fresh plugin process serves each sub-benchmark;
-// QUIVER_BENCH_PLUGIN_ENV adds environment variables to it.
+// anchor=raw_client/in=child reports the child's own memory, as
+// server-cpu-ns/row this process's CPU during the child's scan (the
+// server's), and arrow-MB, the result's Arrow size. A fresh plugin process
+// serves each sub-benchmark; QUIVER_BENCH_PLUGIN_ENV adds environment
+// variables to it.
 //
 //	go test -tags arrow_json_stdlib -run '^$' -bench FlightSQLThroughTheBinary -benchtime 3x -count 6 ./tests/e2e
 func BenchmarkFlightSQLThroughTheBinary(b *testing.B) {
@@ -542,6 +543,7 @@ func benchThroughTheBinary(b *testing.B, res *benchResult, addr string, env []st
 		b.ReportMetric(float64(peak)/arrowSize, "peak-rss/arrow")
 		b.ReportMetric(float64(growth)/arrowSize, "peak-growth/arrow")
 		b.ReportMetric(float64(raw.idle)/(1<<20), "rss-idle-MiB")
+		b.ReportMetric(arrowSize/1e6, "arrow-MB")
 		b.ReportMetric(float64(raw.first.hwm)/arrowSize, "first-peak-rss/arrow")
 		b.ReportMetric(float64(raw.first.hwm-raw.idle)/arrowSize, "first-growth/arrow")
 	})
