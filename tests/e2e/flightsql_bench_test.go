@@ -443,7 +443,9 @@ const envPluginEnv = "QUIVER_BENCH_PLUGIN_ENV"
 // through the built gpx_quiver binary (a data-source instance pointing at
 // the server, QueryData as Grafana sends it, the answer decoded with the
 // SDK and checked: rows, series, the values' sum), in each format at codec
-// default (auto) and none. Every iteration also scans the result with a raw
+// default (auto) and none, and through QueryChunkedData (call=chunked:
+// each frame sent as its own chunk once encoded) for time_series and table
+// at codec default. Every iteration also scans the result with a raw
 // arrow-go Flight SQL client in a child process (the anchor; nothing else
 // runs meanwhile), so each ratio is of the same moment. Metrics:
 //
@@ -552,93 +554,130 @@ func benchThroughTheBinary(b *testing.B, res *benchResult, addr string, env []st
 		{"default", ""},
 		{"none", `,"codec":"none"`},
 	}
+	type benchCase struct {
+		format  string
+		codec   int  // index in codecs
+		chunked bool // QueryChunkedData (each frame a chunk, sent once encoded)
+	}
+	var cases []benchCase
 	for _, format := range []string{"time_series", "time_series_wide", "table"} {
-		for ci, c := range codecs {
-			b.Run("format="+format+"/codec="+c.name, func(b *testing.B) {
-				plugin, err := harness.Start(binary, os.Stderr, env...)
+		for ci := range codecs {
+			cases = append(cases, benchCase{format: format, codec: ci})
+		}
+	}
+	cases = append(cases, benchCase{"time_series", 0, true}, benchCase{"table", 0, true})
+	for _, bc := range cases {
+		format, ci, c := bc.format, bc.codec, codecs[bc.codec]
+		name := "format=" + format + "/codec=" + c.name
+		if bc.chunked {
+			name += "/call=chunked"
+		}
+		b.Run(name, func(b *testing.B) {
+			plugin, err := harness.Start(binary, os.Stderr, env...)
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer plugin.Close()
+			pc := harness.Context(int64(9000+ci), fmt.Sprintf(`{"upstream":"flightsql","address":%q,"dialect":"ansi"%s}`, addr, c.settings), nil)
+			now := time.Now()
+			q := harness.Query("A", map[string]string{"rawSql": binSQL, "format": format}, now.Add(-time.Hour), now, time.Second, 1000)
+			ctx := context.Background()
+			query := func() (*pluginv2.DataResponse, error) {
+				if bc.chunked {
+					return queryChunked(ctx, plugin, pc, q)
+				}
+				resp, err := plugin.QueryData(ctx, pc, pluginv2.DataFrameFormat_ARROW, q)
+				if err != nil {
+					return nil, err
+				}
+				return resp.Responses["A"], nil
+			}
+			idle, _, err := procMemory(plugin.Pid)
+			if err != nil {
+				b.Fatal(err)
+			}
+			// The first query (the instance, its connection, the pools)
+			// on a process that has held nothing yet, checked.
+			var dr *pluginv2.DataResponse
+			first, err := measure(plugin.Pid, func() (err error) {
+				dr, err = query()
+				return err
+			})
+			if err == nil {
+				err = checkAnswer(dr, format, res)
+			}
+			if err != nil {
+				b.Fatal(err)
+			}
+			var (
+				cpu, rawCPU, rawWall time.Duration
+				growth, peak, wire   int64
+				before               int64 = math.MaxInt64
+			)
+			for b.Loop() {
+				b.StopTimer()
+				r, err := rawOnce()
 				if err != nil {
 					b.Fatal(err)
 				}
-				defer plugin.Close()
-				pc := harness.Context(int64(9000+ci), fmt.Sprintf(`{"upstream":"flightsql","address":%q,"dialect":"ansi"%s}`, addr, c.settings), nil)
-				now := time.Now()
-				q := harness.Query("A", map[string]string{"rawSql": binSQL, "format": format}, now.Add(-time.Hour), now, time.Second, 1000)
-				ctx := context.Background()
-				query := func() (*pluginv2.DataResponse, error) {
-					resp, err := plugin.QueryData(ctx, pc, pluginv2.DataFrameFormat_ARROW, q)
-					if err != nil {
-						return nil, err
-					}
-					return resp.Responses["A"], nil
-				}
-				idle, _, err := procMemory(plugin.Pid)
-				if err != nil {
-					b.Fatal(err)
-				}
-				// The first query (the instance, its connection, the pools)
-				// on a process that has held nothing yet, checked.
-				var dr *pluginv2.DataResponse
-				first, err := measure(plugin.Pid, func() (err error) {
+				rawCPU += r.cpu
+				rawWall += r.wall
+				b.StartTimer()
+				m, err := measure(plugin.Pid, func() (err error) {
 					dr, err = query()
 					return err
 				})
+				b.StopTimer()
 				if err == nil {
 					err = checkAnswer(dr, format, res)
 				}
 				if err != nil {
 					b.Fatal(err)
 				}
-				var (
-					cpu, rawCPU, rawWall time.Duration
-					growth, peak, wire   int64
-					before               int64 = math.MaxInt64
-				)
-				for b.Loop() {
-					b.StopTimer()
-					r, err := rawOnce()
-					if err != nil {
-						b.Fatal(err)
-					}
-					rawCPU += r.cpu
-					rawWall += r.wall
-					b.StartTimer()
-					m, err := measure(plugin.Pid, func() (err error) {
-						dr, err = query()
-						return err
-					})
-					b.StopTimer()
-					if err == nil {
-						err = checkAnswer(dr, format, res)
-					}
-					if err != nil {
-						b.Fatal(err)
-					}
-					wire = 0
-					for _, f := range dr.Frames {
-						wire += int64(len(f))
-					}
-					dr = nil
-					cpu += m.cpu
-					growth, peak, before = max(growth, m.hwm-m.rssBefore), max(peak, m.hwm), min(before, m.rssBefore)
-					b.StartTimer()
+				wire = 0
+				for _, f := range dr.Frames {
+					wire += int64(len(f))
 				}
-				n := float64(b.N)
-				b.ReportMetric(float64(cpu.Nanoseconds())/n/rows, "plugin-cpu-ns/row")
-				b.ReportMetric(float64(rawCPU.Nanoseconds())/n/rows, "raw-cpu-ns/row")
-				b.ReportMetric(float64(rawCPU)/float64(cpu), "raw/plugin-cpu")
-				b.ReportMetric(rows*n/b.Elapsed().Seconds(), "rows/s")
-				b.ReportMetric(rows*n/rawWall.Seconds(), "raw-rows/s")
-				b.ReportMetric(float64(rawWall)/float64(b.Elapsed()), "raw/plugin-wall")
-				b.ReportMetric(float64(peak)/arrowSize, "peak-rss/arrow")
-				b.ReportMetric(float64(growth)/arrowSize, "peak-growth/arrow")
-				b.ReportMetric(float64(before)/(1<<20), "rss-before-MiB")
-				b.ReportMetric(float64(idle)/(1<<20), "rss-idle-MiB")
-				b.ReportMetric(float64(wire)/arrowSize, "wire/arrow")
-				b.ReportMetric(float64(first.hwm)/arrowSize, "first-peak-rss/arrow")
-				b.ReportMetric(float64(first.hwm-idle)/arrowSize, "first-growth/arrow")
-			})
+				dr = nil
+				cpu += m.cpu
+				growth, peak, before = max(growth, m.hwm-m.rssBefore), max(peak, m.hwm), min(before, m.rssBefore)
+				b.StartTimer()
+			}
+			n := float64(b.N)
+			b.ReportMetric(float64(cpu.Nanoseconds())/n/rows, "plugin-cpu-ns/row")
+			b.ReportMetric(float64(rawCPU.Nanoseconds())/n/rows, "raw-cpu-ns/row")
+			b.ReportMetric(float64(rawCPU)/float64(cpu), "raw/plugin-cpu")
+			b.ReportMetric(rows*n/b.Elapsed().Seconds(), "rows/s")
+			b.ReportMetric(rows*n/rawWall.Seconds(), "raw-rows/s")
+			b.ReportMetric(float64(rawWall)/float64(b.Elapsed()), "raw/plugin-wall")
+			b.ReportMetric(float64(peak)/arrowSize, "peak-rss/arrow")
+			b.ReportMetric(float64(growth)/arrowSize, "peak-growth/arrow")
+			b.ReportMetric(float64(before)/(1<<20), "rss-before-MiB")
+			b.ReportMetric(float64(idle)/(1<<20), "rss-idle-MiB")
+			b.ReportMetric(float64(wire)/arrowSize, "wire/arrow")
+			b.ReportMetric(float64(first.hwm)/arrowSize, "first-peak-rss/arrow")
+			b.ReportMetric(float64(first.hwm-idle)/arrowSize, "first-growth/arrow")
+		})
+	}
+}
+
+// queryChunked runs q through QueryChunkedData and gathers its chunks
+// (one frame each here) into a DataResponse.
+func queryChunked(ctx context.Context, p *harness.Plugin, pc *pluginv2.PluginContext, q *pluginv2.DataQuery) (*pluginv2.DataResponse, error) {
+	chunks, err := p.QueryChunked(ctx, pc, pluginv2.DataFrameFormat_ARROW, q)
+	if err != nil {
+		return nil, err
+	}
+	dr := &pluginv2.DataResponse{}
+	for _, c := range chunks {
+		if c.Error != "" {
+			dr.Error = c.Error
+		}
+		if len(c.Frame) > 0 {
+			dr.Frames = append(dr.Frames, c.Frame)
 		}
 	}
+	return dr, nil
 }
 
 // TestThroughTheBinaryMeters checks what the benchmark above reads from
