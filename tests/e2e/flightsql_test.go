@@ -59,16 +59,23 @@ func startSQLite(t *testing.T, hosts, points int, base time.Time) string {
 	if err != nil {
 		t.Fatal(err)
 	}
+	return serveFlightSQL(t, srv)
+}
+
+// serveFlightSQL serves srv on 127.0.0.1 until the test ends and returns
+// its address.
+func serveFlightSQL(tb testing.TB, srv flightsql.Server) string {
+	tb.Helper()
 	lis, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
-		t.Fatal(err)
+		tb.Fatal(err)
 	}
 	s := flight.NewServerWithMiddleware([]flight.ServerMiddleware{{Unary: recoverUnary, Stream: recoverStream}})
 	s.InitListener(lis)
 	s.RegisterFlightService(flightsql.NewFlightServer(srv))
 	done := make(chan struct{})
 	go func() { defer close(done); _ = s.Serve() }()
-	t.Cleanup(func() { s.Shutdown(); <-done })
+	tb.Cleanup(func() { s.Shutdown(); <-done })
 	return lis.Addr().String()
 }
 
