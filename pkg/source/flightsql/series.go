@@ -7,12 +7,14 @@ import (
 	"cmp"
 	"fmt"
 	"hash/maphash"
+	"math"
 	"slices"
 	"strings"
 	"unsafe"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/bitutil"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/grafana/grafana-plugin-sdk-go/data"
 
@@ -70,39 +72,119 @@ func timeColumn(s *arrow.Schema) (idx int, epoch, ok bool) {
 }
 
 // epochNS reads an integer Unix time by its magnitude, as Grafana's SQL data
-// sources do: up to 1e11 seconds, up to 1e14 milliseconds, up to 1e17
-// microseconds, nanoseconds beyond.
-func epochNS(v int64) int64 {
-	a := v
-	if a < 0 {
-		a = -a
-	}
+// sources do: below 1e11 seconds, below 1e14 milliseconds, below 1e17
+// microseconds, nanoseconds beyond (the same bounds negated before 1970).
+// ok is false when the time is outside what int64 nanoseconds hold
+// (1677-09-21 to 2262-04-11; past 9223372036 seconds, say): the product
+// would wrap to a wrong time.
+func epochNS(v int64) (ns int64, ok bool) {
+	var mul int64
 	switch {
-	case a < 1e11:
-		return v * 1e9
-	case a < 1e14:
-		return v * 1e6
-	case a < 1e17:
-		return v * 1e3
+	case -1e11 < v && v < 1e11:
+		mul = 1e9
+	case -1e14 < v && v < 1e14:
+		mul = 1e6
+	case -1e17 < v && v < 1e17:
+		mul = 1e3
+	default:
+		return v, true
 	}
-	return v
+	if v > math.MaxInt64/mul || v < math.MinInt64/mul {
+		return 0, false
+	}
+	return v * mul, true
 }
 
 // timeValues reads a whole time column as nanoseconds: a timestamp[ns]
-// column's own values, or integer Unix times converted into dst. Null slots
-// hold any value; check the column's validity.
-var timeValues = map[arrow.Type]func(a arrow.Array, dst []arrow.Timestamp) []arrow.Timestamp{
-	arrow.TIMESTAMP: func(a arrow.Array, _ []arrow.Timestamp) []arrow.Timestamp { return a.(*array.Timestamp).Values() },
-	arrow.INT64:     epochValues[int64],
-	arrow.INT32:     epochValues[int32],
+// column's own values, or integer Unix times converted into dst. bad counts
+// the integer times out of range (see epochNS); when it is not 0, valid is
+// the column's validity (in the memory of valid) with those rows cleared.
+// Null slots hold any value; check the column's validity.
+var timeValues = map[arrow.Type]func(a arrow.Array, dst []arrow.Timestamp, valid []byte) (times []arrow.Timestamp, _ []byte, bad int){
+	arrow.TIMESTAMP: func(a arrow.Array, _ []arrow.Timestamp, valid []byte) ([]arrow.Timestamp, []byte, int) {
+		return a.(*array.Timestamp).Values(), valid, 0
+	},
+	arrow.INT64: epochValues[int64],
+	arrow.INT32: epochValues[int32],
 }
 
-func epochValues[T int32 | int64](a arrow.Array, dst []arrow.Timestamp) []arrow.Timestamp {
-	dst = dst[:0]
-	for _, v := range a.(interface{ Values() []T }).Values() {
-		dst = append(dst, arrow.Timestamp(epochNS(int64(v))))
+func epochValues[T int32 | int64](a arrow.Array, dst []arrow.Timestamp, valid []byte) ([]arrow.Timestamp, []byte, int) {
+	src := a.(interface{ Values() []T }).Values()
+	dst = grow(dst, len(src))
+	bad := 0
+	for i, v := range src {
+		ns, ok := epochNS(int64(v))
+		dst[i] = arrow.Timestamp(ns)
+		if ok || a.IsNull(i) {
+			continue
+		}
+		if bad == 0 {
+			valid = validityOf(a, valid)
+		}
+		bitutil.ClearBit(valid, i)
+		bad++
 	}
+	return dst, valid, bad
+}
+
+// validityOf returns the validity bitmap of a from bit 0, in the memory of
+// dst: a's own (at its offset), or every bit set when a has no nulls.
+func validityOf(a arrow.Array, dst []byte) []byte {
+	n := a.Len()
+	dst = grow(dst, int(bitutil.BytesForBits(int64(n))))
+	if a.NullN() == 0 {
+		for i := range dst {
+			dst[i] = 0xff
+		}
+		return dst
+	}
+	bitutil.CopyBitmap(a.NullBitmapBytes(), a.Data().Offset(), n, dst, 0)
 	return dst
+}
+
+// timeReader reads the time column of each batch as nanoseconds, for the
+// builders that take one time per row (series, logs), and counts the
+// integer Unix times it could not read.
+type timeReader struct {
+	field      arrow.Field // the time column, named in the notice
+	epoch      []arrow.Timestamp
+	valid      []byte
+	outOfRange int64 // integer Unix times outside int64 nanoseconds, made null
+}
+
+func newTimeReader(f arrow.Field) timeReader { return timeReader{field: f} }
+
+// read returns the time column a of a batch as a column whose nulls are the
+// rows without a time, and its values as nanoseconds (a null slot holds any
+// value). A timestamp[ns] column, and integer Unix times all in range, keep
+// a's validity (col is a); an integer Unix time out of range is null in col
+// (Go memory, valid until the next read), never a wrapped time.
+func (r *timeReader) read(a arrow.Array) (col arrow.Array, times []arrow.Timestamp) {
+	times, valid, bad := timeValues[a.DataType().ID()](a, r.epoch, r.valid)
+	if a.DataType().ID() == arrow.TIMESTAMP {
+		return a, times
+	}
+	r.epoch, r.valid = times, valid
+	if bad == 0 {
+		return a, times
+	}
+	r.outOfRange += int64(bad)
+	return arrayOver(timestampNS, times, valid, a.NullN()+bad), times
+}
+
+// notices appends the notices of the rows left out for their time: leftOut
+// rows had a null time in the columns read returned, r.outOfRange of them
+// for an integer Unix time out of range.
+func (r *timeReader) notices(notices []data.Notice, leftOut int64) []data.Notice {
+	if n := leftOut - r.outOfRange; n > 0 {
+		notices = append(notices, data.Notice{Severity: data.NoticeSeverityWarning,
+			Text: fmt.Sprintf("%d rows with a null time were left out.", n)})
+	}
+	if r.outOfRange > 0 {
+		notices = append(notices, data.Notice{Severity: data.NoticeSeverityWarning,
+			Text: fmt.Sprintf("Column %q (%s) has %d integer Unix times outside the timestamps Grafana reads (1677-09-21 to 2262-04-11 in nanoseconds): their rows were left out.", r.field.Name, r.field.Type, r.outOfRange)})
+	}
+	return notices
 }
 
 func describeColumns(s *arrow.Schema) string {
@@ -182,7 +264,7 @@ type seriesBuilder struct {
 	starts []int32 // length of each series before the flush
 	touch  []int32 // series with pending rows, in first-seen order
 	cur    []int32 // write cursor of each series
-	epoch  []arrow.Timestamp
+	clock  timeReader
 	text   []byte
 }
 
@@ -213,7 +295,7 @@ func newSeriesBuilder(fi frameInfo, wide bool, s *arrow.Schema) (*seriesBuilder,
 	if !ok {
 		return nil, source.BadQuery("flightsql: format %s needs a timestamp column, or an integer Unix-time column named time; the result has %s. Choose format table, or select a time column", format, describeColumns(s))
 	}
-	b := &seriesBuilder{frameInfo: fi, wide: wide, schema: s, timeIdx: ti, slots: make([]int32, 64)}
+	b := &seriesBuilder{frameInfo: fi, wide: wide, schema: s, timeIdx: ti, slots: make([]int32, 64), clock: newTimeReader(s.Field(ti))}
 	for i, f := range s.Fields() {
 		if i == ti {
 			continue
@@ -244,11 +326,7 @@ func (b *seriesBuilder) add(rec arrow.RecordBatch) error {
 	if n == 0 {
 		return nil
 	}
-	tcol := rec.Column(b.timeIdx)
-	times := timeValues[tcol.DataType().ID()](tcol, b.epoch)
-	if tcol.DataType().ID() != arrow.TIMESTAMP {
-		b.epoch = times
-	}
+	tcol, times := b.clock.read(rec.Column(b.timeIdx))
 	b.ptimes = append(b.ptimes, times...)
 	b.bind(rec)
 
@@ -380,10 +458,7 @@ func b2i(b bool) int {
 }
 
 func (b *seriesBuilder) finish(sink source.Sink, notices []data.Notice) error {
-	if b.nulls > 0 {
-		notices = append(notices, data.Notice{Severity: data.NoticeSeverityWarning,
-			Text: fmt.Sprintf("%d rows with a null time were left out.", b.nulls)})
-	}
+	notices = b.clock.notices(notices, b.nulls)
 	b.flush()
 	all := slices.Clone(b.series)
 	defer b.release()
