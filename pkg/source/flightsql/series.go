@@ -212,13 +212,14 @@ type sortedSeries struct {
 }
 
 // seriesBuilder splits rows into series (one per label set) while the batches
-// stream, column-wise: for each batch it finds every row's series (label
-// values hashed where they lie, no strings built; an open-addressing table;
-// the values compared to confirm), and keeps the batch pending; every
-// flushRows rows it moves the pending rows into their series a column at a
-// time (see flush). At the end the series are sorted by time and by label
-// set, and become one frame per (series × value column) (format
-// time_series), or one wide frame (format time_series_wide).
+// stream, column-wise: for each batch it finds every row's series (guesses
+// first, then label values hashed where they lie, no strings built; an
+// open-addressing table; the values compared to confirm), groups the rows
+// by series (a counting sort), then appends each column's values to every
+// series at once, in chunks that never move (see chunks). The batch is not
+// kept. At the end the series are sorted by time and by label set, and
+// become one frame per (series × value column) (format time_series), or one
+// wide frame (format time_series_wide).
 type seriesBuilder struct {
 	frameInfo
 	wide bool
@@ -235,9 +236,10 @@ type seriesBuilder struct {
 	nulls  int64 // rows dropped for a null time
 
 	// The points of each series (by series index): times, whether they are
-	// still sorted, and one store per value column.
-	times  [][]arrow.Timestamp
+	// still sorted and the last time, and one store per value column.
+	times  []chunks[arrow.Timestamp]
 	sorted []bool
+	last   []arrow.Timestamp
 	stores []valueStore
 
 	// The lookup table, flat for the row loop: slots (open addressing) hold
@@ -248,22 +250,20 @@ type seriesBuilder struct {
 	periodFirst bool // lookupText tries the row one period back first
 	keys        []string
 	present     []bool
+	words       []keyWords // with one label column: its label by series
 
-	// Rows not yet in their series: the batches (retained), where each
-	// starts in the pending rows, and per pending row its time and series
-	// (-1 for a null time).
-	pending []arrow.RecordBatch
-	pstart  []int32
-	ptimes  []arrow.Timestamp
-	pids    []int32
+	// The rows not yet in their series: their series (-1 for a null time)
+	// from ids[pend] on, after up to one period of rows of earlier flushes
+	// (which lookupText's guesses look back at), and their times; the
+	// stores hold their values.
+	ids    []int32
+	pend   int
+	ptimes []arrow.Timestamp
 
 	// scratch
+	groups rowGroups
 	labels []labelAccess
 	hashes []uint64
-	counts []int32 // pending rows of each series
-	starts []int32 // length of each series before the flush
-	touch  []int32 // series with pending rows, in first-seen order
-	cur    []int32 // write cursor of each series
 	clock  timeReader
 	text   []byte
 }
@@ -321,115 +321,74 @@ func newSeriesBuilder(fi frameInfo, wide bool, s *arrow.Schema) (*seriesBuilder,
 // lines rather than a line or two per batch.
 const flushRows = 1 << 16
 
+// lookBack is how many rows of earlier flushes the series guesses may look
+// back at: a period of up to that many series is guessed from the first row
+// of a flush on.
+const lookBack = 1 << 14
+
 func (b *seriesBuilder) add(rec arrow.RecordBatch) error {
 	n := int(rec.NumRows())
 	if n == 0 {
 		return nil
 	}
-	tcol, times := b.clock.read(rec.Column(b.timeIdx))
-	b.ptimes = append(b.ptimes, times...)
-	b.bind(rec)
-
-	// The series of every row.
-	k := len(b.pids)
-	b.pids = slices.Grow(b.pids, n)[:k+n]
-	ids := b.pids[k:]
-	timeNulls := tcol.NullN() > 0
-	if len(b.labels) == 1 && b.labels[0].str != nil && !b.labels[0].nulls && !timeNulls {
-		if err := b.lookupText(b.labels[0].str, b.pids, k); err != nil {
-			return err
-		}
-	} else if err := b.lookupRows(tcol, timeNulls, ids); err != nil {
-		return err
-	}
-	rec.Retain()
-	b.pending = append(b.pending, rec)
-	b.pstart = append(b.pstart, int32(k))
 	b.points += int64(n) * int64(len(b.valueIdx))
 	if b.limits.MaxPoints > 0 && b.points > b.limits.MaxPoints {
 		return source.LimitExceeded("flightsql: the query returns more than %d points (maxPoints setting); narrow the time range or aggregate, or raise maxPoints", b.limits.MaxPoints)
 	}
-	if len(b.pids) >= flushRows {
+	tcol, times := b.clock.read(rec.Column(b.timeIdx))
+	b.bind(rec)
+
+	// The series of every row.
+	k := len(b.ids)
+	b.ids = slices.Grow(b.ids, n)[:k+n]
+	timeNulls := tcol.NullN() > 0
+	if len(b.labels) == 1 && b.labels[0].str != nil && !b.labels[0].nulls && !timeNulls {
+		if err := b.lookupText(b.labels[0].str, b.ids, k); err != nil {
+			return err
+		}
+	} else if err := b.lookupRows(tcol, timeNulls, b.ids[k:]); err != nil {
+		return err
+	}
+	b.ptimes = append(b.ptimes, times...)
+	for j, vi := range b.valueIdx {
+		b.stores[j].take(rec.Column(vi))
+	}
+	if len(b.ptimes) >= flushRows {
 		b.flush()
 	}
 	return nil
 }
 
-// flush moves the pending rows into their series, column by column: it
-// counts the rows of each series, extends each series' storage once, then
-// reads each column in row order and writes every value at its series'
-// cursor (sequential reads; one write stream per series).
+// flush moves the pending rows into their series, a column at a time: the
+// rows grouped by series (a counting sort), then each column's values
+// appended to every series.
 func (b *seriesBuilder) flush() {
-	defer b.dropPending()
-	ids := b.pids
-	counts := b.counts
-	touch := b.touch[:0]
-	for _, id := range ids {
-		if id < 0 {
-			continue
-		}
-		if counts[id] == 0 {
-			touch = append(touch, id)
-		}
-		counts[id]++
-	}
-	b.touch = touch
-	start := b.starts
-	for _, id := range touch {
-		n := int(counts[id])
-		k := len(b.times[id])
-		start[id] = int32(k)
-		b.times[id] = extend(b.times[id], n)
-		for _, st := range b.stores {
-			st.extend(id, n)
-		}
-	}
-	cur := b.cursor(touch, start)
-	times, ptimes := b.times, b.ptimes
-	for i, id := range ids {
-		if id >= 0 {
-			c := cur[id]
-			times[id][c] = ptimes[i]
-			cur[id] = c + 1
-		}
-	}
-	for _, id := range touch {
-		if t := times[id]; b.sorted[id] && !slices.IsSorted(t[max(start[id]-1, 0):]) {
-			b.sorted[id] = false
-		}
-	}
-	for j, vi := range b.valueIdx {
-		cur = b.cursor(touch, start)
-		for k, rec := range b.pending {
-			end := len(ids)
-			if k+1 < len(b.pstart) {
-				end = int(b.pstart[k+1])
+	g := &b.groups
+	g.group(b.ids[b.pend:], len(b.series))
+	times := b.ptimes
+	for _, id := range g.touch {
+		run := g.rows(id)
+		b.times[id].gather(run, times)
+		if b.sorted[id] {
+			last := b.last[id]
+			for _, r := range run {
+				t := times[r]
+				if t < last {
+					b.sorted[id] = false
+					break
+				}
+				last = t
 			}
-			b.stores[j].scatter(ids[b.pstart[k]:end], cur, rec.Column(vi))
+			b.last[id] = last
 		}
 	}
-	for _, id := range touch {
-		counts[id] = 0
+	for _, st := range b.stores {
+		st.gather(g)
 	}
-}
-
-// cursor returns the write cursors of the touched series, set to start.
-func (b *seriesBuilder) cursor(touch, start []int32) []int32 {
-	cur := grow(b.cur, len(b.series))
-	b.cur = cur
-	for _, id := range touch {
-		cur[id] = start[id]
-	}
-	return cur
-}
-
-// dropPending releases the pending batches.
-func (b *seriesBuilder) dropPending() {
-	for k, rec := range b.pending {
-		rec.Release()
-		b.pending[k] = nil
-	}
-	b.pending, b.pstart, b.pids, b.ptimes = b.pending[:0], b.pstart[:0], b.pids[:0], b.ptimes[:0]
+	b.ptimes = b.ptimes[:0]
+	keep := min(len(b.ids), len(b.series), lookBack)
+	copy(b.ids, b.ids[len(b.ids)-keep:])
+	b.ids, b.pend = b.ids[:keep], keep
 }
 
 // compareSeries orders series by their label set as Grafana prints it, then
@@ -493,10 +452,11 @@ func (b *seriesBuilder) finish(sink source.Sink, notices []data.Notice) error {
 // runs the post-processing step on it.
 func (b *seriesBuilder) sortSeries(s *series) (*sortedSeries, error) {
 	id := s.id
-	times := b.times[id]
-	b.times[id] = nil
+	times := b.times[id].flatten(nil)
+	b.times[id] = chunks[arrow.Timestamp]{}
+	var perm []int32
 	if !b.sorted[id] {
-		perm := make([]int32, len(times))
+		perm = make([]int32, len(times))
 		for i := range perm {
 			perm[i] = int32(i)
 		}
@@ -506,13 +466,10 @@ func (b *seriesBuilder) sortSeries(s *series) (*sortedSeries, error) {
 			sorted[i] = times[p]
 		}
 		times = sorted
-		for _, st := range b.stores {
-			st.permute(id, perm)
-		}
 	}
 	ss := &sortedSeries{Labels: s.labels, Times: times, Values: make([]arrow.Array, len(b.stores))}
 	for j, st := range b.stores {
-		ss.Values[j] = st.array(id, b.schema.Field(b.valueIdx[j]).Type)
+		ss.Values[j] = st.array(id, b.schema.Field(b.valueIdx[j]).Type, perm)
 	}
 	if b.post != nil {
 		if err := b.post(ss); err != nil {
@@ -552,9 +509,9 @@ func (b *seriesBuilder) emit(sink source.Sink, ss *sortedSeries, notices *[]data
 }
 
 func (b *seriesBuilder) release() {
-	b.dropPending()
-	b.series, b.slots, b.hashOf, b.keys, b.present = nil, nil, nil, nil, nil
-	b.times, b.sorted = nil, nil
+	b.series, b.slots, b.hashOf, b.keys, b.present, b.words = nil, nil, nil, nil, nil, nil
+	b.times, b.sorted, b.last, b.stores, b.ids, b.ptimes = nil, nil, nil, nil, nil, nil
+	b.groups = rowGroups{}
 }
 
 func releaseArrays(as []arrow.Array) {

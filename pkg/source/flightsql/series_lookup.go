@@ -3,7 +3,9 @@
 package flightsql
 
 import (
+	"encoding/binary"
 	"hash/maphash"
+	"math"
 	"math/bits"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -45,27 +47,30 @@ func (b *seriesBuilder) lookupText(str *array.String, all []int32, k int) error 
 	ids := all[k:]
 	periodFirst := b.periodFirst
 	defer func() { b.periodFirst = periodFirst }()
+	offs, data := str.ValueOffsets(), str.ValueBytes()
+	base := int(offs[0])
 	for i := range ids {
-		v := str.Value(i)
+		o, n := int(offs[i])-base, int(offs[i+1]-offs[i])
 		r := k + i
 		d1, d2 := 1, len(b.series)
 		if periodFirst {
 			d1, d2 = d2, d1
 		}
 		if d1 > 0 && r >= d1 {
-			if id := all[r-d1]; id >= 0 && b.keys[id] == v {
+			if id := all[r-d1]; id >= 0 && b.words[id].match(data, o, n) {
 				ids[i] = id
 				continue
 			}
 		}
 		if d2 > 0 && d2 != d1 && r >= d2 {
-			if id := all[r-d2]; id >= 0 && b.keys[id] == v {
+			if id := all[r-d2]; id >= 0 && b.words[id].match(data, o, n) {
 				ids[i] = id
 				periodFirst = !periodFirst // the other guess first from now on
 				continue
 			}
 		}
-		h := mixHash(0, maphash.String(labelSeed, v))
+		v := data[o : o+n]
+		h := mixHash(0, maphash.Bytes(labelSeed, v))
 		mask := uint64(len(b.slots) - 1)
 		p := h & mask
 		for {
@@ -78,7 +83,7 @@ func (b *seriesBuilder) lookupText(str *array.String, all []int32, k int) error 
 				ids[i] = id
 				break
 			}
-			if id := sid - 1; b.hashOf[id] == h && b.present[id] && b.keys[id] == v {
+			if id := sid - 1; b.hashOf[id] == h && b.present[id] && b.keys[id] == string(v) {
 				ids[i] = id
 				break
 			}
@@ -86,6 +91,50 @@ func (b *seriesBuilder) lookupText(str *array.String, all []int32, k int) error 
 		}
 	}
 	return nil
+}
+
+// keyWords is the label of a series with one label column, for comparing
+// it with a row's text in a few instructions: its length (-1 when the label
+// is null, which no text matches) and, when it is at most 16 bytes, its
+// bytes as two little-endian words with the masks of their used bytes.
+type keyWords struct {
+	w0, w1, m0, m1 uint64
+	n              int
+	key            string
+}
+
+func newKeyWords(key string, present bool) keyWords {
+	if !present {
+		return keyWords{n: -1}
+	}
+	kw := keyWords{n: len(key), key: key}
+	if len(key) <= 16 {
+		var buf [16]byte
+		copy(buf[:], key)
+		kw.w0, kw.w1 = binary.LittleEndian.Uint64(buf[:8]), binary.LittleEndian.Uint64(buf[8:])
+		kw.m0, kw.m1 = byteMask(min(len(key), 8)), byteMask(max(len(key)-8, 0))
+	}
+	return kw
+}
+
+// byteMask has the low n bytes set.
+func byteMask(n int) uint64 {
+	if n >= 8 {
+		return math.MaxUint64
+	}
+	return 1<<(8*n) - 1
+}
+
+// match reports whether data[o:o+n] is the label.
+func (kw *keyWords) match(data []byte, o, n int) bool {
+	if kw.n != n {
+		return false
+	}
+	if n <= 16 && o+16 <= len(data) {
+		w0, w1 := binary.LittleEndian.Uint64(data[o:]), binary.LittleEndian.Uint64(data[o+8:])
+		return w0&kw.m0 == kw.w0 && w1&kw.m1 == kw.w1
+	}
+	return kw.key == string(data[o:o+n])
 }
 
 // bind points the label accessors at the columns of rec.
@@ -110,19 +159,6 @@ func (b *seriesBuilder) lookup(i int, h uint64) (int32, error) {
 			return id, nil
 		}
 	}
-}
-
-// extend returns s with n more elements, at least doubling its capacity
-// when it must grow (append grows large slices by a quarter, which copies a
-// series several times more on its way to a thousand points).
-func extend[T any](s []T, n int) []T {
-	k := len(s)
-	if k+n <= cap(s) {
-		return s[:k+n]
-	}
-	out := make([]T, k+n, max(2*cap(s), k+n, 64))
-	copy(out, s)
-	return out
 }
 
 // grow returns s resliced to n elements, reallocated when too small.
@@ -218,14 +254,16 @@ func (b *seriesBuilder) create(i int, h uint64, slot uint64) (int32, error) {
 	for _, st := range b.stores {
 		st.addSeries()
 	}
-	b.times = append(b.times, nil)
+	b.times = append(b.times, chunks[arrow.Timestamp]{})
 	b.sorted = append(b.sorted, true)
+	b.last = append(b.last, math.MinInt64)
 	b.series = append(b.series, s)
 	b.hashOf = append(b.hashOf, h)
 	b.keys = append(b.keys, s.keys...)
+	if len(s.keys) == 1 {
+		b.words = append(b.words, newKeyWords(s.keys[0], s.present[0]))
+	}
 	b.present = append(b.present, s.present...)
-	b.counts = append(b.counts, 0)
-	b.starts = append(b.starts, 0)
 	id := int32(len(b.series))
 	b.slots[slot] = id
 	if 2*len(b.series) > len(b.slots) {
