@@ -45,27 +45,30 @@ func (b *seriesBuilder) lookupRows(tcol arrow.Array, timeNulls bool, ids []int32
 // last is tried first.
 func (b *seriesBuilder) lookupText(str *array.String, all []int32, k int) error {
 	ids := all[k:]
-	periodFirst := b.periodFirst
-	defer func() { b.periodFirst = periodFirst }()
 	offs, data := str.ValueOffsets(), str.ValueBytes()
 	base := int(offs[0])
-	for i := range ids {
-		o, n := int(offs[i])-base, int(offs[i+1]-offs[i])
-		r := k + i
-		d1, d2 := 1, len(b.series)
-		if periodFirst {
-			d1, d2 = d2, d1
+	words := b.words
+	for i := 0; i < len(ids); i++ {
+		// The rows the guess tried first finds: a tight loop.
+		d := 1
+		if b.periodFirst {
+			d = len(b.series)
 		}
-		if d1 > 0 && r >= d1 {
-			if id := all[r-d1]; id >= 0 && b.words[id].match(data, o, n) {
-				ids[i] = id
-				continue
+		for ; i < len(ids) && k+i >= d && d > 0; i++ {
+			id := all[k+i-d]
+			if id < 0 || !words[id].match(data, int(offs[i])-base, int(offs[i+1]-offs[i])) {
+				break
 			}
+			ids[i] = id
 		}
-		if d2 > 0 && d2 != d1 && r >= d2 {
-			if id := all[r-d2]; id >= 0 && b.words[id].match(data, o, n) {
+		if i == len(ids) {
+			break
+		}
+		o, n := int(offs[i])-base, int(offs[i+1]-offs[i])
+		if d2 := 1 + len(b.series) - d; d2 != d && d2 > 0 && k+i >= d2 {
+			if id := all[k+i-d2]; id >= 0 && words[id].match(data, o, n) {
 				ids[i] = id
-				periodFirst = !periodFirst // the other guess first from now on
+				b.periodFirst = !b.periodFirst // the other guess first from now on
 				continue
 			}
 		}
@@ -80,6 +83,7 @@ func (b *seriesBuilder) lookupText(str *array.String, all []int32, k int) error 
 				if err != nil {
 					return err
 				}
+				words = b.words
 				ids[i] = id
 				break
 			}
