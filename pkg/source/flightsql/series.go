@@ -235,11 +235,10 @@ type seriesBuilder struct {
 	points int64
 	nulls  int64 // rows dropped for a null time
 
-	// The points of each series (by series index): times, whether they are
-	// still sorted and the last time, and one store per value column.
-	times  []chunks[arrow.Timestamp]
-	sorted []bool
-	last   []arrow.Timestamp
+	// The points: by series index, where its rows are (runs); the time
+	// column and one store per value column, each by flush (segments).
+	runs   [][]run
+	times  segments[arrow.Timestamp]
 	stores []valueStore
 
 	// The lookup table, flat for the row loop: slots (open addressing) hold
@@ -252,13 +251,12 @@ type seriesBuilder struct {
 	present     []bool
 	words       []keyWords // with one label column: its label by series
 
-	// The rows not yet in their series: their series (-1 for a null time)
-	// from ids[pend] on, after up to one period of rows of earlier flushes
-	// (which lookupText's guesses look back at), and their times; the
-	// stores hold their values.
-	ids    []int32
-	pend   int
-	ptimes []arrow.Timestamp
+	// The rows not yet flushed: their series (-1 for a null time) from
+	// ids[pend] on, after up to one period of rows of earlier flushes
+	// (which lookupText's guesses look back at); times and the stores hold
+	// their values.
+	ids  []int32
+	pend int
 
 	// scratch
 	groups rowGroups
@@ -349,43 +347,31 @@ func (b *seriesBuilder) add(rec arrow.RecordBatch) error {
 	} else if err := b.lookupRows(tcol, timeNulls, b.ids[k:]); err != nil {
 		return err
 	}
-	b.ptimes = append(b.ptimes, times...)
+	b.times.pend = append(b.times.pend, times...)
 	for j, vi := range b.valueIdx {
 		b.stores[j].take(rec.Column(vi))
 	}
-	if len(b.ptimes) >= flushRows {
+	if len(b.times.pend) >= flushRows {
 		b.flush()
 	}
 	return nil
 }
 
-// flush moves the pending rows into their series, a column at a time: the
-// rows grouped by series (a counting sort), then each column's values
-// appended to every series.
+// flush moves the pending rows into segments: the rows grouped by series (a
+// counting sort), then each column gathered in that order into a new
+// segment, every series noting its run in it.
 func (b *seriesBuilder) flush() {
 	g := &b.groups
 	g.group(b.ids[b.pend:], len(b.series))
-	times := b.ptimes
+	seg := uint32(len(b.times.segs))
 	for _, id := range g.touch {
-		run := g.rows(id)
-		b.times[id].gather(run, times)
-		if b.sorted[id] {
-			last := b.last[id]
-			for _, r := range run {
-				t := times[r]
-				if t < last {
-					b.sorted[id] = false
-					break
-				}
-				last = t
-			}
-			b.last[id] = last
-		}
+		n := g.counts[id]
+		b.runs[id] = append(b.runs[id], run{seg: seg, start: uint32(g.ends[id] - n), n: uint32(n)})
 	}
+	b.times.flush(g.order)
 	for _, st := range b.stores {
-		st.gather(g)
+		st.flush(g.order)
 	}
-	b.ptimes = b.ptimes[:0]
 	keep := min(len(b.ids), len(b.series), lookBack)
 	copy(b.ids, b.ids[len(b.ids)-keep:])
 	b.ids, b.pend = b.ids[:keep], keep
@@ -448,14 +434,14 @@ func (b *seriesBuilder) finish(sink source.Sink, notices []data.Notice) error {
 	return nil
 }
 
-// sortSeries sorts s by time (stable: rows of one time keep their order) and
-// runs the post-processing step on it.
+// sortSeries gathers the points of s, sorted by time (stable: rows of one
+// time keep their order), and runs the post-processing step on it.
 func (b *seriesBuilder) sortSeries(s *series) (*sortedSeries, error) {
-	id := s.id
-	times := b.times[id].flatten(nil)
-	b.times[id] = chunks[arrow.Timestamp]{}
+	runs := b.runs[s.id]
+	b.runs[s.id] = nil
+	times := b.times.collect(runs)
 	var perm []int32
-	if !b.sorted[id] {
+	if !slices.IsSorted(times) {
 		perm = make([]int32, len(times))
 		for i := range perm {
 			perm[i] = int32(i)
@@ -469,7 +455,7 @@ func (b *seriesBuilder) sortSeries(s *series) (*sortedSeries, error) {
 	}
 	ss := &sortedSeries{Labels: s.labels, Times: times, Values: make([]arrow.Array, len(b.stores))}
 	for j, st := range b.stores {
-		ss.Values[j] = st.array(id, b.schema.Field(b.valueIdx[j]).Type, perm)
+		ss.Values[j] = st.array(runs, b.schema.Field(b.valueIdx[j]).Type, perm)
 	}
 	if b.post != nil {
 		if err := b.post(ss); err != nil {
@@ -510,7 +496,7 @@ func (b *seriesBuilder) emit(sink source.Sink, ss *sortedSeries, notices *[]data
 
 func (b *seriesBuilder) release() {
 	b.series, b.slots, b.hashOf, b.keys, b.present, b.words = nil, nil, nil, nil, nil, nil
-	b.times, b.sorted, b.last, b.stores, b.ids, b.ptimes = nil, nil, nil, nil, nil, nil
+	b.runs, b.times, b.stores, b.ids = nil, segments[arrow.Timestamp]{}, nil, nil
 	b.groups = rowGroups{}
 }
 

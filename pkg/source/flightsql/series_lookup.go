@@ -5,7 +5,6 @@ package flightsql
 import (
 	"encoding/binary"
 	"hash/maphash"
-	"math"
 	"math/bits"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -49,24 +48,45 @@ func (b *seriesBuilder) lookupText(str *array.String, all []int32, k int) error 
 	base := int(offs[0])
 	words := b.words
 	for i := 0; i < len(ids); i++ {
-		// The rows the guess tried first finds: a tight loop.
+		// The rows the guess tried first finds, in tight loops.
 		d := 1
 		if b.periodFirst {
 			d = len(b.series)
 		}
-		for ; i < len(ids) && k+i >= d && d > 0; i++ {
+		// The row d back in an earlier batch: compare with its series' label.
+		for ; i < len(ids) && i < d && k+i >= d; i++ {
 			id := all[k+i-d]
-			if id < 0 || !words[id].match(data, int(offs[i])-base, int(offs[i+1]-offs[i])) {
+			if id < 0 || !words[id].match(data, int(offs[i])-base, int(offs[i+1]-offs[i]), b.keys[id]) {
 				break
 			}
 			ids[i] = id
+		}
+		// The row d back in this batch (whose rows all have a series):
+		// compare the two rows' text.
+		if d > 0 && i >= d {
+			for ; i < len(ids); i++ {
+				j := i - d
+				o1, o2 := int(offs[j])-base, int(offs[i])-base
+				n1, n2 := int(offs[j+1])-base-o1, int(offs[i+1])-base-o2
+				if n1 == n2 && n2 <= 16 && o2+16 <= len(data) { // sameText, inlined
+					m0, m1 := wordMasks(n2)
+					x0 := binary.LittleEndian.Uint64(data[o1:]) ^ binary.LittleEndian.Uint64(data[o2:])
+					x1 := binary.LittleEndian.Uint64(data[o1+8:]) ^ binary.LittleEndian.Uint64(data[o2+8:])
+					if x0&m0|x1&m1 != 0 {
+						break
+					}
+				} else if !sameText(data, o1, n1, o2, n2) {
+					break
+				}
+				ids[i] = ids[j]
+			}
 		}
 		if i == len(ids) {
 			break
 		}
 		o, n := int(offs[i])-base, int(offs[i+1]-offs[i])
 		if d2 := 1 + len(b.series) - d; d2 != d && d2 > 0 && k+i >= d2 {
-			if id := all[k+i-d2]; id >= 0 && words[id].match(data, o, n) {
+			if id := all[k+i-d2]; id >= 0 && words[id].match(data, o, n, b.keys[id]) {
 				ids[i] = id
 				b.periodFirst = !b.periodFirst // the other guess first from now on
 				continue
@@ -100,45 +120,56 @@ func (b *seriesBuilder) lookupText(str *array.String, all []int32, k int) error 
 // keyWords is the label of a series with one label column, for comparing
 // it with a row's text in a few instructions: its length (-1 when the label
 // is null, which no text matches) and, when it is at most 16 bytes, its
-// bytes as two little-endian words with the masks of their used bytes.
+// bytes as two little-endian words (zero past its end).
 type keyWords struct {
-	w0, w1, m0, m1 uint64
-	n              int
-	key            string
+	w0, w1 uint64
+	n      int
 }
 
 func newKeyWords(key string, present bool) keyWords {
 	if !present {
 		return keyWords{n: -1}
 	}
-	kw := keyWords{n: len(key), key: key}
+	kw := keyWords{n: len(key)}
 	if len(key) <= 16 {
 		var buf [16]byte
 		copy(buf[:], key)
 		kw.w0, kw.w1 = binary.LittleEndian.Uint64(buf[:8]), binary.LittleEndian.Uint64(buf[8:])
-		kw.m0, kw.m1 = byteMask(min(len(key), 8)), byteMask(max(len(key)-8, 0))
 	}
 	return kw
 }
 
-// byteMask has the low n bytes set.
-func byteMask(n int) uint64 {
-	if n >= 8 {
-		return math.MaxUint64
-	}
-	return 1<<(8*n) - 1
+// wordMasks are the masks of the bytes of an n-byte text (n ≤ 16) in its
+// two words.
+func wordMasks(n int) (m0, m1 uint64) {
+	return ^uint64(0) >> (64 - 8*min(n, 8)), ^uint64(0) >> (64 - 8*min(max(n-8, 0), 8))
 }
 
-// match reports whether data[o:o+n] is the label.
-func (kw *keyWords) match(data []byte, o, n int) bool {
+// match reports whether data[o:o+n] is the label of series id (key).
+func (kw *keyWords) match(data []byte, o, n int, key string) bool {
 	if kw.n != n {
 		return false
 	}
 	if n <= 16 && o+16 <= len(data) {
+		m0, m1 := wordMasks(n)
 		w0, w1 := binary.LittleEndian.Uint64(data[o:]), binary.LittleEndian.Uint64(data[o+8:])
-		return w0&kw.m0 == kw.w0 && w1&kw.m1 == kw.w1
+		return w0&m0 == kw.w0 && w1&m1 == kw.w1
 	}
-	return kw.key == string(data[o:o+n])
+	return key == string(data[o:o+n])
+}
+
+// sameText reports whether data[o1:o1+n1] and data[o2:o2+n2] hold the same
+// text, o1 ≤ o2.
+func sameText(data []byte, o1, n1, o2, n2 int) bool {
+	if n1 != n2 {
+		return false
+	}
+	if n2 <= 16 && o2+16 <= len(data) {
+		m0, m1 := wordMasks(n2)
+		return (binary.LittleEndian.Uint64(data[o1:])^binary.LittleEndian.Uint64(data[o2:]))&m0 == 0 &&
+			(binary.LittleEndian.Uint64(data[o1+8:])^binary.LittleEndian.Uint64(data[o2+8:]))&m1 == 0
+	}
+	return string(data[o1:o1+n1]) == string(data[o2:o2+n2])
 }
 
 // bind points the label accessors at the columns of rec.
@@ -255,12 +286,7 @@ func (b *seriesBuilder) create(i int, h uint64, slot uint64) (int32, error) {
 		}
 		s.sortKey = s.labels.String()
 	}
-	for _, st := range b.stores {
-		st.addSeries()
-	}
-	b.times = append(b.times, chunks[arrow.Timestamp]{})
-	b.sorted = append(b.sorted, true)
-	b.last = append(b.last, math.MinInt64)
+	b.runs = append(b.runs, nil)
 	b.series = append(b.series, s)
 	b.hashOf = append(b.hashOf, h)
 	b.keys = append(b.keys, s.keys...)

@@ -1,4 +1,4 @@
-// Typed per-series storage of value columns: scatter, permute and build arrays without boxing.
+// Typed storage of the series' columns: each flush's rows grouped by series (segments), arrays built without boxing.
 
 package flightsql
 
@@ -10,21 +10,24 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/bitutil"
 )
 
-// valueStore holds one value column of every series, by series index, and
-// the rows not yet moved into their series (pending).
+// valueStore holds one value column of the result: the rows of each flush
+// grouped by series (one segment per flush), and the rows not yet flushed
+// (pending).
 type valueStore interface {
-	// addSeries adds an empty series.
-	addSeries()
 	// take appends the values of a to the pending rows.
 	take(a arrow.Array)
-	// gather moves the pending rows into their series, grouped by g (whose
-	// row indices count the pending rows).
-	gather(g *rowGroups)
-	// array hands the values of series id over as an array of type dt (the
-	// i-th value being the perm[i]-th stored; perm nil: as stored) and
-	// forgets them.
-	array(id int32, dt arrow.DataType, perm []int32) arrow.Array
+	// flush makes the pending rows order[0], order[1], … the next segment
+	// and empties the pending rows.
+	flush(order []int32)
+	// array returns the values of one series, whose rows are runs, as an
+	// array of type dt (the i-th value being the perm[i]-th of the runs;
+	// perm nil: in their order).
+	array(runs []run, dt arrow.DataType, perm []int32) arrow.Array
 }
+
+// run is where some rows of a series are: n values of segment seg from
+// start on.
+type run struct{ seg, start, n uint32 }
 
 // numeric is what the series split does with one numeric value type.
 type numeric struct {
@@ -58,112 +61,94 @@ func numericOf[T number]() *numeric {
 	return &numeric{newStore: func() valueStore { return &numStore[T]{} }, spread: spread[T], fill: fillArray[T]}
 }
 
-// numStore holds the values of each series and, once a series had a null,
-// its validity; and the pending values, with their validity once a pending
-// row had a null.
+// numStore holds a value column: its segments, with their validity (nil
+// for a segment without nulls), and its pending values, with their
+// validity when a pending row is null (pnulls).
 type numStore[T number] struct {
-	vals  []chunks[T]
-	valid []chunks[bool] // no chunk for a series: all valid
-	nulls []int
-
-	pend   []T
-	pvalid []bool // nil: every pending value is valid
-}
-
-func (s *numStore[T]) addSeries() {
-	s.vals = append(s.vals, chunks[T]{})
-	s.valid = append(s.valid, chunks[bool]{})
-	s.nulls = append(s.nulls, 0)
+	vals   segments[T]
+	valid  [][]bool
+	pvalid []bool
+	pnulls bool
 }
 
 func (s *numStore[T]) take(a arrow.Array) {
-	k := len(s.pend)
-	s.pend = append(s.pend, a.(interface{ Values() []T }).Values()...)
-	if a.NullN() == 0 {
-		if s.pvalid != nil {
-			s.pvalid = slices.Grow(s.pvalid, a.Len())
-			for range a.Len() {
-				s.pvalid = append(s.pvalid, true)
-			}
-		}
+	k := len(s.vals.pend)
+	s.vals.pend = append(s.vals.pend, a.(interface{ Values() []T }).Values()...)
+	if a.NullN() == 0 && !s.pnulls {
 		return
 	}
-	if s.pvalid == nil {
-		s.pvalid = make([]bool, k, cap(s.pend))
+	if !s.pnulls {
+		s.pvalid = grow(s.pvalid, k)
 		for i := range s.pvalid {
 			s.pvalid[i] = true
 		}
+		s.pnulls = true
 	}
+	s.pvalid = slices.Grow(s.pvalid, a.Len())
 	for i := range a.Len() {
 		s.pvalid = append(s.pvalid, a.IsValid(i))
 	}
 }
 
-func (s *numStore[T]) gather(g *rowGroups) {
-	src, valid := s.pend, s.pvalid
-	for _, id := range g.touch {
-		run := g.rows(id)
-		c := &s.vals[id]
-		before := c.n
-		c.gather(run, src)
-		if v := &s.valid[id]; valid != nil || v.cur != nil {
-			s.nulls[id] += gatherValid(v, before, run, valid)
+func (s *numStore[T]) flush(order []int32) {
+	s.vals.flush(order)
+	var valid []bool
+	if s.pnulls {
+		valid = make([]bool, len(order))
+		for x, r := range order {
+			valid[x] = s.pvalid[r]
 		}
+		s.pvalid, s.pnulls = s.pvalid[:0], false
 	}
-	s.pend = s.pend[:0]
-	if valid != nil {
-		s.pvalid = s.pvalid[:0]
-	}
+	s.valid = append(s.valid, valid)
 }
 
-// gatherValid appends the validity of the pending rows run (valid; nil:
-// all valid) to v, which holds that of the series' first before values, or
-// nothing (no chunk) while they were all valid: it is started at the first
-// null. It returns the nulls found.
-func gatherValid(v *chunks[bool], before int, run []int32, valid []bool) int {
-	if valid == nil {
-		v.fill(true, len(run))
-		return 0
-	}
-	found := 0
-	for x, r := range run {
-		ok := valid[r]
-		if !ok {
-			if v.cur == nil {
-				v.fill(true, before+x)
-				v.room()
-			}
-			found++
-		}
-		if v.cur != nil {
-			v.fill(ok, 1)
-		}
-	}
-	return found
-}
-
-func (s *numStore[T]) array(id int32, dt arrow.DataType, perm []int32) arrow.Array {
-	vals, nulls := s.vals[id].flatten(perm), s.nulls[id]
+func (s *numStore[T]) array(runs []run, dt arrow.DataType, perm []int32) arrow.Array {
+	vals := s.vals.collect(runs)
 	var bm []byte
-	if nulls > 0 {
-		bm = make([]byte, bitutil.BytesForBits(int64(len(vals))))
-		for i, ok := range s.valid[id].flatten(perm) {
-			if ok {
-				bitutil.SetBit(bm, i)
+	nulls, pos := 0, 0
+	for _, r := range runs {
+		if v := s.valid[r.seg]; v != nil {
+			for x, ok := range v[r.start : r.start+r.n] {
+				if ok {
+					continue
+				}
+				if bm == nil {
+					bm = make([]byte, bitutil.BytesForBits(int64(len(vals))))
+					bitutil.SetBitsTo(bm, 0, int64(len(vals)), true)
+				}
+				bitutil.ClearBit(bm, pos+x)
+				nulls++
 			}
 		}
+		pos += int(r.n)
 	}
-	s.vals[id], s.valid[id] = chunks[T]{}, chunks[bool]{}
+	if perm != nil {
+		sorted := make([]T, len(perm))
+		for i, p := range perm {
+			sorted[i] = vals[p]
+		}
+		vals = sorted
+		if bm != nil {
+			pbm := make([]byte, len(bm))
+			for i, p := range perm {
+				if bitutil.BitIsSet(bm, int(p)) {
+					bitutil.SetBit(pbm, i)
+				}
+			}
+			bm = pbm
+		}
+	}
 	return arrayOver(dt, vals, bm, nulls)
 }
 
-// rowGroups is one batch's rows grouped by series (a counting sort): the
-// series it touches in first-seen order and, for each, its rows in order.
+// rowGroups is the pending rows grouped by series (a counting sort): the
+// series they belong to in first-seen order and, for each, its rows.
 type rowGroups struct {
-	touch  []int32 // series with rows in the batch
-	counts []int32 // by series: its rows in the batch (0 for the others)
+	touch  []int32 // series with pending rows
+	counts []int32 // by series: its pending rows (0 for the others)
 	ends   []int32 // by series: where its rows end in order
-	order  []int32 // row indices, series by series
+	order  []int32 // pending row indices, series by series, each in row order
 }
 
 // group sets g to the rows of ids (ids[i] is the series of row i; -1: none)
@@ -201,91 +186,40 @@ func (g *rowGroups) group(ids []int32, series int) {
 	g.touch, g.order = touch, order
 }
 
-// rows are the row indices of series id in the batch, in order.
-func (g *rowGroups) rows(id int32) []int32 {
-	e := g.ends[id]
-	return g.order[e-g.counts[id] : e]
+// segments holds one column of the series: a segment per flush, holding
+// that flush's rows grouped by series, and the pending values. A segment is
+// exactly as long as its rows (no room left unused) and never moves; a
+// series' values are copied together once, at the end (collect).
+type segments[T any] struct {
+	segs [][]T
+	pend []T
 }
 
-// chunks holds the values of one series column in chunks that never move,
-// so that appending never copies what is stored: each chunk twice the
-// size of the one before, from minChunk up to maxChunk values (so the room
-// left unused is under half the values, and under maxChunk).
-type chunks[T any] struct {
-	full [][]T // filled chunks
-	cur  []T   // the chunk being filled (len: the values in it)
-	n    int   // values in all
+// flush makes pend[order[0]], pend[order[1]], … the next segment.
+func (s *segments[T]) flush(order []int32) {
+	seg := make([]T, len(order))
+	pend := s.pend
+	for x, r := range order {
+		seg[x] = pend[r]
+	}
+	s.segs = append(s.segs, seg)
+	s.pend = s.pend[:0]
 }
 
-const (
-	minChunk = 16
-	maxChunk = 4096
-)
-
-// room returns c's current chunk with room for at least one more value.
-func (c *chunks[T]) room() []T {
-	if len(c.cur) < cap(c.cur) {
-		return c.cur
+// collect returns the values of runs as one slice: the segment's own memory
+// when there is one run, else a copy.
+func (s *segments[T]) collect(runs []run) []T {
+	if len(runs) == 1 {
+		r := runs[0]
+		return s.segs[r.seg][r.start : r.start+r.n : r.start+r.n]
 	}
-	size := minChunk
-	if c.cur != nil {
-		c.full = append(c.full, c.cur)
-		size = min(2*cap(c.cur), maxChunk)
+	n := 0
+	for _, r := range runs {
+		n += int(r.n)
 	}
-	c.cur = make([]T, 0, size)
-	return c.cur
-}
-
-// gather appends src[r] for every r of run.
-func (c *chunks[T]) gather(run []int32, src []T) {
-	c.n += len(run)
-	for len(run) > 0 {
-		cur := c.room()
-		k := len(cur)
-		m := min(len(run), cap(cur)-k)
-		dst := cur[k : k+m]
-		for x, r := range run[:m] {
-			dst[x] = src[r]
-		}
-		c.cur = cur[:k+m]
-		run = run[m:]
-	}
-}
-
-// fill appends v n times.
-func (c *chunks[T]) fill(v T, n int) {
-	c.n += n
-	for n > 0 {
-		cur := c.room()
-		k := len(cur)
-		m := min(n, cap(cur)-k)
-		dst := cur[k : k+m]
-		for x := range dst {
-			dst[x] = v
-		}
-		c.cur = cur[:k+m]
-		n -= m
-	}
-}
-
-// flatten returns the values as one slice (the i-th being the perm[i]-th
-// stored; perm nil: as stored): the chunk itself when there is one and no
-// perm, else a copy.
-func (c *chunks[T]) flatten(perm []int32) []T {
-	if perm == nil && len(c.full) == 0 {
-		return c.cur
-	}
-	out := make([]T, 0, c.n)
-	for _, ch := range c.full {
-		out = append(out, ch...)
-	}
-	out = append(out, c.cur...)
-	if perm != nil {
-		sorted := make([]T, len(perm))
-		for i, p := range perm {
-			sorted[i] = out[p]
-		}
-		out = sorted
+	out := make([]T, 0, n)
+	for _, r := range runs {
+		out = append(out, s.segs[r.seg][r.start:r.start+r.n]...)
 	}
 	return out
 }

@@ -400,8 +400,8 @@ func TestNumericsCoverColumns(t *testing.T) {
 }
 
 // TestSeriesSplitAllocations: taking a batch of known series allocates
-// nothing per row: only a new chunk now and then, once a series' chunk is
-// full (at most one chunk of maxChunk values per series and column).
+// nothing per row: only a segment per column at each flush (every 64
+// batches of 1000 rows here) and, now and then, a longer run list.
 func TestSeriesSplitAllocations(t *testing.T) {
 	rows := seriesRows(100, 40)
 	recs := metricBatches(t, rows, 1000)
@@ -421,35 +421,33 @@ func TestSeriesSplitAllocations(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// Warm up until the chunks have their largest size: every series
-	// exists and the scratch has its size.
-	const perAdd = 10 // points of each series in one batch
-	for i := range 4 * maxChunk / perAdd {
+	const perFlush = flushRows / 1000
+	// Warm up: every series exists, the scratch has its size.
+	for i := range 17 * perFlush {
 		if err := b.add(norms[i%len(norms)]); err != nil {
 			t.Fatal(err)
 		}
 	}
 	i := 0
-	allocs := testing.AllocsPerRun(1000, func() {
+	allocs := testing.AllocsPerRun(14*perFlush, func() {
 		if err := b.add(norms[i%len(norms)]); err != nil {
 			t.Fatal(err)
 		}
 		i++
 	})
-	// 100 series × 3 columns, 10 points each per batch, all in step: in
-	// 1000 batches each fills 2 or 3 chunks of 4096 values, so at most 0.9
-	// allocations per batch; nothing per row.
-	if allocs > 0.9 {
-		t.Errorf("%.2f allocations per 1000-row batch, want ≤ 0.9", allocs)
+	// 14 flushes of 3 segments; the 100 run lists stay within their
+	// capacity (17 to 31 runs: 32).
+	if want := 3.0 / perFlush; allocs > want*1.2 {
+		t.Errorf("%.3f allocations per 1000-row batch, want ≤ %.3f", allocs, want*1.2)
 	}
 	b.release()
 }
 
-// TestSeriesAcrossChunks sends more points per series than several chunks
-// hold, shuffled, with nulls in a value column starting late: every series
-// comes out complete, sorted, with its nulls where they were.
-func TestSeriesAcrossChunks(t *testing.T) {
-	const hosts, points = 3, 12 * maxChunk // chunks of 16…4096 values, then more of 4096
+// TestSeriesAcrossFlushes sends more rows than one flush holds, shuffled,
+// with nulls in a value column starting late: every series comes out
+// complete, sorted, with its nulls where they were.
+func TestSeriesAcrossFlushes(t *testing.T) {
+	const hosts, points = 3, 3 * flushRows / 4 // 2.25 flushes
 	schema := arrow.NewSchema([]arrow.Field{
 		{Name: "time", Type: timestampNS},
 		{Name: "host", Type: arrow.BinaryTypes.String},
