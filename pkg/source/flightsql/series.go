@@ -209,6 +209,26 @@ type sortedSeries struct {
 	Labels data.Labels
 	Times  []arrow.Timestamp // ascending; no nulls
 	Values []arrow.Array     // one per value column, aligned with Times
+
+	timesBuf *memory.Buffer // the memory of Times when it is a recycler's (nil: Go memory)
+}
+
+// timesArray is Times as a timestamp[ns] array (no copy).
+func (ss *sortedSeries) timesArray() arrow.Array {
+	if ss.timesBuf == nil || unsafe.SliceData(ss.Times) != (*arrow.Timestamp)(unsafe.Pointer(unsafe.SliceData(ss.timesBuf.Bytes()))) {
+		return timesArray(ss.Times)
+	}
+	ss.timesBuf.Retain()
+	return arrayOn(timestampNS, ss.timesBuf, len(ss.Times), nil, 0)
+}
+
+// release drops the series' arrays.
+func (ss *sortedSeries) release() {
+	releaseArrays(ss.Values)
+	if ss.timesBuf != nil {
+		ss.timesBuf.Release()
+		ss.timesBuf = nil
+	}
 }
 
 // seriesBuilder splits rows into series (one per label set) while the batches
@@ -257,6 +277,9 @@ type seriesBuilder struct {
 	// their values.
 	ids  []int32
 	pend int
+
+	// The memory of the series' arrays, recycled once the sink releases them.
+	mem recycler
 
 	// scratch
 	groups rowGroups
@@ -411,7 +434,7 @@ func (b *seriesBuilder) finish(sink source.Sink, notices []data.Notice) error {
 	sorted := make([]*sortedSeries, 0, len(all))
 	defer func() {
 		for _, ss := range sorted {
-			releaseArrays(ss.Values)
+			ss.release()
 		}
 	}()
 	for i, s := range all {
@@ -421,7 +444,9 @@ func (b *seriesBuilder) finish(sink source.Sink, notices []data.Notice) error {
 		}
 		all[i] = nil // its points now belong to ss
 		if !b.wide {
-			if err := b.emit(sink, ss, &notices); err != nil {
+			err := b.emit(sink, ss, &notices)
+			ss.release()
+			if err != nil {
 				return err
 			}
 			continue
@@ -439,7 +464,7 @@ func (b *seriesBuilder) finish(sink source.Sink, notices []data.Notice) error {
 func (b *seriesBuilder) sortSeries(s *series) (*sortedSeries, error) {
 	runs := b.runs[s.id]
 	b.runs[s.id] = nil
-	times := b.times.collect(runs)
+	times, tbuf := b.times.collect(runs, &b.mem)
 	var perm []int32
 	if !slices.IsSorted(times) {
 		perm = make([]int32, len(times))
@@ -452,14 +477,18 @@ func (b *seriesBuilder) sortSeries(s *series) (*sortedSeries, error) {
 			sorted[i] = times[p]
 		}
 		times = sorted
+		if tbuf != nil {
+			tbuf.Release()
+			tbuf = nil
+		}
 	}
-	ss := &sortedSeries{Labels: s.labels, Times: times, Values: make([]arrow.Array, len(b.stores))}
+	ss := &sortedSeries{Labels: s.labels, Times: times, Values: make([]arrow.Array, len(b.stores)), timesBuf: tbuf}
 	for j, st := range b.stores {
-		ss.Values[j] = st.array(runs, b.schema.Field(b.valueIdx[j]).Type, perm)
+		ss.Values[j] = st.array(runs, b.schema.Field(b.valueIdx[j]).Type, perm, &b.mem)
 	}
 	if b.post != nil {
 		if err := b.post(ss); err != nil {
-			releaseArrays(ss.Values)
+			ss.release()
 			return nil, err
 		}
 	}
@@ -468,7 +497,7 @@ func (b *seriesBuilder) sortSeries(s *series) (*sortedSeries, error) {
 
 // emit hands one frame per value column of ss to sink.
 func (b *seriesBuilder) emit(sink source.Sink, ss *sortedSeries, notices *[]data.Notice) error {
-	tarr := timesArray(ss.Times)
+	tarr := ss.timesArray()
 	defer tarr.Release()
 	tname := b.schema.Field(b.timeIdx).Name
 	for j, varr := range ss.Values {

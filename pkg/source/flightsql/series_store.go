@@ -4,10 +4,14 @@ package flightsql
 
 import (
 	"slices"
+	"sync"
 	"time"
+	"unsafe"
 
 	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/bitutil"
+	"github.com/apache/arrow-go/v18/arrow/memory"
 )
 
 // valueStore holds one value column of the result: the rows of each flush
@@ -21,8 +25,8 @@ type valueStore interface {
 	flush(order []int32)
 	// array returns the values of one series, whose rows are runs, as an
 	// array of type dt (the i-th value being the perm[i]-th of the runs;
-	// perm nil: in their order).
-	array(runs []run, dt arrow.DataType, perm []int32) arrow.Array
+	// perm nil: in their order), its values in memory from mem.
+	array(runs []run, dt arrow.DataType, perm []int32, mem *recycler) arrow.Array
 }
 
 // run is where some rows of a series are: n values of segment seg from
@@ -103,8 +107,8 @@ func (s *numStore[T]) flush(order []int32) {
 	s.valid = append(s.valid, valid)
 }
 
-func (s *numStore[T]) array(runs []run, dt arrow.DataType, perm []int32) arrow.Array {
-	vals := s.vals.collect(runs)
+func (s *numStore[T]) array(runs []run, dt arrow.DataType, perm []int32, mem *recycler) arrow.Array {
+	vals, buf := s.vals.collect(runs, mem)
 	var bm []byte
 	nulls, pos := 0, 0
 	for _, r := range runs {
@@ -129,6 +133,10 @@ func (s *numStore[T]) array(runs []run, dt arrow.DataType, perm []int32) arrow.A
 			sorted[i] = vals[p]
 		}
 		vals = sorted
+		if buf != nil {
+			buf.Release()
+			buf = nil
+		}
 		if bm != nil {
 			pbm := make([]byte, len(bm))
 			for i, p := range perm {
@@ -139,7 +147,10 @@ func (s *numStore[T]) array(runs []run, dt arrow.DataType, perm []int32) arrow.A
 			bm = pbm
 		}
 	}
-	return arrayOver(dt, vals, bm, nulls)
+	if buf == nil {
+		return arrayOver(dt, vals, bm, nulls)
+	}
+	return arrayOn(dt, buf, len(vals), bm, nulls)
 }
 
 // rowGroups is the pending rows grouped by series (a counting sort): the
@@ -207,21 +218,90 @@ func (s *segments[T]) flush(order []int32) {
 }
 
 // collect returns the values of runs as one slice: the segment's own memory
-// when there is one run, else a copy.
-func (s *segments[T]) collect(runs []run) []T {
+// when there is one run (buf nil), else a copy in a buffer from mem (buf,
+// which the caller owns).
+func (s *segments[T]) collect(runs []run, mem *recycler) (vals []T, buf *memory.Buffer) {
 	if len(runs) == 1 {
 		r := runs[0]
-		return s.segs[r.seg][r.start : r.start+r.n : r.start+r.n]
+		return s.segs[r.seg][r.start : r.start+r.n : r.start+r.n], nil
 	}
 	n := 0
 	for _, r := range runs {
 		n += int(r.n)
 	}
-	out := make([]T, 0, n)
-	for _, r := range runs {
-		out = append(out, s.segs[r.seg][r.start:r.start+r.n]...)
+	if n == 0 {
+		return nil, nil
 	}
-	return out
+	var zero T
+	size := n * int(unsafe.Sizeof(zero))
+	b := mem.Allocate(size)
+	vals = unsafe.Slice((*T)(unsafe.Pointer(unsafe.SliceData(b))), n)[:0]
+	for _, r := range runs {
+		vals = append(vals, s.segs[r.seg][r.start:r.start+r.n]...)
+	}
+	return vals, memory.NewBufferWithAllocator(b[:size], mem)
+}
+
+// recycler is the memory of the series' arrays: a memory.Allocator that
+// keeps a few freed buffers (recycleKeep) for the next series, so that the
+// arrays of a series the sink has encoded and released hold the next one's
+// instead of becoming garbage. Its memory is not zeroed: callers write all
+// of it. Safe for concurrent use (the sink releases frames on its workers).
+type recycler struct {
+	mu   sync.Mutex
+	free [][]byte
+	out  int // buffers handed out and not yet freed
+}
+
+const recycleKeep = 8
+
+func (r *recycler) Allocate(size int) []byte {
+	r.mu.Lock()
+	for i, b := range r.free {
+		if cap(b) >= size {
+			last := len(r.free) - 1
+			r.free[i], r.free[last] = r.free[last], nil
+			r.free = r.free[:last]
+			r.out++
+			r.mu.Unlock()
+			return b[:size]
+		}
+	}
+	r.out++
+	r.mu.Unlock()
+	return make([]byte, size)
+}
+
+func (r *recycler) Reallocate(size int, b []byte) []byte {
+	if cap(b) >= size {
+		return b[:size]
+	}
+	nb := r.Allocate(size)
+	copy(nb, b)
+	r.Free(b)
+	return nb
+}
+
+func (r *recycler) Free(b []byte) {
+	r.mu.Lock()
+	r.out--
+	if len(r.free) < recycleKeep {
+		r.free = append(r.free, b[:cap(b)])
+	}
+	r.mu.Unlock()
+}
+
+// arrayOn returns an array of type dt and n values over buf (which it takes
+// over), with a validity bitmap (Go memory) when nulls > 0.
+func arrayOn(dt arrow.DataType, buf *memory.Buffer, n int, validity []byte, nulls int) arrow.Array {
+	var bm *memory.Buffer
+	if nulls > 0 {
+		bm = memory.NewBufferBytes(validity)
+	}
+	d := array.NewData(dt, n, []*memory.Buffer{bm, buf}, nil, nulls, 0)
+	buf.Release() // d holds it
+	defer d.Release()
+	return array.MakeFromData(d)
 }
 
 func spread[T number](a arrow.Array, pos []int32, n int) arrow.Array {

@@ -643,3 +643,124 @@ func TestSeriesGuessAcrossBatches(t *testing.T) {
 		}
 	}
 }
+
+// holdSink keeps the records it is given, as the plugin's sink keeps the
+// first frame of a query until the end.
+type holdSink struct{ recs []arrow.RecordBatch }
+
+func (s *holdSink) Frame(*data.Frame) error { return fmt.Errorf("unexpected data.Frame") }
+
+func (s *holdSink) Record(rec arrow.RecordBatch) error {
+	s.recs = append(s.recs, rec)
+	return nil
+}
+
+// TestSeriesRecycledMemory: the arrays of a series live in memory that is
+// handed to the next series once the sink releases them. A sink that holds
+// every record sees every series intact; one that releases each record at
+// once sees them intact too (and the memory reused); in both, every buffer
+// comes back once the records are released.
+func TestSeriesRecycledMemory(t *testing.T) {
+	const hosts, points = 40, 5 * flushRows / 2 / 40 // 2.5 flushes: every series in 3 runs
+	schema := arrow.NewSchema([]arrow.Field{
+		{Name: "time", Type: timestampNS},
+		{Name: "host", Type: arrow.BinaryTypes.String},
+		{Name: "v", Type: arrow.PrimitiveTypes.Float64, Nullable: true},
+		{Name: "n", Type: arrow.PrimitiveTypes.Int64},
+	}, nil)
+	isNull := func(h, p int) bool { return (h+p)%11 == 0 }
+	var recs []arrow.RecordBatch
+	rb := array.NewRecordBuilder(memory.DefaultAllocator, schema)
+	for p := range points {
+		for h := range hosts {
+			rb.Field(0).(*array.TimestampBuilder).Append(arrow.Timestamp(p))
+			rb.Field(1).(*array.StringBuilder).Append(fmt.Sprintf("h%02d", h))
+			if isNull(h, p) {
+				rb.Field(2).AppendNull()
+			} else {
+				rb.Field(2).(*array.Float64Builder).Append(float64(h*1_000_000 + p))
+			}
+			rb.Field(3).(*array.Int64Builder).Append(int64(p))
+			if rb.Field(0).Len() == 8192 {
+				recs = append(recs, rb.NewRecordBatch())
+			}
+		}
+	}
+	recs = append(recs, rb.NewRecordBatch())
+	rb.Release()
+	defer func() {
+		for _, r := range recs {
+			r.Release()
+		}
+	}()
+	check := func(t *testing.T, f *data.Frame) {
+		t.Helper()
+		h := 0
+		if _, err := fmt.Sscanf(f.Fields[1].Labels["host"], "h%02d", &h); err != nil || f.Rows() != points {
+			t.Fatalf("frame %v with %d rows", f.Fields[1].Labels, f.Rows())
+		}
+		for p := range points {
+			if got := f.Fields[0].At(p).(time.Time).UnixNano(); got != int64(p) {
+				t.Fatalf("host %d point %d: time %d", h, p, got)
+			}
+			v, ok := f.Fields[1].ConcreteAt(p)
+			if f.Fields[1].Name == "n" {
+				if !ok || v.(int64) != int64(p) {
+					t.Fatalf("host %d point %d: n %v", h, p, v)
+				}
+				continue
+			}
+			if ok == isNull(h, p) || (ok && v.(float64) != float64(h*1_000_000+p)) {
+				t.Fatalf("host %d point %d: v %v (valid %v)", h, p, v, ok)
+			}
+		}
+	}
+	build := func(t *testing.T, sink source.Sink) *seriesBuilder {
+		b, err := newSeriesBuilder(frameInfo{refID: "A"}, false, schema)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, rec := range recs {
+			if err := b.add(rec); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := b.finish(sink, nil); err != nil {
+			t.Fatal(err)
+		}
+		b.release()
+		return b
+	}
+	t.Run("held", func(t *testing.T) {
+		sink := &holdSink{}
+		b := build(t, sink)
+		if len(sink.recs) != 2*hosts {
+			t.Fatalf("%d frames", len(sink.recs))
+		}
+		read := &frameSink{t: t} // reads each record as Grafana does, and releases it
+		for _, rec := range sink.recs {
+			if err := read.Record(rec); err != nil {
+				t.Fatal(err)
+			}
+		}
+		for _, f := range read.frames {
+			check(t, f)
+		}
+		if b.mem.out != 0 {
+			t.Errorf("%d buffers not freed", b.mem.out)
+		}
+	})
+	t.Run("released", func(t *testing.T) {
+		sink := &frameSink{t: t}
+		b := build(t, sink)
+		if len(sink.frames) != 2*hosts {
+			t.Fatalf("%d frames", len(sink.frames))
+		}
+		for _, f := range sink.frames {
+			check(t, f)
+		}
+		if b.mem.out != 0 || len(b.mem.free) == 0 {
+			t.Errorf("%d buffers not freed, %d kept for reuse", b.mem.out, len(b.mem.free))
+		}
+	})
+}
