@@ -102,18 +102,8 @@ func TestEpochOutOfRangeIsNull(t *testing.T) {
 	defer rec.Release()
 	wantTimes := []int64{1e9, 2e9, 9_223_372_036e9}
 
-	sb, err := newSeriesBuilder(frameInfo{refID: "A"}, false, schema)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := sb.add(rec); err != nil {
-		t.Fatal(err)
-	}
 	sink := &frameSink{t: t}
-	if err := sb.finish(sink, nil); err != nil {
-		t.Fatal(err)
-	}
-	sb.release()
+	splitInto(t, sink, schema, []arrow.RecordBatch{rec})
 	if len(sink.frames) != 1 || sink.frames[0].Rows() != len(wantTimes) {
 		t.Fatalf("series frames %v", sink.frames)
 	}

@@ -481,21 +481,11 @@ func TestSeriesAcrossFlushes(t *testing.T) {
 			}
 		}))
 	}
-	b, err := newSeriesBuilder(frameInfo{refID: "A"}, false, schema)
-	if err != nil {
-		t.Fatal(err)
-	}
+	sink := &frameSink{t: t}
+	splitInto(t, sink, schema, recs)
 	for _, rec := range recs {
-		if err := b.add(rec); err != nil {
-			t.Fatal(err)
-		}
 		rec.Release()
 	}
-	sink := &frameSink{t: t}
-	if err := b.finish(sink, nil); err != nil {
-		t.Fatal(err)
-	}
-	b.release()
 	if len(sink.frames) != hosts {
 		t.Fatalf("%d frames", len(sink.frames))
 	}
@@ -715,22 +705,7 @@ func TestSeriesRecycledMemory(t *testing.T) {
 			}
 		}
 	}
-	build := func(t *testing.T, sink source.Sink) *seriesBuilder {
-		b, err := newSeriesBuilder(frameInfo{refID: "A"}, false, schema)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, rec := range recs {
-			if err := b.add(rec); err != nil {
-				t.Fatal(err)
-			}
-		}
-		if err := b.finish(sink, nil); err != nil {
-			t.Fatal(err)
-		}
-		b.release()
-		return b
-	}
+	build := func(t *testing.T, sink source.Sink) *seriesBuilder { return splitInto(t, sink, schema, recs) }
 	t.Run("held", func(t *testing.T) {
 		sink := &holdSink{}
 		b := build(t, sink)
