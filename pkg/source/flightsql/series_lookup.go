@@ -3,6 +3,7 @@
 package flightsql
 
 import (
+	"bytes"
 	"encoding/binary"
 	"hash/maphash"
 	"math/bits"
@@ -60,6 +61,15 @@ func (b *seriesBuilder) lookupText(str *array.String, all []int32, k int) error 
 				break
 			}
 			ids[i] = id
+		}
+		// Every further row the same as the row d back (a cycle of labels,
+		// as a time-ordered result of every series at every time has):
+		// checked for the whole batch at once.
+		if d > 0 && i == d && d < len(ids) && periodicText(offs, data, d) {
+			for j := d; j < len(ids); j += d {
+				copy(ids[j:min(j+d, len(ids))], ids[j-d:j])
+			}
+			break
 		}
 		// The row d back in this batch (whose rows all have a series):
 		// compare the two rows' text.
@@ -156,6 +166,22 @@ func (kw *keyWords) match(data []byte, o, n int, key string) bool {
 		return w0&m0 == kw.w0 && w1&m1 == kw.w1
 	}
 	return key == string(data[o:o+n])
+}
+
+// periodicText reports whether every row i ≥ d of a text column (offsets
+// offs, bytes data from offs[0] on) has the text of row i-d: each row as
+// long as the one d back, so that its bytes are those of the row d back
+// moved by the length p of the first d rows, and the bytes equal to those
+// p before them.
+func periodicText(offs []int32, data []byte, d int) bool {
+	p := offs[d] - offs[0]
+	for i := d; i < len(offs); i++ {
+		if offs[i]-offs[i-d] != p {
+			return false
+		}
+	}
+	end := int(offs[len(offs)-1] - offs[0])
+	return bytes.Equal(data[p:end], data[:end-int(p)])
 }
 
 // sameText reports whether data[o1:o1+n1] and data[o2:o2+n2] hold the same
