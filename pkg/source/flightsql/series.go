@@ -275,8 +275,9 @@ type seriesBuilder struct {
 	// ids[pend] on, after up to one period of rows of earlier flushes
 	// (which lookupText's guesses look back at); times and the stores hold
 	// their values.
-	ids  []int32
-	pend int
+	ids    []int32
+	pend   int
+	cyclic bool // every pending row has the series of the row one period (every series) back
 
 	// The memory of the series' arrays, recycled once the sink releases them.
 	mem recycler
@@ -316,7 +317,7 @@ func newSeriesBuilder(fi frameInfo, wide bool, s *arrow.Schema) (*seriesBuilder,
 	if !ok {
 		return nil, source.BadQuery("flightsql: format %s needs a timestamp column, or an integer Unix-time column named time; the result has %s. Choose format table, or select a time column", format, describeColumns(s))
 	}
-	b := &seriesBuilder{frameInfo: fi, wide: wide, schema: s, timeIdx: ti, slots: make([]int32, 64), clock: newTimeReader(s.Field(ti))}
+	b := &seriesBuilder{frameInfo: fi, wide: wide, schema: s, timeIdx: ti, slots: make([]int32, 64), clock: newTimeReader(s.Field(ti)), cyclic: true}
 	for i, f := range s.Fields() {
 		if i == ti {
 			continue
@@ -364,11 +365,16 @@ func (b *seriesBuilder) add(rec arrow.RecordBatch) error {
 	b.ids = slices.Grow(b.ids, n)[:k+n]
 	timeNulls := tcol.NullN() > 0
 	if len(b.labels) == 1 && b.labels[0].str != nil && !b.labels[0].nulls && !timeNulls {
-		if err := b.lookupText(b.labels[0].str, b.ids, k); err != nil {
+		cyclic, err := b.lookupText(b.labels[0].str, b.ids, k)
+		if err != nil {
 			return err
 		}
-	} else if err := b.lookupRows(tcol, timeNulls, b.ids[k:]); err != nil {
-		return err
+		b.cyclic = b.cyclic && cyclic
+	} else {
+		b.cyclic = false
+		if err := b.lookupRows(tcol, timeNulls, b.ids[k:]); err != nil {
+			return err
+		}
 	}
 	b.times.pend = append(b.times.pend, times...)
 	for j, vi := range b.valueIdx {
@@ -385,7 +391,10 @@ func (b *seriesBuilder) add(rec arrow.RecordBatch) error {
 // segment, every series noting its run in it.
 func (b *seriesBuilder) flush() {
 	g := &b.groups
-	g.group(b.ids[b.pend:], len(b.series))
+	if ids := b.ids[b.pend:]; !b.cyclic || !g.cycle(ids, len(b.series)) {
+		g.group(ids, len(b.series))
+	}
+	b.cyclic = true
 	seg := uint32(len(b.times.segs))
 	for _, id := range g.touch {
 		n := g.counts[id]

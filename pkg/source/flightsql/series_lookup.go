@@ -42,9 +42,11 @@ func (b *seriesBuilder) lookupRows(tcol arrow.Array, timeNulls bool, ids []int32
 // time, every series at every time: GROUP BY time, host). The rows looked
 // back at may be in earlier batches: all holds the series of every pending
 // row (-1 for a null time), the batch's from index k on. The guess that hit
-// last is tried first.
-func (b *seriesBuilder) lookupText(str *array.String, all []int32, k int) error {
+// last is tried first. cyclic reports that every row was the series of the
+// row one period back (no other path was taken).
+func (b *seriesBuilder) lookupText(str *array.String, all []int32, k int) (cyclic bool, err error) {
 	ids := all[k:]
+	slow := false
 	offs, data := str.ValueOffsets(), str.ValueBytes()
 	base := int(offs[0])
 	words := b.words
@@ -94,6 +96,7 @@ func (b *seriesBuilder) lookupText(str *array.String, all []int32, k int) error 
 		if i == len(ids) {
 			break
 		}
+		slow = true
 		o, n := int(offs[i])-base, int(offs[i+1]-offs[i])
 		if d2 := 1 + len(b.series) - d; d2 != d && d2 > 0 && k+i >= d2 {
 			if id := all[k+i-d2]; id >= 0 && words[id].match(data, o, n, b.keys[id]) {
@@ -111,7 +114,7 @@ func (b *seriesBuilder) lookupText(str *array.String, all []int32, k int) error 
 			if sid == 0 {
 				id, err := b.create(i, h, p)
 				if err != nil {
-					return err
+					return false, err
 				}
 				words = b.words
 				ids[i] = id
@@ -124,7 +127,7 @@ func (b *seriesBuilder) lookupText(str *array.String, all []int32, k int) error 
 			p = (p + 1) & mask
 		}
 	}
-	return nil
+	return !slow && b.periodFirst, nil
 }
 
 // keyWords is the label of a series with one label column, for comparing

@@ -197,6 +197,48 @@ func (g *rowGroups) group(ids []int32, series int) {
 	g.touch, g.order = touch, order
 }
 
+// cycle is group for rows that cycle through k series (ids[i] = ids[i-k]
+// for every i ≥ k; no -1): the rows of each series are every k-th from its
+// first, so the histogram and the scatter are not needed. It reports false
+// (g then being ready for group) when the first k rows are not k different
+// series.
+func (g *rowGroups) cycle(ids []int32, k int) bool {
+	if k == 0 || len(ids) < k {
+		return false
+	}
+	if len(g.counts) < k {
+		g.counts = append(g.counts, make([]int32, k-len(g.counts))...)
+		g.ends = append(g.ends, make([]int32, k-len(g.ends))...)
+	}
+	for _, id := range g.touch {
+		g.counts[id] = 0
+	}
+	g.touch = g.touch[:0]
+	for _, id := range ids[:k] {
+		if g.counts[id] != 0 {
+			for _, id := range ids[:k] {
+				g.counts[id] = 0
+			}
+			return false
+		}
+		g.counts[id] = 1
+	}
+	order := grow(g.order, len(ids))
+	x := int32(0)
+	for j, id := range ids[:k] {
+		n := int32((len(ids) - j + k - 1) / k)
+		g.counts[id] = n
+		for r := j; r < len(ids); r += k {
+			order[x] = int32(r)
+			x++
+		}
+		g.ends[id] = x
+	}
+	g.touch = append(g.touch, ids[:k]...)
+	g.order = order
+	return true
+}
+
 // segments holds one column of the series: a segment per flush, holding
 // that flush's rows grouped by series, and the pending values. A segment is
 // exactly as long as its rows (no room left unused) and never moves; a
