@@ -1,5 +1,6 @@
-// This file is over 400 lines: the series builder's split (pending batches,
-// flush, sort, emit); lookup, storage and the wide frame are in series_*.go.
+// This file is over 400 lines: the series builder's split (time columns,
+// pending rows, flush, sort, emit) in one place; lookup, storage and the
+// wide frame are in series_*.go.
 
 package flightsql
 
