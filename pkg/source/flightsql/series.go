@@ -461,6 +461,15 @@ func (b *seriesBuilder) finish(sink source.Sink, notices []data.Notice) error {
 			}
 			continue
 		}
+		if len(sorted) > 0 && slices.Equal(ss.Times, sorted[0].Times) {
+			// The same times as the first series (a wide frame's usual
+			// case): share them, and give the memory to the next series.
+			if ss.timesBuf != nil {
+				ss.timesBuf.Release()
+				ss.timesBuf = nil
+			}
+			ss.Times = sorted[0].Times
+		}
 		sorted = append(sorted, ss)
 	}
 	if b.wide {
