@@ -90,14 +90,17 @@
 // open-addressing table and confirmed by comparing the values; a result with
 // one text label column first tries the previous row's series and the series
 // one period back (results ordered by series, or by time with every series
-// at every time), looking back into earlier pending batches too, the guess
-// that hit last first, each confirmed the same way. Every 64Ki rows the pending
-// rows are moved into their series a column at a time: counted per series,
-// each series' storage extended once, and each column read in row order
-// with every value written at its series' cursor. A $__timeGroup fill is
-// the series builder's post step (fillStep), which sees each series sorted.
-// Batches are read from the stream on a goroutine of their own, two ahead of
-// the split.
+// at every time), the guess that hit last first, comparing the row's text
+// with that row's (a whole batch that repeats its period is checked in two
+// passes). A batch's values are copied out and the batch released; every
+// 64Ki rows the pending rows are grouped by series (a counting sort, or,
+// when they cycle through every series, every period-th row) and each column
+// is gathered in that order into one segment per flush, exactly as long as
+// its rows. At the end each series' runs are copied together once, into
+// memory recycled from the series whose frames the sink has released. A
+// $__timeGroup fill is the series builder's post step (fillStep), which sees
+// each series sorted. Batches are read from the stream on a goroutine of
+// their own, two ahead of the split.
 //
 // # Types
 //

@@ -1,5 +1,6 @@
-// This file is over 400 lines: the series builder's split (pending batches,
-// flush, sort, emit); lookup, storage and the wide frame are in series_*.go.
+// This file is over 400 lines: the series builder's split (time columns,
+// pending rows, flush, sort, emit) in one place; lookup, storage and the
+// wide frame are in series_*.go.
 
 package flightsql
 
@@ -7,12 +8,14 @@ import (
 	"cmp"
 	"fmt"
 	"hash/maphash"
+	"math"
 	"slices"
 	"strings"
 	"unsafe"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/bitutil"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/grafana/grafana-plugin-sdk-go/data"
 
@@ -70,39 +73,119 @@ func timeColumn(s *arrow.Schema) (idx int, epoch, ok bool) {
 }
 
 // epochNS reads an integer Unix time by its magnitude, as Grafana's SQL data
-// sources do: up to 1e11 seconds, up to 1e14 milliseconds, up to 1e17
-// microseconds, nanoseconds beyond.
-func epochNS(v int64) int64 {
-	a := v
-	if a < 0 {
-		a = -a
-	}
+// sources do: below 1e11 seconds, below 1e14 milliseconds, below 1e17
+// microseconds, nanoseconds beyond (the same bounds negated before 1970).
+// ok is false when the time is outside what int64 nanoseconds hold
+// (1677-09-21 to 2262-04-11; past 9223372036 seconds, say): the product
+// would wrap to a wrong time.
+func epochNS(v int64) (ns int64, ok bool) {
+	var mul int64
 	switch {
-	case a < 1e11:
-		return v * 1e9
-	case a < 1e14:
-		return v * 1e6
-	case a < 1e17:
-		return v * 1e3
+	case -1e11 < v && v < 1e11:
+		mul = 1e9
+	case -1e14 < v && v < 1e14:
+		mul = 1e6
+	case -1e17 < v && v < 1e17:
+		mul = 1e3
+	default:
+		return v, true
 	}
-	return v
+	if v > math.MaxInt64/mul || v < math.MinInt64/mul {
+		return 0, false
+	}
+	return v * mul, true
 }
 
 // timeValues reads a whole time column as nanoseconds: a timestamp[ns]
-// column's own values, or integer Unix times converted into dst. Null slots
-// hold any value; check the column's validity.
-var timeValues = map[arrow.Type]func(a arrow.Array, dst []arrow.Timestamp) []arrow.Timestamp{
-	arrow.TIMESTAMP: func(a arrow.Array, _ []arrow.Timestamp) []arrow.Timestamp { return a.(*array.Timestamp).Values() },
-	arrow.INT64:     epochValues[int64],
-	arrow.INT32:     epochValues[int32],
+// column's own values, or integer Unix times converted into dst. bad counts
+// the integer times out of range (see epochNS); when it is not 0, valid is
+// the column's validity (in the memory of valid) with those rows cleared.
+// Null slots hold any value; check the column's validity.
+var timeValues = map[arrow.Type]func(a arrow.Array, dst []arrow.Timestamp, valid []byte) (times []arrow.Timestamp, _ []byte, bad int){
+	arrow.TIMESTAMP: func(a arrow.Array, _ []arrow.Timestamp, valid []byte) ([]arrow.Timestamp, []byte, int) {
+		return a.(*array.Timestamp).Values(), valid, 0
+	},
+	arrow.INT64: epochValues[int64],
+	arrow.INT32: epochValues[int32],
 }
 
-func epochValues[T int32 | int64](a arrow.Array, dst []arrow.Timestamp) []arrow.Timestamp {
-	dst = dst[:0]
-	for _, v := range a.(interface{ Values() []T }).Values() {
-		dst = append(dst, arrow.Timestamp(epochNS(int64(v))))
+func epochValues[T int32 | int64](a arrow.Array, dst []arrow.Timestamp, valid []byte) ([]arrow.Timestamp, []byte, int) {
+	src := a.(interface{ Values() []T }).Values()
+	dst = grow(dst, len(src))
+	bad := 0
+	for i, v := range src {
+		ns, ok := epochNS(int64(v))
+		dst[i] = arrow.Timestamp(ns)
+		if ok || a.IsNull(i) {
+			continue
+		}
+		if bad == 0 {
+			valid = validityOf(a, valid)
+		}
+		bitutil.ClearBit(valid, i)
+		bad++
 	}
+	return dst, valid, bad
+}
+
+// validityOf returns the validity bitmap of a from bit 0, in the memory of
+// dst: a's own (at its offset), or every bit set when a has no nulls.
+func validityOf(a arrow.Array, dst []byte) []byte {
+	n := a.Len()
+	dst = grow(dst, int(bitutil.BytesForBits(int64(n))))
+	if a.NullN() == 0 {
+		for i := range dst {
+			dst[i] = 0xff
+		}
+		return dst
+	}
+	bitutil.CopyBitmap(a.NullBitmapBytes(), a.Data().Offset(), n, dst, 0)
 	return dst
+}
+
+// timeReader reads the time column of each batch as nanoseconds, for the
+// builders that take one time per row (series, logs), and counts the
+// integer Unix times it could not read.
+type timeReader struct {
+	field      arrow.Field // the time column, named in the notice
+	epoch      []arrow.Timestamp
+	valid      []byte
+	outOfRange int64 // integer Unix times outside int64 nanoseconds, made null
+}
+
+func newTimeReader(f arrow.Field) timeReader { return timeReader{field: f} }
+
+// read returns the time column a of a batch as a column whose nulls are the
+// rows without a time, and its values as nanoseconds (a null slot holds any
+// value). A timestamp[ns] column, and integer Unix times all in range, keep
+// a's validity (col is a); an integer Unix time out of range is null in col
+// (Go memory, valid until the next read), never a wrapped time.
+func (r *timeReader) read(a arrow.Array) (col arrow.Array, times []arrow.Timestamp) {
+	times, valid, bad := timeValues[a.DataType().ID()](a, r.epoch, r.valid)
+	if a.DataType().ID() == arrow.TIMESTAMP {
+		return a, times
+	}
+	r.epoch, r.valid = times, valid
+	if bad == 0 {
+		return a, times
+	}
+	r.outOfRange += int64(bad)
+	return arrayOver(timestampNS, times, valid, a.NullN()+bad), times
+}
+
+// notices appends the notices of the rows left out for their time: leftOut
+// rows had a null time in the columns read returned, r.outOfRange of them
+// for an integer Unix time out of range.
+func (r *timeReader) notices(notices []data.Notice, leftOut int64) []data.Notice {
+	if n := leftOut - r.outOfRange; n > 0 {
+		notices = append(notices, data.Notice{Severity: data.NoticeSeverityWarning,
+			Text: fmt.Sprintf("%d rows with a null time were left out.", n)})
+	}
+	if r.outOfRange > 0 {
+		notices = append(notices, data.Notice{Severity: data.NoticeSeverityWarning,
+			Text: fmt.Sprintf("Column %q (%s) has %d integer Unix times outside the timestamps Grafana reads (1677-09-21 to 2262-04-11 in nanoseconds): their rows were left out.", r.field.Name, r.field.Type, r.outOfRange)})
+	}
+	return notices
 }
 
 func describeColumns(s *arrow.Schema) string {
@@ -127,16 +210,37 @@ type sortedSeries struct {
 	Labels data.Labels
 	Times  []arrow.Timestamp // ascending; no nulls
 	Values []arrow.Array     // one per value column, aligned with Times
+
+	timesBuf *memory.Buffer // the memory of Times when it is a recycler's (nil: Go memory)
+}
+
+// timesArray is Times as a timestamp[ns] array (no copy).
+func (ss *sortedSeries) timesArray() arrow.Array {
+	if ss.timesBuf == nil || unsafe.SliceData(ss.Times) != (*arrow.Timestamp)(unsafe.Pointer(unsafe.SliceData(ss.timesBuf.Bytes()))) {
+		return timesArray(ss.Times)
+	}
+	ss.timesBuf.Retain()
+	return arrayOn(timestampNS, ss.timesBuf, len(ss.Times), nil, 0)
+}
+
+// release drops the series' arrays.
+func (ss *sortedSeries) release() {
+	releaseArrays(ss.Values)
+	if ss.timesBuf != nil {
+		ss.timesBuf.Release()
+		ss.timesBuf = nil
+	}
 }
 
 // seriesBuilder splits rows into series (one per label set) while the batches
-// stream, column-wise: for each batch it finds every row's series (label
-// values hashed where they lie, no strings built; an open-addressing table;
-// the values compared to confirm), and keeps the batch pending; every
-// flushRows rows it moves the pending rows into their series a column at a
-// time (see flush). At the end the series are sorted by time and by label
-// set, and become one frame per (series × value column) (format
-// time_series), or one wide frame (format time_series_wide).
+// stream, column-wise: for each batch it finds every row's series (guesses
+// first, then label values hashed where they lie, no strings built; an
+// open-addressing table; the values compared to confirm), groups the rows
+// by series (a counting sort), then appends each column's values to every
+// series at once, in chunks that never move (see chunks). The batch is not
+// kept. At the end the series are sorted by time and by label set, and
+// become one frame per (series × value column) (format time_series), or one
+// wide frame (format time_series_wide).
 type seriesBuilder struct {
 	frameInfo
 	wide bool
@@ -152,10 +256,10 @@ type seriesBuilder struct {
 	points int64
 	nulls  int64 // rows dropped for a null time
 
-	// The points of each series (by series index): times, whether they are
-	// still sorted, and one store per value column.
-	times  [][]arrow.Timestamp
-	sorted []bool
+	// The points: by series index, where its rows are (runs); the time
+	// column and one store per value column, each by flush (segments).
+	runs   [][]run
+	times  segments[arrow.Timestamp]
 	stores []valueStore
 
 	// The lookup table, flat for the row loop: slots (open addressing) hold
@@ -166,23 +270,24 @@ type seriesBuilder struct {
 	periodFirst bool // lookupText tries the row one period back first
 	keys        []string
 	present     []bool
+	words       []keyWords // with one label column: its label by series
 
-	// Rows not yet in their series: the batches (retained), where each
-	// starts in the pending rows, and per pending row its time and series
-	// (-1 for a null time).
-	pending []arrow.RecordBatch
-	pstart  []int32
-	ptimes  []arrow.Timestamp
-	pids    []int32
+	// The rows not yet flushed: their series (-1 for a null time) from
+	// ids[pend] on, after up to one period of rows of earlier flushes
+	// (which lookupText's guesses look back at); times and the stores hold
+	// their values.
+	ids    []int32
+	pend   int
+	cyclic bool // every pending row has the series of the row one period (every series) back
+
+	// The memory of the series' arrays, recycled once the sink releases them.
+	mem recycler
 
 	// scratch
+	groups rowGroups
 	labels []labelAccess
 	hashes []uint64
-	counts []int32 // pending rows of each series
-	starts []int32 // length of each series before the flush
-	touch  []int32 // series with pending rows, in first-seen order
-	cur    []int32 // write cursor of each series
-	epoch  []arrow.Timestamp
+	clock  timeReader
 	text   []byte
 }
 
@@ -213,7 +318,7 @@ func newSeriesBuilder(fi frameInfo, wide bool, s *arrow.Schema) (*seriesBuilder,
 	if !ok {
 		return nil, source.BadQuery("flightsql: format %s needs a timestamp column, or an integer Unix-time column named time; the result has %s. Choose format table, or select a time column", format, describeColumns(s))
 	}
-	b := &seriesBuilder{frameInfo: fi, wide: wide, schema: s, timeIdx: ti, slots: make([]int32, 64)}
+	b := &seriesBuilder{frameInfo: fi, wide: wide, schema: s, timeIdx: ti, slots: make([]int32, 64), clock: newTimeReader(s.Field(ti)), cyclic: true}
 	for i, f := range s.Fields() {
 		if i == ti {
 			continue
@@ -239,119 +344,70 @@ func newSeriesBuilder(fi frameInfo, wide bool, s *arrow.Schema) (*seriesBuilder,
 // lines rather than a line or two per batch.
 const flushRows = 1 << 16
 
+// lookBack is how many rows of earlier flushes the series guesses may look
+// back at: a period of up to that many series is guessed from the first row
+// of a flush on.
+const lookBack = 1 << 14
+
 func (b *seriesBuilder) add(rec arrow.RecordBatch) error {
 	n := int(rec.NumRows())
 	if n == 0 {
 		return nil
 	}
-	tcol := rec.Column(b.timeIdx)
-	times := timeValues[tcol.DataType().ID()](tcol, b.epoch)
-	if tcol.DataType().ID() != arrow.TIMESTAMP {
-		b.epoch = times
-	}
-	b.ptimes = append(b.ptimes, times...)
-	b.bind(rec)
-
-	// The series of every row.
-	k := len(b.pids)
-	b.pids = slices.Grow(b.pids, n)[:k+n]
-	ids := b.pids[k:]
-	timeNulls := tcol.NullN() > 0
-	if len(b.labels) == 1 && b.labels[0].str != nil && !b.labels[0].nulls && !timeNulls {
-		if err := b.lookupText(b.labels[0].str, b.pids, k); err != nil {
-			return err
-		}
-	} else if err := b.lookupRows(tcol, timeNulls, ids); err != nil {
-		return err
-	}
-	rec.Retain()
-	b.pending = append(b.pending, rec)
-	b.pstart = append(b.pstart, int32(k))
 	b.points += int64(n) * int64(len(b.valueIdx))
 	if b.limits.MaxPoints > 0 && b.points > b.limits.MaxPoints {
 		return source.LimitExceeded("flightsql: the query returns more than %d points (maxPoints setting); narrow the time range or aggregate, or raise maxPoints", b.limits.MaxPoints)
 	}
-	if len(b.pids) >= flushRows {
+	tcol, times := b.clock.read(rec.Column(b.timeIdx))
+	b.bind(rec)
+
+	// The series of every row.
+	k := len(b.ids)
+	b.ids = slices.Grow(b.ids, n)[:k+n]
+	timeNulls := tcol.NullN() > 0
+	if len(b.labels) == 1 && b.labels[0].str != nil && !b.labels[0].nulls && !timeNulls {
+		cyclic, err := b.lookupText(b.labels[0].str, b.ids, k)
+		if err != nil {
+			return err
+		}
+		b.cyclic = b.cyclic && cyclic
+	} else {
+		b.cyclic = false
+		if err := b.lookupRows(tcol, timeNulls, b.ids[k:]); err != nil {
+			return err
+		}
+	}
+	b.times.pend = append(b.times.pend, times...)
+	for j, vi := range b.valueIdx {
+		b.stores[j].take(rec.Column(vi))
+	}
+	if len(b.times.pend) >= flushRows {
 		b.flush()
 	}
 	return nil
 }
 
-// flush moves the pending rows into their series, column by column: it
-// counts the rows of each series, extends each series' storage once, then
-// reads each column in row order and writes every value at its series'
-// cursor (sequential reads; one write stream per series).
+// flush moves the pending rows into segments: the rows grouped by series (a
+// counting sort), then each column gathered in that order into a new
+// segment, every series noting its run in it.
 func (b *seriesBuilder) flush() {
-	defer b.dropPending()
-	ids := b.pids
-	counts := b.counts
-	touch := b.touch[:0]
-	for _, id := range ids {
-		if id < 0 {
-			continue
-		}
-		if counts[id] == 0 {
-			touch = append(touch, id)
-		}
-		counts[id]++
+	g := &b.groups
+	if ids := b.ids[b.pend:]; !b.cyclic || !g.cycle(ids, len(b.series)) {
+		g.group(ids, len(b.series))
 	}
-	b.touch = touch
-	start := b.starts
-	for _, id := range touch {
-		n := int(counts[id])
-		k := len(b.times[id])
-		start[id] = int32(k)
-		b.times[id] = extend(b.times[id], n)
-		for _, st := range b.stores {
-			st.extend(id, n)
-		}
+	b.cyclic = true
+	seg := uint32(len(b.times.segs))
+	for _, id := range g.touch {
+		n := g.counts[id]
+		b.runs[id] = append(b.runs[id], run{seg: seg, start: uint32(g.ends[id] - n), n: uint32(n)})
 	}
-	cur := b.cursor(touch, start)
-	times, ptimes := b.times, b.ptimes
-	for i, id := range ids {
-		if id >= 0 {
-			c := cur[id]
-			times[id][c] = ptimes[i]
-			cur[id] = c + 1
-		}
+	b.times.flush(g.order)
+	for _, st := range b.stores {
+		st.flush(g.order)
 	}
-	for _, id := range touch {
-		if t := times[id]; b.sorted[id] && !slices.IsSorted(t[max(start[id]-1, 0):]) {
-			b.sorted[id] = false
-		}
-	}
-	for j, vi := range b.valueIdx {
-		cur = b.cursor(touch, start)
-		for k, rec := range b.pending {
-			end := len(ids)
-			if k+1 < len(b.pstart) {
-				end = int(b.pstart[k+1])
-			}
-			b.stores[j].scatter(ids[b.pstart[k]:end], cur, rec.Column(vi))
-		}
-	}
-	for _, id := range touch {
-		counts[id] = 0
-	}
-}
-
-// cursor returns the write cursors of the touched series, set to start.
-func (b *seriesBuilder) cursor(touch, start []int32) []int32 {
-	cur := grow(b.cur, len(b.series))
-	b.cur = cur
-	for _, id := range touch {
-		cur[id] = start[id]
-	}
-	return cur
-}
-
-// dropPending releases the pending batches.
-func (b *seriesBuilder) dropPending() {
-	for k, rec := range b.pending {
-		rec.Release()
-		b.pending[k] = nil
-	}
-	b.pending, b.pstart, b.pids, b.ptimes = b.pending[:0], b.pstart[:0], b.pids[:0], b.ptimes[:0]
+	keep := min(len(b.ids), len(b.series), lookBack)
+	copy(b.ids, b.ids[len(b.ids)-keep:])
+	b.ids, b.pend = b.ids[:keep], keep
 }
 
 // compareSeries orders series by their label set as Grafana prints it, then
@@ -380,10 +436,7 @@ func b2i(b bool) int {
 }
 
 func (b *seriesBuilder) finish(sink source.Sink, notices []data.Notice) error {
-	if b.nulls > 0 {
-		notices = append(notices, data.Notice{Severity: data.NoticeSeverityWarning,
-			Text: fmt.Sprintf("%d rows with a null time were left out.", b.nulls)})
-	}
+	notices = b.clock.notices(notices, b.nulls)
 	b.flush()
 	all := slices.Clone(b.series)
 	defer b.release()
@@ -391,7 +444,7 @@ func (b *seriesBuilder) finish(sink source.Sink, notices []data.Notice) error {
 	sorted := make([]*sortedSeries, 0, len(all))
 	defer func() {
 		for _, ss := range sorted {
-			releaseArrays(ss.Values)
+			ss.release()
 		}
 	}()
 	for i, s := range all {
@@ -401,10 +454,21 @@ func (b *seriesBuilder) finish(sink source.Sink, notices []data.Notice) error {
 		}
 		all[i] = nil // its points now belong to ss
 		if !b.wide {
-			if err := b.emit(sink, ss, &notices); err != nil {
+			err := b.emit(sink, ss, &notices)
+			ss.release()
+			if err != nil {
 				return err
 			}
 			continue
+		}
+		if len(sorted) > 0 && slices.Equal(ss.Times, sorted[0].Times) {
+			// The same times as the first series (a wide frame's usual
+			// case): share them, and give the memory to the next series.
+			if ss.timesBuf != nil {
+				ss.timesBuf.Release()
+				ss.timesBuf = nil
+			}
+			ss.Times = sorted[0].Times
 		}
 		sorted = append(sorted, ss)
 	}
@@ -414,14 +478,15 @@ func (b *seriesBuilder) finish(sink source.Sink, notices []data.Notice) error {
 	return nil
 }
 
-// sortSeries sorts s by time (stable: rows of one time keep their order) and
-// runs the post-processing step on it.
+// sortSeries gathers the points of s, sorted by time (stable: rows of one
+// time keep their order), and runs the post-processing step on it.
 func (b *seriesBuilder) sortSeries(s *series) (*sortedSeries, error) {
-	id := s.id
-	times := b.times[id]
-	b.times[id] = nil
-	if !b.sorted[id] {
-		perm := make([]int32, len(times))
+	runs := b.runs[s.id]
+	b.runs[s.id] = nil
+	times, tbuf := b.times.collect(runs, &b.mem)
+	var perm []int32
+	if !slices.IsSorted(times) {
+		perm = make([]int32, len(times))
 		for i := range perm {
 			perm[i] = int32(i)
 		}
@@ -431,17 +496,18 @@ func (b *seriesBuilder) sortSeries(s *series) (*sortedSeries, error) {
 			sorted[i] = times[p]
 		}
 		times = sorted
-		for _, st := range b.stores {
-			st.permute(id, perm)
+		if tbuf != nil {
+			tbuf.Release()
+			tbuf = nil
 		}
 	}
-	ss := &sortedSeries{Labels: s.labels, Times: times, Values: make([]arrow.Array, len(b.stores))}
+	ss := &sortedSeries{Labels: s.labels, Times: times, Values: make([]arrow.Array, len(b.stores)), timesBuf: tbuf}
 	for j, st := range b.stores {
-		ss.Values[j] = st.array(id, b.schema.Field(b.valueIdx[j]).Type)
+		ss.Values[j] = st.array(runs, b.schema.Field(b.valueIdx[j]).Type, perm, &b.mem)
 	}
 	if b.post != nil {
 		if err := b.post(ss); err != nil {
-			releaseArrays(ss.Values)
+			ss.release()
 			return nil, err
 		}
 	}
@@ -450,7 +516,7 @@ func (b *seriesBuilder) sortSeries(s *series) (*sortedSeries, error) {
 
 // emit hands one frame per value column of ss to sink.
 func (b *seriesBuilder) emit(sink source.Sink, ss *sortedSeries, notices *[]data.Notice) error {
-	tarr := timesArray(ss.Times)
+	tarr := ss.timesArray()
 	defer tarr.Release()
 	tname := b.schema.Field(b.timeIdx).Name
 	for j, varr := range ss.Values {
@@ -477,9 +543,9 @@ func (b *seriesBuilder) emit(sink source.Sink, ss *sortedSeries, notices *[]data
 }
 
 func (b *seriesBuilder) release() {
-	b.dropPending()
-	b.series, b.slots, b.hashOf, b.keys, b.present = nil, nil, nil, nil, nil
-	b.times, b.sorted = nil, nil
+	b.series, b.slots, b.hashOf, b.keys, b.present, b.words = nil, nil, nil, nil, nil, nil
+	b.runs, b.times, b.stores, b.ids = nil, segments[arrow.Timestamp]{}, nil, nil
+	b.groups = rowGroups{}
 }
 
 func releaseArrays(as []arrow.Array) {

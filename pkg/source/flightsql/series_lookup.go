@@ -3,6 +3,8 @@
 package flightsql
 
 import (
+	"bytes"
+	"encoding/binary"
 	"hash/maphash"
 	"math/bits"
 
@@ -40,32 +42,71 @@ func (b *seriesBuilder) lookupRows(tcol arrow.Array, timeNulls bool, ids []int32
 // time, every series at every time: GROUP BY time, host). The rows looked
 // back at may be in earlier batches: all holds the series of every pending
 // row (-1 for a null time), the batch's from index k on. The guess that hit
-// last is tried first.
-func (b *seriesBuilder) lookupText(str *array.String, all []int32, k int) error {
+// last is tried first. cyclic reports that every row was the series of the
+// row one period back (no other path was taken).
+func (b *seriesBuilder) lookupText(str *array.String, all []int32, k int) (cyclic bool, err error) {
 	ids := all[k:]
-	periodFirst := b.periodFirst
-	defer func() { b.periodFirst = periodFirst }()
-	for i := range ids {
-		v := str.Value(i)
-		r := k + i
-		d1, d2 := 1, len(b.series)
-		if periodFirst {
-			d1, d2 = d2, d1
+	slow := false
+	offs, data := str.ValueOffsets(), str.ValueBytes()
+	base := int(offs[0])
+	words := b.words
+	for i := 0; i < len(ids); i++ {
+		// The rows the guess tried first finds, in tight loops.
+		d := 1
+		if b.periodFirst {
+			d = len(b.series)
 		}
-		if d1 > 0 && r >= d1 {
-			if id := all[r-d1]; id >= 0 && b.keys[id] == v {
+		// The row d back in an earlier batch: compare with its series' label.
+		for ; i < len(ids) && i < d && k+i >= d; i++ {
+			id := all[k+i-d]
+			if id < 0 || !words[id].match(data, int(offs[i])-base, int(offs[i+1]-offs[i]), b.keys[id]) {
+				break
+			}
+			ids[i] = id
+		}
+		// Every further row the same as the row d back (a cycle of labels,
+		// as a time-ordered result of every series at every time has):
+		// checked for the whole batch at once.
+		if d > 0 && i == d && d < len(ids) && periodicText(offs, data, d) {
+			for j := d; j < len(ids); j += d {
+				copy(ids[j:min(j+d, len(ids))], ids[j-d:j])
+			}
+			break
+		}
+		// The row d back in this batch (whose rows all have a series):
+		// compare the two rows' text.
+		if d > 0 && i >= d {
+			for ; i < len(ids); i++ {
+				j := i - d
+				o1, o2 := int(offs[j])-base, int(offs[i])-base
+				n1, n2 := int(offs[j+1])-base-o1, int(offs[i+1])-base-o2
+				if n1 == n2 && n2 <= 16 && o2+16 <= len(data) { // sameText, inlined
+					m0, m1 := wordMasks(n2)
+					x0 := binary.LittleEndian.Uint64(data[o1:]) ^ binary.LittleEndian.Uint64(data[o2:])
+					x1 := binary.LittleEndian.Uint64(data[o1+8:]) ^ binary.LittleEndian.Uint64(data[o2+8:])
+					if x0&m0|x1&m1 != 0 {
+						break
+					}
+				} else if !sameText(data, o1, n1, o2, n2) {
+					break
+				}
+				ids[i] = ids[j]
+			}
+		}
+		if i == len(ids) {
+			break
+		}
+		slow = true
+		o, n := int(offs[i])-base, int(offs[i+1]-offs[i])
+		if d2 := 1 + len(b.series) - d; d2 != d && d2 > 0 && k+i >= d2 {
+			if id := all[k+i-d2]; id >= 0 && words[id].match(data, o, n, b.keys[id]) {
 				ids[i] = id
+				b.periodFirst = !b.periodFirst // the other guess first from now on
 				continue
 			}
 		}
-		if d2 > 0 && d2 != d1 && r >= d2 {
-			if id := all[r-d2]; id >= 0 && b.keys[id] == v {
-				ids[i] = id
-				periodFirst = !periodFirst // the other guess first from now on
-				continue
-			}
-		}
-		h := mixHash(0, maphash.String(labelSeed, v))
+		v := data[o : o+n]
+		h := mixHash(0, maphash.Bytes(labelSeed, v))
 		mask := uint64(len(b.slots) - 1)
 		p := h & mask
 		for {
@@ -73,19 +114,91 @@ func (b *seriesBuilder) lookupText(str *array.String, all []int32, k int) error 
 			if sid == 0 {
 				id, err := b.create(i, h, p)
 				if err != nil {
-					return err
+					return false, err
 				}
+				words = b.words
 				ids[i] = id
 				break
 			}
-			if id := sid - 1; b.hashOf[id] == h && b.present[id] && b.keys[id] == v {
+			if id := sid - 1; b.hashOf[id] == h && b.present[id] && b.keys[id] == string(v) {
 				ids[i] = id
 				break
 			}
 			p = (p + 1) & mask
 		}
 	}
-	return nil
+	return !slow && b.periodFirst, nil
+}
+
+// keyWords is the label of a series with one label column, for comparing
+// it with a row's text in a few instructions: its length (-1 when the label
+// is null, which no text matches) and, when it is at most 16 bytes, its
+// bytes as two little-endian words (zero past its end).
+type keyWords struct {
+	w0, w1 uint64
+	n      int
+}
+
+func newKeyWords(key string, present bool) keyWords {
+	if !present {
+		return keyWords{n: -1}
+	}
+	kw := keyWords{n: len(key)}
+	if len(key) <= 16 {
+		var buf [16]byte
+		copy(buf[:], key)
+		kw.w0, kw.w1 = binary.LittleEndian.Uint64(buf[:8]), binary.LittleEndian.Uint64(buf[8:])
+	}
+	return kw
+}
+
+// wordMasks are the masks of the bytes of an n-byte text (n ≤ 16) in its
+// two words.
+func wordMasks(n int) (m0, m1 uint64) {
+	return ^uint64(0) >> (64 - 8*min(n, 8)), ^uint64(0) >> (64 - 8*min(max(n-8, 0), 8))
+}
+
+// match reports whether data[o:o+n] is the label of series id (key).
+func (kw *keyWords) match(data []byte, o, n int, key string) bool {
+	if kw.n != n {
+		return false
+	}
+	if n <= 16 && o+16 <= len(data) {
+		m0, m1 := wordMasks(n)
+		w0, w1 := binary.LittleEndian.Uint64(data[o:]), binary.LittleEndian.Uint64(data[o+8:])
+		return w0&m0 == kw.w0 && w1&m1 == kw.w1
+	}
+	return key == string(data[o:o+n])
+}
+
+// periodicText reports whether every row i ≥ d of a text column (offsets
+// offs, bytes data from offs[0] on) has the text of row i-d: each row as
+// long as the one d back, so that its bytes are those of the row d back
+// moved by the length p of the first d rows, and the bytes equal to those
+// p before them.
+func periodicText(offs []int32, data []byte, d int) bool {
+	p := offs[d] - offs[0]
+	for i := d; i < len(offs); i++ {
+		if offs[i]-offs[i-d] != p {
+			return false
+		}
+	}
+	end := int(offs[len(offs)-1] - offs[0])
+	return bytes.Equal(data[p:end], data[:end-int(p)])
+}
+
+// sameText reports whether data[o1:o1+n1] and data[o2:o2+n2] hold the same
+// text, o1 ≤ o2.
+func sameText(data []byte, o1, n1, o2, n2 int) bool {
+	if n1 != n2 {
+		return false
+	}
+	if n2 <= 16 && o2+16 <= len(data) {
+		m0, m1 := wordMasks(n2)
+		return (binary.LittleEndian.Uint64(data[o1:])^binary.LittleEndian.Uint64(data[o2:]))&m0 == 0 &&
+			(binary.LittleEndian.Uint64(data[o1+8:])^binary.LittleEndian.Uint64(data[o2+8:]))&m1 == 0
+	}
+	return string(data[o1:o1+n1]) == string(data[o2:o2+n2])
 }
 
 // bind points the label accessors at the columns of rec.
@@ -110,19 +223,6 @@ func (b *seriesBuilder) lookup(i int, h uint64) (int32, error) {
 			return id, nil
 		}
 	}
-}
-
-// extend returns s with n more elements, at least doubling its capacity
-// when it must grow (append grows large slices by a quarter, which copies a
-// series several times more on its way to a thousand points).
-func extend[T any](s []T, n int) []T {
-	k := len(s)
-	if k+n <= cap(s) {
-		return s[:k+n]
-	}
-	out := make([]T, k+n, max(2*cap(s), k+n, 64))
-	copy(out, s)
-	return out
 }
 
 // grow returns s resliced to n elements, reallocated when too small.
@@ -215,17 +315,14 @@ func (b *seriesBuilder) create(i int, h uint64, slot uint64) (int32, error) {
 		}
 		s.sortKey = s.labels.String()
 	}
-	for _, st := range b.stores {
-		st.addSeries()
-	}
-	b.times = append(b.times, nil)
-	b.sorted = append(b.sorted, true)
+	b.runs = append(b.runs, nil)
 	b.series = append(b.series, s)
 	b.hashOf = append(b.hashOf, h)
 	b.keys = append(b.keys, s.keys...)
+	if len(s.keys) == 1 {
+		b.words = append(b.words, newKeyWords(s.keys[0], s.present[0]))
+	}
 	b.present = append(b.present, s.present...)
-	b.counts = append(b.counts, 0)
-	b.starts = append(b.starts, 0)
 	id := int32(len(b.series))
 	b.slots[slot] = id
 	if 2*len(b.series) > len(b.slots) {

@@ -1,29 +1,37 @@
-// Typed per-series storage of value columns: scatter, permute and build arrays without boxing.
+// Typed storage of the series' columns: each flush's rows grouped by series (segments), arrays built without boxing.
 
 package flightsql
 
 import (
+	"slices"
+	"sync"
 	"time"
+	"unsafe"
 
 	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/bitutil"
+	"github.com/apache/arrow-go/v18/arrow/memory"
 )
 
-// valueStore holds one value column of every series, by series index.
+// valueStore holds one value column of the result: the rows of each flush
+// grouped by series (one segment per flush), and the rows not yet flushed
+// (pending).
 type valueStore interface {
-	// addSeries adds an empty series.
-	addSeries()
-	// extend makes room for n more values of series id.
-	extend(id int32, n int)
-	// scatter writes a[i] to series ids[i] at its cursor cur[ids[i]], which
-	// it advances; rows with ids[i] < 0 are skipped.
-	scatter(ids, cur []int32, a arrow.Array)
-	// permute reorders the values of series id: the i-th becomes the perm[i]-th.
-	permute(id int32, perm []int32)
-	// array hands the values of series id over as an array of type dt (no
-	// copy) and forgets them.
-	array(id int32, dt arrow.DataType) arrow.Array
+	// take appends the values of a to the pending rows.
+	take(a arrow.Array)
+	// flush makes the pending rows order[0], order[1], … the next segment
+	// and empties the pending rows.
+	flush(order []int32)
+	// array returns the values of one series, whose rows are runs, as an
+	// array of type dt (the i-th value being the perm[i]-th of the runs;
+	// perm nil: in their order), its values in memory from mem.
+	array(runs []run, dt arrow.DataType, perm []int32, mem *recycler) arrow.Array
 }
+
+// run is where some rows of a series are: n values of segment seg from
+// start on.
+type run struct{ seg, start, n uint32 }
 
 // numeric is what the series split does with one numeric value type.
 type numeric struct {
@@ -57,94 +65,285 @@ func numericOf[T number]() *numeric {
 	return &numeric{newStore: func() valueStore { return &numStore[T]{} }, spread: spread[T], fill: fillArray[T]}
 }
 
-// numStore holds the values of each series and, once a series had a null,
-// its validity.
+// numStore holds a value column: its segments, with their validity (nil
+// for a segment without nulls), and its pending values, with their
+// validity when a pending row is null (pnulls).
 type numStore[T number] struct {
-	vals  [][]T
-	valid [][]bool // nil for a series: all valid
-	nulls []int
+	vals   segments[T]
+	valid  [][]bool
+	pvalid []bool
+	pnulls bool
 }
 
-func (s *numStore[T]) addSeries() {
-	s.vals = append(s.vals, nil)
-	s.valid = append(s.valid, nil)
-	s.nulls = append(s.nulls, 0)
-}
-
-func (s *numStore[T]) extend(id int32, n int) {
-	s.vals[id] = extend(s.vals[id], n)
-	if v := s.valid[id]; v != nil {
-		k := len(v)
-		v = extend(v, n)
-		for i := k; i < len(v); i++ {
-			v[i] = true
-		}
-		s.valid[id] = v
-	}
-}
-
-func (s *numStore[T]) scatter(ids, cur []int32, a arrow.Array) {
-	src := a.(interface{ Values() []T }).Values()
-	vals := s.vals
-	if a.NullN() == 0 {
-		for i, id := range ids {
-			if id >= 0 {
-				c := cur[id]
-				vals[id][c] = src[i]
-				cur[id] = c + 1
-			}
-		}
+func (s *numStore[T]) take(a arrow.Array) {
+	k := len(s.vals.pend)
+	s.vals.pend = append(s.vals.pend, a.(interface{ Values() []T }).Values()...)
+	if a.NullN() == 0 && !s.pnulls {
 		return
 	}
-	for i, id := range ids {
+	if !s.pnulls {
+		s.pvalid = grow(s.pvalid, k)
+		for i := range s.pvalid {
+			s.pvalid[i] = true
+		}
+		s.pnulls = true
+	}
+	s.pvalid = slices.Grow(s.pvalid, a.Len())
+	for i := range a.Len() {
+		s.pvalid = append(s.pvalid, a.IsValid(i))
+	}
+}
+
+func (s *numStore[T]) flush(order []int32) {
+	s.vals.flush(order)
+	var valid []bool
+	if s.pnulls {
+		valid = make([]bool, len(order))
+		for x, r := range order {
+			valid[x] = s.pvalid[r]
+		}
+		s.pvalid, s.pnulls = s.pvalid[:0], false
+	}
+	s.valid = append(s.valid, valid)
+}
+
+func (s *numStore[T]) array(runs []run, dt arrow.DataType, perm []int32, mem *recycler) arrow.Array {
+	vals, buf := s.vals.collect(runs, mem)
+	var bm []byte
+	nulls, pos := 0, 0
+	for _, r := range runs {
+		if v := s.valid[r.seg]; v != nil {
+			for x, ok := range v[r.start : r.start+r.n] {
+				if ok {
+					continue
+				}
+				if bm == nil {
+					bm = make([]byte, bitutil.BytesForBits(int64(len(vals))))
+					bitutil.SetBitsTo(bm, 0, int64(len(vals)), true)
+				}
+				bitutil.ClearBit(bm, pos+x)
+				nulls++
+			}
+		}
+		pos += int(r.n)
+	}
+	if perm != nil {
+		sorted := make([]T, len(perm))
+		for i, p := range perm {
+			sorted[i] = vals[p]
+		}
+		vals = sorted
+		if buf != nil {
+			buf.Release()
+			buf = nil
+		}
+		if bm != nil {
+			pbm := make([]byte, len(bm))
+			for i, p := range perm {
+				if bitutil.BitIsSet(bm, int(p)) {
+					bitutil.SetBit(pbm, i)
+				}
+			}
+			bm = pbm
+		}
+	}
+	if buf == nil {
+		return arrayOver(dt, vals, bm, nulls)
+	}
+	return arrayOn(dt, buf, len(vals), bm, nulls)
+}
+
+// rowGroups is the pending rows grouped by series (a counting sort): the
+// series they belong to in first-seen order and, for each, its rows.
+type rowGroups struct {
+	touch  []int32 // series with pending rows
+	counts []int32 // by series: its pending rows (0 for the others)
+	ends   []int32 // by series: where its rows end in order
+	order  []int32 // pending row indices, series by series, each in row order
+}
+
+// group sets g to the rows of ids (ids[i] is the series of row i; -1: none)
+// grouped by series, among series series.
+func (g *rowGroups) group(ids []int32, series int) {
+	if len(g.counts) < series {
+		g.counts = append(g.counts, make([]int32, series-len(g.counts))...)
+		g.ends = append(g.ends, make([]int32, series-len(g.ends))...)
+	}
+	for _, id := range g.touch {
+		g.counts[id] = 0
+	}
+	counts, touch := g.counts, g.touch[:0]
+	for _, id := range ids {
 		if id < 0 {
 			continue
 		}
-		c := cur[id]
-		vals[id][c] = src[i]
-		cur[id] = c + 1
-		if a.IsNull(i) {
-			if s.valid[id] == nil {
-				v := make([]bool, len(vals[id]), cap(vals[id]))
-				for x := range v {
-					v[x] = true
-				}
-				s.valid[id] = v
+		if counts[id] == 0 {
+			touch = append(touch, id)
+		}
+		counts[id]++
+	}
+	ends, pos := g.ends, int32(0)
+	for _, id := range touch {
+		ends[id] = pos
+		pos += counts[id]
+	}
+	order := grow(g.order, int(pos))
+	for i, id := range ids {
+		if id >= 0 {
+			order[ends[id]] = int32(i)
+			ends[id]++
+		}
+	}
+	g.touch, g.order = touch, order
+}
+
+// cycle is group for rows that cycle through k series (ids[i] = ids[i-k]
+// for every i ≥ k; no -1): the rows of each series are every k-th from its
+// first, so the histogram and the scatter are not needed. It reports false
+// (g then being ready for group) when the first k rows are not k different
+// series.
+func (g *rowGroups) cycle(ids []int32, k int) bool {
+	if k == 0 || len(ids) < k {
+		return false
+	}
+	if len(g.counts) < k {
+		g.counts = append(g.counts, make([]int32, k-len(g.counts))...)
+		g.ends = append(g.ends, make([]int32, k-len(g.ends))...)
+	}
+	for _, id := range g.touch {
+		g.counts[id] = 0
+	}
+	g.touch = g.touch[:0]
+	for _, id := range ids[:k] {
+		if g.counts[id] != 0 {
+			for _, id := range ids[:k] {
+				g.counts[id] = 0
 			}
-			s.valid[id][c] = false
-			s.nulls[id]++
+			return false
 		}
+		g.counts[id] = 1
 	}
+	order := grow(g.order, len(ids))
+	x := int32(0)
+	for j, id := range ids[:k] {
+		n := int32((len(ids) - j + k - 1) / k)
+		g.counts[id] = n
+		for r := j; r < len(ids); r += k {
+			order[x] = int32(r)
+			x++
+		}
+		g.ends[id] = x
+	}
+	g.touch = append(g.touch, ids[:k]...)
+	g.order = order
+	return true
 }
 
-func (s *numStore[T]) permute(id int32, perm []int32) {
-	vals := make([]T, len(perm))
-	for i, p := range perm {
-		vals[i] = s.vals[id][p]
-	}
-	s.vals[id] = vals
-	if v := s.valid[id]; v != nil {
-		valid := make([]bool, len(perm))
-		for i, p := range perm {
-			valid[i] = v[p]
-		}
-		s.valid[id] = valid
-	}
+// segments holds one column of the series: a segment per flush, holding
+// that flush's rows grouped by series, and the pending values. A segment is
+// exactly as long as its rows (no room left unused) and never moves; a
+// series' values are copied together once, at the end (collect).
+type segments[T any] struct {
+	segs [][]T
+	pend []T
 }
 
-func (s *numStore[T]) array(id int32, dt arrow.DataType) arrow.Array {
-	vals, nulls := s.vals[id], s.nulls[id]
-	var bm []byte
+// flush makes pend[order[0]], pend[order[1]], … the next segment.
+func (s *segments[T]) flush(order []int32) {
+	seg := make([]T, len(order))
+	pend := s.pend
+	for x, r := range order {
+		seg[x] = pend[r]
+	}
+	s.segs = append(s.segs, seg)
+	s.pend = s.pend[:0]
+}
+
+// collect returns the values of runs as one slice: the segment's own memory
+// when there is one run (buf nil), else a copy in a buffer from mem (buf,
+// which the caller owns).
+func (s *segments[T]) collect(runs []run, mem *recycler) (vals []T, buf *memory.Buffer) {
+	if len(runs) == 1 {
+		r := runs[0]
+		return s.segs[r.seg][r.start : r.start+r.n : r.start+r.n], nil
+	}
+	n := 0
+	for _, r := range runs {
+		n += int(r.n)
+	}
+	if n == 0 {
+		return nil, nil
+	}
+	var zero T
+	size := n * int(unsafe.Sizeof(zero))
+	b := mem.Allocate(size)
+	vals = unsafe.Slice((*T)(unsafe.Pointer(unsafe.SliceData(b))), n)[:0]
+	for _, r := range runs {
+		vals = append(vals, s.segs[r.seg][r.start:r.start+r.n]...)
+	}
+	return vals, memory.NewBufferWithAllocator(b[:size], mem)
+}
+
+// recycler is the memory of the series' arrays: a memory.Allocator that
+// keeps a few freed buffers (recycleKeep) for the next series, so that the
+// arrays of a series the sink has encoded and released hold the next one's
+// instead of becoming garbage. Its memory is not zeroed: callers write all
+// of it. Safe for concurrent use (the sink releases frames on its workers).
+type recycler struct {
+	mu   sync.Mutex
+	free [][]byte
+	out  int // buffers handed out and not yet freed
+}
+
+const recycleKeep = 8
+
+func (r *recycler) Allocate(size int) []byte {
+	r.mu.Lock()
+	for i, b := range r.free {
+		if cap(b) >= size {
+			last := len(r.free) - 1
+			r.free[i], r.free[last] = r.free[last], nil
+			r.free = r.free[:last]
+			r.out++
+			r.mu.Unlock()
+			return b[:size]
+		}
+	}
+	r.out++
+	r.mu.Unlock()
+	return make([]byte, size)
+}
+
+func (r *recycler) Reallocate(size int, b []byte) []byte {
+	if cap(b) >= size {
+		return b[:size]
+	}
+	nb := r.Allocate(size)
+	copy(nb, b)
+	r.Free(b)
+	return nb
+}
+
+func (r *recycler) Free(b []byte) {
+	r.mu.Lock()
+	r.out--
+	if len(r.free) < recycleKeep {
+		r.free = append(r.free, b[:cap(b)])
+	}
+	r.mu.Unlock()
+}
+
+// arrayOn returns an array of type dt and n values over buf (which it takes
+// over), with a validity bitmap (Go memory) when nulls > 0.
+func arrayOn(dt arrow.DataType, buf *memory.Buffer, n int, validity []byte, nulls int) arrow.Array {
+	var bm *memory.Buffer
 	if nulls > 0 {
-		bm = make([]byte, bitutil.BytesForBits(int64(len(vals))))
-		for i, ok := range s.valid[id] {
-			if ok {
-				bitutil.SetBit(bm, i)
-			}
-		}
+		bm = memory.NewBufferBytes(validity)
 	}
-	s.vals[id], s.valid[id] = nil, nil
-	return arrayOver(dt, vals, bm, nulls)
+	d := array.NewData(dt, n, []*memory.Buffer{bm, buf}, nil, nulls, 0)
+	buf.Release() // d holds it
+	defer d.Release()
+	return array.MakeFromData(d)
 }
 
 func spread[T number](a arrow.Array, pos []int32, n int) arrow.Array {

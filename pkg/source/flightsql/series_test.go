@@ -399,8 +399,9 @@ func TestNumericsCoverColumns(t *testing.T) {
 	}
 }
 
-// TestSeriesSplitAllocations: taking a batch of known series does not
-// allocate.
+// TestSeriesSplitAllocations: taking a batch of known series allocates
+// nothing per row: only a segment per column at each flush (every 64
+// batches of 1000 rows here) and, now and then, a longer run list.
 func TestSeriesSplitAllocations(t *testing.T) {
 	rows := seriesRows(100, 40)
 	recs := metricBatches(t, rows, 1000)
@@ -420,22 +421,24 @@ func TestSeriesSplitAllocations(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, n := range norms { // warm up: every series exists, slices grown
-		if err := b.add(n); err != nil {
+	const perFlush = flushRows / 1000
+	// Warm up: every series exists, the scratch has its size.
+	for i := range 17 * perFlush {
+		if err := b.add(norms[i%len(norms)]); err != nil {
 			t.Fatal(err)
 		}
 	}
-	b.flush() // every series exists; the pending scratch has its size
 	i := 0
-	allocs := testing.AllocsPerRun(4, func() {
+	allocs := testing.AllocsPerRun(14*perFlush, func() {
 		if err := b.add(norms[i%len(norms)]); err != nil {
 			t.Fatal(err)
 		}
 		i++
 	})
-	// Nothing per row (1000 rows): the batch is only looked up and kept.
-	if allocs > 1 {
-		t.Errorf("%.0f allocations per 1000-row batch", allocs)
+	// 14 flushes of 3 segments; the 100 run lists stay within their
+	// capacity (17 to 31 runs: 32).
+	if want := 3.0 / perFlush; allocs > want*1.2 {
+		t.Errorf("%.3f allocations per 1000-row batch, want ≤ %.3f", allocs, want*1.2)
 	}
 	b.release()
 }
@@ -478,21 +481,11 @@ func TestSeriesAcrossFlushes(t *testing.T) {
 			}
 		}))
 	}
-	b, err := newSeriesBuilder(frameInfo{refID: "A"}, false, schema)
-	if err != nil {
-		t.Fatal(err)
-	}
+	sink := &frameSink{t: t}
+	splitInto(t, sink, schema, recs)
 	for _, rec := range recs {
-		if err := b.add(rec); err != nil {
-			t.Fatal(err)
-		}
 		rec.Release()
 	}
-	sink := &frameSink{t: t}
-	if err := b.finish(sink, nil); err != nil {
-		t.Fatal(err)
-	}
-	b.release()
 	if len(sink.frames) != hosts {
 		t.Fatalf("%d frames", len(sink.frames))
 	}
@@ -639,4 +632,110 @@ func TestSeriesGuessAcrossBatches(t *testing.T) {
 			}
 		}
 	}
+}
+
+// holdSink keeps the records it is given, as the plugin's sink keeps the
+// first frame of a query until the end.
+type holdSink struct{ recs []arrow.RecordBatch }
+
+func (s *holdSink) Frame(*data.Frame) error { return fmt.Errorf("unexpected data.Frame") }
+
+func (s *holdSink) Record(rec arrow.RecordBatch) error {
+	s.recs = append(s.recs, rec)
+	return nil
+}
+
+// TestSeriesRecycledMemory: the arrays of a series live in memory that is
+// handed to the next series once the sink releases them. A sink that holds
+// every record sees every series intact; one that releases each record at
+// once sees them intact too (and the memory reused); in both, every buffer
+// comes back once the records are released.
+func TestSeriesRecycledMemory(t *testing.T) {
+	const hosts, points = 40, 5 * flushRows / 2 / 40 // 2.5 flushes: every series in 3 runs
+	schema := arrow.NewSchema([]arrow.Field{
+		{Name: "time", Type: timestampNS},
+		{Name: "host", Type: arrow.BinaryTypes.String},
+		{Name: "v", Type: arrow.PrimitiveTypes.Float64, Nullable: true},
+		{Name: "n", Type: arrow.PrimitiveTypes.Int64},
+	}, nil)
+	isNull := func(h, p int) bool { return (h+p)%11 == 0 }
+	var recs []arrow.RecordBatch
+	rb := array.NewRecordBuilder(memory.DefaultAllocator, schema)
+	for p := range points {
+		for h := range hosts {
+			rb.Field(0).(*array.TimestampBuilder).Append(arrow.Timestamp(p))
+			rb.Field(1).(*array.StringBuilder).Append(fmt.Sprintf("h%02d", h))
+			if isNull(h, p) {
+				rb.Field(2).AppendNull()
+			} else {
+				rb.Field(2).(*array.Float64Builder).Append(float64(h*1_000_000 + p))
+			}
+			rb.Field(3).(*array.Int64Builder).Append(int64(p))
+			if rb.Field(0).Len() == 8192 {
+				recs = append(recs, rb.NewRecordBatch())
+			}
+		}
+	}
+	recs = append(recs, rb.NewRecordBatch())
+	rb.Release()
+	defer func() {
+		for _, r := range recs {
+			r.Release()
+		}
+	}()
+	check := func(t *testing.T, f *data.Frame) {
+		t.Helper()
+		h := 0
+		if _, err := fmt.Sscanf(f.Fields[1].Labels["host"], "h%02d", &h); err != nil || f.Rows() != points {
+			t.Fatalf("frame %v with %d rows", f.Fields[1].Labels, f.Rows())
+		}
+		for p := range points {
+			if got := f.Fields[0].At(p).(time.Time).UnixNano(); got != int64(p) {
+				t.Fatalf("host %d point %d: time %d", h, p, got)
+			}
+			v, ok := f.Fields[1].ConcreteAt(p)
+			if f.Fields[1].Name == "n" {
+				if !ok || v.(int64) != int64(p) {
+					t.Fatalf("host %d point %d: n %v", h, p, v)
+				}
+				continue
+			}
+			if ok == isNull(h, p) || (ok && v.(float64) != float64(h*1_000_000+p)) {
+				t.Fatalf("host %d point %d: v %v (valid %v)", h, p, v, ok)
+			}
+		}
+	}
+	build := func(t *testing.T, sink source.Sink) *seriesBuilder { return splitInto(t, sink, schema, recs) }
+	t.Run("held", func(t *testing.T) {
+		sink := &holdSink{}
+		b := build(t, sink)
+		if len(sink.recs) != 2*hosts {
+			t.Fatalf("%d frames", len(sink.recs))
+		}
+		read := &frameSink{t: t} // reads each record as Grafana does, and releases it
+		for _, rec := range sink.recs {
+			if err := read.Record(rec); err != nil {
+				t.Fatal(err)
+			}
+		}
+		for _, f := range read.frames {
+			check(t, f)
+		}
+		if b.mem.out != 0 {
+			t.Errorf("%d buffers not freed", b.mem.out)
+		}
+	})
+	t.Run("released", func(t *testing.T) {
+		sink := &frameSink{t: t}
+		b := build(t, sink)
+		if len(sink.frames) != 2*hosts {
+			t.Fatalf("%d frames", len(sink.frames))
+		}
+		for _, f := range sink.frames {
+			check(t, f)
+		}
+		if b.mem.out != 0 || len(b.mem.free) == 0 {
+			t.Errorf("%d buffers not freed, %d kept for reuse", b.mem.out, len(b.mem.free))
+		}
+	})
 }

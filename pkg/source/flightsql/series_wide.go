@@ -53,21 +53,26 @@ func (b *seriesBuilder) emitWide(sink source.Sink, all []*sortedSeries, notices 
 	fields := []outField{{name: b.schema.Field(b.timeIdx).Name, arr: timesArray(times)}}
 	var dropped int64
 	pos := make([]int32, 0, len(times))
+	// Every series has the union's times, none twice: no positions to find.
+	allAligned := same && len(times) == len(all[0].Times)
 	for _, ss := range all {
-		pos = pos[:0]
-		aligned := len(ss.Times) == len(times)
-		k := 0
-		for i, t := range ss.Times {
-			for times[k] < t {
-				k++
+		aligned := allAligned
+		if !allAligned {
+			pos = pos[:0]
+			aligned = len(ss.Times) == len(times)
+			k := 0
+			for i, t := range ss.Times {
+				for times[k] < t {
+					k++
+				}
+				if i > 0 && ss.Times[i-1] == t {
+					pos = append(pos, -1)
+					dropped++
+					aligned = false
+					continue
+				}
+				pos = append(pos, int32(k))
 			}
-			if i > 0 && ss.Times[i-1] == t {
-				pos = append(pos, -1)
-				dropped++
-				aligned = false
-				continue
-			}
-			pos = append(pos, int32(k))
 		}
 		for j, varr := range ss.Values {
 			vf := b.schema.Field(b.valueIdx[j])

@@ -202,7 +202,7 @@ type logsBuilder struct {
 	labels     *array.BinaryBuilder
 	rows       int64
 	nulls      int64
-	epoch      []arrow.Timestamp
+	clock      timeReader
 	buf        []byte
 }
 
@@ -224,7 +224,7 @@ func newLogsBuilder(mem memory.Allocator, fi frameInfo, s *arrow.Schema) (*logsB
 	if !ok {
 		return nil, source.BadQuery("flightsql: format logs needs a timestamp column; the result has %s", describeColumns(s))
 	}
-	b := &logsBuilder{frameInfo: fi, schema: s, timeIdx: ti}
+	b := &logsBuilder{frameInfo: fi, schema: s, timeIdx: ti, clock: newTimeReader(s.Field(ti))}
 	isText := func(f arrow.Field) bool { return f.Type.ID() == arrow.STRING }
 	anyType := func(arrow.Field) bool { return true }
 	b.severity = pickColumn(s, severityNames, func(i int) bool { return i == ti }, anyType)
@@ -260,11 +260,8 @@ func newLogsBuilder(mem memory.Allocator, fi frameInfo, s *arrow.Schema) (*logsB
 }
 
 func (b *logsBuilder) add(rec arrow.RecordBatch) error {
-	tcol, body := rec.Column(b.timeIdx), rec.Column(b.bodyIdx).(*array.String)
-	times := timeValues[tcol.DataType().ID()](tcol, b.epoch)
-	if tcol.DataType().ID() != arrow.TIMESTAMP {
-		b.epoch = times
-	}
+	tcol, times := b.clock.read(rec.Column(b.timeIdx))
+	body := rec.Column(b.bodyIdx).(*array.String)
 	for i := range int(rec.NumRows()) {
 		if tcol.IsNull(i) {
 			b.nulls++
@@ -324,10 +321,7 @@ func (b *logsBuilder) appendText(sb *array.StringBuilder, a arrow.Array, i int) 
 }
 
 func (b *logsBuilder) finish(sink source.Sink, notices []data.Notice) error {
-	if b.nulls > 0 {
-		notices = append(notices, data.Notice{Severity: data.NoticeSeverityWarning,
-			Text: fmt.Sprintf("%d rows with a null time were left out.", b.nulls)})
-	}
+	notices = b.clock.notices(notices, b.nulls)
 	meta := b.meta(data.FrameTypeLogLines, data.FrameTypeVersion{0, 0}, notices)
 	meta.PreferredVisualization = data.VisTypeLogs
 	fields := []outField{
