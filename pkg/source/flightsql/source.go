@@ -301,15 +301,30 @@ type prefetcher struct {
 	err    error // the reader's error, set before ch is closed
 }
 
+// batchReader is what prefetch reads: a *flight.Reader.
+type batchReader interface {
+	Next() bool
+	RecordBatch() arrow.RecordBatch
+	Err() error
+}
+
 // prefetchDepth is how many batches the prefetcher reads ahead.
 const prefetchDepth = 2
 
 // prefetch starts reading rdr. The caller ranges over ch, releasing each
 // batch, then reads err; stop must run before rdr is released.
-func prefetch(rdr *flight.Reader, cancel func()) *prefetcher {
+func prefetch(rdr batchReader, cancel func()) *prefetcher {
 	p := &prefetcher{ch: make(chan arrow.RecordBatch, prefetchDepth), quit: make(chan struct{}), cancel: cancel}
 	go func() {
 		defer close(p.ch)
+		// A stream arrow-go cannot decode may panic in Next: it becomes
+		// the stream's error rather than taking the plugin down (this
+		// goroutine is outside the query's recover).
+		defer func() {
+			if r := recover(); r != nil {
+				p.err = &source.Error{Kind: source.KindUpstream, Err: fmt.Errorf("flightsql: reading the server's stream: %v", r)}
+			}
+		}()
 		for rdr.Next() {
 			rec := rdr.RecordBatch()
 			rec.Retain()
