@@ -108,7 +108,9 @@ func (e *Encoder) AppendBatch(f *File) error {
 		return err
 	}
 	fb := e.finishMessage(format.HeaderRecordBatch, e.writeRecordBatch(), p.length)
-	f.grow(pad8(8+len(fb)) + int(p.length) + f.tail + blockBytes)
+	// Room for this batch, the footer's schema and every batch's block, so
+	// that FinishFile finishes in place.
+	f.grow(pad8(8+len(fb)) + int(p.length) + f.tail + blockBytes*(len(f.blocks)+1))
 	blk := block{offset: int64(len(f.buf) - f.head), bodyLength: p.length}
 	f.buf, blk.metaLength = appendFramed(f.buf, fb)
 	f.buf = e.appendBody(f.buf)

@@ -3,6 +3,7 @@ package arrowipc_test
 import (
 	"bytes"
 	"errors"
+	"runtime"
 	"strings"
 	"testing"
 
@@ -212,4 +213,57 @@ func TestFileFields(t *testing.T) {
 		t.Errorf("file's field %s, want nullable with its metadata", fd)
 	}
 	readEqual(t, mem, out, []arrow.RecordBatch{first, second})
+}
+
+// A File of many batches finishes in place: the room kept past the batches
+// holds the footer's schema (metadata up to the hint) and the block of every
+// batch, so FinishFile(nil) does not copy
+// the file (it allocates a small part of the file's size), and the file is
+// still read whole.
+func TestFileOfManyBatchesFinishesInPlace(t *testing.T) {
+	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+	defer mem.AssertSize(t, 0)
+	rec := makeRecord(mem, 64, 9)
+	defer rec.Release()
+	e := newEncoder(t, codec.MustNew(codec.None, 0), 0.1)
+	// Metadata that fills the room the File leaves for it (DefaultMetaHint).
+	meta := []arrowipc.KeyValue{{Key: "meta", Value: strings.Repeat("m", arrowipc.DefaultMetaHint-256)}, {Key: "name", Value: "cpu"}}
+	warm := func() { // the encoder's flatbuffer builders grow to the metadata once
+		var f arrowipc.File
+		if _, err := e.PrepareRecord(rec); err != nil {
+			t.Fatal(err)
+		}
+		if err := e.AppendBatch(&f); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := e.FinishFile(nil, &f, meta); err != nil {
+			t.Fatal(err)
+		}
+	}
+	warm()
+	for n := 1; n <= 340; n++ { // every n: the copy happened only where the buffer had just doubled
+		var f arrowipc.File
+		for range n {
+			if _, err := e.PrepareRecord(rec); err != nil {
+				t.Fatal(err)
+			}
+			if err := e.AppendBatch(&f); err != nil {
+				t.Fatal(err)
+			}
+		}
+		var before, after runtime.MemStats
+		runtime.ReadMemStats(&before)
+		out, err := e.FinishFile(nil, &f, meta)
+		runtime.ReadMemStats(&after)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if alloc := after.TotalAlloc - before.TotalAlloc; alloc > uint64(len(out))/4 {
+			t.Errorf("%d batches: finishing allocated %d bytes for a file of %d: copied, not finished in place", n, alloc, len(out))
+		}
+		batches, err := arrowipctest.Inspect(out)
+		if err != nil || len(batches) != n {
+			t.Errorf("%d batches: read %d (%v)", n, len(batches), err)
+		}
+	}
 }
