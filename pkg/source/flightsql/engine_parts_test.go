@@ -15,7 +15,7 @@ import (
 // A table DuckDB sends in several batches, with columns that need
 // converting (decimals that lose precision, with their notice; infinite
 // timestamps that become null, with theirs; text; nulls), reaches a sink
-// that takes parts as one frame of the received batches that decodes to
+// that takes parts as one frame of several batches that decodes to
 // exactly the joined table, in every codec.
 func TestEngineTableInParts(t *testing.T) {
 	srv := engine.Start(t, "")

@@ -19,7 +19,8 @@ import (
 // frame picker when a query returns several), so a table is one frame
 // however many batches it took. When the sink takes a frame in parts
 // (source.PartSink, see stream), each batch is handed over as the next part
-// as it arrives, and nothing is kept; otherwise every batch's columns are
+// as it arrives (small batches joined first, see bigPart), and nothing else
+// is kept; otherwise every batch's columns are
 // kept as they arrive (no copy) and joined column by column at the end
 // (bulk copies).
 type tableBuilder struct {
@@ -29,6 +30,8 @@ type tableBuilder struct {
 	parts  [][]arrow.Array // of each column, one per batch, when joining
 	rows   int64
 	w      source.FrameWriter // the frame in parts, when the sink takes it
+	// The batches in parts waiting to be joined into a part (see bigPart).
+	pendingRows, pendingBytes int64
 }
 
 func newTableBuilder(mem memory.Allocator, fi frameInfo, s *arrow.Schema) *tableBuilder {
@@ -68,7 +71,10 @@ func (b *tableBuilder) add(rec arrow.RecordBatch) error {
 	if b.limits.MaxPoints > 0 && b.rows > b.limits.MaxPoints {
 		return source.LimitExceeded("flightsql: the query returns more than %d rows (maxPoints setting); add a LIMIT or a filter, or raise maxPoints", b.limits.MaxPoints)
 	}
-	if b.w != nil {
+	if b.w != nil && rec.NumRows() == 0 {
+		return nil // a part of no row adds nothing but its overhead
+	}
+	if b.w != nil && b.pendingRows == 0 && bigPart(rec.NumRows(), recordBytes(rec)) {
 		part, err := newFrameRecord("", b.refID, nil, b.fieldsOf(rec))
 		if err != nil {
 			return err
@@ -80,7 +86,55 @@ func (b *tableBuilder) add(rec arrow.RecordBatch) error {
 		a.Retain()
 		b.parts[c] = append(b.parts[c], a)
 	}
+	if b.w != nil {
+		b.pendingRows += rec.NumRows()
+		b.pendingBytes += recordBytes(rec)
+		if bigPart(b.pendingRows, b.pendingBytes) {
+			return b.flushPart()
+		}
+	}
 	return nil
+}
+
+// A part handed to the sink has at least minPartRows rows or minPartBytes
+// bytes (but for the last): smaller batches (a server's post-filter
+// remnants, 1024-row batches) are joined first, since every batch costs the
+// frame its message and footer block, its own compression decision on
+// buffers too small to compress well, and Grafana's decoder a batch more.
+// Batches of DataFusion's default size (8192 rows) pass as they are.
+const (
+	minPartRows  = 8192
+	minPartBytes = 256 << 10
+)
+
+func bigPart(rows, bytes int64) bool { return rows >= minPartRows || bytes >= minPartBytes }
+
+// flushPart joins the pending batches into one part and hands it over.
+func (b *tableBuilder) flushPart() error {
+	fields := make([]outField, 0, len(b.parts))
+	for c, parts := range b.parts {
+		arr, err := joinArrays(b.mem, b.schema.Field(c).Type, parts)
+		b.parts[c] = nil
+		if err != nil {
+			for _, f := range fields {
+				f.arr.Release()
+			}
+			for _, p := range b.parts[c+1:] {
+				releaseArrays(p)
+			}
+			clear(b.parts)
+			return fmt.Errorf("flightsql: column %q: %w", b.schema.Field(c).Name, err)
+		}
+		f := b.schema.Field(c)
+		config, _ := f.Metadata.GetValue(mdConfig)
+		fields = append(fields, outField{name: f.Name, arr: arr, config: config})
+	}
+	b.pendingRows, b.pendingBytes = 0, 0
+	part, err := newFrameRecord("", b.refID, nil, fields)
+	if err != nil {
+		return err
+	}
+	return b.w.Part(part)
 }
 
 // fieldsOf returns rec's columns (retained) as the frame's fields.
@@ -102,6 +156,11 @@ func (b *tableBuilder) finish(sink source.Sink, notices []data.Notice) error {
 		meta = b.meta("", data.FrameTypeVersion{}, notices)
 	}
 	if b.w != nil {
+		if b.pendingRows > 0 {
+			if err := b.flushPart(); err != nil {
+				return err
+			}
+		}
 		md, err := frame.SchemaMetadata("", b.refID, meta)
 		if err != nil {
 			return fmt.Errorf("flightsql: %w", err)

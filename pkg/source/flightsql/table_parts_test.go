@@ -83,8 +83,9 @@ func (w *partsWriter) Abort() {
 
 // A table read in several batches (two endpoints, columns that need
 // converting, nulls, text, a value that becomes null with a notice) reaches
-// a sink that takes parts as one frame of one batch per received batch,
-// which decodes to exactly the frame the joined table gives — notices and
+// a sink that takes parts as one frame of one batch per received batch of
+// minPartRows or more (smaller ones joined), which decodes to exactly the
+// frame the joined table gives — notices and
 // executedQueryString included — in every codec; a sink that declines gets
 // the joined table.
 func TestTableInParts(t *testing.T) {
@@ -116,7 +117,10 @@ func TestTableInParts(t *testing.T) {
 			}
 		})
 	}
-	eps := [][]arrow.RecordBatch{{mk(0, 1000), mk(1000, 1000)}, {mk(2000, 1), mk(2001, 999)}}
+	// Two batches big enough to be parts as they are, then two small ones
+	// (and an empty one) joined into a third part.
+	eps := [][]arrow.RecordBatch{{mk(0, minPartRows), mk(minPartRows, minPartRows)}, {mk(2*minPartRows, 1), mk(2*minPartRows+1, 0), mk(2*minPartRows+1, 999)}}
+	const rows = 2*minPartRows + 1000
 	srv := newMemServer()
 	srv.set("t", &dataset{schema: schema, endpoints: eps})
 	drainDoGets(srv)
@@ -129,7 +133,7 @@ func TestTableInParts(t *testing.T) {
 	if err := q(joined, source.Limits{}); err != nil {
 		t.Fatal(err)
 	}
-	if len(joined.frames) != 1 || joined.frames[0].Rows() != 3000 || joined.frames[0].Meta == nil || len(joined.frames[0].Meta.Notices) == 0 {
+	if len(joined.frames) != 1 || joined.frames[0].Rows() != rows || joined.frames[0].Meta == nil || len(joined.frames[0].Meta.Notices) == 0 {
 		t.Fatalf("joined: %d frames, meta %+v", len(joined.frames), joined.frames[0].Meta)
 	}
 	want := joined.frames[0]
@@ -138,15 +142,15 @@ func TestTableInParts(t *testing.T) {
 		if err := q(sink, source.Limits{}); err != nil {
 			t.Fatal(err)
 		}
-		if len(sink.frames) != 1 || len(sink.wire) != 1 || sink.parts != 4 {
-			t.Fatalf("%s: %d frames (%d in parts), %d parts; want one frame of 4 parts", c, len(sink.frames), len(sink.wire), sink.parts)
+		if len(sink.frames) != 1 || len(sink.wire) != 1 || sink.parts != 3 {
+			t.Fatalf("%s: %d frames (%d in parts), %d parts; want one frame of 3 parts", c, len(sink.frames), len(sink.wire), sink.parts)
 		}
 		if err := frametest.Equal(want, sink.frames[0]); err != nil {
 			t.Errorf("%s: the table in parts differs from the joined table: %v", c, err)
 		}
 		batches, err := arrowipctest.Inspect(sink.wire[0])
-		if err != nil || len(batches) != 4 {
-			t.Errorf("%s: %d batches (%v), want 4", c, len(batches), err)
+		if err != nil || len(batches) != 3 {
+			t.Errorf("%s: %d batches (%v), want 3", c, len(batches), err)
 		}
 	}
 	declining := newPartsSink(t, codec.MustNew(codec.None, 0))
@@ -164,8 +168,8 @@ func TestTableInParts(t *testing.T) {
 	// A limit hit in the middle: the frame is aborted, nothing is kept
 	// (newTestSource checks every buffer is released).
 	limited := newPartsSink(t, codec.MustNew(codec.LZ4, 0))
-	err := q(limited, source.Limits{MaxPoints: 1500})
-	mustKind(t, err, source.KindLimit, "more than 1500 rows")
+	err := q(limited, source.Limits{MaxPoints: minPartRows + 1500})
+	mustKind(t, err, source.KindLimit, fmt.Sprintf("more than %d rows", minPartRows+1500))
 	if limited.aborted != 1 || len(limited.frames) != 0 {
 		t.Errorf("limit: %d aborted, %d frames", limited.aborted, len(limited.frames))
 	}
@@ -185,5 +189,52 @@ func TestTableInParts(t *testing.T) {
 	}
 	if err := frametest.Equal(ej.frames[0], empty.frames[0]); err != nil {
 		t.Errorf("empty: %v", err)
+	}
+}
+
+// Batches smaller than a part are joined until they make one: 20 batches
+// of 1000 rows are three parts (9000, 9000 and the last 2000 rows), which
+// decode to the 20 000 rows in order.
+func TestTableSmallBatchesJoinedIntoParts(t *testing.T) {
+	schema := arrow.NewSchema([]arrow.Field{{Name: "i", Type: arrow.PrimitiveTypes.Int64}, {Name: "s", Type: arrow.BinaryTypes.String}}, nil)
+	var eps []arrow.RecordBatch
+	for b := range 20 {
+		eps = append(eps, batch(schema, func(rb *array.RecordBuilder) {
+			for r := b * 1000; r < (b+1)*1000; r++ {
+				rb.Field(0).(*array.Int64Builder).Append(int64(r))
+				rb.Field(1).(*array.StringBuilder).Append(fmt.Sprint("row ", r))
+			}
+		}))
+	}
+	srv := newMemServer()
+	srv.set("t", &dataset{schema: schema, endpoints: [][]arrow.RecordBatch{eps}})
+	drainDoGets(srv)
+	s := newTestSource(t, baseConfig(startServer(t, srv, serverOpts{})))
+	sink := newPartsSink(t, codec.MustNew(codec.Zstd, 3))
+	if err := s.Query(context.Background(), source.Query{RefID: "A", JSON: []byte(`{"rawSql":"t","format":"table"}`)}, sink); err != nil {
+		t.Fatal(err)
+	}
+	if sink.parts != 3 || len(sink.frames) != 1 {
+		t.Fatalf("%d parts, %d frames; want 3 parts of one frame", sink.parts, len(sink.frames))
+	}
+	batches, err := arrowipctest.Inspect(sink.wire[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rows []int64
+	for _, b := range batches {
+		rows = append(rows, b.Rows)
+	}
+	if fmt.Sprint(rows) != "[9000 9000 2000]" {
+		t.Errorf("batch rows %v, want [9000 9000 2000]", rows)
+	}
+	f := sink.frames[0]
+	if f.Rows() != 20000 {
+		t.Fatalf("%d rows", f.Rows())
+	}
+	for r := range 20000 {
+		if i, s := f.Fields[0].At(r).(int64), f.Fields[1].At(r).(string); i != int64(r) || s != fmt.Sprint("row ", r) {
+			t.Fatalf("row %d: %d %q", r, i, s)
+		}
 	}
 }
