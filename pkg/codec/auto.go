@@ -58,7 +58,7 @@ type Preference struct {
 var Preferences = []Preference{
 	// cpu: Grafana runs next to the plugin. A byte is priced at 20 ns, the
 	// lowest round price at which log frames of 1000 lines or more go as
-	// zstd (their break-even is 15–19 ns): zstd's savings over lz4 there,
+	// zstd (their break-even is 16–19 ns): zstd's savings over lz4 there,
 	// ~30 % of lz4's bytes, then outweigh the ~3 ns a byte Grafana pays to
 	// decompress zstd. Time series go as zstd only where it saves ~4 KB a
 	// frame or more (1000 points at steps up to ~20 s, break-even 17–20 ns;

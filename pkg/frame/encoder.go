@@ -278,8 +278,9 @@ const (
 	// StatCodec is followed by the codec setting and, in parentheses, what
 	// it became: "zstd/3 (zstd default)", "lz4/0 (lz4 fast)". For codec
 	// auto, the preference and the codec it sent every frame with,
-	// "auto/cpu (none)" (the value is that codec's level), or "auto/cpu"
-	// when it chose per frame differently, followed by StatFramesAs stats.
+	// "auto/cpu (none)", or "auto/cpu" when it chose per frame differently,
+	// followed by StatFramesAs stats. The value is the level setting (0 for
+	// auto, which picks its levels itself).
 	StatCodec = "Quiver codec "
 	// Body buffers by what became of them (see arrowipc.BufferOutcome).
 	StatCompressed = "Quiver buffers compressed"

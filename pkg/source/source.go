@@ -130,7 +130,9 @@ type FrameWriter interface {
 	Close(md arrow.Metadata) error
 	// Abort drops the frame and everything it holds. It may be called after
 	// Close or another Abort, and then does nothing, so a source may defer
-	// it.
+	// it. A frame opened is counted as one of the query's: a source that
+	// aborts one must fail the query (the plugin's sink answers a query
+	// that returns nil with a frame aborted as an internal error).
 	Abort()
 }
 
