@@ -9,8 +9,11 @@
 // and returns its BodyStats: raw and wire bytes and what became of each
 // buffer. AppendFile then appends the whole file, with the schema metadata
 // the caller built (which may carry those stats), to a caller's buffer in a
-// single contiguous run. An Encoder keeps its scratch (flatbuffer builder,
-// body layout, compressed bytes, bitmaps) from one file to the next.
+// single contiguous run (or, given none, to memory of exactly the file's
+// size: every flatbuffer is built before the file is written, and the
+// footer's schema is a copy of the header's rather than written twice).
+// An Encoder keeps its scratch (flatbuffer builders, body layout,
+// compressed bytes, bitmaps) from one file to the next.
 //
 // A prepared batch may instead become the next record batch of a File, a
 // file of several batches written as they come (AppendBatch), which

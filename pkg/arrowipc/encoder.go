@@ -68,12 +68,16 @@ type Encoder struct {
 	enc        codec.Encoder // borrowed by compress until the batch is laid out
 	encOpen    bool
 
-	b     *flatbuffers.Builder
-	batch batch // phase one's result, phase two's input
-	err   error // why the last Prepare failed, until the next one
-	offs  []flatbuffers.UOffsetT
-	kvs   []flatbuffers.UOffsetT
-	rec   recordScratch // PrepareRecord's
+	b      *flatbuffers.Builder // the schema and its message
+	rb     *flatbuffers.Builder // the RecordBatch message
+	fb     *flatbuffers.Builder // the footer
+	hdr    header               // the schema message built in b
+	blocks [1]block             // the footer's of a one-batch file
+	batch  batch                // phase one's result, phase two's input
+	err    error                // why the last Prepare failed, until the next one
+	offs   []flatbuffers.UOffsetT
+	kvs    []flatbuffers.UOffsetT
+	rec    recordScratch // PrepareRecord's
 }
 
 // NewEncoder returns an Encoder configured by o.
@@ -86,6 +90,8 @@ func NewEncoder(o Options) (*Encoder, error) {
 		minSavings: o.MinSavings,
 		alwaysTry:  o.AlwaysTry,
 		b:          flatbuffers.NewBuilder(2048),
+		rb:         flatbuffers.NewBuilder(1024),
+		fb:         flatbuffers.NewBuilder(2048),
 	}
 	if o.Codec.Kind() == codec.Auto {
 		p := o.Preference
@@ -137,8 +143,11 @@ func (e *Encoder) settle(err error) error {
 // AppendFile is phase two: it appends to dst the Arrow IPC file of the
 // prepared batch, whose schema carries meta as its custom metadata (in this
 // order), and returns the extended slice, which aliases dst when dst has
-// the capacity. The file is appended in one contiguous run and the batch is
-// then no longer prepared. Without a prepared batch it returns dst
+// the capacity. When it has not, an empty dst (nil) is replaced by memory
+// of exactly the file's size, so that AppendFile(nil, meta) returns the
+// file with no slack and no copy of it; a longer dst grows as append grows
+// it. The file is appended in one contiguous run and the batch is then no
+// longer prepared. Without a prepared batch it returns dst
 // unextended and the error of the failed Prepare, or ErrState.
 func (e *Encoder) AppendFile(dst []byte, meta []KeyValue) ([]byte, error) {
 	if !e.batch.ready {

@@ -2,6 +2,8 @@ package arrowipc
 
 import (
 	"github.com/apache/arrow-go/v18/arrow"
+
+	"github.com/quiverdata/quiver/pkg/arrowipc/internal/format"
 )
 
 // AppendRecords appends one Arrow IPC file holding schema and recs (in
@@ -20,8 +22,8 @@ func (e *Encoder) AppendRecords(dst []byte, schema *arrow.Schema, recs ...arrow.
 	kvs := AppendMetadata(e.rec.kvs, schema.Metadata())
 	e.rec.kvs = kvs[:n]
 	meta := kvs[n:]
-	fields, infos := e.batch.fields, e.batch.infos
-	out := e.appendHeader(dst, fields, infos, meta)
+	e.buildHeader(e.batch.fields, e.batch.infos, meta)
+	out := e.hdr.appendTo(dst)
 	var arr [8]block
 	blocks := arr[:0]
 	for _, rec := range recs {
@@ -33,11 +35,12 @@ func (e *Encoder) AppendRecords(dst []byte, schema *arrow.Schema, recs ...arrow.
 		if err != nil {
 			return dst, e.settle(err)
 		}
-		var blk block
-		out, blk = e.appendBatch(out, len(dst))
+		blk := block{offset: int64(len(out) - len(dst)), bodyLength: e.batch.length}
+		out, blk.metaLength = appendFramed(out, finishMessage(e.rb, format.HeaderRecordBatch, e.writeRecordBatch(), e.batch.length))
+		out = e.appendBody(out)
 		blocks = append(blocks, blk)
 	}
-	out = e.appendFooter(out, fields, infos, meta, blocks)
+	out = appendFooterBytes(out, e.buildFooter(blocks))
 	e.batch.drop()
 	return out, nil
 }

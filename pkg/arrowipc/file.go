@@ -2,56 +2,118 @@ package arrowipc
 
 import (
 	"encoding/binary"
+	"slices"
 
 	flatbuffers "github.com/google/flatbuffers/go"
 
 	"github.com/quiverdata/quiver/pkg/arrowipc/internal/format"
 )
 
-// This file is phase two: the prepared batch written as a file, appended
-// to the caller's buffer in one contiguous run.
+// This file is phase two: the prepared batch written as a file. Every
+// flatbuffer of the file (schema message, RecordBatch message, footer) is
+// built in encoder scratch first, so that the file's size is known before a
+// byte of it is written: the file is then written in one contiguous run
+// into a buffer with room for exactly that, and each body byte is copied
+// once, from the caller's (or the compressed) memory into the file.
 
 const (
 	alignment    = 8
 	continuation = 0xFFFFFFFF
 )
 
-// appendFile appends the whole file of the prepared batch to dst.
-func (e *Encoder) appendFile(dst []byte, meta []KeyValue) []byte {
-	start := len(dst)
-	fields, infos := e.batch.fields, e.batch.infos
-	dst = e.appendHeader(dst, fields, infos, meta)
-	var blocks [1]block
-	dst, blocks[0] = e.appendBatch(dst, start)
-	return e.appendFooter(dst, fields, infos, meta, blocks[:])
+// header is a file's schema message as buildHeader leaves it in e.b: msg
+// is the Message flatbuffer, whose last schemaLen bytes are the Schema
+// table and everything it references (names, types, metadata and their
+// vtables), schema the Schema table's offset from the flatbuffer's end.
+type header struct {
+	msg       []byte
+	schema    flatbuffers.UOffsetT
+	schemaLen int
 }
 
-// appendHeader appends the magic, padded to 8 bytes, and the schema message
-// of fields (whose types infos describes) with custom metadata meta.
-func (e *Encoder) appendHeader(dst []byte, fields []Field, infos []typeInfo, meta []KeyValue) []byte {
+// size is the header's size in the file: the magic padded to 8 bytes and
+// the framed schema message.
+func (h *header) size() int { return len(format.Magic) + 2 + pad8(8+len(h.msg)) }
+
+// appendTo appends the header to dst.
+func (h *header) appendTo(dst []byte) []byte {
 	dst = append(dst, format.Magic...)
 	dst = append(dst, 0, 0)
-	e.b.Reset()
-	schema := e.writeSchema(fields, infos, meta)
-	dst, _ = e.appendMessage(dst, format.HeaderSchema, schema, 0)
+	dst, _ = appendFramed(dst, h.msg)
 	return dst
 }
 
-// appendBatch appends the prepared batch, its RecordBatch message then its
-// body, and returns the batch's footer block; start is where the file
-// starts in dst.
-func (e *Encoder) appendBatch(dst []byte, start int) ([]byte, block) {
-	blk := block{offset: int64(len(dst) - start), bodyLength: e.batch.length}
-	rb := e.writeRecordBatch()
-	dst, blk.metaLength = e.appendMessage(dst, format.HeaderRecordBatch, rb, e.batch.length)
-	return e.appendBody(dst), blk
+// appendFile appends the whole file of the prepared batch to dst. When dst
+// lacks the room, an empty dst is replaced by a buffer of exactly the
+// file's size, a longer one grown as append grows it.
+func (e *Encoder) appendFile(dst []byte, meta []KeyValue) []byte {
+	p := &e.batch
+	e.buildHeader(p.fields, p.infos, meta)
+	rb := finishMessage(e.rb, format.HeaderRecordBatch, e.writeRecordBatch(), p.length)
+	e.blocks[0] = block{offset: int64(e.hdr.size()), metaLength: int32(pad8(8 + len(rb))), bodyLength: p.length}
+	fb := e.buildFooter(e.blocks[:])
+	n := e.hdr.size() + pad8(8+len(rb)) + int(p.length) + len(fb) + footerTail
+	switch {
+	case cap(dst)-len(dst) >= n:
+	case len(dst) == 0:
+		dst = make([]byte, 0, n)
+	default:
+		dst = slices.Grow(dst, n)
+	}
+	dst = e.hdr.appendTo(dst)
+	dst, _ = appendFramed(dst, rb)
+	dst = e.appendBody(dst)
+	return appendFooterBytes(dst, fb)
+}
+
+// buildHeader builds the schema message of fields (whose types infos
+// describes) with custom metadata meta in e.b, as e.hdr.
+func (e *Encoder) buildHeader(fields []Field, infos []typeInfo, meta []KeyValue) {
+	e.b.Reset()
+	schema := e.writeSchema(fields, infos, meta)
+	n := int(e.b.Offset())
+	e.hdr = header{msg: finishMessage(e.b, format.HeaderSchema, schema, 0), schema: schema, schemaLen: n}
+}
+
+// buildFooter finishes the Footer table (the schema of e.hdr, and blocks)
+// in e.fb and returns its bytes, valid until e.fb is next reset.
+//
+// The footer's schema is the header's, copied rather than written again:
+// a flatbuffer is built from its end, so the Schema subtree written first
+// into a reset builder is the last schemaLen bytes of the buffer, with
+// offsets relative to its own bytes only (uoffsets forward to what it
+// references, soffsets to vtables it wrote itself), and with its
+// alignment counted from the buffer's end. The footer leaves those
+// schemaLen bytes at its end and the schema is copied there: the very bytes
+// writing it again would give, the one difference in the builder being
+// that the Footer table's vtable is not compared with the schema's for
+// sharing, and none could be shared (a Footer's vtable has its 4 slots set,
+// a Schema's, Field's, KeyValue's or type's never exactly 4: Field has 6 or
+// 7, the others at most 3). The golden files pin the bytes.
+func (e *Encoder) buildFooter(blocks []block) []byte {
+	b := e.fb
+	b.Reset()
+	n := e.hdr.schemaLen
+	b.Prep(1, n) // room for the schema, without alignment
+	for ; n >= 8; n -= 8 {
+		b.PlaceUint64(0)
+	}
+	for ; n > 0; n-- {
+		b.PlaceByte(0)
+	}
+	batches := blocksToFB(b, blocks)
+	dicts := blocksToFB(b, nil)
+	b.Finish(footerToFB(b, e.hdr.schema, dicts, batches))
+	fb := b.FinishedBytes()
+	copy(fb[len(fb)-e.hdr.schemaLen:], e.hdr.msg[len(e.hdr.msg)-e.hdr.schemaLen:])
+	return fb
 }
 
 // writeRecordBatch writes the RecordBatch table of the prepared batch into
-// e.b: row count, field nodes, the body layout and, when a buffer is
+// e.rb: row count, field nodes, the body layout and, when a buffer is
 // stored compressed, the codec.
 func (e *Encoder) writeRecordBatch() flatbuffers.UOffsetT {
-	b, p := e.b, &e.batch
+	b, p := e.rb, &e.batch
 	b.Reset()
 	var comp flatbuffers.UOffsetT
 	if p.compressed {
@@ -98,31 +160,11 @@ func (e *Encoder) appendBody(dst []byte) []byte {
 	return dst
 }
 
-// appendFooter appends the footer (the schema again, and the blocks of the
-// batches) with its length and the closing magic. No end-of-stream marker
-// precedes it: the marker is optional in the stream a file embeds, and file
-// readers find the batches through the footer; eight bytes per frame add up
-// over thousands of series.
-func (e *Encoder) appendFooter(dst []byte, fields []Field, infos []typeInfo, meta []KeyValue, blocks []block) []byte {
-	fb := e.writeFooter(fields, infos, meta, blocks)
-	return appendFooterBytes(dst, fb)
-}
-
-// writeFooter finishes the Footer table (the schema of fields with custom
-// metadata meta, and blocks) in e.b and returns its bytes, valid until e.b
-// is next reset.
-func (e *Encoder) writeFooter(fields []Field, infos []typeInfo, meta []KeyValue, blocks []block) []byte {
-	b := e.b
-	b.Reset()
-	schema := e.writeSchema(fields, infos, meta)
-	batches := blocksToFB(b, blocks)
-	dicts := blocksToFB(b, nil)
-	b.Finish(footerToFB(b, schema, dicts, batches))
-	return b.FinishedBytes()
-}
-
 // footerTail is what follows the footer's flatbuffer: its length and the
-// closing magic.
+// closing magic. No end-of-stream marker precedes the footer: the marker
+// is optional in the stream a file embeds, and file readers find the
+// batches through the footer; eight bytes per frame add up over thousands
+// of series.
 const footerTail = 4 + len(format.Magic)
 
 // appendFooterBytes appends the footer flatbuffer fb, its length and the
@@ -133,17 +175,9 @@ func appendFooterBytes(dst, fb []byte) []byte {
 	return append(dst, format.Magic...)
 }
 
-// appendMessage finishes a Message table around header in e.b and appends
-// it framed as the IPC format wants: continuation marker, length,
-// flatbuffer, padding to 8 bytes. It returns the framed length too.
-func (e *Encoder) appendMessage(dst []byte, headerType byte, header flatbuffers.UOffsetT, bodyLen int64) ([]byte, int32) {
-	return appendFramed(dst, e.finishMessage(headerType, header, bodyLen))
-}
-
-// finishMessage finishes a Message table around header in e.b and returns
-// its bytes, valid until e.b is next reset.
-func (e *Encoder) finishMessage(headerType byte, header flatbuffers.UOffsetT, bodyLen int64) []byte {
-	b := e.b
+// finishMessage finishes a Message table around header in b and returns
+// its bytes, valid until b is next reset.
+func finishMessage(b *flatbuffers.Builder, headerType byte, header flatbuffers.UOffsetT, bodyLen int64) []byte {
 	b.Finish(messageToFB(b, headerType, header, bodyLen))
 	return b.FinishedBytes()
 }

@@ -93,9 +93,8 @@ func (e *Encoder) AppendBatch(f *File) error {
 	p := &e.batch
 	if len(f.blocks) == 0 {
 		f.setFields(p.fields, p.infos)
-		e.b.Reset()
-		schema := e.writeSchema(f.fields, f.infos, nil)
-		n := len(e.finishMessage(format.HeaderSchema, schema, 0))
+		e.buildHeader(f.fields, f.infos, nil)
+		n := len(e.hdr.msg)
 		hint := f.MetaHint
 		if hint <= 0 {
 			hint = DefaultMetaHint
@@ -107,7 +106,7 @@ func (e *Encoder) AppendBatch(f *File) error {
 	} else if err := f.match(p.fields); err != nil {
 		return err
 	}
-	fb := e.finishMessage(format.HeaderRecordBatch, e.writeRecordBatch(), p.length)
+	fb := finishMessage(e.rb, format.HeaderRecordBatch, e.writeRecordBatch(), p.length)
 	// Room for this batch, the footer's schema and every batch's block, so
 	// that FinishFile finishes in place.
 	f.grow(pad8(8+len(fb)) + int(p.length) + f.tail + blockBytes*(len(f.blocks)+1))
@@ -188,28 +187,26 @@ func (e *Encoder) FinishFile(dst []byte, f *File, meta []KeyValue) ([]byte, erro
 	case len(f.blocks) == 0:
 		return dst, fmt.Errorf("%w: the file has no batch", ErrState)
 	}
-	// The header is written at the start of the room in front of the
-	// batches (the capacity is cut there, so a header too large for the
-	// room is written elsewhere rather than over the batches).
-	hdr := e.appendHeader(f.buf[:0:f.head], f.fields, f.infos, meta)
-	inRoom := len(hdr) <= f.head
-	h := int64(len(hdr))
+	e.buildHeader(f.fields, f.infos, meta)
+	h := e.hdr.size()
 	for i := range f.blocks {
-		f.blocks[i].offset += h
+		f.blocks[i].offset += int64(h)
 	}
-	fb := e.writeFooter(f.fields, f.infos, meta, f.blocks)
+	fb := e.buildFooter(f.blocks)
 	batches := f.buf[f.head:]
 	var out []byte
 	switch {
-	case dst == nil && inRoom && cap(f.buf)-len(f.buf) >= len(fb)+footerTail:
-		start := f.head - len(hdr)
-		copy(f.buf[start:], hdr) // overlapping: copy moves
+	case dst == nil && h <= f.head && cap(f.buf)-len(f.buf) >= len(fb)+footerTail:
+		// The header goes right in front of the batches, in the room
+		// left for it.
+		start := f.head - h
+		e.hdr.appendTo(f.buf[start:start:f.head])
 		out = appendFooterBytes(f.buf, fb)[start:]
 	default:
 		if dst == nil {
-			dst = make([]byte, 0, len(hdr)+len(batches)+len(fb)+footerTail)
+			dst = make([]byte, 0, h+len(batches)+len(fb)+footerTail)
 		}
-		out = append(dst, hdr...)
+		out = e.hdr.appendTo(dst)
 		out = append(out, batches...)
 		out = appendFooterBytes(out, fb)
 	}

@@ -97,7 +97,9 @@ func NewEncoder(o arrowipc.Options) (*Encoder, error) {
 // Append appends in as one Arrow IPC file (one record batch) to dst and
 // returns the extended slice (dst unextended on error) and what compression
 // did to its body, whose PerBuffer is valid until the next Append. For the
-// same data a Frame and a Record give the same bytes.
+// same data a Frame and a Record give the same bytes. With dst nil (or
+// empty without the room) the file is written into memory of exactly its
+// size (see arrowipc.Encoder.AppendFile).
 //
 // With stats nil the frame carries its own meta only. Otherwise it is the
 // frame that carries a query's encoding statistics in meta.stats, where

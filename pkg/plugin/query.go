@@ -5,7 +5,6 @@
 package plugin
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"math"
@@ -451,8 +450,9 @@ func (k *sink) finish() error {
 	return <-done
 }
 
-// encodeAndEmit encodes j (with the query's stats when summary is set) into
-// a pooled buffer, hands an exact-size copy to emit, and releases j. The
+// encodeAndEmit encodes j (with the query's stats when summary is set)
+// into memory of exactly the frame's size, hands that to emit, and
+// releases j. The
 // budget j held becomes the encoded frame's: emit's caller releases that.
 // A panic fails the query, not the process.
 func (k *sink) encodeAndEmit(idx int, j job, summary *frame.Summary) (err error) {
@@ -469,12 +469,7 @@ func (k *sink) encodeAndEmit(idx int, j job, summary *frame.Summary) (err error)
 	if k.json {
 		b, err = k.marshalJSON(j)
 	} else {
-		buf := k.svc.buffers.Get()
-		var out []byte
-		out, err = k.encode((*buf)[:0], j, summary)
-		b = bytes.Clone(out) // exact size: the pooled buffer goes back
-		*buf = out[:0]
-		k.svc.buffers.Put(buf)
+		b, err = k.encode(j, summary)
 	}
 	if err != nil {
 		return fmt.Errorf("encoding frame %d: %w", idx, err)
@@ -490,11 +485,13 @@ func (k *sink) encodeAndEmit(idx int, j job, summary *frame.Summary) (err error)
 	return k.emit(idx, b)
 }
 
-func (k *sink) encode(buf []byte, j job, summary *frame.Summary) ([]byte, error) {
+// encode encodes j into a new buffer of exactly its size (Append to nil),
+// written once: no copy of the frame is made to hand it over.
+func (k *sink) encode(j job, summary *frame.Summary) ([]byte, error) {
 	e := k.inst.encoder()
 	defer k.inst.putEncoder(e)
 	start := time.Now()
-	out, st, err := e.Append(buf, frame.Input{Frame: j.frame, Record: j.rec}, summary)
+	out, st, err := e.Append(nil, frame.Input{Frame: j.frame, Record: j.rec}, summary)
 	if err != nil {
 		return out, err
 	}

@@ -46,13 +46,6 @@ type Options struct {
 	Budget settings.Budget
 }
 
-// Frame buffers: a pooled buffer starts at 64 KiB, and one that grew past
-// 8 MiB for a huge frame is dropped rather than kept.
-const (
-	frameBufInit = 64 << 10
-	frameBufMax  = 8 << 20
-)
-
 // Service serves health checks, resource calls and the Data service of
 // every data-source instance of the plugin.
 type Service struct {
@@ -63,7 +56,6 @@ type Service struct {
 	work    chan func() // to the encode workers; unbuffered, so senders wait for a free one
 	workers sync.WaitGroup
 	queries int
-	buffers *codec.BufferPool
 	budget  *budget
 	// budgetErr is a bad budget variable in the environment: the default
 	// applies, and health checks report it.
@@ -88,7 +80,6 @@ func NewService(o Options) *Service {
 		chain:   newQueryChain(),
 		work:    make(chan func()),
 		queries: queries,
-		buffers: codec.NewBufferPool(frameBufInit, frameBufMax, min(workers, 8)),
 	}
 	b := o.Budget
 	if b.Bytes <= 0 {
