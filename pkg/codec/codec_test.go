@@ -8,7 +8,6 @@ import (
 	"math/rand/v2"
 	"sync"
 	"testing"
-	"time"
 
 	"github.com/klauspost/compress/zstd"
 	"github.com/pierrec/lz4/v4"
@@ -329,22 +328,6 @@ func TestEncodeSteadyStateAllocs(t *testing.T) {
 	}
 }
 
-func TestBufferPoolCaps(t *testing.T) {
-	p := NewBufferPool(16, 1024, 4)
-	b := p.Get()
-	if len(*b) != 0 || cap(*b) < 16 {
-		t.Fatalf("Get: len %d cap %d", len(*b), cap(*b))
-	}
-	*b = append(*b, make([]byte, 4096)...)
-	p.Put(b) // above the ceiling: dropped
-	for range 100 {
-		if c := cap(*p.Get()); c > 1024 {
-			t.Fatalf("pool handed out a buffer of capacity %d above its ceiling", c)
-		}
-	}
-	p.Put(nil)
-}
-
 func TestSpecsAreWhatNewAccepts(t *testing.T) {
 	seen := map[Kind]bool{}
 	for _, s := range Specs() {
@@ -375,38 +358,5 @@ func TestSpecsAreWhatNewAccepts(t *testing.T) {
 		if !seen[k] {
 			t.Errorf("Specs lacks %v", k)
 		}
-	}
-}
-
-// A burst leaves at most keep buffers behind, and an idle pool drops them.
-func TestBufferPoolKeepsFewAndTrims(t *testing.T) {
-	p := NewBufferPool(16, 1024, 2)
-	p.idle = 20 * time.Millisecond
-	var bufs []*[]byte
-	for range 10 {
-		bufs = append(bufs, p.Get())
-	}
-	for _, b := range bufs {
-		p.Put(b)
-	}
-	if n := p.Len(); n != 2 {
-		t.Fatalf("after a burst of 10 the pool keeps %d buffers, want 2", n)
-	}
-	got := p.Get()
-	if got != bufs[1] && got != bufs[0] {
-		t.Errorf("Get did not reuse a pooled buffer")
-	}
-	p.Put(got)
-	deadline := time.Now().Add(10 * time.Second)
-	for p.Len() > 0 && time.Now().Before(deadline) {
-		time.Sleep(5 * time.Millisecond)
-	}
-	if n := p.Len(); n != 0 {
-		t.Errorf("an idle pool still keeps %d buffers", n)
-	}
-	// It works again afterwards.
-	p.Put(p.Get())
-	if n := p.Len(); n != 1 {
-		t.Errorf("after the trim the pool keeps %d buffers, want 1", n)
 	}
 }

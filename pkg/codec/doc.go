@@ -1,9 +1,9 @@
 // Package codec owns Quiver's body-buffer compression: pooled zstd and LZ4
 // frame encoders behind an append-style API, one pool per codec and effective
-// level, plus a capped pool of output buffers; and the facts of the codec
-// settings: the names (Names, DefaultKind), and what codec Auto means, its
-// cost model's constants and the preferences that price a wire byte
-// (auto.go), which package arrowipc applies per batch.
+// level; and the facts of the codec settings: the names (Names,
+// DefaultKind), and what codec Auto means, its cost model's constants and the
+// preferences that price a wire byte (auto.go), which package arrowipc
+// applies per batch.
 //
 // Encoders are expensive to build (a zstd encoder allocates its match tables,
 // about 2 MB at the default level) and cheap to reuse, so every Codec value
