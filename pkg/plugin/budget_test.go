@@ -120,16 +120,19 @@ func TestBudgetCancelAndTimeout(t *testing.T) {
 // A queue that moves is waited out, however long it takes: only a stalled
 // budget fails a waiter as busy.
 func TestBudgetWaitsOutAMovingQueue(t *testing.T) {
-	b := testBudget(100, 150*time.Millisecond)
+	// The gaps (20 ms) are far below the stall window (500 ms), so that a
+	// loaded machine's late wake-ups do not look like a stall; the whole
+	// wait (1.2 s) is well above it.
+	b := testBudget(100, 500*time.Millisecond)
 	holder := b.account()
 	if err := holder.acquire(context.Background(), 100); err != nil {
 		t.Fatal(err)
 	}
 	w := acquireAsync(b.account(), context.Background(), 60)
 	start := time.Now()
-	for range 12 { // 5 bytes every 50 ms: fits after 600 ms
-		time.Sleep(50 * time.Millisecond)
-		holder.release(5)
+	for range 60 { // 1 byte every 20 ms: fits after 1.2 s
+		time.Sleep(20 * time.Millisecond)
+		holder.release(1)
 	}
 	if err := expectResult(t, w, "waiter behind a moving queue"); err != nil {
 		t.Fatalf("after %s: %v", time.Since(start), err)
