@@ -200,60 +200,71 @@ func readAll(wire []byte) error {
 	return nil
 }
 
+// layoutCase is one frame written in one layout and codec.
+type layoutCase struct {
+	name          string // frame=…/layout=…/codec=…
+	f             *data.Frame
+	layout, codec string
+	wire          []byte
+}
+
+// layoutCases writes every frame of layoutFrames in every layout and codec
+// (Quiver's encoder with codec none only).
+func layoutCases(tb testing.TB) []layoutCase {
+	var cases []layoutCase
+	for _, in := range layoutFrames() {
+		for _, layout := range []string{layoutQuiver, layoutUTF8, layoutUTF8View, layoutDict} {
+			for _, c := range layoutCodecs {
+				if layout == layoutQuiver && c.name != "none" {
+					continue
+				}
+				lc := layoutCase{fmt.Sprintf("frame=%s/layout=%s/codec=%s", in.name, layout, c.name), in.frames[0], layout, c.name, nil}
+				var err error
+				if lc.wire, err = layoutWire(lc.f, layout, c.opts); err != nil {
+					tb.Fatalf("%s: %v", lc.name, err)
+				}
+				cases = append(cases, lc)
+			}
+		}
+	}
+	return cases
+}
+
 // TestLayoutsDecodeEqual checks the frames BenchmarkLayout measures: every
 // layout the SDK reads decodes to the frame it was written from and to the
 // same JSON as the frame Quiver writes; the dictionary layout, which the SDK
 // does not read, holds the same strings when arrow-go reads it, and the
 // SDK's error names the type.
 func TestLayoutsDecodeEqual(t *testing.T) {
-	for _, in := range layoutFrames() {
-		f := in.frames[0]
-		anchor, err := layoutWire(f, layoutQuiver, nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		anchorFrame, err := data.UnmarshalArrowFrame(anchor)
-		if err != nil {
-			t.Fatal(err)
-		}
-		anchorJSON, err := data.FrameToJSON(anchorFrame, data.IncludeAll)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, layout := range []string{layoutQuiver, layoutUTF8, layoutUTF8View, layoutDict} {
-			for _, c := range layoutCodecs {
-				if layout == layoutQuiver && c.name != "none" {
-					continue
-				}
-				name := in.name + "/" + layout + "/" + c.name
-				wire, err := layoutWire(f, layout, c.opts)
-				if err != nil {
-					t.Fatalf("%s: %v", name, err)
-				}
-				checkStringType(t, name, f, wire, layout)
-				got, err := data.UnmarshalArrowFrame(wire)
-				if layout == layoutDict {
-					if err == nil || !strings.Contains(err.Error(), "unsupported") || !strings.Contains(err.Error(), "DICTIONARY") {
-						t.Fatalf("%s: SDK decode error %v, want unsupported DICTIONARY", name, err)
-					}
-					checkDictStrings(t, name, f, wire)
-					continue
-				}
-				if err != nil {
-					t.Fatalf("%s: %v", name, err)
-				}
-				if err := frametest.Equal(f, got); err != nil {
-					t.Fatalf("%s: %v", name, err)
-				}
-				js, err := data.FrameToJSON(got, data.IncludeAll)
-				if err != nil {
-					t.Fatal(err)
-				}
-				if !bytes.Equal(js, anchorJSON) {
-					t.Fatalf("%s: JSON differs from Quiver's frame's", name)
-				}
+	anchorJSON := map[*data.Frame][]byte{}
+	for _, lc := range layoutCases(t) {
+		checkStringType(t, lc.name, lc.f, lc.wire, lc.layout)
+		got, err := data.UnmarshalArrowFrame(lc.wire)
+		if lc.layout == layoutDict {
+			if err == nil || !strings.Contains(err.Error(), "unsupported") || !strings.Contains(err.Error(), "DICTIONARY") {
+				t.Fatalf("%s: SDK decode error %v, want unsupported DICTIONARY", lc.name, err)
 			}
+			checkDictStrings(t, lc.name, lc.f, lc.wire)
+			continue
 		}
+		if err != nil {
+			t.Fatalf("%s: %v", lc.name, err)
+		}
+		if err := frametest.Equal(lc.f, got); err != nil {
+			t.Fatalf("%s: %v", lc.name, err)
+		}
+		js, err := data.FrameToJSON(got, data.IncludeAll)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if lc.layout == layoutQuiver { // the first case of each frame
+			anchorJSON[lc.f] = js
+		} else if !bytes.Equal(js, anchorJSON[lc.f]) {
+			t.Fatalf("%s: JSON differs from that of Quiver's frame", lc.name)
+		}
+	}
+	if len(anchorJSON) != len(layoutFrames()) {
+		t.Fatalf("%d anchors, want one per frame", len(anchorJSON))
 	}
 }
 
@@ -311,38 +322,26 @@ func checkDictStrings(t *testing.T, name string, f *data.Frame, wire []byte) {
 // none) is the anchor; layout=utf8 is the same layout from arrow-go's
 // writer.
 func BenchmarkLayout(b *testing.B) {
-	for _, in := range layoutFrames() {
-		f := in.frames[0]
-		for _, layout := range []string{layoutQuiver, layoutUTF8, layoutUTF8View, layoutDict} {
-			for _, c := range layoutCodecs {
-				if layout == layoutQuiver && c.name != "none" {
-					continue
-				}
-				wire, err := layoutWire(f, layout, c.opts)
-				if err != nil {
-					b.Fatal(err)
-				}
-				ops := []struct {
-					name string
-					run  func([]byte) error
-				}{
-					{"sdk", func(w []byte) error { _, err := data.UnmarshalArrowFrame(w); return err }},
-					{"read", readAll},
-				}
-				for _, op := range ops {
-					if layout == layoutDict && op.name == "sdk" {
-						continue
-					}
-					b.Run(fmt.Sprintf("frame=%s/layout=%s/codec=%s/op=%s", in.name, layout, c.name, op.name), func(b *testing.B) {
-						measure(b, func() {
-							if err := op.run(wire); err != nil {
-								b.Fatal(err)
-							}
-						})
-						b.ReportMetric(float64(len(wire)), "wire-B/op")
-					})
-				}
+	ops := []struct {
+		name string
+		run  func([]byte) error
+	}{
+		{"sdk", func(w []byte) error { _, err := data.UnmarshalArrowFrame(w); return err }},
+		{"read", readAll},
+	}
+	for _, lc := range layoutCases(b) {
+		for _, op := range ops {
+			if lc.layout == layoutDict && op.name == "sdk" {
+				continue
 			}
+			b.Run(lc.name+"/op="+op.name, func(b *testing.B) {
+				measure(b, func() {
+					if err := op.run(lc.wire); err != nil {
+						b.Fatal(err)
+					}
+				})
+				b.ReportMetric(float64(len(lc.wire)), "wire-B/op")
+			})
 		}
 	}
 }
