@@ -14,7 +14,12 @@ import (
 // mode), and Quiver's own Data service registered as the "data" plugin.
 // QueryDataHandler stays nil, so the SDK registers no "data" plugin of its
 // own (grpcplugin.Serve copies ExtraPlugins and adds "data" only for one).
+// The Data service's responses are written with their frames not copied
+// (wire.go), by a "proto" codec registered here, before anything uses gRPC.
 func Serve(o Options) error {
+	if err := registerWireCodec(); err != nil {
+		return err
+	}
 	backend.SetupPluginEnvironment(PluginID)
 	if err := backend.SetupTracer(PluginID, tracing.Opts{}); err != nil {
 		return fmt.Errorf("plugin: setting up tracing: %w", err)

@@ -1,0 +1,317 @@
+package plugin
+
+import (
+	"fmt"
+	"math"
+	"slices"
+	"unicode/utf8"
+
+	"github.com/grafana/grafana-plugin-sdk-go/genproto/pluginv2"
+	"google.golang.org/grpc/encoding"
+	grpcproto "google.golang.org/grpc/encoding/proto"
+	"google.golang.org/grpc/mem"
+	"google.golang.org/protobuf/encoding/protowire"
+)
+
+// The Data service's answers go out without a copy of their frames.
+//
+// gRPC's "proto" codec marshals a message into one buffer of its whole size
+// before the transport writes it: for a unary QueryData that is a second
+// copy of every encoded frame of the request, alive beside the response until
+// it is sent. wireCodec writes QueryDataResponse and QueryChunkedDataResponse
+// in protobuf's wire format itself, as a mem.BufferSlice whose buffers are the
+// field tags and lengths (one scratch buffer) and, between them, every
+// non-empty frame's own bytes, referenced, not copied. Every other message,
+// and every Unmarshal, goes to the codec registered before it, unchanged.
+//
+// The bytes are those of proto.MarshalOptions{Deterministic: true}: fields
+// in number order, proto3 defaults left out, map entries in key order with
+// key (1) and value (2) both written, repeated bytes one field per element.
+// A message this writer does not render exactly as the protobuf runtime
+// would (unknown fields, a string that is not UTF-8, which the runtime
+// refuses) goes to the registered codec as well.
+//
+// The frames are referenced until gRPC has written them, which is after
+// QueryData returned or Send queued the chunk: a frame handed to the response
+// must not be modified or reused afterwards (the query path gives each frame
+// its own slice and keeps none, query.go and parts.go).
+type wireCodec struct {
+	next encoding.CodecV2
+}
+
+// maxWireMessage is the most bytes protobuf allows in one message (2 GiB
+// less one): a response above it is refused with an error saying its size.
+const maxWireMessage = math.MaxInt32
+
+// registerWireCodec puts wireCodec in the place of gRPC's "proto" codec for
+// the whole process, delegating to the codec registered until now. The SDK's
+// serve path builds its gRPC server with no way to add a server option
+// (grpc.ForceServerCodecV2), so the registration is process-wide: the
+// plugin's gRPC clients (Flight SQL) and the SDK's other services use the
+// same codec, and get the previous one's behaviour through the delegation.
+// It must run before any gRPC server or connection is used (gRPC's
+// registry is not safe for concurrent use); registering twice is harmless.
+func registerWireCodec() error {
+	next := encoding.GetCodecV2(grpcproto.Name)
+	if next == nil {
+		return fmt.Errorf("plugin: no gRPC %q codec is registered to delegate to", grpcproto.Name)
+	}
+	if _, ok := next.(wireCodec); ok {
+		return nil
+	}
+	encoding.RegisterCodecV2(wireCodec{next: next})
+	return nil
+}
+
+// Name is the content subtype the codec serves: "proto".
+func (c wireCodec) Name() string { return c.next.Name() }
+
+// Marshal writes the Data service's responses itself, every other message
+// through the previous codec.
+func (c wireCodec) Marshal(v any) (mem.BufferSlice, error) {
+	var (
+		out mem.BufferSlice
+		ok  bool
+		err error
+	)
+	switch m := v.(type) {
+	case *pluginv2.QueryDataResponse:
+		out, ok, err = marshalQueryData(m)
+	case *pluginv2.QueryChunkedDataResponse:
+		out, ok, err = marshalChunk(m)
+	}
+	if ok || err != nil {
+		return out, err
+	}
+	return c.next.Marshal(v)
+}
+
+// Unmarshal is the previous codec's.
+func (c wireCodec) Unmarshal(data mem.BufferSlice, v any) error {
+	return c.next.Unmarshal(data, v)
+}
+
+// Field numbers of backend.proto (SDK genproto/pluginv2).
+const (
+	fieldResponses = 1 // QueryDataResponse.responses: map<string, DataResponse>
+	fieldMapKey    = 1 // a map entry's key
+	fieldMapValue  = 2 // a map entry's value
+
+	fieldFrames      = 1 // DataResponse.frames: repeated bytes
+	fieldError       = 2 // DataResponse.error
+	fieldJSONMeta    = 3 // DataResponse.jsonMeta
+	fieldStatus      = 4 // DataResponse.status: int32
+	fieldErrorSource = 5 // DataResponse.errorSource
+	fieldFormat      = 6 // DataResponse.format: enum
+
+	chunkRefID       = 1 // QueryChunkedDataResponse.refId
+	chunkFrameID     = 2 // QueryChunkedDataResponse.frameId
+	chunkFrame       = 3 // QueryChunkedDataResponse.frame: bytes
+	chunkError       = 4 // QueryChunkedDataResponse.error
+	chunkStatus      = 5 // QueryChunkedDataResponse.status: int32
+	chunkErrorSource = 6 // QueryChunkedDataResponse.errorSource
+	chunkFormat      = 7 // QueryChunkedDataResponse.format: enum
+)
+
+// marshalQueryData writes m, or says (ok false) that the previous codec
+// must.
+func marshalQueryData(m *pluginv2.QueryDataResponse) (mem.BufferSlice, bool, error) {
+	if m == nil || len(m.ProtoReflect().GetUnknown()) > 0 {
+		return nil, false, nil
+	}
+	keys := make([]string, 0, len(m.Responses))
+	for k, dr := range m.Responses {
+		if !utf8.ValidString(k) || !plainDataResponse(dr) {
+			return nil, false, nil
+		}
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	// Sizes first: every length prefix is known before its bytes.
+	sizes := make([]int64, len(keys)) // each DataResponse's
+	var total, frames int64
+	nframes := 0
+	for i, k := range keys {
+		dr := m.Responses[k]
+		sizes[i] = dataResponseSize(dr)
+		entry := keyedSize(fieldMapKey, int64(len(k))) + keyedSize(fieldMapValue, sizes[i])
+		total += keyedSize(fieldResponses, entry)
+		if total > maxWireMessage {
+			return nil, false, tooLarge(total)
+		}
+		if dr != nil {
+			for _, f := range dr.Frames {
+				frames += int64(len(f))
+				if len(f) > 0 {
+					nframes++
+				}
+			}
+		}
+	}
+	w := newWireWriter(total-frames, nframes)
+	for i, k := range keys {
+		dr := m.Responses[k]
+		entry := keyedSize(fieldMapKey, int64(len(k))) + keyedSize(fieldMapValue, sizes[i])
+		w.length(fieldResponses, entry)
+		w.bytes(fieldMapKey, k)
+		w.length(fieldMapValue, sizes[i])
+		if dr == nil {
+			continue
+		}
+		for _, f := range dr.Frames {
+			w.frame(fieldFrames, f)
+		}
+		w.optBytes(fieldError, dr.Error)
+		w.optRaw(fieldJSONMeta, dr.JsonMeta)
+		w.optVarint(fieldStatus, int64(dr.Status))
+		w.optBytes(fieldErrorSource, dr.ErrorSource)
+		w.optVarint(fieldFormat, int64(dr.Format))
+	}
+	return w.finish(), true, nil
+}
+
+// plainDataResponse says whether dr is written here exactly as the protobuf
+// runtime would write it (nil is: the runtime writes an empty value).
+func plainDataResponse(dr *pluginv2.DataResponse) bool {
+	return dr == nil || len(dr.ProtoReflect().GetUnknown()) == 0 &&
+		utf8.ValidString(dr.Error) && utf8.ValidString(dr.ErrorSource)
+}
+
+// dataResponseSize is dr's size on the wire, without its own tag and length.
+func dataResponseSize(dr *pluginv2.DataResponse) int64 {
+	if dr == nil {
+		return 0
+	}
+	var n int64
+	for _, f := range dr.Frames {
+		n += keyedSize(fieldFrames, int64(len(f)))
+	}
+	return n + optBytesSize(fieldError, len(dr.Error)) + optBytesSize(fieldJSONMeta, len(dr.JsonMeta)) +
+		optVarintSize(fieldStatus, int64(dr.Status)) + optBytesSize(fieldErrorSource, len(dr.ErrorSource)) +
+		optVarintSize(fieldFormat, int64(dr.Format))
+}
+
+// marshalChunk writes c, or says (ok false) that the previous codec must.
+func marshalChunk(c *pluginv2.QueryChunkedDataResponse) (mem.BufferSlice, bool, error) {
+	if c == nil || len(c.ProtoReflect().GetUnknown()) > 0 || !utf8.ValidString(c.RefId) ||
+		!utf8.ValidString(c.FrameId) || !utf8.ValidString(c.Error) || !utf8.ValidString(c.ErrorSource) {
+		return nil, false, nil
+	}
+	total := optBytesSize(chunkRefID, len(c.RefId)) + optBytesSize(chunkFrameID, len(c.FrameId)) +
+		optBytesSize(chunkFrame, len(c.Frame)) + optBytesSize(chunkError, len(c.Error)) +
+		optVarintSize(chunkStatus, int64(c.Status)) + optBytesSize(chunkErrorSource, len(c.ErrorSource)) +
+		optVarintSize(chunkFormat, int64(c.Format))
+	if total > maxWireMessage {
+		return nil, false, tooLarge(total)
+	}
+	nframes := 0
+	if len(c.Frame) > 0 {
+		nframes = 1
+	}
+	w := newWireWriter(total-int64(len(c.Frame)), nframes)
+	w.optBytes(chunkRefID, c.RefId)
+	w.optBytes(chunkFrameID, c.FrameId)
+	if len(c.Frame) > 0 { // proto3 bytes: left out when empty
+		w.frame(chunkFrame, c.Frame)
+	}
+	w.optBytes(chunkError, c.Error)
+	w.optVarint(chunkStatus, int64(c.Status))
+	w.optBytes(chunkErrorSource, c.ErrorSource)
+	w.optVarint(chunkFormat, int64(c.Format))
+	return w.finish(), true, nil
+}
+
+func tooLarge(n int64) error {
+	return fmt.Errorf("plugin: the response is at least %d bytes, more than a protobuf message may hold (%d)", n, maxWireMessage)
+}
+
+// keyedSize is the size of a length-delimited field of n bytes.
+func keyedSize(num protowire.Number, n int64) int64 {
+	return int64(protowire.SizeTag(num)+protowire.SizeVarint(uint64(n))) + n
+}
+
+// optBytesSize is keyedSize, or 0 for an empty proto3 field.
+func optBytesSize(num protowire.Number, n int) int64 {
+	if n == 0 {
+		return 0
+	}
+	return keyedSize(num, int64(n))
+}
+
+// optVarintSize is the size of an int32 or enum field of value v (negative
+// values take ten bytes, sign-extended), or 0 for a proto3 zero.
+func optVarintSize(num protowire.Number, v int64) int64 {
+	if v == 0 {
+		return 0
+	}
+	return int64(protowire.SizeTag(num) + protowire.SizeVarint(uint64(v)))
+}
+
+// wireWriter appends everything but the frames to one scratch buffer, sized
+// beforehand, and cuts it into buffers around the frames, which are
+// referenced as they are.
+type wireWriter struct {
+	scratch []byte
+	start   int // where the scratch's pending segment begins
+	out     mem.BufferSlice
+}
+
+func newWireWriter(scratch int64, frames int) *wireWriter {
+	return &wireWriter{
+		scratch: make([]byte, 0, int(scratch)),
+		out:     make(mem.BufferSlice, 0, 2*frames+1),
+	}
+}
+
+func (w *wireWriter) length(num protowire.Number, n int64) {
+	w.scratch = protowire.AppendTag(w.scratch, num, protowire.BytesType)
+	w.scratch = protowire.AppendVarint(w.scratch, uint64(n))
+}
+
+func (w *wireWriter) bytes(num protowire.Number, b string) {
+	w.length(num, int64(len(b)))
+	w.scratch = append(w.scratch, b...)
+}
+
+func (w *wireWriter) optBytes(num protowire.Number, b string) {
+	if len(b) > 0 {
+		w.bytes(num, b)
+	}
+}
+
+func (w *wireWriter) optRaw(num protowire.Number, b []byte) {
+	if len(b) > 0 {
+		w.length(num, int64(len(b)))
+		w.scratch = append(w.scratch, b...)
+	}
+}
+
+func (w *wireWriter) optVarint(num protowire.Number, v int64) {
+	if v != 0 {
+		w.scratch = protowire.AppendTag(w.scratch, num, protowire.VarintType)
+		w.scratch = protowire.AppendVarint(w.scratch, uint64(v))
+	}
+}
+
+// frame writes f's tag and length, then f itself as its own buffer.
+func (w *wireWriter) frame(num protowire.Number, f []byte) {
+	w.length(num, int64(len(f)))
+	if len(f) == 0 {
+		return
+	}
+	w.cut()
+	w.out = append(w.out, mem.SliceBuffer(f))
+}
+
+// cut ends the pending scratch segment as a buffer of its own.
+func (w *wireWriter) cut() {
+	if end := len(w.scratch); end > w.start {
+		w.out = append(w.out, mem.SliceBuffer(w.scratch[w.start:end:end]))
+		w.start = end
+	}
+}
+
+func (w *wireWriter) finish() mem.BufferSlice {
+	w.cut()
+	return w.out
+}
