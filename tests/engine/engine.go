@@ -32,6 +32,8 @@ import (
 	"github.com/duckdb/duckdb-go/v2"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
+
+	"github.com/quiverdata/quiver/tests/sqlrows"
 )
 
 // Options configure a Server.
@@ -115,40 +117,14 @@ func StartWith(t testing.TB, o Options) *Server {
 // Exec runs statements on the engine directly; it fails t on error.
 func (s *Server) Exec(t testing.TB, stmts string) {
 	t.Helper()
-	if _, err := s.DB.Exec(stmts); err != nil {
-		t.Fatalf("engine: %v\n%s", err, stmts)
-	}
+	sqlrows.Exec(t, "engine", s.DB, stmts)
 }
 
 // Query runs query on the engine directly and returns every row, each value
 // as the driver returns it.
 func (s *Server) Query(t testing.TB, query string, args ...any) [][]any {
 	t.Helper()
-	rows, err := s.DB.Query(query, args...)
-	if err != nil {
-		t.Fatalf("engine: %v\n%s", err, query)
-	}
-	defer rows.Close()
-	cols, err := rows.Columns()
-	if err != nil {
-		t.Fatalf("engine: %v", err)
-	}
-	var out [][]any
-	for rows.Next() {
-		vals := make([]any, len(cols))
-		ptrs := make([]any, len(cols))
-		for i := range vals {
-			ptrs[i] = &vals[i]
-		}
-		if err := rows.Scan(ptrs...); err != nil {
-			t.Fatalf("engine: %v", err)
-		}
-		out = append(out, vals)
-	}
-	if err := rows.Err(); err != nil {
-		t.Fatalf("engine: %v\n%s", err, query)
-	}
-	return out
+	return sqlrows.All(t, "engine", s.DB, query, args...)
 }
 
 func quote(s string) string { return "'" + strings.ReplaceAll(s, "'", "''") + "'" }

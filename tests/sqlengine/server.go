@@ -22,6 +22,8 @@ import (
 	_ "github.com/jackc/pgx/v5/stdlib" // database/sql driver "pgx"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
+
+	"github.com/quiverdata/quiver/tests/sqlrows"
 )
 
 // batchRows is how many rows each record batch of an answer holds.
@@ -142,40 +144,14 @@ func location(tz string) (*time.Location, error) {
 // Exec runs statements on the database directly; it fails t on error.
 func (s *Server) Exec(t testing.TB, stmts string) {
 	t.Helper()
-	if _, err := s.DB.Exec(stmts); err != nil {
-		t.Fatalf("sqlengine: %v\n%s", err, stmts)
-	}
+	sqlrows.Exec(t, "sqlengine", s.DB, stmts)
 }
 
 // Query runs query on the database directly and returns every row, each
 // value as the driver returns it ([]byte from MariaDB's text protocol).
 func (s *Server) Query(t testing.TB, query string, args ...any) [][]any {
 	t.Helper()
-	rows, err := s.DB.Query(query, args...)
-	if err != nil {
-		t.Fatalf("sqlengine: %v\n%s", err, query)
-	}
-	defer rows.Close()
-	cols, err := rows.Columns()
-	if err != nil {
-		t.Fatalf("sqlengine: %v", err)
-	}
-	var out [][]any
-	for rows.Next() {
-		vals := make([]any, len(cols))
-		ptrs := make([]any, len(cols))
-		for i := range vals {
-			ptrs[i] = &vals[i]
-		}
-		if err := rows.Scan(ptrs...); err != nil {
-			t.Fatalf("sqlengine: %v", err)
-		}
-		out = append(out, vals)
-	}
-	if err := rows.Err(); err != nil {
-		t.Fatalf("sqlengine: %v\n%s", err, query)
-	}
-	return out
+	return sqlrows.All(t, "sqlengine", s.DB, query, args...)
 }
 
 // server implements the Flight SQL statement calls on a database.
