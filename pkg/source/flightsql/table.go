@@ -111,30 +111,36 @@ func bigPart(rows, bytes int64) bool { return rows >= minPartRows || bytes >= mi
 
 // flushPart joins the pending batches into one part and hands it over.
 func (b *tableBuilder) flushPart() error {
+	part, err := b.joined(nil)
+	if err != nil {
+		return err
+	}
+	b.pendingRows, b.pendingBytes = 0, 0
+	return b.w.Part(part)
+}
+
+// joined joins the kept batches column by column into one frame record
+// with meta. Columns not joined when it fails stay kept, for release.
+func (b *tableBuilder) joined(meta *data.FrameMeta) (arrow.RecordBatch, error) {
 	fields := make([]outField, 0, len(b.parts))
+	defer func() {
+		for _, f := range fields {
+			f.arr.Release()
+		}
+	}()
 	for c, parts := range b.parts {
 		arr, err := joinArrays(b.mem, b.schema.Field(c).Type, parts)
 		b.parts[c] = nil
 		if err != nil {
-			for _, f := range fields {
-				f.arr.Release()
-			}
-			for _, p := range b.parts[c+1:] {
-				releaseArrays(p)
-			}
-			clear(b.parts)
-			return fmt.Errorf("flightsql: column %q: %w", b.schema.Field(c).Name, err)
+			return nil, fmt.Errorf("flightsql: column %q: %w", b.schema.Field(c).Name, err)
 		}
 		f := b.schema.Field(c)
 		config, _ := f.Metadata.GetValue(mdConfig)
 		fields = append(fields, outField{name: f.Name, arr: arr, config: config})
 	}
-	b.pendingRows, b.pendingBytes = 0, 0
-	part, err := newFrameRecord("", b.refID, nil, fields)
-	if err != nil {
-		return err
-	}
-	return b.w.Part(part)
+	owned := fields
+	fields = nil // newFrameRecord takes them over
+	return newFrameRecord("", b.refID, meta, owned)
 }
 
 // fieldsOf returns rec's columns (retained) as the frame's fields.
@@ -173,25 +179,7 @@ func (b *tableBuilder) finish(sink source.Sink, notices []data.Notice) error {
 		}
 		return nil
 	}
-	fields := make([]outField, 0, len(b.parts))
-	defer func() {
-		for _, f := range fields {
-			f.arr.Release()
-		}
-	}()
-	for c, parts := range b.parts {
-		arr, err := joinArrays(b.mem, b.schema.Field(c).Type, parts)
-		b.parts[c] = nil
-		if err != nil {
-			return fmt.Errorf("flightsql: column %q: %w", b.schema.Field(c).Name, err)
-		}
-		f := b.schema.Field(c)
-		config, _ := f.Metadata.GetValue(mdConfig)
-		fields = append(fields, outField{name: f.Name, arr: arr, config: config})
-	}
-	owned := fields
-	fields = nil // newFrameRecord takes them over
-	rec, err := newFrameRecord("", b.refID, meta, owned)
+	rec, err := b.joined(meta)
 	if err != nil {
 		return err
 	}
