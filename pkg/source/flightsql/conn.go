@@ -113,7 +113,8 @@ func newConn(cfg settings.FlightSQL, mem memory.Allocator, extra []grpc.DialOpti
 	c.dialOpts = append([]grpc.DialOption{
 		grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(maxMessage(cfg.ByteLimit))),
 		grpc.WithUserAgent("quiver-flightsql"),
-	}, append(c.noteResponses(), extra...)...)
+	}, receiveOptions()...)
+	c.dialOpts = append(c.dialOpts, append(c.noteResponses(), extra...)...)
 	main, err := c.dial(cfg.Address, c.tls)
 	if err != nil {
 		return nil, err

@@ -1,0 +1,307 @@
+package flightsql
+
+import (
+	"bytes"
+	"math/rand/v2"
+	"runtime"
+	"testing"
+
+	flightgen "github.com/apache/arrow-go/v18/arrow/flight/gen/flight"
+	"google.golang.org/grpc/encoding"
+	grpcproto "google.golang.org/grpc/encoding/proto"
+	"google.golang.org/grpc/mem"
+	"google.golang.org/protobuf/encoding/protowire"
+	"google.golang.org/protobuf/proto"
+)
+
+// split cuts b into pieces at the given offsets (sorted, within b), as
+// the transport hands a message over: one buffer per data frame.
+func split(b []byte, cuts ...int) mem.BufferSlice {
+	var out mem.BufferSlice
+	prev := 0
+	for _, c := range cuts {
+		out = append(out, mem.SliceBuffer(b[prev:c]))
+		prev = c
+	}
+	return append(out, mem.SliceBuffer(b[prev:]))
+}
+
+// randomCuts returns up to k sorted cut points in [0, n], repeats allowed
+// (empty pieces).
+func randomCuts(rng *rand.Rand, n, k int) []int {
+	cuts := make([]int, rng.IntN(k+1))
+	for i := range cuts {
+		cuts[i] = rng.IntN(n + 1)
+	}
+	for i := 1; i < len(cuts); i++ {
+		for j := i; j > 0 && cuts[j] < cuts[j-1]; j-- {
+			cuts[j], cuts[j-1] = cuts[j-1], cuts[j]
+		}
+	}
+	return cuts
+}
+
+func randomBytes(rng *rand.Rand) []byte {
+	switch rng.IntN(5) {
+	case 0:
+		return nil
+	case 1:
+		return []byte{}
+	}
+	sizes := []int{1, 127, 128, 300, 16383, 16384, 70000}
+	b := make([]byte, sizes[rng.IntN(len(sizes))]+rng.IntN(3))
+	for i := range b {
+		b[i] = byte(rng.Uint32())
+	}
+	return b
+}
+
+// sameBytes is bytes.Equal that also tells nil from empty, as a decoded
+// proto3 bytes field does (absent: nil; present and empty: not nil).
+func sameBytes(a, b []byte) bool {
+	return bytes.Equal(a, b) && (a == nil) == (b == nil)
+}
+
+func sameFlightData(a, b *flightgen.FlightData) bool {
+	return proto.Equal(a, b) && sameBytes(a.DataHeader, b.DataHeader) &&
+		sameBytes(a.AppMetadata, b.AppMetadata) && sameBytes(a.DataBody, b.DataBody)
+}
+
+// TestDecodeFlightDataMatchesProto decodes random messages, split at random
+// places (inside tags and lengths too), and some of them concatenated (a
+// field repeated: the last wins), and compares every field with what
+// proto.Unmarshal makes of the same bytes.
+func TestDecodeFlightDataMatchesProto(t *testing.T) {
+	rng := rand.New(rand.NewPCG(8, 1))
+	for i := range 600 {
+		msg := &flightgen.FlightData{DataHeader: randomBytes(rng), AppMetadata: randomBytes(rng), DataBody: randomBytes(rng)}
+		wire, err := proto.MarshalOptions{Deterministic: true}.Marshal(msg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if i%4 == 3 {
+			again, err := proto.Marshal(&flightgen.FlightData{DataHeader: randomBytes(rng), DataBody: randomBytes(rng)})
+			if err != nil {
+				t.Fatal(err)
+			}
+			wire = append(wire, again...)
+		}
+		want := new(flightgen.FlightData)
+		if err := proto.Unmarshal(wire, want); err != nil {
+			t.Fatal(err)
+		}
+		got := &flightgen.FlightData{AppMetadata: []byte("left over from before")}
+		if !decodeFlightData(split(wire, randomCuts(rng, len(wire), 8)...), got) {
+			t.Fatalf("message %d (%d bytes): declined", i, len(wire))
+		}
+		if !sameFlightData(got, want) {
+			t.Fatalf("message %d: got header %d, meta %d, body %d bytes; want %d, %d, %d",
+				i, len(got.DataHeader), len(got.AppMetadata), len(got.DataBody),
+				len(want.DataHeader), len(want.AppMetadata), len(want.DataBody))
+		}
+		// The fields are copies: the buffers they came from go back to the
+		// pool once Unmarshal returns.
+		if len(got.DataBody) > 0 && len(wire) > 0 {
+			wire[len(wire)-1] ^= 0xff
+			if got.DataBody[len(got.DataBody)-1] != want.DataBody[len(want.DataBody)-1] {
+				t.Fatalf("message %d: the body aliases the received buffer", i)
+			}
+		}
+	}
+}
+
+// TestDecodeFlightDataDeclines: every message the decoder does not take
+// leaves the message untouched and reaches the "proto" codec, whose result
+// (message or error) receiveCodec then returns.
+func TestDecodeFlightDataDeclines(t *testing.T) {
+	withDescriptor, err := proto.Marshal(&flightgen.FlightData{
+		FlightDescriptor: &flightgen.FlightDescriptor{Type: flightgen.FlightDescriptor_CMD, Cmd: []byte("SELECT 1")},
+		DataBody:         []byte{1, 2, 3},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	body := protowire.AppendBytes(protowire.AppendTag(nil, 1000, protowire.BytesType), []byte("body"))
+	cases := map[string][]byte{
+		"flight_descriptor":   withDescriptor,
+		"unknown field":       protowire.AppendVarint(protowire.AppendTag(bytes.Clone(body), 5, protowire.VarintType), 7),
+		"unknown bytes field": protowire.AppendBytes(protowire.AppendTag(bytes.Clone(body), 4, protowire.BytesType), []byte("x")),
+		"wrong wire type":     protowire.AppendVarint(protowire.AppendTag(nil, 2, protowire.VarintType), 1),
+		"field number 0":      protowire.AppendBytes(protowire.AppendTag(nil, 0, protowire.BytesType), []byte("x")),
+		"truncated length":    body[:len(body)-1],
+		"truncated tag":       protowire.AppendTag(nil, 1000, protowire.BytesType)[:1],
+		"length past the end": append(protowire.AppendTag(nil, 2, protowire.BytesType), 0x80, 0x80, 0x04),
+		"varint of 11 bytes":  append(protowire.AppendTag(nil, 2, protowire.BytesType), 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x00),
+		"tenth varint byte 2": append(protowire.AppendTag(nil, 2, protowire.BytesType), 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x02),
+	}
+	next := encoding.GetCodecV2(grpcproto.Name)
+	codec := receiveCodec{next: next}
+	for name, wire := range cases {
+		t.Run(name, func(t *testing.T) {
+			for _, cuts := range [][]int{nil, {1}, {len(wire) / 2}} {
+				m := &flightgen.FlightData{DataHeader: []byte("before")}
+				if decodeFlightData(split(wire, cuts...), m) {
+					t.Fatalf("cuts %v: taken", cuts)
+				}
+				if !bytes.Equal(m.DataHeader, []byte("before")) || m.DataBody != nil {
+					t.Fatalf("cuts %v: a declined message changed it: %v", cuts, m)
+				}
+				want, got := new(flightgen.FlightData), new(flightgen.FlightData)
+				wantErr := next.Unmarshal(split(wire, cuts...), want)
+				gotErr := codec.Unmarshal(split(wire, cuts...), got)
+				if (wantErr == nil) != (gotErr == nil) || (gotErr != nil && gotErr.Error() != wantErr.Error()) {
+					t.Fatalf("cuts %v: error %v, the proto codec's %v", cuts, gotErr, wantErr)
+				}
+				if !proto.Equal(got, want) {
+					t.Fatalf("cuts %v: %v, the proto codec's %v", cuts, got, want)
+				}
+			}
+		})
+	}
+	// Other messages go to the proto codec too.
+	info := &flightgen.FlightInfo{TotalRecords: 42, Endpoint: []*flightgen.FlightEndpoint{{Ticket: &flightgen.Ticket{Ticket: []byte("t")}}}}
+	wire, err := proto.Marshal(info)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := new(flightgen.FlightInfo)
+	if err := codec.Unmarshal(split(wire, 3), got); err != nil || !proto.Equal(got, info) {
+		t.Fatalf("FlightInfo: %v, %v", got, err)
+	}
+	out, err := codec.Marshal(info)
+	if err != nil || !bytes.Equal(out.Materialize(), wire) {
+		t.Fatalf("Marshal: %v", err)
+	}
+	if codec.Name() != "" {
+		t.Fatalf("Name %q: the content subtype servers see would change", codec.Name())
+	}
+}
+
+// FuzzDecodeFlightData: whatever the decoder takes, protobuf takes too and
+// decodes to the same fields.
+func FuzzDecodeFlightData(f *testing.F) {
+	seed, _ := proto.Marshal(&flightgen.FlightData{DataHeader: []byte("h"), AppMetadata: []byte{}, DataBody: []byte("body")})
+	f.Add(seed, uint16(3))
+	f.Add([]byte{0xc2, 0x3e, 0x00}, uint16(1))
+	f.Fuzz(func(t *testing.T, wire []byte, cut uint16) {
+		c := int(cut) % (len(wire) + 1)
+		got := new(flightgen.FlightData)
+		if !decodeFlightData(split(wire, c), got) {
+			return
+		}
+		want := new(flightgen.FlightData)
+		if err := proto.Unmarshal(wire, want); err != nil {
+			t.Fatalf("taken, but protobuf refuses it: %v", err)
+		}
+		if !sameFlightData(got, want) {
+			t.Fatalf("got %v, protobuf %v", got, want)
+		}
+	})
+}
+
+// framedBatch is a record batch message of a 320-byte header and a
+// 256 KiB body as the transport hands it over: in 16 KiB data frames.
+func framedBatch(tb testing.TB) (header, body []byte, data mem.BufferSlice) {
+	header, body = make([]byte, 320), make([]byte, 256<<10)
+	wire, err := proto.Marshal(&flightgen.FlightData{DataHeader: header, DataBody: body})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	var cuts []int
+	for c := 16 << 10; c < len(wire); c += 16 << 10 {
+		cuts = append(cuts, c)
+	}
+	return header, body, split(wire, cuts...)
+}
+
+// TestReceiveCopiesOnce: decoding a 256 KiB record batch message that
+// arrives in 16 KiB data frames allocates its header and its body once
+// each, and nothing else.
+func TestReceiveCopiesOnce(t *testing.T) {
+	header, body, data := framedBatch(t)
+	codec := receiveCodec{next: encoding.GetCodecV2(grpcproto.Name)}
+	m := new(flightgen.FlightData)
+	unmarshal := func() {
+		if err := codec.Unmarshal(data, m); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n := testing.AllocsPerRun(50, unmarshal); n != 2 {
+		t.Errorf("%v allocations per message, want 2 (header, body)", n)
+	}
+	var before, after runtime.MemStats
+	const runs = 20
+	runtime.ReadMemStats(&before)
+	for range runs {
+		unmarshal()
+	}
+	runtime.ReadMemStats(&after)
+	if per := (after.TotalAlloc - before.TotalAlloc) / runs; per > uint64(len(header)+len(body))+512 {
+		t.Errorf("%d bytes allocated per message of %d", per, len(header)+len(body))
+	}
+	if !bytes.Equal(m.DataBody, body) || !bytes.Equal(m.DataHeader, header) {
+		t.Error("decoded fields differ")
+	}
+}
+
+func TestDirtyPool(t *testing.T) {
+	p := newDirtyPool(8, 20)
+	for _, n := range []int{0, 1, 255, 256, 257, 16 << 10, 1 << 20} {
+		b := p.Get(n)
+		if len(*b) != n {
+			t.Fatalf("Get(%d): length %d", n, len(*b))
+		}
+		want := 256
+		for want < n {
+			want *= 2
+		}
+		if cap(*b) != want {
+			t.Fatalf("Get(%d): capacity %d, want %d", n, cap(*b), want)
+		}
+		p.Put(b)
+	}
+	big := p.Get(1<<20 + 1)
+	if len(*big) != 1<<20+1 {
+		t.Fatalf("Get above the tiers: length %d", len(*big))
+	}
+	p.Put(big) // dropped: above the tiers
+	odd := make([]byte, 100, 300)
+	p.Put(&odd) // dropped: not a tier's capacity
+	for range 100 {
+		if b := p.Get(200); cap(*b) != 256 {
+			t.Fatalf("Get(200) after Put of a 300-byte buffer: capacity %d", cap(*b))
+		}
+	}
+	// A buffer comes back with what it held: nothing is cleared.
+	seen := false
+	for range 100 {
+		b := p.Get(4096)
+		(*b)[0] = 0xaa
+		p.Put(b)
+		if c := p.Get(4096); (*c)[0] == 0xaa {
+			seen = true
+		}
+	}
+	if !seen {
+		t.Error("no buffer was ever reused")
+	}
+}
+
+func BenchmarkReceive(b *testing.B) {
+	_, _, data := framedBatch(b)
+	next := encoding.GetCodecV2(grpcproto.Name)
+	for _, c := range []struct {
+		name  string
+		codec encoding.CodecV2
+	}{{"anchor=proto", next}, {"codec=receive", receiveCodec{next: next}}} {
+		b.Run(c.name, func(b *testing.B) {
+			b.SetBytes(int64(data.Len()))
+			b.ReportAllocs()
+			for b.Loop() {
+				if err := c.codec.Unmarshal(data, new(flightgen.FlightData)); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
