@@ -29,11 +29,24 @@ type outField struct {
 // its column holds nulls. It takes over the arrays of fields (releasing them
 // in every case), so the caller only owns the returned record.
 func newFrameRecord(name, refID string, meta *data.FrameMeta, fields []outField) (arrow.RecordBatch, error) {
-	defer func() {
-		for _, f := range fields {
-			f.arr.Release()
-		}
-	}()
+	md, err := frame.SchemaMetadata(name, refID, meta)
+	if err != nil {
+		releaseFields(fields)
+		return nil, fmt.Errorf("flightsql: %w", err)
+	}
+	return newFrameRecordMD(md, fields)
+}
+
+func releaseFields(fields []outField) {
+	for _, f := range fields {
+		f.arr.Release()
+	}
+}
+
+// newFrameRecordMD is newFrameRecord with the frame's schema metadata
+// (frame.SchemaMetadata) given.
+func newFrameRecordMD(md arrow.Metadata, fields []outField) (arrow.RecordBatch, error) {
+	defer releaseFields(fields)
 	afs := make([]arrow.Field, len(fields))
 	cols := make([]arrow.Array, len(fields))
 	rows := -1
@@ -46,19 +59,15 @@ func newFrameRecord(name, refID string, meta *data.FrameMeta, fields []outField)
 			return nil, fmt.Errorf("flightsql: internal: column %q has %d rows, want %d", f.name, f.arr.Len(), rows)
 		}
 		rows = f.arr.Len()
-		md, err := frame.FieldMetadata(c.tstype, f.labels, nil)
+		fmd, err := frame.FieldMetadata(c.tstype, f.labels, nil)
 		if err != nil {
 			return nil, fmt.Errorf("flightsql: metadata of %q: %w", f.name, err)
 		}
 		if f.config != "" { // "config" sorts first, as the SDK writes it
-			md = arrow.NewMetadata(append([]string{frame.KeyConfig}, md.Keys()...), append([]string{f.config}, md.Values()...))
+			fmd = arrow.NewMetadata(append([]string{frame.KeyConfig}, fmd.Keys()...), append([]string{f.config}, fmd.Values()...))
 		}
-		afs[i] = arrow.Field{Name: f.name, Type: f.arr.DataType(), Nullable: f.arr.NullN() > 0, Metadata: md}
+		afs[i] = arrow.Field{Name: f.name, Type: f.arr.DataType(), Nullable: f.arr.NullN() > 0, Metadata: fmd}
 		cols[i] = f.arr
-	}
-	md, err := frame.SchemaMetadata(name, refID, meta)
-	if err != nil {
-		return nil, fmt.Errorf("flightsql: %w", err)
 	}
 	if rows < 0 {
 		rows = 0

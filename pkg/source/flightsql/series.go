@@ -19,6 +19,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/grafana/grafana-plugin-sdk-go/data"
 
+	"github.com/quiverdata/quiver/pkg/frame"
 	"github.com/quiverdata/quiver/pkg/source"
 )
 
@@ -245,6 +246,8 @@ type seriesBuilder struct {
 	frameInfo
 	wide bool
 	post seriesPost // nil: none
+
+	plainMD *arrow.Metadata // frameMD without notices, once built
 
 	schema   *arrow.Schema
 	timeIdx  int
@@ -522,11 +525,16 @@ func (b *seriesBuilder) emit(sink source.Sink, ss *sortedSeries, notices *[]data
 	for j, varr := range ss.Values {
 		ss.Values[j] = nil
 		vf := b.schema.Field(b.valueIdx[j])
-		meta := b.meta(data.FrameTypeTimeSeriesMulti, data.FrameTypeVersion{0, 1}, *notices)
+		md, err := b.frameMD(*notices)
+		if err != nil {
+			releaseArrays(ss.Values)
+			varr.Release()
+			return err
+		}
 		*notices = nil
 		config, _ := vf.Metadata.GetValue(mdConfig)
 		tarr.Retain()
-		rec, err := newFrameRecord("", b.refID, meta, []outField{
+		rec, err := newFrameRecordMD(md, []outField{
 			{name: tname, arr: tarr},
 			{name: vf.Name, arr: varr, labels: ss.Labels, config: config},
 		})
@@ -540,6 +548,23 @@ func (b *seriesBuilder) emit(sink source.Sink, ss *sortedSeries, notices *[]data
 		}
 	}
 	return nil
+}
+
+// frameMD is the schema metadata of a timeseries-multi frame. Without
+// notices it is the same for every frame of the query, so it is built
+// (its meta marshalled to JSON) once.
+func (b *seriesBuilder) frameMD(notices []data.Notice) (arrow.Metadata, error) {
+	if len(notices) == 0 && b.plainMD != nil {
+		return *b.plainMD, nil
+	}
+	md, err := frame.SchemaMetadata("", b.refID, b.meta(data.FrameTypeTimeSeriesMulti, data.FrameTypeVersion{0, 1}, notices))
+	if err != nil {
+		return arrow.Metadata{}, fmt.Errorf("flightsql: %w", err)
+	}
+	if len(notices) == 0 {
+		b.plainMD = &md
+	}
+	return md, nil
 }
 
 func (b *seriesBuilder) release() {
