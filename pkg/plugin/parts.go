@@ -222,7 +222,7 @@ func (w *partWriter) finishAndEmit(summary *frame.Summary) (err error) {
 		k.summary.Add(st, took)
 		k.mu.Unlock()
 	}
-	if n := int64(len(out)); n > held {
+	if n := heldBytes(out); n > held {
 		k.acct.force(n - held)
 		held = 0
 	} else {

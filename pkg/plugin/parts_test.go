@@ -13,6 +13,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/grafana/grafana-plugin-sdk-go/backend"
 	"github.com/grafana/grafana-plugin-sdk-go/data"
 	"github.com/grafana/grafana-plugin-sdk-go/genproto/pluginv2"
 
@@ -309,6 +310,36 @@ func TestPartsThroughThePlugin(t *testing.T) {
 		t.Errorf("json: %v", err)
 	}
 	assertBudgetEmpty(t, s, "json")
+}
+
+// A finished frame in parts keeps the buffer its parts grew by doubling:
+// while it waits in a unary response, the budget counts that buffer's
+// whole capacity, not only the file's length.
+func TestPartsFrameHoldsItsCapacity(t *testing.T) {
+	s := newTestService(t, partSource{mem: memory.NewGoAllocator()}, 2)
+	pc := backend.FromProto().PluginContext(pluginContext(`{"codec":"none"}`))
+	inst, err := s.instance(context.Background(), pc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	q := backend.FromProto().DataQuery(query("A", partModel(partQuery{Parts: 5, Rows: 3000})))
+	acct := s.budget.account()
+	var frames frameList
+	if err := s.runQuery(context.Background(), inst, *q, backend.DataFrameFormat_ARROW, acct, frames.add); err != nil {
+		t.Fatal(err)
+	}
+	if len(frames.list) != 1 {
+		t.Fatalf("%d frames", len(frames.list))
+	}
+	f := frames.list[0]
+	if cap(f) <= len(f) {
+		t.Fatalf("the frame has no spare capacity (%d bytes): the test shows nothing", len(f))
+	}
+	if used, _, _, _ := s.budget.stats(); used != int64(cap(f)) || frames.bytes != used {
+		t.Errorf("budget %d (the response's frames: %d) for a frame of %d bytes in %d of memory", used, frames.bytes, len(f), cap(f))
+	}
+	acct.close()
+	assertBudgetEmpty(t, s, "after the response")
 }
 
 // A failure in the middle of a frame in parts — the source's error, a limit,

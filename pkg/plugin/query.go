@@ -59,6 +59,11 @@ func (s *Service) queryData(ctx context.Context, preq *pluginv2.QueryDataRequest
 	return resp
 }
 
+// heldBytes is the budget an encoded frame holds: the memory it keeps
+// alive, its slice's spare capacity included (a table finished in parts is
+// the buffer its parts grew by doubling, not a copy of exactly its size).
+func heldBytes(b []byte) int64 { return int64(cap(b)) }
+
 // frameList keeps encoded frames in the order the source produced them.
 type frameList struct {
 	mu    sync.Mutex
@@ -69,7 +74,7 @@ type frameList struct {
 func (l *frameList) add(i int, b []byte) error {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	l.bytes += int64(len(b))
+	l.bytes += heldBytes(b)
 	if i >= len(l.list) {
 		l.list = append(l.list, make([][]byte, i+1-len(l.list))...)
 	}
@@ -101,7 +106,7 @@ func (s *Service) queryChunkedData(ctx context.Context, preq *pluginv2.QueryChun
 		defer func() { end(err) }()
 		if err == nil {
 			err = s.runQuery(ctx, inst, q, req.Format, acct, func(i int, b []byte) error {
-				defer acct.release(int64(len(b))) // sent (or never will be)
+				defer acct.release(heldBytes(b)) // sent (or never will be)
 				return send(&pluginv2.QueryChunkedDataResponse{
 					RefId: q.RefID, FrameId: strconv.Itoa(i), Frame: b,
 					Status: int32(backend.StatusOK), Format: preq.Format,
@@ -476,7 +481,7 @@ func (k *sink) encodeAndEmit(idx int, j job, summary *frame.Summary) (err error)
 	}
 	// The encoded frame takes over the source frame's bytes; an encoded
 	// frame above its estimate takes the difference without waiting.
-	if n := int64(len(b)); n > held {
+	if n := heldBytes(b); n > held {
 		k.acct.force(n - held)
 		held = 0
 	} else {
