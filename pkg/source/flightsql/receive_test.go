@@ -6,12 +6,15 @@ import (
 	"runtime"
 	"testing"
 
+	"github.com/apache/arrow-go/v18/arrow"
 	flightgen "github.com/apache/arrow-go/v18/arrow/flight/gen/flight"
 	"google.golang.org/grpc/encoding"
 	grpcproto "google.golang.org/grpc/encoding/proto"
 	"google.golang.org/grpc/mem"
 	"google.golang.org/protobuf/encoding/protowire"
 	"google.golang.org/protobuf/proto"
+
+	"github.com/quiverdata/quiver/pkg/source"
 )
 
 // split cuts b into pieces at the given offsets (sorted, within b), as
@@ -56,8 +59,8 @@ func randomBytes(rng *rand.Rand) []byte {
 	return b
 }
 
-// sameBytes is bytes.Equal that also tells nil from empty, as a decoded
-// proto3 bytes field does (absent: nil; present and empty: not nil).
+// sameBytes is bytes.Equal that also tells nil from empty: protobuf leaves
+// an absent or empty bytes field nil, and the decoder must too.
 func sameBytes(a, b []byte) bool {
 	return bytes.Equal(a, b) && (a == nil) == (b == nil)
 }
@@ -110,6 +113,44 @@ func TestDecodeFlightDataMatchesProto(t *testing.T) {
 	}
 }
 
+// TestDecodeFlightDataEdgeCases: hand-encoded messages the random ones do
+// not produce, taken and decoded as protobuf decodes them.
+func TestDecodeFlightDataEdgeCases(t *testing.T) {
+	field := func(b []byte, num protowire.Number, v string) []byte {
+		return protowire.AppendBytes(protowire.AppendTag(b, num, protowire.BytesType), []byte(v))
+	}
+	cases := map[string][]byte{
+		"header then an empty header": field(field(nil, 2, "abc"), 2, ""),
+		"an empty header then one":    field(field(nil, 2, ""), 2, "abc"),
+		"app_metadata twice":          field(field(field(nil, 3, "m1"), 1000, "body"), 3, "m2"),
+		"data_body twice":             field(field(nil, 1000, "first"), 1000, "second"),
+		"every field empty":           field(field(field(nil, 2, ""), 3, ""), 1000, ""),
+		"fields out of order":         field(field(field(nil, 1000, "b"), 3, "m"), 2, "h"),
+		"length not minimal":          append(protowire.AppendTag(nil, 2, protowire.BytesType), 0x81, 0x00, 'x'),
+		"tag not minimal":             {0x92, 0x00, 0x01, 'x'},
+		"empty message":               {},
+	}
+	for name, wire := range cases {
+		want := new(flightgen.FlightData)
+		if err := proto.Unmarshal(wire, want); err != nil {
+			t.Fatalf("%s: protobuf refuses it: %v", name, err)
+		}
+		for _, cuts := range [][]int{nil, {1}, {len(wire) / 2}, {len(wire) - 1}} {
+			if len(wire) == 0 {
+				cuts = nil
+			}
+			got := &flightgen.FlightData{DataHeader: []byte("left over")}
+			if !decodeFlightData(split(wire, cuts...), got) {
+				t.Fatalf("%s, cuts %v: declined", name, cuts)
+			}
+			if !sameFlightData(got, want) {
+				t.Fatalf("%s, cuts %v: got %q %q %q, protobuf %q %q %q", name, cuts,
+					got.DataHeader, got.AppMetadata, got.DataBody, want.DataHeader, want.AppMetadata, want.DataBody)
+			}
+		}
+	}
+}
+
 // TestDecodeFlightDataDeclines: every message the decoder does not take
 // leaves the message untouched and reaches the "proto" codec, whose result
 // (message or error) receiveCodec then returns.
@@ -131,8 +172,15 @@ func TestDecodeFlightDataDeclines(t *testing.T) {
 		"truncated length":    body[:len(body)-1],
 		"truncated tag":       protowire.AppendTag(nil, 1000, protowire.BytesType)[:1],
 		"length past the end": append(protowire.AppendTag(nil, 2, protowire.BytesType), 0x80, 0x80, 0x04),
-		"varint of 11 bytes":  append(protowire.AppendTag(nil, 2, protowire.BytesType), 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x00),
-		"tenth varint byte 2": append(protowire.AppendTag(nil, 2, protowire.BytesType), 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x02),
+		"length of 11 bytes":  append(protowire.AppendTag(nil, 2, protowire.BytesType), 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x00),
+		"length tenth byte 2": append(protowire.AppendTag(nil, 2, protowire.BytesType), 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x02),
+		// Tags that would read as field 2, bytes, if the varint's
+		// overflow went unchecked.
+		"tag tenth byte 2":     {0x92, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x02, 0x01, 'x'},
+		"tag of 11 bytes":      {0x92, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x00, 0x01, 'x'},
+		"app_metadata fixed64": protowire.AppendFixed64(protowire.AppendTag(nil, 3, protowire.Fixed64Type), 1),
+		"data_body varint":     protowire.AppendVarint(protowire.AppendTag(nil, 1000, protowire.VarintType), 1),
+		"data_body group":      protowire.AppendTag(protowire.AppendTag(nil, 1000, protowire.StartGroupType), 1000, protowire.EndGroupType),
 	}
 	next := encoding.GetCodecV2(grpcproto.Name)
 	codec := receiveCodec{next: next}
@@ -219,7 +267,7 @@ func framedBatch(tb testing.TB) (header, body []byte, data mem.BufferSlice) {
 // each, and nothing else.
 func TestReceiveCopiesOnce(t *testing.T) {
 	header, body, data := framedBatch(t)
-	codec := receiveCodec{next: encoding.GetCodecV2(grpcproto.Name)}
+	codec := receiveCodec{next: failCodec{t}} // the decoder must take it
 	m := new(flightgen.FlightData)
 	unmarshal := func() {
 		if err := codec.Unmarshal(data, m); err != nil {
@@ -244,14 +292,29 @@ func TestReceiveCopiesOnce(t *testing.T) {
 	}
 }
 
+// failCodec fails the test it is used in.
+type failCodec struct{ t *testing.T }
+
+func (c failCodec) Marshal(any) (mem.BufferSlice, error) {
+	c.t.Fatal("the proto codec was used")
+	return nil, nil
+}
+
+func (c failCodec) Unmarshal(mem.BufferSlice, any) error {
+	c.t.Fatal("the proto codec was used")
+	return nil
+}
+
+func (failCodec) Name() string { return "fail" }
+
 func TestDirtyPool(t *testing.T) {
-	p := newDirtyPool(8, 20)
-	for _, n := range []int{0, 1, 255, 256, 257, 16 << 10, 1 << 20} {
+	p := newDirtyPool(10, 20)
+	for _, n := range []int{0, 1, 1023, 1024, 1025, 16 << 10, 1 << 20} {
 		b := p.Get(n)
 		if len(*b) != n {
 			t.Fatalf("Get(%d): length %d", n, len(*b))
 		}
-		want := 256
+		want := 1024
 		for want < n {
 			want *= 2
 		}
@@ -265,11 +328,11 @@ func TestDirtyPool(t *testing.T) {
 		t.Fatalf("Get above the tiers: length %d", len(*big))
 	}
 	p.Put(big) // dropped: above the tiers
-	odd := make([]byte, 100, 300)
+	odd := make([]byte, 100, 1500)
 	p.Put(&odd) // dropped: not a tier's capacity
 	for range 100 {
-		if b := p.Get(200); cap(*b) != 256 {
-			t.Fatalf("Get(200) after Put of a 300-byte buffer: capacity %d", cap(*b))
+		if b := p.Get(1200); cap(*b) != 2048 {
+			t.Fatalf("Get(1200) after Put of a 1500-byte buffer: capacity %d", cap(*b))
 		}
 	}
 	// A buffer comes back with what it held: nothing is cleared.
@@ -303,5 +366,40 @@ func BenchmarkReceive(b *testing.B) {
 				}
 			}
 		})
+	}
+}
+
+// TestReceiveOptionsChangeNothingServersSee: through the connection the
+// source dials (its own codec and buffer pool), every call still reaches
+// the server with gRPC's default content-type, and a query's batches
+// arrive as they were sent.
+func TestReceiveOptionsChangeNothingServersSee(t *testing.T) {
+	srv := newMemServer()
+	rows := seriesRows(40, 3000) // batches larger than one 16 KiB data frame
+	srv.set("m", &dataset{schema: metricsSchema, endpoints: [][]arrow.RecordBatch{metricBatches(t, rows, 4096)}})
+	s := newTestSource(t, baseConfig(startServer(t, srv, serverOpts{})))
+	sink, err := runQuery(t, s, "m", FormatTable, source.Limits{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := sink.frames[0]
+	if len(sink.frames) != 1 || f.Rows() != len(rows) || len(f.Fields) != 5 {
+		t.Fatalf("%d frames, %d rows, want 1 of %d", len(sink.frames), f.Rows(), len(rows))
+	}
+	for i, r := range rows {
+		cpu, _ := f.Fields[3].ConcreteAt(i)
+		reqs, _ := f.Fields[4].ConcreteAt(i)
+		if cpu != r.cpu || reqs != r.reqs || f.Fields[1].At(i) != r.host {
+			t.Fatalf("row %d: %v %v %v, sent %v %v %v", i, f.Fields[1].At(i), cpu, reqs, r.host, r.cpu, r.reqs)
+		}
+	}
+	mds := srv.seenHeaders()
+	if len(mds) == 0 {
+		t.Fatal("no calls recorded")
+	}
+	for _, md := range mds {
+		if got := md.Get("content-type"); len(got) != 1 || got[0] != "application/grpc" {
+			t.Errorf("content-type %q", got)
+		}
 	}
 }
