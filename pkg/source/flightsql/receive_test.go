@@ -2,12 +2,16 @@ package flightsql
 
 import (
 	"bytes"
+	"context"
 	"math/rand/v2"
 	"runtime"
+	"sync"
 	"testing"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	flightgen "github.com/apache/arrow-go/v18/arrow/flight/gen/flight"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+	"google.golang.org/grpc"
 	"google.golang.org/grpc/encoding"
 	grpcproto "google.golang.org/grpc/encoding/proto"
 	"google.golang.org/grpc/mem"
@@ -369,15 +373,49 @@ func BenchmarkReceive(b *testing.B) {
 	}
 }
 
-// TestReceiveOptionsChangeNothingServersSee: through the connection the
-// source dials (its own codec and buffer pool), every call still reaches
-// the server with gRPC's default content-type, and a query's batches
-// arrive as they were sent.
+// TestReceiveOptionsChangeNothingServersSee: every call of the connection
+// the source dials carries its codec (a client interceptor sees the
+// connection's default call options), every call still reaches the server
+// with gRPC's default content-type, and a query's batches arrive as they
+// were sent.
 func TestReceiveOptionsChangeNothingServersSee(t *testing.T) {
 	srv := newMemServer()
 	rows := seriesRows(40, 3000) // batches larger than one 16 KiB data frame
 	srv.set("m", &dataset{schema: metricsSchema, endpoints: [][]arrow.RecordBatch{metricBatches(t, rows, 4096)}})
-	s := newTestSource(t, baseConfig(startServer(t, srv, serverOpts{})))
+	var mu sync.Mutex
+	calls := map[string]bool{} // method: the codec was forced on it
+	codecOf := func(method string, opts []grpc.CallOption) {
+		forced := false
+		for _, o := range opts {
+			if f, ok := o.(grpc.ForceCodecV2CallOption); ok {
+				_, forced = f.CodecV2.(receiveCodec)
+			}
+		}
+		mu.Lock()
+		calls[method] = forced
+		mu.Unlock()
+	}
+	watch := []grpc.DialOption{
+		grpc.WithChainUnaryInterceptor(func(ctx context.Context, method string, req, reply any, cc *grpc.ClientConn, invoker grpc.UnaryInvoker, opts ...grpc.CallOption) error {
+			codecOf(method, opts)
+			return invoker(ctx, method, req, reply, cc, opts...)
+		}),
+		grpc.WithChainStreamInterceptor(func(ctx context.Context, desc *grpc.StreamDesc, cc *grpc.ClientConn, method string, streamer grpc.Streamer, opts ...grpc.CallOption) (grpc.ClientStream, error) {
+			codecOf(method, opts)
+			return streamer(ctx, desc, cc, method, opts...)
+		}),
+	}
+	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+	s, err := New(baseConfig(startServer(t, srv, serverOpts{})), WithAllocator(mem), WithDialOptions(watch...))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if err := s.Close(); err != nil {
+			t.Error(err)
+		}
+		mem.AssertSize(t, 0)
+	})
 	sink, err := runQuery(t, s, "m", FormatTable, source.Limits{})
 	if err != nil {
 		t.Fatal(err)
@@ -393,6 +431,16 @@ func TestReceiveOptionsChangeNothingServersSee(t *testing.T) {
 			t.Fatalf("row %d: %v %v %v, sent %v %v %v", i, f.Fields[1].At(i), cpu, reqs, r.host, r.cpu, r.reqs)
 		}
 	}
+	mu.Lock()
+	if !calls["/arrow.flight.protocol.FlightService/DoGet"] {
+		t.Errorf("DoGet without the receive codec; calls: %v", calls)
+	}
+	for method, forced := range calls {
+		if !forced {
+			t.Errorf("%s without the receive codec", method)
+		}
+	}
+	mu.Unlock()
 	mds := srv.seenHeaders()
 	if len(mds) == 0 {
 		t.Fatal("no calls recorded")
