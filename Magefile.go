@@ -178,9 +178,17 @@ func ensureChromium() error {
 // tests run (Debian's postgresql and mariadb-server) when they are missing
 // and the system allows (root with apt-get); otherwise it says what is
 // missing. Their packages would start system services: while they install,
-// a policy-rc.d that denies it is put in place unless the machine has one.
+// a policy-rc.d that denies it is put in place unless the machine has one
+// of its own.
 // The tests start private servers of their own (tests/sqlengine).
 func SQLEngines() error {
+	// One this target wrote, left behind by an interrupted run, would deny
+	// every service start on the machine from then on.
+	if b, err := os.ReadFile(sqlPolicy); err == nil && strings.Contains(string(b), sqlPolicyMarker) {
+		if err := os.Remove(sqlPolicy); err != nil {
+			return err
+		}
+	}
 	var missing []string
 	if !anyExecutable("initdb", "/usr/lib/postgresql/*/bin/initdb") {
 		missing = append(missing, "postgresql")
@@ -195,12 +203,11 @@ func SQLEngines() error {
 	if os.Geteuid() != 0 || aptErr != nil {
 		return fmt.Errorf("the sqlengines tests need the PostgreSQL and MariaDB servers: install %v (Debian: apt-get install -y %s) and run again", missing, strings.Join(missing, " "))
 	}
-	const policy = "/usr/sbin/policy-rc.d"
-	if _, err := os.Stat(policy); errors.Is(err, fs.ErrNotExist) {
-		if err := os.WriteFile(policy, []byte("#!/bin/sh\n# quiver mage sqlEngines: no service starts while installing\nexit 101\n"), 0o755); err != nil {
+	if _, err := os.Stat(sqlPolicy); errors.Is(err, fs.ErrNotExist) {
+		if err := os.WriteFile(sqlPolicy, []byte("#!/bin/sh\n"+sqlPolicyMarker+"\nexit 101\n"), 0o755); err != nil {
 			return err
 		}
-		defer os.Remove(policy)
+		defer os.Remove(sqlPolicy)
 	}
 	start := time.Now()
 	env := map[string]string{"DEBIAN_FRONTEND": "noninteractive"}
@@ -214,6 +221,10 @@ func SQLEngines() error {
 	fmt.Printf("installed %s in %s\n", strings.Join(missing, " "), time.Since(start).Round(time.Second))
 	return nil
 }
+
+// sqlPolicy is the policy-rc.d SQLEngines puts in place while it installs,
+// known by its marker line.
+const sqlPolicy, sqlPolicyMarker = "/usr/sbin/policy-rc.d", "# quiver mage sqlEngines: no service starts while installing"
 
 // anyExecutable says whether name is on PATH or a file matches one of the
 // glob patterns.
