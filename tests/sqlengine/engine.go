@@ -253,6 +253,9 @@ func (e *engine) serve(a account, log *os.File, name string, args ...string) err
 		case <-time.After(100 * time.Millisecond):
 		}
 		if time.Now().After(deadline) {
+			// Not left running: a retry starts another one.
+			_ = e.cmd.Process.Kill()
+			<-e.exited
 			return fmt.Errorf("sqlengine: %s not ready after %s: %w\n%s", filepath.Base(name), startTimeout, err, tail(log.Name()))
 		}
 	}
