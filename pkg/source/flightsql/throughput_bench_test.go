@@ -242,6 +242,9 @@ func (p *peakHeap) end() uint64 {
 //
 //   - anchor=raw_client: arrow-go's Flight SQL client scanning the stream
 //     (Execute, DoGet, Next over every batch): the ceiling;
+//   - anchor=raw_client/receive=quiver: the same client with the Source's
+//     receive path (receiveOptions: its FlightData codec and buffer pool),
+//     what the Source's receiving alone costs;
 //   - anchor=data_frame: the raw client copying every row into a long
 //     data.Frame (time, host, value), as SDK-based plugins do;
 //   - anchor=long_to_wide: that, then the SDK's data.LongToWide;
@@ -280,6 +283,12 @@ func BenchmarkFlightSQLThroughput(b *testing.B) {
 		b.Fatal(err)
 	}
 	b.Cleanup(func() { _ = client.Close() })
+	// The same client, but receiving as the Source does (receiveOptions).
+	received, err := flightsql.NewClient(addr, nil, nil, append(receiveOptions(), grpc.WithTransportCredentials(insecure.NewCredentials()))...)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { _ = received.Close() })
 	limits := source.Limits{MaxSeries: 10 * tpHosts, MaxPoints: 10 * rows}
 	query := func(format string, sink source.Sink) error {
 		return s.Query(context.Background(), source.Query{RefID: "A", JSON: []byte(fmt.Sprintf(`{"rawSql":%q,"format":%q}`, tpSQL, format)),
@@ -317,6 +326,9 @@ func BenchmarkFlightSQLThroughput(b *testing.B) {
 
 	b.Run("anchor=raw_client", func(b *testing.B) {
 		run(b, func() error { return rawScan(client, nil) })
+	})
+	b.Run("anchor=raw_client/receive=quiver", func(b *testing.B) {
+		run(b, func() error { return rawScan(received, nil) })
 	})
 	b.Run("anchor=data_frame", func(b *testing.B) {
 		run(b, func() error {
