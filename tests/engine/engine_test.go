@@ -14,6 +14,7 @@ import (
 	"google.golang.org/grpc/credentials/insecure"
 
 	"github.com/quiverdata/quiver/tests/engine"
+	"github.com/quiverdata/quiver/tests/sqlrows"
 )
 
 // read runs query through a plain arrow-go Flight SQL client.
@@ -96,29 +97,7 @@ func TestEngineSqlInfoNamesDuckDB(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer cl.Close()
-	info, err := cl.GetSqlInfo(ctx, []flightsql.SqlInfo{flightsql.SqlInfoFlightSqlServerName, flightsql.SqlInfoFlightSqlServerVersion})
-	if err != nil {
-		t.Fatal(err)
-	}
-	rdr, err := cl.DoGet(ctx, info.GetEndpoint()[0].GetTicket())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer rdr.Release()
-	found := map[uint32]string{}
-	for rdr.Next() {
-		rec := rdr.RecordBatch()
-		names := rec.Column(0).(*array.Uint32)
-		vals := rec.Column(1).(*array.DenseUnion)
-		for i := range int(rec.NumRows()) {
-			child := vals.Field(vals.ChildID(i)).(*array.String)
-			found[names.Value(i)] = child.Value(int(vals.ValueOffset(i)))
-		}
-	}
-	if err := rdr.Err(); err != nil {
-		t.Fatal(err)
-	}
-	if found[uint32(flightsql.SqlInfoFlightSqlServerName)] != "DuckDB" || found[uint32(flightsql.SqlInfoFlightSqlServerVersion)] != s.Version {
-		t.Errorf("GetSqlInfo = %v, want DuckDB %s", found, s.Version)
+	if name, version := sqlrows.ServerInfo(t, ctx, cl); name != "DuckDB" || version != s.Version {
+		t.Errorf("GetSqlInfo = %s %s, want DuckDB %s", name, version, s.Version)
 	}
 }

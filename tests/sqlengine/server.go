@@ -165,16 +165,7 @@ type server struct {
 }
 
 func (s *server) GetFlightInfoStatement(_ context.Context, cmd flightsql.StatementQuery, desc *flight.FlightDescriptor) (*flight.FlightInfo, error) {
-	tkt, err := flightsql.CreateStatementQueryTicket([]byte(cmd.GetQuery()))
-	if err != nil {
-		return nil, err
-	}
-	return &flight.FlightInfo{
-		Endpoint:         []*flight.FlightEndpoint{{Ticket: &flight.Ticket{Ticket: tkt}}},
-		FlightDescriptor: desc,
-		TotalRecords:     -1,
-		TotalBytes:       -1,
-	}, nil
+	return sqlrows.StatementInfo(cmd, desc)
 }
 
 // DoGetStatement runs the statement and streams its rows in batches of

@@ -10,12 +10,12 @@ import (
 	"time"
 
 	"github.com/apache/arrow-go/v18/arrow"
-	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/flight/flightsql"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials/insecure"
 
 	"github.com/quiverdata/quiver/tests/sqlengine"
+	"github.com/quiverdata/quiver/tests/sqlrows"
 )
 
 func TestMain(m *testing.M) {
@@ -76,28 +76,7 @@ func read(t *testing.T, addr, query string) (*arrow.Schema, [][]string) {
 func sqlInfo(t *testing.T, addr string) (name, version string) {
 	t.Helper()
 	ctx, cl := client(t, addr)
-	info, err := cl.GetSqlInfo(ctx, []flightsql.SqlInfo{flightsql.SqlInfoFlightSqlServerName, flightsql.SqlInfoFlightSqlServerVersion})
-	if err != nil {
-		t.Fatal(err)
-	}
-	rdr, err := cl.DoGet(ctx, info.GetEndpoint()[0].GetTicket())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer rdr.Release()
-	found := map[uint32]string{}
-	for rdr.Next() {
-		rec := rdr.RecordBatch()
-		names := rec.Column(0).(*array.Uint32)
-		vals := rec.Column(1).(*array.DenseUnion)
-		for i := range int(rec.NumRows()) {
-			found[names.Value(i)] = vals.Field(vals.ChildID(i)).(*array.String).Value(int(vals.ValueOffset(i)))
-		}
-	}
-	if err := rdr.Err(); err != nil {
-		t.Fatal(err)
-	}
-	return found[uint32(flightsql.SqlInfoFlightSqlServerName)], found[uint32(flightsql.SqlInfoFlightSqlServerVersion)]
+	return sqlrows.ServerInfo(t, ctx, cl)
 }
 
 type typeCase struct {

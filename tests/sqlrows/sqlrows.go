@@ -1,6 +1,8 @@
-// Package sqlrows runs SQL on a test engine's database/sql handle directly,
-// for the real-engine test servers (tests/engine, tests/sqlengine): setup
-// statements, and the rows of a reference query as the driver returns them.
+// Package sqlrows is what the real-engine test servers (tests/engine,
+// tests/sqlengine) share: running SQL on a test engine's database/sql
+// handle directly (setup statements, and the rows of a reference query as
+// the driver returns them), the FlightInfo of a statement, and reading the
+// server's name and version back.
 package sqlrows
 
 import (
