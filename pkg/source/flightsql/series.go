@@ -494,11 +494,7 @@ func (b *seriesBuilder) sortSeries(s *series) (*sortedSeries, error) {
 			perm[i] = int32(i)
 		}
 		slices.SortStableFunc(perm, func(x, y int32) int { return cmp.Compare(times[x], times[y]) })
-		sorted := make([]arrow.Timestamp, len(perm))
-		for i, p := range perm {
-			sorted[i] = times[p]
-		}
-		times = sorted
+		times = permute(times, perm)
 		if tbuf != nil {
 			tbuf.Release()
 			tbuf = nil

@@ -128,11 +128,7 @@ func (s *numStore[T]) array(runs []run, dt arrow.DataType, perm []int32, mem *re
 		pos += int(r.n)
 	}
 	if perm != nil {
-		sorted := make([]T, len(perm))
-		for i, p := range perm {
-			sorted[i] = vals[p]
-		}
-		vals = sorted
+		vals = permute(vals, perm)
 		if buf != nil {
 			buf.Release()
 			buf = nil
@@ -282,6 +278,15 @@ func (s *segments[T]) collect(runs []run, mem *recycler) (vals []T, buf *memory.
 		vals = append(vals, s.segs[r.seg][r.start:r.start+r.n]...)
 	}
 	return vals, memory.NewBufferWithAllocator(b[:size], mem)
+}
+
+// permute returns a new slice whose i-th value is vals[perm[i]].
+func permute[T any](vals []T, perm []int32) []T {
+	out := make([]T, len(perm))
+	for i, p := range perm {
+		out[i] = vals[p]
+	}
+	return out
 }
 
 // recycler is the memory of the series' arrays: a memory.Allocator that
