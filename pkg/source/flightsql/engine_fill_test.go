@@ -4,7 +4,6 @@ package flightsql
 
 import (
 	"fmt"
-	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -102,7 +101,7 @@ func TestEngineFill(t *testing.T) {
 					got[k] = v
 				}
 			}
-			if len(frames) != 3 || !equalFilled(got, want) {
+			if len(frames) != 3 || !equalSeries(got, want) {
 				t.Errorf("%s %s time_series:\n got %v\nwant %v", tz, tc.fill, got, want)
 			}
 
@@ -110,21 +109,9 @@ func TestEngineFill(t *testing.T) {
 			if len(frames) != 1 {
 				t.Fatalf("%s %s wide: %d frames", tz, tc.fill, len(frames))
 			}
-			if got := filledSeriesOf(t, frames[0].Fields[0], frames[0].Fields[1:]); !equalFilled(got, want) {
+			if got := filledSeriesOf(t, frames[0].Fields[0], frames[0].Fields[1:]); !equalSeries(got, want) {
 				t.Errorf("%s %s time_series_wide:\n got %v\nwant %v", tz, tc.fill, got, want)
 			}
 		}
 	}
-}
-
-func equalFilled(a, b map[string][]nullablePoint) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for k, pa := range a {
-		if !slices.Equal(pa, b[k]) {
-			return false
-		}
-	}
-	return true
 }

@@ -125,14 +125,8 @@ func TestEngineMacros(t *testing.T) {
 				}
 				for _, tc := range engineCases {
 					ref := referenceOf(t, srv.Query(t, tc.ref))
-					times := map[int64]bool{}
-					for _, pts := range ref {
-						for _, p := range pts {
-							times[p.ms] = true
-						}
-					}
-					if len(times) != tc.buckets {
-						t.Fatalf("%s: the reference has %d distinct times, want %d", tc.name, len(times), tc.buckets)
+					if n := distinctTimes(ref); n != tc.buckets {
+						t.Fatalf("%s: the reference has %d distinct times, want %d", tc.name, n, tc.buckets)
 					}
 					got := seriesOf(t, engineQuery(t, s, tc.sql, FormatTimeSeries))
 					if !equalSeries(got, ref) {

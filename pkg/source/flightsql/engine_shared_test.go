@@ -76,7 +76,8 @@ func engineQuery(t *testing.T, s *Source, sql, format string) []*data.Frame {
 // The reference bounds, written by hand: epoch milliseconds of the range.
 const refRange = "BETWEEN 1767225600000 AND 1767229200000"
 
-func equalSeries(a, b map[string][]point) bool {
+// equalSeries says whether a and b hold the same series, point by point.
+func equalSeries[P comparable](a, b map[string][]P) bool {
 	if len(a) != len(b) {
 		return false
 	}
@@ -86,6 +87,17 @@ func equalSeries(a, b map[string][]point) bool {
 		}
 	}
 	return true
+}
+
+// distinctTimes is how many distinct times the series hold.
+func distinctTimes(series map[string][]point) int {
+	times := map[int64]bool{}
+	for _, pts := range series {
+		for _, p := range pts {
+			times[p.ms] = true
+		}
+	}
+	return len(times)
 }
 
 func head(ms []int64) []string {

@@ -119,14 +119,8 @@ func runRefCases(t *testing.T, s *Source, eng sqlEngine, query func(string) [][]
 	t.Helper()
 	for _, tc := range cases {
 		ref := refSeries(t, query(eng.sql(tc.ref)))
-		times := map[int64]bool{}
-		for _, pts := range ref {
-			for _, p := range pts {
-				times[p.ms] = true
-			}
-		}
-		if len(times) != tc.buckets {
-			t.Errorf("%s: the reference has %d distinct times, want %d", tc.name, len(times), tc.buckets)
+		if n := distinctTimes(ref); n != tc.buckets {
+			t.Errorf("%s: the reference has %d distinct times, want %d", tc.name, n, tc.buckets)
 			continue
 		}
 		got := seriesOf(t, engineQuery(t, s, eng.sql(tc.sql), FormatTimeSeries))
