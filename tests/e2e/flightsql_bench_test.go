@@ -14,7 +14,6 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"math/rand/v2"
 	"os"
 	"os/exec"
 	"strconv"
@@ -37,25 +36,8 @@ import (
 	"google.golang.org/grpc/status"
 
 	"github.com/quiverdata/quiver/pkg/harness"
+	"github.com/quiverdata/quiver/tests/walks"
 )
-
-// The benchmark's result, the one of BenchmarkFlightSQLThroughput
-// (pkg/source/flightsql): 1000 series × 1000 points, `time`
-// timestamp[ns, UTC] at 10 s steps, `host` utf8, `value` float64 random
-// walks, rows of different series interleaved as GROUP BY time, host
-// returns them, in batches of 8192 rows.
-const (
-	binHosts     = 1000
-	binPoints    = 1000
-	binBatchRows = 8192
-	binSQL       = "SELECT time, host, value FROM cpu GROUP BY time, host"
-)
-
-var binSchema = arrow.NewSchema([]arrow.Field{
-	{Name: "time", Type: &arrow.TimestampType{Unit: arrow.Nanosecond, TimeZone: "UTC"}},
-	{Name: "host", Type: arrow.BinaryTypes.String},
-	{Name: "value", Type: arrow.PrimitiveTypes.Float64},
-}, nil)
 
 // benchResult is a result built once and what its answer must hold.
 type benchResult struct {
@@ -66,21 +48,11 @@ type benchResult struct {
 	sum           float64 // of every value, for the checks
 }
 
+// buildResult builds hosts × points rows of the benchmarks' result
+// (tests/walks) and what its answer must hold.
 func buildResult(hosts, points, batchRows int) *benchResult {
-	rng := rand.New(rand.NewPCG(1, 2))
-	names := make([]string, hosts)
-	walk := make([]float64, hosts)
-	for h := range names {
-		names[h] = fmt.Sprintf("host-%04d", h)
-		walk[h] = 50
-	}
-	base := time.Date(2026, 11, 30, 0, 0, 0, 0, time.UTC).UnixNano()
-	b := array.NewRecordBuilder(memory.DefaultAllocator, binSchema)
-	defer b.Release()
-	r := &benchResult{hosts: hosts, points: points}
-	flush := func() {
-		rec := b.NewRecordBatch()
-		r.batches = append(r.batches, rec)
+	r := &benchResult{batches: walks.Batches(hosts, points, batchRows), hosts: hosts, points: points}
+	for _, rec := range r.batches {
 		r.rows += rec.NumRows()
 		for _, c := range rec.Columns() {
 			for _, buf := range c.Data().Buffers() {
@@ -89,27 +61,14 @@ func buildResult(hosts, points, batchRows int) *benchResult {
 				}
 			}
 		}
-	}
-	n := 0
-	for p := range points {
-		for h := range hosts {
-			walk[h] += rng.NormFloat64()
-			r.sum += walk[h]
-			b.Field(0).(*array.TimestampBuilder).Append(arrow.Timestamp(base + int64(p)*10e9))
-			b.Field(1).(*array.StringBuilder).Append(names[h])
-			b.Field(2).(*array.Float64Builder).Append(walk[h])
-			if n++; n%batchRows == 0 {
-				flush()
-			}
+		for _, v := range rec.Column(2).(*array.Float64).Float64Values() {
+			r.sum += v
 		}
-	}
-	if n%batchRows != 0 {
-		flush()
 	}
 	return r
 }
 
-// resultServer is a Flight SQL server that answers binSQL with pre-built
+// resultServer is a Flight SQL server that answers walks.SQL with pre-built
 // batches, so that it only serialises them.
 type resultServer struct {
 	flightsql.BaseServer
@@ -117,7 +76,7 @@ type resultServer struct {
 }
 
 func (s *resultServer) GetFlightInfoStatement(_ context.Context, cmd flightsql.StatementQuery, desc *flight.FlightDescriptor) (*flight.FlightInfo, error) {
-	if cmd.GetQuery() != binSQL {
+	if cmd.GetQuery() != walks.SQL {
 		return nil, status.Errorf(codes.InvalidArgument, "unknown query %q", cmd.GetQuery())
 	}
 	tkt, err := flightsql.CreateStatementQueryTicket([]byte("cpu"))
@@ -125,7 +84,7 @@ func (s *resultServer) GetFlightInfoStatement(_ context.Context, cmd flightsql.S
 		return nil, err
 	}
 	return &flight.FlightInfo{FlightDescriptor: desc, TotalRecords: -1, TotalBytes: -1,
-		Schema:   flight.SerializeSchema(binSchema, memory.DefaultAllocator),
+		Schema:   flight.SerializeSchema(walks.Schema, memory.DefaultAllocator),
 		Endpoint: []*flight.FlightEndpoint{{Ticket: &flight.Ticket{Ticket: tkt}}}}, nil
 }
 
@@ -143,7 +102,7 @@ func (s *resultServer) DoGetStatement(ctx context.Context, _ flightsql.Statement
 			}
 		}
 	}()
-	return binSchema, ch, nil
+	return walks.Schema, ch, nil
 }
 
 // serveResult serves res on 127.0.0.1 and returns the address.
@@ -153,10 +112,10 @@ func serveResult(tb testing.TB, res *benchResult) string {
 	return serveFlightSQL(tb, srv)
 }
 
-// rawScan runs binSQL through arrow-go's Flight SQL client and reads every
+// rawScan runs walks.SQL through arrow-go's Flight SQL client and reads every
 // batch, nothing else: the anchor.
 func rawScan(ctx context.Context, client *flightsql.Client) (int64, error) {
-	info, err := client.Execute(ctx, binSQL)
+	info, err := client.Execute(ctx, walks.SQL)
 	if err != nil {
 		return 0, err
 	}
@@ -476,7 +435,7 @@ const envPluginEnv = "QUIVER_BENCH_PLUGIN_ENV"
 //
 //	go test -tags arrow_json_stdlib -run '^$' -bench FlightSQLThroughTheBinary -benchtime 3x -count 6 ./tests/e2e
 func BenchmarkFlightSQLThroughTheBinary(b *testing.B) {
-	res := buildResult(binHosts, binPoints, binBatchRows)
+	res := buildResult(walks.Hosts, walks.Points, walks.BatchRows)
 	addr := serveResult(b, res)
 	benchThroughTheBinary(b, res, addr, strings.Fields(os.Getenv(envPluginEnv)))
 }
@@ -580,7 +539,7 @@ func benchThroughTheBinary(b *testing.B, res *benchResult, addr string, env []st
 			defer plugin.Close()
 			pc := harness.Context(int64(9000+ci), fmt.Sprintf(`{"upstream":"flightsql","address":%q,"dialect":"ansi"%s}`, addr, c.settings), nil)
 			now := time.Now()
-			q := harness.Query("A", map[string]string{"rawSql": binSQL, "format": format}, now.Add(-time.Hour), now, time.Second, 1000)
+			q := harness.Query("A", map[string]string{"rawSql": walks.SQL, "format": format}, now.Add(-time.Hour), now, time.Second, 1000)
 			ctx := context.Background()
 			query := func() (*pluginv2.DataResponse, error) {
 				if bc.chunked {
@@ -689,7 +648,7 @@ func TestThroughTheBinaryMeters(t *testing.T) {
 	addr := serveResult(t, res)
 	pc := instance(fmt.Sprintf(`{"upstream":"flightsql","address":%q,"dialect":"ansi"}`, addr), nil)
 	for _, format := range []string{"time_series", "time_series_wide", "table"} {
-		q := harness.Query("A", map[string]string{"rawSql": binSQL, "format": format}, from, t0, time.Second, 1000)
+		q := harness.Query("A", map[string]string{"rawSql": walks.SQL, "format": format}, from, t0, time.Second, 1000)
 		var dr *pluginv2.DataResponse
 		m, err := measure(plug.Pid, func() error {
 			resp, err := plug.QueryData(ctx(t), pc, pluginv2.DataFrameFormat_ARROW, q)

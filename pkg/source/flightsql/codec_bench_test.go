@@ -15,6 +15,7 @@ import (
 	"github.com/quiverdata/quiver/pkg/codec"
 	"github.com/quiverdata/quiver/pkg/frame"
 	"github.com/quiverdata/quiver/pkg/source"
+	"github.com/quiverdata/quiver/tests/walks"
 )
 
 // BenchmarkFlightSQLCodec: what compression costs the plugin on the
@@ -38,11 +39,11 @@ func BenchmarkFlightSQLCodec(b *testing.B) {
 		sql  string
 		data []arrow.RecordBatch
 	}{
-		{"step=10s", tpSQL, batches},
-		{"step=60s", tpSQL + " -- 60 s", stretchTime(b, batches, 6)},
+		{"step=10s", walks.SQL, batches},
+		{"step=60s", walks.SQL + " -- 60 s", stretchTime(b, batches, 6)},
 	}
 	for _, st := range steps {
-		srv.set(st.sql, &dataset{schema: tpSchema, endpoints: [][]arrow.RecordBatch{st.data}})
+		srv.set(st.sql, &dataset{schema: walks.Schema, endpoints: [][]arrow.RecordBatch{st.data}})
 	}
 	addr := startServer(b, srv, serverOpts{})
 	drainDoGets(srv)
@@ -71,7 +72,7 @@ func BenchmarkFlightSQLCodec(b *testing.B) {
 					}
 					sink := &encodeSink{enc: enc}
 					q := source.Query{RefID: "A", JSON: []byte(fmt.Sprintf(`{"rawSql":%q,"format":%q}`, st.sql, format)),
-						Limits: source.Limits{MaxSeries: 10 * tpHosts, MaxPoints: 10 * rows}}
+						Limits: source.Limits{MaxSeries: 10 * walks.Hosts, MaxPoints: 10 * rows}}
 					if err := s.Query(context.Background(), q, sink); err != nil { // warm up the skip's history
 						b.Fatal(err)
 					}

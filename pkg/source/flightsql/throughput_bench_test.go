@@ -9,7 +9,6 @@ package flightsql
 import (
 	"context"
 	"fmt"
-	"math/rand/v2"
 	"runtime"
 	"runtime/metrics"
 	"strings"
@@ -29,53 +28,12 @@ import (
 	"github.com/quiverdata/quiver/pkg/codec"
 	"github.com/quiverdata/quiver/pkg/frame"
 	"github.com/quiverdata/quiver/pkg/source"
+	"github.com/quiverdata/quiver/tests/walks"
 )
 
-// The throughput result: 1000 series × 1000 points, rows of different series
-// interleaved as GROUP BY time, host returns them (every host at one time,
-// then the next time), in batches of 8192 rows (DataFusion's default).
-const (
-	tpHosts     = 1000
-	tpPoints    = 1000
-	tpBatchRows = 8192
-	tpSQL       = "SELECT time, host, value FROM cpu GROUP BY time, host"
-)
-
-var tpSchema = arrow.NewSchema([]arrow.Field{
-	{Name: "time", Type: &arrow.TimestampType{Unit: arrow.Nanosecond, TimeZone: "UTC"}},
-	{Name: "host", Type: arrow.BinaryTypes.String},
-	{Name: "value", Type: arrow.PrimitiveTypes.Float64},
-}, nil)
-
-// throughputBatches builds the result once: random-walk values, 10 s steps.
+// throughputBatches builds the throughput result (tests/walks) once.
 func throughputBatches() []arrow.RecordBatch {
-	rng := rand.New(rand.NewPCG(1, 2))
-	hosts := make([]string, tpHosts)
-	walk := make([]float64, tpHosts)
-	for h := range hosts {
-		hosts[h] = fmt.Sprintf("host-%04d", h)
-		walk[h] = 50
-	}
-	base := time.Date(2026, 11, 30, 0, 0, 0, 0, time.UTC).UnixNano()
-	b := array.NewRecordBuilder(memory.DefaultAllocator, tpSchema)
-	defer b.Release()
-	var out []arrow.RecordBatch
-	rows := 0
-	for p := range tpPoints {
-		for h := range tpHosts {
-			walk[h] += rng.NormFloat64()
-			b.Field(0).(*array.TimestampBuilder).Append(arrow.Timestamp(base + int64(p)*10e9))
-			b.Field(1).(*array.StringBuilder).Append(hosts[h])
-			b.Field(2).(*array.Float64Builder).Append(walk[h])
-			if rows++; rows%tpBatchRows == 0 {
-				out = append(out, b.NewRecordBatch())
-			}
-		}
-	}
-	if rows%tpBatchRows != 0 {
-		out = append(out, b.NewRecordBatch())
-	}
-	return out
+	return walks.Batches(walks.Hosts, walks.Points, walks.BatchRows)
 }
 
 // discardSink takes frames and drops them: the source up to the Sink.
@@ -266,7 +224,7 @@ func BenchmarkFlightSQLThroughput(b *testing.B) {
 		rows += r.NumRows()
 	}
 	srv := newMemServer()
-	srv.set(tpSQL, &dataset{schema: tpSchema, endpoints: [][]arrow.RecordBatch{batches}})
+	srv.set(walks.SQL, &dataset{schema: walks.Schema, endpoints: [][]arrow.RecordBatch{batches}})
 	addr := startServer(b, srv, serverOpts{})
 	drainDoGets(srv)
 
@@ -289,9 +247,9 @@ func BenchmarkFlightSQLThroughput(b *testing.B) {
 		b.Fatal(err)
 	}
 	b.Cleanup(func() { _ = received.Close() })
-	limits := source.Limits{MaxSeries: 10 * tpHosts, MaxPoints: 10 * rows}
+	limits := source.Limits{MaxSeries: 10 * walks.Hosts, MaxPoints: 10 * rows}
 	query := func(format string, sink source.Sink) error {
-		return s.Query(context.Background(), source.Query{RefID: "A", JSON: []byte(fmt.Sprintf(`{"rawSql":%q,"format":%q}`, tpSQL, format)),
+		return s.Query(context.Background(), source.Query{RefID: "A", JSON: []byte(fmt.Sprintf(`{"rawSql":%q,"format":%q}`, walks.SQL, format)),
 			Limits: limits}, sink)
 	}
 
@@ -343,7 +301,7 @@ func BenchmarkFlightSQLThroughput(b *testing.B) {
 				return err
 			}
 			w, err := data.LongToWide(f, nil)
-			if err == nil && len(w.Fields) != tpHosts+1 {
+			if err == nil && len(w.Fields) != walks.Hosts+1 {
 				err = fmt.Errorf("LongToWide: %d fields", len(w.Fields))
 			}
 			return err
@@ -393,18 +351,18 @@ func drainDoGets(srv *memServer) {
 }
 
 func checkFrames(format string, frames int64) error {
-	want := map[string]int64{FormatTimeSeries: tpHosts, FormatTimeSeriesWide: 1, FormatTable: 1}[format]
+	want := map[string]int64{FormatTimeSeries: walks.Hosts, FormatTimeSeriesWide: 1, FormatTable: 1}[format]
 	if frames != want {
 		return fmt.Errorf("%s: %d frames, want %d", format, frames, want)
 	}
 	return nil
 }
 
-// rawScan runs tpSQL through the Flight SQL client and reads every batch,
+// rawScan runs walks.SQL through the Flight SQL client and reads every batch,
 // handing each to each when set.
 func rawScan(client *flightsql.Client, each func(arrow.RecordBatch)) error {
 	ctx := context.Background()
-	info, err := client.Execute(ctx, tpSQL)
+	info, err := client.Execute(ctx, walks.SQL)
 	if err != nil {
 		return err
 	}
@@ -427,7 +385,7 @@ func rawScan(client *flightsql.Client, each func(arrow.RecordBatch)) error {
 			return err
 		}
 	}
-	if n != tpHosts*tpPoints {
+	if n != walks.Hosts*walks.Points {
 		return fmt.Errorf("raw scan read %d rows", n)
 	}
 	return nil
@@ -461,7 +419,7 @@ func longFrame(client *flightsql.Client) (*data.Frame, error) {
 // a tableBuilder up to a sink that drops the frames.
 func BenchmarkSeriesSplit(b *testing.B) {
 	batches := throughputBatches()
-	plan, err := newPlan(tpSchema)
+	plan, err := newPlan(walks.Schema)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -500,8 +458,8 @@ func BenchmarkSeriesSplit(b *testing.B) {
 				fb.release()
 				cpu += cpuTime() - c0
 			}
-			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(tpHosts*tpPoints), "ns/row")
-			b.ReportMetric(float64(cpu.Nanoseconds())/float64(b.N)/float64(tpHosts*tpPoints), "cpu-ns/row")
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(walks.Hosts*walks.Points), "ns/row")
+			b.ReportMetric(float64(cpu.Nanoseconds())/float64(b.N)/float64(walks.Hosts*walks.Points), "cpu-ns/row")
 		})
 	}
 }
