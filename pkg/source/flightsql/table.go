@@ -42,18 +42,11 @@ func newTableBuilder(mem memory.Allocator, fi frameInfo, s *arrow.Schema) *table
 // them; otherwise the batches are joined at the end. It is called before
 // the first batch.
 func (b *tableBuilder) stream(sink source.Sink) error {
-	fields := make([]outField, 0, b.schema.NumFields())
-	for i, f := range b.schema.Fields() {
-		bld := array.NewBuilder(b.mem, f.Type)
-		config, _ := b.schema.Field(i).Metadata.GetValue(mdConfig)
-		fields = append(fields, outField{name: f.Name, arr: bld.NewArray(), config: config})
-		bld.Release()
-	}
 	var meta *data.FrameMeta
 	if b.sql != "" {
 		meta = b.meta("", data.FrameTypeVersion{}, nil) // the size of what Close will write
 	}
-	empty, err := newFrameRecord("", b.refID, meta, fields)
+	empty, err := b.joined(meta) // no batch kept yet: empty columns
 	if err != nil {
 		return err
 	}
@@ -73,13 +66,6 @@ func (b *tableBuilder) add(rec arrow.RecordBatch) error {
 	}
 	if b.w != nil && rec.NumRows() == 0 {
 		return nil // a part of no row adds nothing but its overhead
-	}
-	if b.w != nil && b.pendingRows == 0 && bigPart(rec.NumRows(), recordBytes(rec)) {
-		part, err := newFrameRecord("", b.refID, nil, b.fieldsOf(rec))
-		if err != nil {
-			return err
-		}
-		return b.w.Part(part)
 	}
 	for c := range b.parts {
 		a := rec.Column(c)
@@ -141,19 +127,6 @@ func (b *tableBuilder) joined(meta *data.FrameMeta) (arrow.RecordBatch, error) {
 	owned := fields
 	fields = nil // newFrameRecord takes them over
 	return newFrameRecord("", b.refID, meta, owned)
-}
-
-// fieldsOf returns rec's columns (retained) as the frame's fields.
-func (b *tableBuilder) fieldsOf(rec arrow.RecordBatch) []outField {
-	fields := make([]outField, rec.NumCols())
-	for c := range fields {
-		f := b.schema.Field(c)
-		config, _ := f.Metadata.GetValue(mdConfig)
-		arr := rec.Column(c)
-		arr.Retain()
-		fields[c] = outField{name: f.Name, arr: arr, config: config}
-	}
-	return fields
 }
 
 func (b *tableBuilder) finish(sink source.Sink, notices []data.Notice) error {
