@@ -3,11 +3,9 @@ package plugin
 import (
 	"errors"
 	"fmt"
-	"runtime/debug"
 	"time"
 
 	"github.com/apache/arrow-go/v18/arrow"
-	"github.com/grafana/grafana-plugin-sdk-go/backend"
 
 	"github.com/quiverdata/quiver/pkg/arrowipc"
 	"github.com/quiverdata/quiver/pkg/frame"
@@ -131,13 +129,14 @@ func (w *partWriter) encodePart(rec arrow.RecordBatch, held int64) {
 		rec.Release()
 		k.acct.release(held)
 	}()
+	var panicked error
 	defer func() {
-		if p := recover(); p != nil {
-			backend.Logger.Error("panic encoding a frame", "refId", k.refID, "panic", p, "stack", string(debug.Stack()))
-			w.err = fmt.Errorf("internal error in Quiver while encoding a frame: %v", p)
-			k.fail(w.err)
+		if panicked != nil {
+			w.err = panicked
+			k.fail(panicked)
 		}
 	}()
+	defer k.recoverEncode(&panicked)
 	e := k.inst.encoder()
 	start := time.Now()
 	_, err := e.AppendPart(w.parts, rec)
@@ -201,12 +200,7 @@ func (w *partWriter) finishAndEmit(summary *frame.Summary) (err error) {
 	held := w.held
 	w.held = 0
 	defer func() { k.acct.release(held) }() // what the frame no longer holds
-	defer func() {
-		if p := recover(); p != nil {
-			backend.Logger.Error("panic encoding a frame", "refId", k.refID, "panic", p, "stack", string(debug.Stack()))
-			err = fmt.Errorf("internal error in Quiver while encoding a frame: %v", p)
-		}
-	}()
+	defer k.recoverEncode(&err)
 	defer w.parts.Reset() // on error, what FinishParts left
 	e := k.inst.encoder()
 	defer k.inst.putEncoder(e)
@@ -222,12 +216,7 @@ func (w *partWriter) finishAndEmit(summary *frame.Summary) (err error) {
 		k.summary.Add(st, took)
 		k.mu.Unlock()
 	}
-	if n := heldBytes(out); n > held {
-		k.acct.force(n - held)
-		held = 0
-	} else {
-		held -= n
-	}
+	held = k.takeOver(out, held)
 	return k.emit(w.idx, out)
 }
 

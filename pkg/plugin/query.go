@@ -464,12 +464,7 @@ func (k *sink) encodeAndEmit(idx int, j job, summary *frame.Summary) (err error)
 	defer j.release()
 	held := j.held
 	defer func() { k.acct.release(held) }() // what the frame no longer holds
-	defer func() {
-		if p := recover(); p != nil {
-			backend.Logger.Error("panic encoding a frame", "refId", k.refID, "panic", p, "stack", string(debug.Stack()))
-			err = fmt.Errorf("internal error in Quiver while encoding a frame: %v", p)
-		}
-	}()
+	defer k.recoverEncode(&err)
 	var b []byte
 	if k.json {
 		b, err = k.marshalJSON(j)
@@ -479,15 +474,29 @@ func (k *sink) encodeAndEmit(idx int, j job, summary *frame.Summary) (err error)
 	if err != nil {
 		return fmt.Errorf("encoding frame %d: %w", idx, err)
 	}
-	// The encoded frame takes over the source frame's bytes; an encoded
-	// frame above its estimate takes the difference without waiting.
-	if n := heldBytes(b); n > held {
-		k.acct.force(n - held)
-		held = 0
-	} else {
-		held -= n
-	}
+	held = k.takeOver(b, held)
 	return k.emit(idx, b)
+}
+
+// takeOver gives the budget held for a frame to its encoded bytes b, and
+// returns what of held b does not need (for the caller to release). An
+// encoded frame above its estimate takes the difference without waiting.
+func (k *sink) takeOver(b []byte, held int64) int64 {
+	n := heldBytes(b)
+	if n > held {
+		k.acct.force(n - held)
+		return 0
+	}
+	return held - n
+}
+
+// recoverEncode, deferred, turns a panic while encoding a frame into *err
+// and logs it: it fails the query, not the process.
+func (k *sink) recoverEncode(err *error) {
+	if p := recover(); p != nil {
+		backend.Logger.Error("panic encoding a frame", "refId", k.refID, "panic", p, "stack", string(debug.Stack()))
+		*err = fmt.Errorf("internal error in Quiver while encoding a frame: %v", p)
+	}
 }
 
 // encode encodes j into a new buffer of exactly its size (Append to nil),
