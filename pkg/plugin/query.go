@@ -422,6 +422,12 @@ func (k *sink) submit(rows int64, j job) error {
 // k.wg; when the query is cancelled first, it runs dropped instead and
 // returns the cause.
 func (k *sink) dispatch(work, dropped func()) error {
+	// A cancelled request stops at its next frame: a select with an idle
+	// worker ready as well would pick either case at random.
+	if k.ctx.Err() != nil {
+		dropped()
+		return context.Cause(k.ctx)
+	}
 	k.wg.Add(1)
 	select {
 	case k.svc.work <- func() { defer k.wg.Done(); work() }:
