@@ -14,7 +14,7 @@ import (
 // come, whose schema metadata is given only when it is finished.
 
 // ErrFinished is returned by AppendBatch and FinishFile for a File that is
-// finished (or was reset) already.
+// finished already.
 var ErrFinished = errors.New("arrowipc: the file is finished")
 
 // DefaultMetaHint is the room a File leaves for its schema's custom

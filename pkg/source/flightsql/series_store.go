@@ -158,9 +158,9 @@ type rowGroups struct {
 	order  []int32 // pending row indices, series by series, each in row order
 }
 
-// group sets g to the rows of ids (ids[i] is the series of row i; -1: none)
-// grouped by series, among series series.
-func (g *rowGroups) group(ids []int32, series int) {
+// reset readies g for rows of series series: counts and ends long enough,
+// the counts of the previous rows' series cleared, no series touched.
+func (g *rowGroups) reset(series int) {
 	if len(g.counts) < series {
 		g.counts = append(g.counts, make([]int32, series-len(g.counts))...)
 		g.ends = append(g.ends, make([]int32, series-len(g.ends))...)
@@ -168,7 +168,14 @@ func (g *rowGroups) group(ids []int32, series int) {
 	for _, id := range g.touch {
 		g.counts[id] = 0
 	}
-	counts, touch := g.counts, g.touch[:0]
+	g.touch = g.touch[:0]
+}
+
+// group sets g to the rows of ids (ids[i] is the series of row i; -1: none)
+// grouped by series, among series series.
+func (g *rowGroups) group(ids []int32, series int) {
+	g.reset(series)
+	counts, touch := g.counts, g.touch
 	for _, id := range ids {
 		if id < 0 {
 			continue
@@ -202,14 +209,7 @@ func (g *rowGroups) cycle(ids []int32, k int) bool {
 	if k == 0 || len(ids) < k {
 		return false
 	}
-	if len(g.counts) < k {
-		g.counts = append(g.counts, make([]int32, k-len(g.counts))...)
-		g.ends = append(g.ends, make([]int32, k-len(g.ends))...)
-	}
-	for _, id := range g.touch {
-		g.counts[id] = 0
-	}
-	g.touch = g.touch[:0]
+	g.reset(k)
 	for _, id := range ids[:k] {
 		if g.counts[id] != 0 {
 			for _, id := range ids[:k] {
