@@ -21,8 +21,9 @@
 // table streamed batch by batch is one file, as Grafana's reader appends
 // every batch of a file. A File is the caller's, so that the pooled
 // encoders of several goroutines may write its batches in turn; it keeps
-// room for the header in front of the batches, so that finishing it does
-// not copy them. A File of one batch is byte for byte what AppendFile
+// each batch in memory of exactly its size, and finishing joins them with
+// the header and the footer, so that no buffer is regrown on the way (a
+// batch's bytes are copied twice, never into memory cleared first). A File of one batch is byte for byte what AppendFile
 // writes.
 //
 // The files of the package:

@@ -78,6 +78,7 @@ type Encoder struct {
 	offs   []flatbuffers.UOffsetT
 	kvs    []flatbuffers.UOffsetT
 	rec    recordScratch // PrepareRecord's
+	join   joiner        // the file or batch being written
 }
 
 // NewEncoder returns an Encoder configured by o.
@@ -144,8 +145,9 @@ func (e *Encoder) settle(err error) error {
 // prepared batch, whose schema carries meta as its custom metadata (in this
 // order), and returns the extended slice, which aliases dst when dst has
 // the capacity. When it has not, an empty dst (nil) is replaced by memory
-// of exactly the file's size, so that AppendFile(nil, meta) returns the
-// file with no slack and no copy of it; a longer dst grows as append grows
+// of exactly the file's size, not cleared before the file is written into
+// it, so that AppendFile(nil, meta) returns the file with no slack and no
+// copy of it; a longer dst grows as append grows
 // it. The file is appended in one contiguous run and the batch is then no
 // longer prepared. Without a prepared batch it returns dst
 // unextended and the error of the failed Prepare, or ErrState.

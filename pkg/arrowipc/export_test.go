@@ -23,7 +23,11 @@ func (e *Encoder) AppendRecords(dst []byte, schema *arrow.Schema, recs ...arrow.
 	e.rec.kvs = kvs[:n]
 	meta := kvs[n:]
 	e.buildHeader(e.batch.fields, e.batch.infos, meta)
-	out := e.hdr.appendTo(dst)
+	// Joined batch by batch: a batch's compressed buffers are the
+	// encoder's, reused by the next prepare.
+	j := &e.join
+	e.hdr.addTo(j)
+	out := j.join(dst)
 	var arr [8]block
 	blocks := arr[:0]
 	for _, rec := range recs {
@@ -36,18 +40,20 @@ func (e *Encoder) AppendRecords(dst []byte, schema *arrow.Schema, recs ...arrow.
 			return dst, e.settle(err)
 		}
 		blk := block{offset: int64(len(out) - len(dst)), bodyLength: e.batch.length}
-		out, blk.metaLength = appendFramed(out, finishMessage(e.rb, format.HeaderRecordBatch, e.writeRecordBatch(), e.batch.length))
-		out = e.appendBody(out)
+		blk.metaLength = j.framed(finishMessage(e.rb, format.HeaderRecordBatch, e.writeRecordBatch(), e.batch.length))
+		e.addBody(j)
+		out = j.join(out)
 		blocks = append(blocks, blk)
 	}
-	out = appendFooterBytes(out, e.buildFooter(blocks))
+	addFooter(j, e.buildFooter(blocks))
+	out = j.join(out)
 	e.batch.drop()
 	return out, nil
 }
 
 // AppendRecordsAsFile writes what AppendRecords writes, through a File:
 // each record prepared (with schema's fields) and appended as the next
-// batch, then the file finished with schema's metadata (in place when dst
+// batch, then the file finished with schema's metadata (in a buffer of its own when dst
 // is nil).
 func (e *Encoder) AppendRecordsAsFile(dst []byte, schema *arrow.Schema, recs ...arrow.RecordBatch) ([]byte, error) {
 	var f File

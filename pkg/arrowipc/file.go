@@ -2,7 +2,6 @@ package arrowipc
 
 import (
 	"encoding/binary"
-	"slices"
 
 	flatbuffers "github.com/google/flatbuffers/go"
 
@@ -12,9 +11,9 @@ import (
 // This file is phase two: the prepared batch written as a file. Every
 // flatbuffer of the file (schema message, RecordBatch message, footer) is
 // built in encoder scratch first, so that the file's size is known before a
-// byte of it is written: the file is then written in one contiguous run
-// into a buffer with room for exactly that, and each body byte is copied
-// once, from the caller's (or the compressed) memory into the file.
+// byte of it is written: the file is then put together from its pieces
+// (joiner) into a buffer of exactly that size, and each body byte is
+// copied once, from the caller's (or the compressed) memory into the file.
 
 const (
 	alignment    = 8
@@ -35,12 +34,13 @@ type header struct {
 // the framed schema message.
 func (h *header) size() int { return len(format.Magic) + 2 + pad8(8+len(h.msg)) }
 
-// appendTo appends the header to dst.
-func (h *header) appendTo(dst []byte) []byte {
-	dst = append(dst, format.Magic...)
-	dst = append(dst, 0, 0)
-	dst, _ = appendFramed(dst, h.msg)
-	return dst
+// addTo adds the header to j.
+func (h *header) addTo(j *joiner) {
+	from := len(j.scratch)
+	j.scratch = append(j.scratch, format.Magic...)
+	j.scratch = append(j.scratch, 0, 0)
+	j.wrote(from)
+	j.framed(h.msg)
 }
 
 // appendFile appends the whole file of the prepared batch to dst. When dst
@@ -52,18 +52,12 @@ func (e *Encoder) appendFile(dst []byte, meta []KeyValue) []byte {
 	rb := finishMessage(e.rb, format.HeaderRecordBatch, e.writeRecordBatch(), p.length)
 	e.blocks[0] = block{offset: int64(e.hdr.size()), metaLength: int32(pad8(8 + len(rb))), bodyLength: p.length}
 	fb := e.buildFooter(e.blocks[:])
-	n := e.hdr.size() + pad8(8+len(rb)) + int(p.length) + len(fb) + footerTail
-	switch {
-	case cap(dst)-len(dst) >= n:
-	case len(dst) == 0:
-		dst = make([]byte, 0, n)
-	default:
-		dst = slices.Grow(dst, n)
-	}
-	dst = e.hdr.appendTo(dst)
-	dst, _ = appendFramed(dst, rb)
-	dst = e.appendBody(dst)
-	return appendFooterBytes(dst, fb)
+	j := &e.join
+	e.hdr.addTo(j)
+	j.framed(rb)
+	e.addBody(j)
+	addFooter(j, fb)
+	return j.join(dst)
 }
 
 // buildHeader builds the schema message of fields (whose types infos
@@ -124,18 +118,14 @@ func (e *Encoder) writeRecordBatch() flatbuffers.UOffsetT {
 	return recordBatchToFB(b, p.rows, nodes, bufs, comp)
 }
 
-// appendBody appends the prepared batch's body as writeRecordBatch laid it
+// addBody adds the prepared batch's body to j as writeRecordBatch laid it
 // out: each buffer (after its uncompressed length, or -1 for one stored
-// raw, when the batch is compressed) padded to 8 bytes. It drops the
-// batch's references to the caller's memory as it goes.
-func (e *Encoder) appendBody(dst []byte) []byte {
+// raw, when the batch is compressed) padded to 8 bytes. The batch drops its
+// references to the caller's memory (j holds them until it joins) and its
+// compressed buffers stay referenced until then: j must join before the
+// encoder prepares again.
+func (e *Encoder) addBody(j *joiner) {
 	p := &e.batch
-	need := len(dst) + int(p.length)
-	if cap(dst) < need {
-		grown := make([]byte, len(dst), need+need/4)
-		copy(grown, dst)
-		dst = grown
-	}
 	for i := range p.refs {
 		r := &p.refs[i]
 		if r.rawLen == 0 {
@@ -146,18 +136,19 @@ func (e *Encoder) appendBody(dst []byte) []byte {
 			if r.packed {
 				prefix = int64(r.rawLen)
 			}
-			dst = binary.LittleEndian.AppendUint64(dst, uint64(prefix))
+			from := len(j.scratch)
+			j.scratch = binary.LittleEndian.AppendUint64(j.scratch, uint64(prefix))
+			j.wrote(from)
 		}
 		if r.packed {
-			dst = append(dst, p.packed[r.start:r.end]...)
+			j.ref(p.packed[r.start:r.end])
 		} else {
-			dst = append(dst, r.raw...)
+			j.ref(r.raw)
 		}
 		n := int(p.layout[i].length)
-		dst = appendZeros(dst, pad8(n)-n)
+		j.pad(pad8(n) - n)
 		r.raw = nil
 	}
-	return dst
 }
 
 // footerTail is what follows the footer's flatbuffer: its length and the
@@ -167,12 +158,14 @@ func (e *Encoder) appendBody(dst []byte) []byte {
 // of series.
 const footerTail = 4 + len(format.Magic)
 
-// appendFooterBytes appends the footer flatbuffer fb, its length and the
-// closing magic.
-func appendFooterBytes(dst, fb []byte) []byte {
-	dst = append(dst, fb...)
-	dst = binary.LittleEndian.AppendUint32(dst, uint32(len(fb)))
-	return append(dst, format.Magic...)
+// addFooter adds the footer flatbuffer fb (referenced), its length and
+// the closing magic to j.
+func addFooter(j *joiner, fb []byte) {
+	j.ref(fb)
+	from := len(j.scratch)
+	j.scratch = binary.LittleEndian.AppendUint32(j.scratch, uint32(len(fb)))
+	j.scratch = append(j.scratch, format.Magic...)
+	j.wrote(from)
 }
 
 // finishMessage finishes a Message table around header in b and returns
@@ -182,18 +175,14 @@ func finishMessage(b *flatbuffers.Builder, headerType byte, header flatbuffers.U
 	return b.FinishedBytes()
 }
 
-// appendFramed appends the message flatbuffer fb framed: continuation
-// marker, length, fb, padding to 8 bytes; and returns the framed length.
-func appendFramed(dst, fb []byte) ([]byte, int32) {
-	framed := pad8(8 + len(fb))
+// appendFrameHead appends what precedes a message flatbuffer in the file:
+// the continuation marker and the length of what follows it, the
+// flatbuffer padded to 8 bytes (framed is the whole framed length).
+func appendFrameHead(dst []byte, framed int) []byte {
 	dst = binary.LittleEndian.AppendUint32(dst, continuation)
-	dst = binary.LittleEndian.AppendUint32(dst, uint32(framed-8))
-	dst = append(dst, fb...)
-	return appendZeros(dst, framed-8-len(fb)), int32(framed)
+	return binary.LittleEndian.AppendUint32(dst, uint32(framed-8))
 }
 
 func pad8(n int) int { return (n + alignment - 1) &^ (alignment - 1) }
 
 var zeros [alignment]byte
-
-func appendZeros(dst []byte, n int) []byte { return append(dst, zeros[:n]...) }

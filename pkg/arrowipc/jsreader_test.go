@@ -116,7 +116,7 @@ func TestReaders(t *testing.T) {
 				if err != nil {
 					t.Fatalf("%s %s: %v", tc.name, c, err)
 				}
-				// A File (written batch by batch, finished in place) gives
+				// A File (written batch by batch, joined when finished) gives
 				// the same bytes, so every reader below reads it too. (A
 				// File has at least one batch.)
 				if len(tc.recs) > 0 {

@@ -22,9 +22,9 @@ var fileCodecs = []codec.Codec{
 	codec.MustNew(codec.Zstd, 3), codec.MustNew(codec.Auto, 0),
 }
 
-// A File of one batch is byte for byte the file AppendFile writes, in place
-// (dst nil) or appended to a caller's buffer; so is one whose metadata does
-// not fit the room left in front of the batch (the copy fallback).
+// A File of one batch is byte for byte the file AppendFile writes, in a
+// buffer of its own (dst nil) or appended to a caller's buffer, whatever
+// the size of its metadata.
 func TestFileOfOneBatchIsAppendFile(t *testing.T) {
 	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
 	defer mem.AssertSize(t, 0)
@@ -33,7 +33,7 @@ func TestFileOfOneBatchIsAppendFile(t *testing.T) {
 	sliced := rec.NewSlice(5, 1234)
 	defer sliced.Release()
 	small := []arrowipc.KeyValue{{Key: "name", Value: "cpu"}, {Key: "refId", Value: "A"}}
-	large := []arrowipc.KeyValue{{Key: "meta", Value: strings.Repeat("x", 3*arrowipc.DefaultMetaHint)}, {Key: "name", Value: "cpu"}}
+	large := []arrowipc.KeyValue{{Key: "meta", Value: strings.Repeat("x", 12<<10)}, {Key: "name", Value: "cpu"}}
 	for _, c := range fileCodecs {
 		for _, r := range []arrow.RecordBatch{rec, sliced} {
 			for _, meta := range [][]arrowipc.KeyValue{nil, small, large} {
@@ -215,35 +215,21 @@ func TestFileFields(t *testing.T) {
 	readEqual(t, mem, out, []arrow.RecordBatch{first, second})
 }
 
-// A File of many batches finishes in place: the room kept past the batches
-// holds the footer's schema (metadata up to the hint) and the block of every
-// batch, so FinishFile(nil) does not copy
-// the file (it allocates a small part of the file's size), and the file is
-// still read whole.
-func TestFileOfManyBatchesFinishesInPlace(t *testing.T) {
+// A File's batches are kept in memory of exactly their size and joined
+// once: appending them allocates their bytes and a little bookkeeping, not
+// a buffer regrown by doubling (about twice their bytes), and finishing
+// allocates the file once, at its exact size; every reader still reads
+// every batch.
+func TestFileAllocatesItsBytesOnce(t *testing.T) {
 	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
 	defer mem.AssertSize(t, 0)
 	rec := makeRecord(mem, 64, 9)
 	defer rec.Release()
 	e := newEncoder(t, codec.MustNew(codec.None, 0), 0.1)
-	// Metadata that fills the room the File leaves for it (DefaultMetaHint).
-	meta := []arrowipc.KeyValue{{Key: "meta", Value: strings.Repeat("m", arrowipc.DefaultMetaHint-256)}, {Key: "name", Value: "cpu"}}
-	warm := func() { // the encoder's flatbuffer builders grow to the metadata once
+	meta := []arrowipc.KeyValue{{Key: "meta", Value: strings.Repeat("m", 3000)}, {Key: "name", Value: "cpu"}}
+	warm := func() { // the encoder's builders and scratch grow once
 		var f arrowipc.File
-		if _, err := e.PrepareRecord(rec); err != nil {
-			t.Fatal(err)
-		}
-		if err := e.AppendBatch(&f); err != nil {
-			t.Fatal(err)
-		}
-		if _, err := e.FinishFile(nil, &f, meta); err != nil {
-			t.Fatal(err)
-		}
-	}
-	warm()
-	for n := 1; n <= 340; n++ { // every n: the copy happened only where the buffer had just doubled
-		var f arrowipc.File
-		for range n {
+		for range 2 {
 			if _, err := e.PrepareRecord(rec); err != nil {
 				t.Fatal(err)
 			}
@@ -251,15 +237,49 @@ func TestFileOfManyBatchesFinishesInPlace(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
+		if _, err := e.FinishFile(nil, &f, meta); err != nil {
+			t.Fatal(err)
+		}
+	}
+	warm()
+	allocated := func(f func()) uint64 {
 		var before, after runtime.MemStats
 		runtime.ReadMemStats(&before)
-		out, err := e.FinishFile(nil, &f, meta)
+		f()
 		runtime.ReadMemStats(&after)
+		return after.TotalAlloc - before.TotalAlloc
+	}
+	for _, n := range []int{1, 2, 3, 17, 64, 340} {
+		var f arrowipc.File
+		appended := allocated(func() {
+			for range n {
+				if _, err := e.PrepareRecord(rec); err != nil {
+					t.Fatal(err)
+				}
+				if err := e.AppendBatch(&f); err != nil {
+					t.Fatal(err)
+				}
+			}
+		})
+		size := uint64(f.Size())
+		// Go rounds each allocation up to its size class (up to 1/8
+		// more); bookkeeping: the batches' slice headers and blocks,
+		// grown by append, and the fields kept from the first batch.
+		if book := uint64(4<<10 + 128*n); appended < size || appended > size+size/8+book {
+			t.Errorf("%d batches of %d bytes: appending allocated %d bytes (want %d to %d)", n, size, appended, size, size+size/8+book)
+		}
+		var out []byte
+		var err error
+		finished := allocated(func() { out, err = e.FinishFile(nil, &f, meta) })
 		if err != nil {
 			t.Fatal(err)
 		}
-		if alloc := after.TotalAlloc - before.TotalAlloc; alloc > uint64(len(out))/4 {
-			t.Errorf("%d batches: finishing allocated %d bytes for a file of %d: copied, not finished in place", n, alloc, len(out))
+		if cap(out) != len(out) || uint64(len(out)) < size {
+			t.Errorf("%d batches: a file of %d bytes in a buffer of %d, batches of %d", n, len(out), cap(out), size)
+		}
+		// The file, rounded up; the pieces' list and the footer's blocks.
+		if finished < uint64(len(out)) || finished > uint64(len(out))*9/8+uint64(4<<10+128*n) {
+			t.Errorf("%d batches: finishing a file of %d bytes allocated %d", n, len(out), finished)
 		}
 		batches, err := arrowipctest.Inspect(out)
 		if err != nil || len(batches) != n {

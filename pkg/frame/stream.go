@@ -30,13 +30,9 @@ type Parts struct {
 }
 
 // NewParts returns an empty frame of schema's fields (its metadata is not
-// used: FinishParts takes the frame's). metaHint is how many bytes of
-// schema metadata FinishParts is expected to write (0: a default); the
-// frame leaves room for them in front of its parts.
-func NewParts(schema *arrow.Schema, metaHint int) *Parts {
-	p := &Parts{schema: schema}
-	p.file.MetaHint = metaHint
-	return p
+// used: FinishParts takes the frame's).
+func NewParts(schema *arrow.Schema) *Parts {
+	return &Parts{schema: schema}
 }
 
 // Len returns how many parts the frame holds.
@@ -49,11 +45,7 @@ func (p *Parts) Rows() int64 { return p.file.Rows() }
 func (p *Parts) Size() int64 { return p.file.Size() }
 
 // Reset drops the frame's parts and their memory.
-func (p *Parts) Reset() {
-	hint := p.file.MetaHint
-	*p = Parts{schema: p.schema}
-	p.file.MetaHint = hint
-}
+func (p *Parts) Reset() { *p = Parts{schema: p.schema} }
 
 // AppendPart encodes rec as the next part of p and returns what compression
 // did to its body (its PerBuffer valid until e's next call). rec's schema
@@ -96,8 +88,8 @@ func (p *Parts) add(st arrowipc.BodyStats) {
 // query's other frames) plus this frame, whose body is its parts' and whose
 // encode time their encoding and the finishing.
 //
-// With dst nil, the returned frame is p's own memory (the parts are not
-// copied once more, see arrowipc.File); otherwise it is appended to dst.
+// With dst nil, the returned frame is a buffer of exactly its size (the
+// parts joined, see arrowipc.File); otherwise it is appended to dst.
 // It returns too the frame's body stats, summed over its parts (PerBuffer
 // nil; Codec the one most parts declare). p is then empty; on error p is
 // left as it was, for the caller to Reset.

@@ -41,7 +41,7 @@ func TestPartsReadAsTheJoinedFrame(t *testing.T) {
 	cuts := []int64{0, 1000, 1000, 1001, 2500, 3000}
 	for _, c := range partCodecs {
 		encs := []*frame.Encoder{newEncoder(t, c, 0.1), newEncoder(t, c, 0.1)}
-		p := frame.NewParts(rec.Schema(), 0)
+		p := frame.NewParts(rec.Schema())
 		var sum int64
 		for i := 1; i < len(cuts); i++ {
 			sl := rec.NewSlice(cuts[i-1], cuts[i])
@@ -133,7 +133,7 @@ func TestPartsNullableInAnyPart(t *testing.T) {
 	want.RefID, want.Meta = "A", meta
 	for _, c := range partCodecs {
 		e := newEncoder(t, c, 0)
-		p := frame.NewParts(parts[0].Schema(), 0)
+		p := frame.NewParts(parts[0].Schema())
 		for _, r := range parts {
 			if _, err := e.AppendPart(p, r); err != nil {
 				t.Fatal(err)
@@ -157,7 +157,7 @@ func TestPartsStatsAndNoPart(t *testing.T) {
 	rec := sdkRecord(t, whole)
 	defer rec.Release()
 	e := newEncoder(t, codec.MustNew(codec.Zstd, 3), 0.1)
-	p := frame.NewParts(rec.Schema(), 0)
+	p := frame.NewParts(rec.Schema())
 	var raw, wire int64
 	for _, cut := range [][2]int64{{0, 200}, {200, 500}} {
 		sl := rec.NewSlice(cut[0], cut[1])
@@ -191,7 +191,7 @@ func TestPartsStatsAndNoPart(t *testing.T) {
 		t.Errorf("encode time %v ms, want the others' 1 ms and more", stats[frame.StatEncode])
 	}
 
-	empty := frame.NewParts(rec.Schema(), 0)
+	empty := frame.NewParts(rec.Schema())
 	out, st, err = e.FinishParts([]byte("x"), empty, rec.Schema().Metadata(), nil)
 	if err != nil || st.Rows != 0 || string(out[:1]) != "x" {
 		t.Fatalf("no part: %q…, %+v, %v", out[:min(len(out), 8)], st, err)
@@ -210,7 +210,7 @@ func TestPartsRefuseOtherFields(t *testing.T) {
 	b := sdkRecord(t, other)
 	defer b.Release()
 	e := newEncoder(t, codec.MustNew(codec.LZ4, 0), 0)
-	p := frame.NewParts(a.Schema(), 0)
+	p := frame.NewParts(a.Schema())
 	if _, err := e.AppendPart(p, a); err != nil {
 		t.Fatal(err)
 	}

@@ -7,7 +7,6 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow"
 
-	"github.com/quiverdata/quiver/pkg/arrowipc"
 	"github.com/quiverdata/quiver/pkg/frame"
 	"github.com/quiverdata/quiver/pkg/source"
 )
@@ -33,13 +32,7 @@ func (k *sink) Parts(schema *arrow.Schema) (source.FrameWriter, error) {
 	if err != nil {
 		return nil, err
 	}
-	hint := arrowipc.DefaultMetaHint
-	if md := schema.Metadata(); md.Len() > 0 {
-		for i, key := range md.Keys() {
-			hint += len(key) + len(md.Values()[i])
-		}
-	}
-	w := &partWriter{k: k, idx: idx, parts: frame.NewParts(schema, hint)}
+	w := &partWriter{k: k, idx: idx, parts: frame.NewParts(schema)}
 	k.mu.Lock()
 	k.writers = append(k.writers, w)
 	k.mu.Unlock()
@@ -52,9 +45,9 @@ func (k *sink) Parts(schema *arrow.Schema) (source.FrameWriter, error) {
 // stay in order and at most two wait (one encoding, one in Part).
 //
 // Budget: a part holds its record's bytes from Part until it is encoded
-// (the record is released then); the encoded parts hold what their buffer
-// has grown to (held), which becomes the finished frame's bytes, released by
-// emit's caller as any encoded frame's.
+// (the record is released then); the encoded parts hold their bytes
+// (held). Finishing joins them into the frame's own buffer, which holds
+// its bytes until emit's caller releases them, as any encoded frame's.
 type partWriter struct {
 	k     *sink
 	idx   int
@@ -121,7 +114,8 @@ func (w *partWriter) Part(rec arrow.RecordBatch) error {
 }
 
 // encodePart encodes rec as the next part and releases it and the budget
-// it held; the buffer's growth is taken from the budget without waiting.
+// it held; the encoded part's bytes are taken from the budget without
+// waiting.
 // A failure (a panic included) fails the query.
 func (w *partWriter) encodePart(rec arrow.RecordBatch, held int64) {
 	k := w.k
@@ -193,12 +187,16 @@ func (w *partWriter) drop() {
 }
 
 // finishAndEmit finishes the frame (with the query's stats when summary is
-// set) and emits it; its bytes are the encoded parts' buffer, not copied
-// again. The budget the parts held becomes the frame's.
+// set) and emits it. Its bytes are the parts joined into a buffer of their
+// size: while they are joined, the frame weighs its parts twice, and the
+// budget counts both, taken without waiting; then the parts' share is
+// released and the frame's becomes emit's caller's.
 func (w *partWriter) finishAndEmit(summary *frame.Summary) (err error) {
 	k := w.k
 	held := w.held
 	w.held = 0
+	k.acct.force(held) // the joined copy
+	held *= 2
 	defer func() { k.acct.release(held) }() // what the frame no longer holds
 	defer k.recoverEncode(&err)
 	defer w.parts.Reset() // on error, what FinishParts left

@@ -312,10 +312,11 @@ func TestPartsThroughThePlugin(t *testing.T) {
 	assertBudgetEmpty(t, s, "json")
 }
 
-// A finished frame in parts keeps the buffer its parts grew by doubling:
-// while it waits in a unary response, the budget counts that buffer's
-// whole capacity, not only the file's length.
-func TestPartsFrameHoldsItsCapacity(t *testing.T) {
+// A finished frame in parts is its parts joined into a buffer of exactly
+// its size: while it waits in a unary response the budget counts that,
+// and while the parts were joined it counted them twice (the parts and the
+// frame, both alive then).
+func TestPartsFrameHoldsItsSize(t *testing.T) {
 	s := newTestService(t, partSource{mem: memory.NewGoAllocator()}, 2)
 	pc := backend.FromProto().PluginContext(pluginContext(`{"codec":"none"}`))
 	inst, err := s.instance(context.Background(), pc)
@@ -332,11 +333,16 @@ func TestPartsFrameHoldsItsCapacity(t *testing.T) {
 		t.Fatalf("%d frames", len(frames.list))
 	}
 	f := frames.list[0]
-	if cap(f) <= len(f) {
-		t.Fatalf("the frame has no spare capacity (%d bytes): the test shows nothing", len(f))
+	if cap(f) != len(f) {
+		t.Errorf("a frame of %d bytes in %d of memory", len(f), cap(f))
 	}
-	if used, _, _, _ := s.budget.stats(); used != int64(cap(f)) || frames.bytes != used {
-		t.Errorf("budget %d (the response's frames: %d) for a frame of %d bytes in %d of memory", used, frames.bytes, len(f), cap(f))
+	used, peak, _, _ := s.budget.stats()
+	if used != int64(len(f)) || frames.bytes != used {
+		t.Errorf("budget %d (the response's frames: %d) for a frame of %d bytes", used, frames.bytes, len(f))
+	}
+	// The parts are the frame but for its header and footer (a few KiB).
+	if joined := 2 * (int64(len(f)) - 4<<10); peak < joined {
+		t.Errorf("the budget's peak was %d, less than the parts and the frame of %d bytes joined from them (%d)", peak, len(f), joined)
 	}
 	acct.close()
 	assertBudgetEmpty(t, s, "after the response")

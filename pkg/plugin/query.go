@@ -60,8 +60,8 @@ func (s *Service) queryData(ctx context.Context, preq *pluginv2.QueryDataRequest
 }
 
 // heldBytes is the budget an encoded frame holds: the memory it keeps
-// alive, its slice's spare capacity included (a table finished in parts is
-// the buffer its parts grew by doubling, not a copy of exactly its size).
+// alive, its slice's spare capacity included (the encoder writes frames
+// into buffers of exactly their size, the JSON path into grown ones).
 func heldBytes(b []byte) int64 { return int64(cap(b)) }
 
 // frameList keeps encoded frames in the order the source produced them.

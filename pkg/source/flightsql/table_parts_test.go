@@ -42,7 +42,7 @@ func (s *partsSink) Parts(schema *arrow.Schema) (source.FrameWriter, error) {
 	if s.decline {
 		return nil, nil
 	}
-	return &partsWriter{s: s, p: frame.NewParts(schema, 0)}, nil
+	return &partsWriter{s: s, p: frame.NewParts(schema)}, nil
 }
 
 type partsWriter struct {

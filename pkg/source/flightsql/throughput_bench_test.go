@@ -113,7 +113,7 @@ func (s *encodeSink) Record(rec arrow.RecordBatch) error {
 // Parts takes a table in parts and encodes each part as it arrives (a
 // frame of several record batches), as the plugin's sink does.
 func (s *encodeSink) Parts(schema *arrow.Schema) (source.FrameWriter, error) {
-	return &encodeParts{s: s, p: frame.NewParts(schema, 0)}, nil
+	return &encodeParts{s: s, p: frame.NewParts(schema)}, nil
 }
 
 type encodeParts struct {

@@ -1,0 +1,106 @@
+package arrowipc
+
+import (
+	"bytes"
+	"slices"
+)
+
+// joiner puts a file, or one batch of a File, together from pieces: the
+// caller's buffers and the compressed ones, referenced, and the bytes the
+// encoder writes itself (message framing, length prefixes, the footer's
+// tail), appended to a scratch buffer. Nothing is copied until the pieces
+// are joined, and then each byte once: into dst when it has the room, or,
+// for an empty dst, into a new buffer of exactly the pieces' size that
+// bytes.Join allocates without clearing it first (every byte of it is
+// written). A large frame's memory is then written once instead of being
+// cleared by the allocator and written again.
+//
+// A joiner is an Encoder's and is reused; join drops its references to
+// the caller's memory.
+type joiner struct {
+	scratch []byte
+	pieces  []piece
+	list    [][]byte // join's, reused
+	size    int
+}
+
+// piece is a referenced buffer (b non-nil) or scratch[from:to].
+type piece struct {
+	b        []byte
+	from, to int
+}
+
+func (j *joiner) reset() {
+	j.scratch = j.scratch[:0]
+	j.pieces = j.pieces[:0]
+	j.size = 0
+}
+
+// ref adds b, referenced; b must stay unchanged until join.
+func (j *joiner) ref(b []byte) {
+	if len(b) > 0 {
+		j.pieces = append(j.pieces, piece{b: b})
+		j.size += len(b)
+	}
+}
+
+// pad adds n zero bytes (n < alignment).
+func (j *joiner) pad(n int) { j.ref(zeros[:n]) }
+
+// wrote adds what was appended to the scratch since its length was from,
+// as one piece with the scratch piece before it when they touch.
+func (j *joiner) wrote(from int) {
+	to := len(j.scratch)
+	if to == from {
+		return
+	}
+	j.size += to - from
+	if k := len(j.pieces) - 1; k >= 0 && j.pieces[k].b == nil && j.pieces[k].to == from {
+		j.pieces[k].to = to
+		return
+	}
+	j.pieces = append(j.pieces, piece{from: from, to: to})
+}
+
+// framed adds the message flatbuffer fb framed (see appendFramed), fb
+// referenced, and returns the framed length.
+func (j *joiner) framed(fb []byte) int32 {
+	framed := pad8(8 + len(fb))
+	from := len(j.scratch)
+	j.scratch = appendFrameHead(j.scratch, framed)
+	j.wrote(from)
+	j.ref(fb)
+	j.pad(framed - 8 - len(fb))
+	return int32(framed)
+}
+
+// join appends the pieces to dst, in order, and returns the extended
+// slice: dst itself when it has the room; for an empty dst without it, a
+// new buffer of exactly the pieces' size, not cleared before it is
+// written; otherwise dst grown as append grows it. The joiner is then
+// reset and references nothing.
+func (j *joiner) join(dst []byte) []byte {
+	list := j.list[:0]
+	for _, p := range j.pieces {
+		if p.b == nil {
+			p.b = j.scratch[p.from:p.to]
+		}
+		list = append(list, p.b)
+	}
+	switch {
+	case cap(dst)-len(dst) < j.size && len(dst) == 0 && len(list) > 1:
+		// bytes.Join of one piece appends it to nil, which rounds the
+		// capacity up; of several, it allocates exactly their size.
+		dst = bytes.Join(list, nil)
+	default:
+		dst = slices.Grow(dst, j.size)
+		for _, b := range list {
+			dst = append(dst, b...)
+		}
+	}
+	clear(list)
+	clear(j.pieces)
+	j.list = list[:0]
+	j.reset()
+	return dst
+}
