@@ -138,24 +138,57 @@ func (f *File) match(fields []Field) error {
 // ErrState, a finished one ErrFinished; dst is then returned unextended and
 // f unchanged.
 func (e *Encoder) FinishFile(dst []byte, f *File, meta []KeyValue) ([]byte, error) {
-	switch {
-	case f.done:
-		return dst, ErrFinished
-	case len(f.blocks) == 0:
-		return dst, fmt.Errorf("%w: the file has no batch", ErrState)
-	}
-	e.buildHeader(f.fields, f.infos, meta)
-	h := e.hdr.size()
-	for i := range f.blocks {
-		f.blocks[i].offset += int64(h)
+	fb, err := e.finishLayout(f, meta)
+	if err != nil {
+		return dst, err
 	}
 	j := &e.join
 	e.hdr.addTo(j)
 	for _, b := range f.batches {
 		j.ref(b)
 	}
-	addFooter(j, e.buildFooter(f.blocks))
+	addFooter(j, fb)
 	out := j.join(dst)
 	*f = File{done: true}
 	return out, nil
+}
+
+// FinishFilePieces finishes f as FinishFile does, without joining it: the
+// file is the returned pieces in order, its header (magic and schema
+// message) and its footer each in a buffer of its own, its batches f's
+// (which f no longer holds). The pieces are the caller's; the errors are
+// FinishFile's.
+func (e *Encoder) FinishFilePieces(f *File, meta []KeyValue) ([][]byte, error) {
+	fb, err := e.finishLayout(f, meta)
+	if err != nil {
+		return nil, err
+	}
+	j := &e.join
+	e.hdr.addTo(j)
+	head := j.join(nil)
+	addFooter(j, fb)
+	tail := j.join(nil)
+	pieces := make([][]byte, 0, len(f.batches)+2)
+	pieces = append(pieces, head)
+	pieces = append(pieces, f.batches...)
+	pieces = append(pieces, tail)
+	*f = File{done: true}
+	return pieces, nil
+}
+
+// finishLayout checks that f can be finished, builds its header (in e.hdr)
+// with meta, moves its blocks past the header and returns its footer.
+func (e *Encoder) finishLayout(f *File, meta []KeyValue) ([]byte, error) {
+	switch {
+	case f.done:
+		return nil, ErrFinished
+	case len(f.blocks) == 0:
+		return nil, fmt.Errorf("%w: the file has no batch", ErrState)
+	}
+	e.buildHeader(f.fields, f.infos, meta)
+	h := int64(e.hdr.size())
+	for i := range f.blocks {
+		f.blocks[i].offset += h
+	}
+	return e.buildFooter(f.blocks), nil
 }

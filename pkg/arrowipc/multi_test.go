@@ -287,3 +287,51 @@ func TestFileAllocatesItsBytesOnce(t *testing.T) {
 		}
 	}
 }
+
+// A File finished in pieces is, joined, the file FinishFile writes: its
+// header and footer in buffers of their own, its batches the File's.
+func TestFilePiecesAreTheFile(t *testing.T) {
+	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+	defer mem.AssertSize(t, 0)
+	rec := makeRecord(mem, 700, 5)
+	defer rec.Release()
+	meta := []arrowipc.KeyValue{{Key: "name", Value: "cpu"}}
+	for _, c := range fileCodecs {
+		for _, n := range []int{1, 2, 9} {
+			e := newEncoder(t, c, 0.1)
+			var f, g arrowipc.File
+			for range n {
+				for _, file := range []*arrowipc.File{&f, &g} {
+					if _, err := e.PrepareRecord(rec); err != nil {
+						t.Fatal(err)
+					}
+					if err := e.AppendBatch(file); err != nil {
+						t.Fatal(err)
+					}
+				}
+			}
+			want, err := e.FinishFile(nil, &f, meta)
+			if err != nil {
+				t.Fatal(err)
+			}
+			pieces, err := e.FinishFilePieces(&g, meta)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(pieces) != n+2 || !bytes.Equal(bytes.Join(pieces, nil), want) {
+				t.Errorf("%s, %d batches: %d pieces, joined unlike FinishFile's %d bytes", c, n, len(pieces), len(want))
+			}
+			if g.Size() != 0 || g.Batches() != 0 {
+				t.Errorf("a finished file holds %d bytes, %d batches", g.Size(), g.Batches())
+			}
+			if _, err := e.FinishFilePieces(&g, meta); !errors.Is(err, arrowipc.ErrFinished) {
+				t.Errorf("finished twice: %v", err)
+			}
+		}
+	}
+	var empty arrowipc.File
+	e := newEncoder(t, fileCodecs[0], 0.1)
+	if _, err := e.FinishFilePieces(&empty, nil); !errors.Is(err, arrowipc.ErrState) {
+		t.Errorf("a file of no batch: %v", err)
+	}
+}

@@ -94,10 +94,41 @@ func (p *Parts) add(st arrowipc.BodyStats) {
 // nil; Codec the one most parts declare). p is then empty; on error p is
 // left as it was, for the caller to Reset.
 func (e *Encoder) FinishParts(dst []byte, p *Parts, md arrow.Metadata, stats *Summary) ([]byte, arrowipc.BodyStats, error) {
+	kvs, st, err := e.partsMeta(p, md, stats)
+	if err != nil {
+		return dst, st, err
+	}
+	out, err := e.ipc.FinishFile(dst, &p.file, kvs)
+	if err != nil {
+		return dst, arrowipc.BodyStats{}, fmt.Errorf("frame: %w", err)
+	}
+	p.Reset()
+	return out, st, nil
+}
+
+// FinishPartsPieces is FinishParts without the join: the frame is the
+// returned pieces in order (see arrowipc.FinishFilePieces), its parts
+// among them, for a caller that writes them out one after the other.
+func (e *Encoder) FinishPartsPieces(p *Parts, md arrow.Metadata, stats *Summary) ([][]byte, arrowipc.BodyStats, error) {
+	kvs, st, err := e.partsMeta(p, md, stats)
+	if err != nil {
+		return nil, st, err
+	}
+	pieces, err := e.ipc.FinishFilePieces(&p.file, kvs)
+	if err != nil {
+		return nil, arrowipc.BodyStats{}, fmt.Errorf("frame: %w", err)
+	}
+	p.Reset()
+	return pieces, st, nil
+}
+
+// partsMeta readies p to be finished (a part of no row when it has none)
+// and returns its schema metadata and its body stats.
+func (e *Encoder) partsMeta(p *Parts, md arrow.Metadata, stats *Summary) ([]arrowipc.KeyValue, arrowipc.BodyStats, error) {
 	start := time.Now().Add(-p.took)
 	if p.Len() == 0 {
 		if err := e.appendEmptyPart(p); err != nil {
-			return dst, arrowipc.BodyStats{}, err
+			return nil, arrowipc.BodyStats{}, err
 		}
 	}
 	st := p.body
@@ -109,14 +140,9 @@ func (e *Encoder) FinishParts(dst []byte, p *Parts, md arrow.Metadata, stats *Su
 	}
 	kvs, err := e.schemaMetaOfRecord(md, st, stats, start)
 	if err != nil {
-		return dst, arrowipc.BodyStats{}, fmt.Errorf("frame: %w", err)
+		return nil, arrowipc.BodyStats{}, fmt.Errorf("frame: %w", err)
 	}
-	out, err := e.ipc.FinishFile(dst, &p.file, kvs)
-	if err != nil {
-		return dst, arrowipc.BodyStats{}, fmt.Errorf("frame: %w", err)
-	}
-	p.Reset()
-	return out, st, nil
+	return kvs, st, nil
 }
 
 // appendEmptyPart appends a part of no row of p's fields.

@@ -46,8 +46,8 @@ func (k *sink) Parts(schema *arrow.Schema) (source.FrameWriter, error) {
 //
 // Budget: a part holds its record's bytes from Part until it is encoded
 // (the record is released then); the encoded parts hold their bytes
-// (held). Finishing joins them into the frame's own buffer, which holds
-// its bytes until emit's caller releases them, as any encoded frame's.
+// (held), which become the finished frame's (its parts are its pieces),
+// released by emit's caller as any encoded frame's.
 type partWriter struct {
 	k     *sink
 	idx   int
@@ -187,35 +187,36 @@ func (w *partWriter) drop() {
 }
 
 // finishAndEmit finishes the frame (with the query's stats when summary is
-// set) and emits it. Its bytes are the parts joined into a buffer of their
-// size: while they are joined, the frame weighs its parts twice, and the
-// budget counts both, taken without waiting; then the parts' share is
-// released and the frame's becomes emit's caller's.
+// set) and emits it: its header, its parts and its footer, not joined (see
+// pieces.go). The budget the parts held becomes the frame's.
 func (w *partWriter) finishAndEmit(summary *frame.Summary) (err error) {
 	k := w.k
 	held := w.held
 	w.held = 0
-	k.acct.force(held) // the joined copy
-	held *= 2
 	defer func() { k.acct.release(held) }() // what the frame no longer holds
 	defer k.recoverEncode(&err)
-	defer w.parts.Reset() // on error, what FinishParts left
+	defer w.parts.Reset() // on error, what FinishPartsPieces left
 	e := k.inst.encoder()
 	defer k.inst.putEncoder(e)
 	start := time.Now()
-	out, st, err := e.FinishParts(nil, w.parts, w.md, summary)
+	pieces, st, err := e.FinishPartsPieces(w.parts, w.md, summary)
 	if err != nil {
 		return fmt.Errorf("encoding frame %d: %w", w.idx, err)
 	}
+	f := encodedFrame{b: pieces[0], rest: pieces[1:]}
 	took := w.took + time.Since(start)
-	k.inst.metrics.observe(st, len(out), took)
+	size := 0
+	for _, p := range pieces {
+		size += len(p)
+	}
+	k.inst.metrics.observe(st, size, took)
 	if summary == nil {
 		k.mu.Lock()
 		k.summary.Add(st, took)
 		k.mu.Unlock()
 	}
-	held = k.takeOver(out, held)
-	return k.emit(w.idx, out)
+	held = k.takeOver(f.held(), held)
+	return k.emit(w.idx, f)
 }
 
 // abortOpen aborts the frames the source left open (after a failure, or a

@@ -312,11 +312,11 @@ func TestPartsThroughThePlugin(t *testing.T) {
 	assertBudgetEmpty(t, s, "json")
 }
 
-// A finished frame in parts is its parts joined into a buffer of exactly
-// its size: while it waits in a unary response the budget counts that,
-// and while the parts were joined it counted them twice (the parts and the
-// frame, both alive then).
-func TestPartsFrameHoldsItsSize(t *testing.T) {
+// A finished frame in parts is handed over as its pieces (its header, its
+// parts, its footer), not joined: the budget counts exactly their memory
+// while the frame waits in a response, and the pieces joined are the frame,
+// all its rows.
+func TestPartsFrameIsItsPieces(t *testing.T) {
 	s := newTestService(t, partSource{mem: memory.NewGoAllocator()}, 2)
 	pc := backend.FromProto().PluginContext(pluginContext(`{"codec":"none"}`))
 	inst, err := s.instance(context.Background(), pc)
@@ -332,17 +332,26 @@ func TestPartsFrameHoldsItsSize(t *testing.T) {
 	if len(frames.list) != 1 {
 		t.Fatalf("%d frames", len(frames.list))
 	}
-	f := frames.list[0]
-	if cap(f) != len(f) {
-		t.Errorf("a frame of %d bytes in %d of memory", len(f), cap(f))
+	f := encodedFrame{b: frames.list[0], rest: frames.rest.rest(frames.list[0])}
+	if len(f.rest) != 5+1 { // the parts, the footer
+		t.Fatalf("a frame of 5 parts in %d pieces", 1+len(f.rest))
 	}
-	used, peak, _, _ := s.budget.stats()
-	if used != int64(len(f)) || frames.bytes != used {
-		t.Errorf("budget %d (the response's frames: %d) for a frame of %d bytes", used, frames.bytes, len(f))
+	size := int64(len(f.b))
+	for _, p := range f.rest {
+		if cap(p) != len(p) {
+			t.Errorf("a piece of %d bytes in %d of memory", len(p), cap(p))
+		}
+		size += int64(len(p))
 	}
-	// The parts are the frame but for its header and footer (a few KiB).
-	if joined := 2 * (int64(len(f)) - 4<<10); peak < joined {
-		t.Errorf("the budget's peak was %d, less than the parts and the frame of %d bytes joined from them (%d)", peak, len(f), joined)
+	if used, _, _, _ := s.budget.stats(); used != size || frames.bytes != used {
+		t.Errorf("budget %d (the response's frames: %d) for a frame of %d bytes", used, frames.bytes, size)
+	}
+	got, err := data.UnmarshalArrowFrame(f.joined())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n, _ := got.RowLen(); n != 5*3000 {
+		t.Errorf("the joined pieces decode to %d rows", n)
 	}
 	acct.close()
 	assertBudgetEmpty(t, s, "after the response")

@@ -7,6 +7,7 @@ package plugin
 import (
 	"context"
 	"fmt"
+	"maps"
 	"math"
 	"runtime/debug"
 	"strconv"
@@ -33,13 +34,16 @@ func (s *Service) queryData(ctx context.Context, preq *pluginv2.QueryDataRequest
 	// returned (gRPC then marshals and drops it).
 	acct := s.budget.account()
 	defer acct.close()
-	var mu sync.Mutex
+	var (
+		mu     sync.Mutex
+		pieces piecedFrames // the frames kept in pieces (pieces.go)
+	)
 	s.eachQuery(ctx, req.PluginContext, req.Queries, pre, func(q backend.DataQuery, inst *Instance, err error) {
 		ctx, end := s.traceQuery(ctx, q)
 		defer func() { end(err) }()
 		dr := &pluginv2.DataResponse{Format: preq.Format}
+		var frames frameList
 		if err == nil {
-			var frames frameList
 			err = s.runQuery(ctx, inst, q, req.Format, acct, frames.add)
 			dr.Frames = frames.list
 			if err != nil {
@@ -54,8 +58,21 @@ func (s *Service) queryData(ctx context.Context, preq *pluginv2.QueryDataRequest
 		}
 		mu.Lock()
 		resp.Responses[q.RefID] = dr
+		if dr.Frames != nil && frames.rest != nil {
+			if pieces == nil {
+				pieces = piecedFrames{}
+			}
+			maps.Copy(pieces, frames.rest)
+		}
 		mu.Unlock()
 	})
+	if len(pieces) > 0 {
+		if wireBound(ctx) {
+			keepPieced(resp, pieces)
+		} else {
+			joinPieced(resp, pieces)
+		}
+	}
 	return resp
 }
 
@@ -64,21 +81,30 @@ func (s *Service) queryData(ctx context.Context, preq *pluginv2.QueryDataRequest
 // into buffers of exactly their size, the JSON path into grown ones).
 func heldBytes(b []byte) int64 { return int64(cap(b)) }
 
-// frameList keeps encoded frames in the order the source produced them.
+// frameList keeps encoded frames in the order the source produced them:
+// each frame's bytes, or its first piece, with the pieces after it in
+// rest.
 type frameList struct {
 	mu    sync.Mutex
 	list  [][]byte
+	rest  piecedFrames
 	bytes int64
 }
 
-func (l *frameList) add(i int, b []byte) error {
+func (l *frameList) add(i int, f encodedFrame) error {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	l.bytes += heldBytes(b)
+	l.bytes += f.held()
 	if i >= len(l.list) {
 		l.list = append(l.list, make([][]byte, i+1-len(l.list))...)
 	}
-	l.list[i] = b
+	l.list[i] = f.b
+	if len(f.rest) > 0 {
+		if l.rest == nil {
+			l.rest = piecedFrames{}
+		}
+		l.rest[&f.b[0]] = f.rest
+	}
 	return nil
 }
 
@@ -105,10 +131,10 @@ func (s *Service) queryChunkedData(ctx context.Context, preq *pluginv2.QueryChun
 		ctx, end := s.traceQuery(ctx, q)
 		defer func() { end(err) }()
 		if err == nil {
-			err = s.runQuery(ctx, inst, q, req.Format, acct, func(i int, b []byte) error {
-				defer acct.release(heldBytes(b)) // sent (or never will be)
+			err = s.runQuery(ctx, inst, q, req.Format, acct, func(i int, f encodedFrame) error {
+				defer acct.release(f.held()) // sent (or never will be)
 				return send(&pluginv2.QueryChunkedDataResponse{
-					RefId: q.RefID, FrameId: strconv.Itoa(i), Frame: b,
+					RefId: q.RefID, FrameId: strconv.Itoa(i), Frame: f.joined(),
 					Status: int32(backend.StatusOK), Format: preq.Format,
 				})
 			})
@@ -198,12 +224,12 @@ func (s *Service) eachQuery(ctx context.Context, pc backend.PluginContext, queri
 
 // runQuery asks the instance's source for the query's frames and encodes
 // them on the shared encode workers, calling emit with each frame's index
-// (in the order the source produced them) and bytes. The first frame is
+// (in the order the source produced them) and the frame. The first frame is
 // encoded last: it carries the query's encoding stats.
 //
 // Every frame holds budget from when the source hands it over until emit
 // has it (emit's caller releases what it is given when it is done with it).
-func (s *Service) runQuery(ctx context.Context, inst *Instance, q backend.DataQuery, format backend.DataFrameFormat, acct *account, emit func(int, []byte) error) error {
+func (s *Service) runQuery(ctx context.Context, inst *Instance, q backend.DataQuery, format backend.DataFrameFormat, acct *account, emit func(int, encodedFrame) error) error {
 	sq := source.Query{
 		RefID: q.RefID, JSON: q.JSON,
 		From: q.TimeRange.From, To: q.TimeRange.To,
@@ -276,7 +302,7 @@ type sink struct {
 	refID  string
 	limits source.Limits
 	json   bool
-	emit   func(int, []byte) error
+	emit   func(int, encodedFrame) error
 
 	wg      sync.WaitGroup
 	mu      sync.Mutex
@@ -480,15 +506,15 @@ func (k *sink) encodeAndEmit(idx int, j job, summary *frame.Summary) (err error)
 	if err != nil {
 		return fmt.Errorf("encoding frame %d: %w", idx, err)
 	}
-	held = k.takeOver(b, held)
-	return k.emit(idx, b)
+	held = k.takeOver(heldBytes(b), held)
+	return k.emit(idx, encodedFrame{b: b})
 }
 
-// takeOver gives the budget held for a frame to its encoded bytes b, and
-// returns what of held b does not need (for the caller to release). An
-// encoded frame above its estimate takes the difference without waiting.
-func (k *sink) takeOver(b []byte, held int64) int64 {
-	n := heldBytes(b)
+// takeOver gives the budget held for a frame to its encoded memory, n
+// bytes, and returns what of held the encoded frame does not need (for the
+// caller to release). An encoded frame above its estimate takes the
+// difference without waiting.
+func (k *sink) takeOver(n, held int64) int64 {
 	if n > held {
 		k.acct.force(n - held)
 		return 0

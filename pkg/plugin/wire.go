@@ -115,13 +115,23 @@ const (
 
 // marshalQueryData writes m, or says (ok false) that the previous codec
 // must.
+//
+// A frame kept in pieces (pieces.go) is written as the one bytes field it
+// is: its first piece, in Frames, then the others, each referenced. When
+// the previous codec must write m, those frames are joined first.
 func marshalQueryData(m *pluginv2.QueryDataResponse) (mem.BufferSlice, bool, error) {
-	if m == nil || len(m.ProtoReflect().GetUnknown()) > 0 {
+	if m == nil {
+		return nil, false, nil
+	}
+	pieces := piecedOf(m)
+	if len(m.ProtoReflect().GetUnknown()) > 0 {
+		joinPieced(m, pieces)
 		return nil, false, nil
 	}
 	keys := make([]string, 0, len(m.Responses))
 	for k, dr := range m.Responses {
 		if !utf8.ValidString(k) || !plainDataResponse(dr) {
+			joinPieced(m, pieces)
 			return nil, false, nil
 		}
 		keys = append(keys, k)
@@ -130,10 +140,10 @@ func marshalQueryData(m *pluginv2.QueryDataResponse) (mem.BufferSlice, bool, err
 	// Sizes first: every length prefix is known before its bytes.
 	sizes := make([]int64, len(keys)) // each DataResponse's
 	var total, frames int64
-	nframes := 0
+	nframes := 0 // buffers referenced
 	for i, k := range keys {
 		dr := m.Responses[k]
-		sizes[i] = dataResponseSize(dr)
+		sizes[i] = dataResponseSize(dr, pieces)
 		entry := keyedSize(fieldMapKey, int64(len(k))) + keyedSize(fieldMapValue, sizes[i])
 		total += keyedSize(fieldResponses, entry)
 		if total > maxWireMessage {
@@ -141,9 +151,9 @@ func marshalQueryData(m *pluginv2.QueryDataResponse) (mem.BufferSlice, bool, err
 		}
 		if dr != nil {
 			for _, f := range dr.Frames {
-				frames += int64(len(f))
+				frames += frameLen(f, pieces)
 				if len(f) > 0 {
-					nframes++
+					nframes += 1 + len(pieces.rest(f))
 				}
 			}
 		}
@@ -159,7 +169,7 @@ func marshalQueryData(m *pluginv2.QueryDataResponse) (mem.BufferSlice, bool, err
 			continue
 		}
 		for _, f := range dr.Frames {
-			w.frame(fieldFrames, f)
+			w.frame(fieldFrames, f, pieces.rest(f)...)
 		}
 		w.optBytes(fieldError, dr.Error)
 		w.optRaw(fieldJSONMeta, dr.JsonMeta)
@@ -177,18 +187,29 @@ func plainDataResponse(dr *pluginv2.DataResponse) bool {
 		utf8.ValidString(dr.Error) && utf8.ValidString(dr.ErrorSource)
 }
 
-// dataResponseSize is dr's size on the wire, without its own tag and length.
-func dataResponseSize(dr *pluginv2.DataResponse) int64 {
+// dataResponseSize is dr's size on the wire, without its own tag and
+// length, its frames kept in pieces whole.
+func dataResponseSize(dr *pluginv2.DataResponse, pieces piecedFrames) int64 {
 	if dr == nil {
 		return 0
 	}
 	var n int64
 	for _, f := range dr.Frames {
-		n += keyedSize(fieldFrames, int64(len(f)))
+		n += keyedSize(fieldFrames, frameLen(f, pieces))
 	}
 	return n + optBytesSize(fieldError, len(dr.Error)) + optBytesSize(fieldJSONMeta, len(dr.JsonMeta)) +
 		optVarintSize(fieldStatus, int64(dr.Status)) + optBytesSize(fieldErrorSource, len(dr.ErrorSource)) +
 		optVarintSize(fieldFormat, int64(dr.Format))
+}
+
+// frameLen is the length of frame f: its own, or, when it is the first
+// piece of a frame kept in pieces, the whole frame's.
+func frameLen(f []byte, pieces piecedFrames) int64 {
+	n := int64(len(f))
+	for _, p := range pieces.rest(f) {
+		n += int64(len(p))
+	}
+	return n
 }
 
 // marshalChunk writes c, or says (ok false) that the previous codec must.
@@ -293,14 +314,29 @@ func (w *wireWriter) optVarint(num protowire.Number, v int64) {
 	}
 }
 
-// frame writes f's tag and length, then f itself as its own buffer.
-func (w *wireWriter) frame(num protowire.Number, f []byte) {
-	w.length(num, int64(len(f)))
-	if len(f) == 0 {
+// frame writes the tag and length of the frame made of f and then rest,
+// then each as its own buffer.
+func (w *wireWriter) frame(num protowire.Number, f []byte, rest ...[]byte) {
+	n := int64(len(f))
+	for _, p := range rest {
+		n += int64(len(p))
+	}
+	w.length(num, n)
+	if n == 0 {
 		return
 	}
 	w.cut()
-	w.out = append(w.out, mem.SliceBuffer(f))
+	w.ref(f)
+	for _, p := range rest {
+		w.ref(p)
+	}
+}
+
+// ref adds b, referenced, as a buffer of its own.
+func (w *wireWriter) ref(b []byte) {
+	if len(b) > 0 {
+		w.out = append(w.out, mem.SliceBuffer(b))
+	}
 }
 
 // cut ends the pending scratch segment as a buffer of its own.

@@ -34,7 +34,7 @@ func TestWireTooLarge(t *testing.T) {
 	}
 	// One frame of 1 GiB is within it (only sizes are checked here).
 	m.Responses = map[string]*pluginv2.DataResponse{"A": {Frames: [][]byte{huge[:1<<30-16]}}}
-	if sz := dataResponseSize(m.Responses["A"]); sz > maxWireMessage {
+	if sz := dataResponseSize(m.Responses["A"], nil); sz > maxWireMessage {
 		t.Fatalf("1 GiB frame sized %d", sz)
 	}
 }

@@ -350,26 +350,15 @@ func (s *wireServer) QueryChunkedData(_ *pluginv2.QueryChunkedDataRequest, strea
 	return nil
 }
 
-// Through a gRPC server that uses wireCodec and a client that uses the
-// proto codec, as Grafana does: both calls arrive whole.
-func TestWireThroughGRPC(t *testing.T) {
-	r := rand.New(rand.NewPCG(8, 9))
-	srv := &wireServer{resp: randQueryData(r)}
-	srv.resp.Responses = map[string]*pluginv2.DataResponse{"big": {Frames: [][]byte{randBytes(r, 5<<20), {}, randBytes(r, 70000)}, Status: 200}}
-	for range 4 {
-		maps := randQueryData(r)
-		for k, v := range maps.Responses {
-			srv.resp.Responses[k] = v
-		}
-	}
-	for range 50 {
-		srv.chunks = append(srv.chunks, randChunk(r))
-	}
+// serveData serves srv on 127.0.0.1 with opts (messages up to 64 MiB) for
+// the test, and returns a client of it.
+func serveData(t *testing.T, srv pluginv2.DataServer, opts ...grpc.ServerOption) pluginv2.DataClient {
+	t.Helper()
 	lis, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
-	gs := grpc.NewServer(grpc.ForceServerCodecV2(wireCodec{next: protoCodec(t)}), grpc.MaxRecvMsgSize(64<<20))
+	gs := grpc.NewServer(append([]grpc.ServerOption{grpc.MaxRecvMsgSize(64 << 20)}, opts...)...)
 	pluginv2.RegisterDataServer(gs, srv)
 	done := make(chan error, 1)
 	go func() { done <- gs.Serve(lis) }()
@@ -385,7 +374,25 @@ func TestWireThroughGRPC(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = conn.Close() })
-	client := pluginv2.NewDataClient(conn)
+	return pluginv2.NewDataClient(conn)
+}
+
+// Through a gRPC server that uses wireCodec and a client that uses the
+// proto codec, as Grafana does: both calls arrive whole.
+func TestWireThroughGRPC(t *testing.T) {
+	r := rand.New(rand.NewPCG(8, 9))
+	srv := &wireServer{resp: randQueryData(r)}
+	srv.resp.Responses = map[string]*pluginv2.DataResponse{"big": {Frames: [][]byte{randBytes(r, 5<<20), {}, randBytes(r, 70000)}, Status: 200}}
+	for range 4 {
+		maps := randQueryData(r)
+		for k, v := range maps.Responses {
+			srv.resp.Responses[k] = v
+		}
+	}
+	for range 50 {
+		srv.chunks = append(srv.chunks, randChunk(r))
+	}
+	client := serveData(t, srv, grpc.ForceServerCodecV2(wireCodec{next: protoCodec(t)}))
 	ctx := t.Context()
 	for range 3 {
 		got, err := client.QueryData(ctx, &pluginv2.QueryDataRequest{})

@@ -1,0 +1,141 @@
+package plugin
+
+import (
+	"bytes"
+	"context"
+	"runtime"
+	"strings"
+	"sync"
+	"weak"
+
+	"github.com/grafana/grafana-plugin-sdk-go/genproto/pluginv2"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/encoding"
+	grpcproto "google.golang.org/grpc/encoding/proto"
+	"google.golang.org/grpc/metadata"
+)
+
+// A frame finished from parts (a table read batch by batch) is its header,
+// its parts and its footer, each in memory of its own. Joining them into
+// one []byte for the response would copy the whole table once more, and
+// hold it twice while doing so, only for gRPC to copy it again into its
+// transport. A unary response that gRPC marshals with the wire codec
+// (wire.go) skips the join: the DataResponse carries the frame's first
+// piece where the frame goes, and the codec finds the pieces after it in
+// pieced, the registry of the responses on their way, writing them after
+// the first as the one bytes field they are.
+//
+// Whoever else read such a response would see only a frame's first piece,
+// so the pieces stay apart only for a request that arrived through gRPC
+// with the proto content subtype while the wire codec is gRPC's "proto"
+// codec (wireBound); for any other caller queryData joins them.
+
+// encodedFrame is one encoded frame as the sink hands it over: its bytes,
+// or its first piece (b) and the pieces that follow it (rest).
+type encodedFrame struct {
+	b    []byte
+	rest [][]byte
+}
+
+// held is the budget the frame holds: the memory of its pieces, their
+// spare capacity included.
+func (f encodedFrame) held() int64 {
+	n := heldBytes(f.b)
+	for _, p := range f.rest {
+		n += heldBytes(p)
+	}
+	return n
+}
+
+// joined is the frame as one buffer (f.b itself when it has no pieces
+// after it).
+func (f encodedFrame) joined() []byte {
+	if len(f.rest) == 0 {
+		return f.b
+	}
+	return bytes.Join(append([][]byte{f.b}, f.rest...), nil)
+}
+
+// piecedFrames is one response's frames kept in pieces: by the first byte
+// of a frame's first piece (the slice in DataResponse.Frames, whose memory
+// is the frame's own), the pieces after it.
+type piecedFrames map[*byte][][]byte
+
+// rest returns the pieces after f when f is the first piece of one of the
+// frames (nil otherwise).
+func (p piecedFrames) rest(f []byte) [][]byte {
+	if len(p) == 0 || len(f) == 0 {
+		return nil
+	}
+	return p[&f[0]]
+}
+
+// pieced maps the responses on their way to gRPC (weakly: a response
+// dropped before it was marshalled takes its entry with it, through a
+// cleanup) to their frames kept in pieces.
+var pieced sync.Map // weak.Pointer[pluginv2.QueryDataResponse] → piecedFrames
+
+// keepPieced registers frames as resp's, until resp is collected or the
+// codec takes them (piecedOf).
+func keepPieced(resp *pluginv2.QueryDataResponse, frames piecedFrames) {
+	key := weak.Make(resp)
+	pieced.Store(key, frames)
+	runtime.AddCleanup(resp, func(k weak.Pointer[pluginv2.QueryDataResponse]) { pieced.Delete(k) }, key)
+}
+
+// piecedOf returns resp's frames kept in pieces, and forgets them (a
+// response is marshalled once).
+func piecedOf(resp *pluginv2.QueryDataResponse) piecedFrames {
+	v, ok := pieced.LoadAndDelete(weak.Make(resp))
+	if !ok {
+		return nil
+	}
+	return v.(piecedFrames)
+}
+
+// joinPieced replaces in resp every frame of frames by the frame joined,
+// for a response that no wire codec will write. The joined frames are not
+// counted in the budget (the pieces they copy are, until the response is
+// returned).
+func joinPieced(resp *pluginv2.QueryDataResponse, frames piecedFrames) {
+	for _, dr := range resp.Responses {
+		if dr == nil {
+			continue
+		}
+		for i, f := range dr.Frames {
+			if rest := frames.rest(f); rest != nil {
+				dr.Frames[i] = encodedFrame{b: f, rest: rest}.joined()
+			}
+		}
+	}
+}
+
+// wireBound says whether the response to the request of ctx will be
+// marshalled by the wire codec: the request came through a gRPC server
+// with gRPC's default content subtype or "proto", and the codec registered
+// as "proto" is the wire codec.
+func wireBound(ctx context.Context) bool {
+	if grpc.ServerTransportStreamFromContext(ctx) == nil {
+		return false
+	}
+	if _, ok := encoding.GetCodecV2(grpcproto.Name).(wireCodec); !ok {
+		return false
+	}
+	md, _ := metadata.FromIncomingContext(ctx)
+	ct := md.Get("content-type")
+	if len(ct) != 1 {
+		return false
+	}
+	// As gRPC reads it (grpcutil.ContentSubtype): "application/grpc", then
+	// nothing, or '+' or ';' and the subtype in any case.
+	sub, ok := strings.CutPrefix(ct[0], "application/grpc")
+	switch {
+	case !ok:
+		return false
+	case sub == "":
+		return true
+	case sub[0] != '+' && sub[0] != ';':
+		return false
+	}
+	return strings.EqualFold(sub[1:], grpcproto.Name)
+}
