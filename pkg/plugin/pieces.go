@@ -19,16 +19,16 @@ import (
 // its parts and its footer, each in memory of its own. Joining them into
 // one []byte for the response would copy the whole table once more, and
 // hold it twice while doing so, only for gRPC to copy it again into its
-// transport. A unary response that gRPC marshals with the wire codec
-// (wire.go) skips the join: the DataResponse carries the frame's first
-// piece where the frame goes, and the codec finds the pieces after it in
-// pieced, the registry of the responses on their way, writing them after
-// the first as the one bytes field they are.
+// transport. A response (or a chunk) that gRPC marshals with the wire codec
+// (wire.go) skips the join: the message carries the frame's first piece
+// where the frame goes, and the codec finds the pieces after it in pieced,
+// the registry of the messages on their way, writing them after the first
+// as the one bytes field they are.
 //
-// Whoever else read such a response would see only a frame's first piece,
+// Whoever else read such a message would see only a frame's first piece,
 // so the pieces stay apart only for a request that arrived through gRPC
 // with the proto content subtype while the wire codec is gRPC's "proto"
-// codec (wireBound); for any other caller queryData joins them.
+// codec (wireBound); for any other caller the frames are joined.
 
 // encodedFrame is one encoded frame as the sink hands it over: its bytes,
 // or its first piece (b) and the pieces that follow it (rest).
@@ -70,23 +70,24 @@ func (p piecedFrames) rest(f []byte) [][]byte {
 	return p[&f[0]]
 }
 
-// pieced maps the responses on their way to gRPC (weakly: a response
+// pieced maps the responses and chunks on their way to gRPC (weakly: one
 // dropped before it was marshalled takes its entry with it, through a
 // cleanup) to their frames kept in pieces.
-var pieced sync.Map // weak.Pointer[pluginv2.QueryDataResponse] → piecedFrames
+var pieced sync.Map // weak.Pointer[pluginv2.QueryDataResponse or QueryChunkedDataResponse] → piecedFrames
 
-// keepPieced registers frames as resp's, until resp is collected or the
-// codec takes them (piecedOf).
-func keepPieced(resp *pluginv2.QueryDataResponse, frames piecedFrames) {
-	key := weak.Make(resp)
+// keepPieced registers frames as those of m (a QueryDataResponse or a
+// QueryChunkedDataResponse), until m is collected or the codec takes them
+// (piecedOf).
+func keepPieced[M any](m *M, frames piecedFrames) {
+	key := weak.Make(m)
 	pieced.Store(key, frames)
-	runtime.AddCleanup(resp, func(k weak.Pointer[pluginv2.QueryDataResponse]) { pieced.Delete(k) }, key)
+	runtime.AddCleanup(m, func(k weak.Pointer[M]) { pieced.Delete(k) }, key)
 }
 
-// piecedOf returns resp's frames kept in pieces, and forgets them (a
-// response is marshalled once).
-func piecedOf(resp *pluginv2.QueryDataResponse) piecedFrames {
-	v, ok := pieced.LoadAndDelete(weak.Make(resp))
+// piecedOf returns m's frames kept in pieces, and forgets them (a message
+// is marshalled once).
+func piecedOf[M any](m *M) piecedFrames {
+	v, ok := pieced.LoadAndDelete(weak.Make(m))
 	if !ok {
 		return nil
 	}

@@ -3,8 +3,11 @@ package plugin
 import (
 	"bytes"
 	"context"
+	"errors"
+	"io"
 	"math/rand/v2"
 	"runtime"
+	"strconv"
 	"testing"
 	"weak"
 
@@ -104,6 +107,45 @@ func TestWirePiecedFrames(t *testing.T) {
 	}
 }
 
+// A chunk's frame kept in pieces is written as the one bytes field it is,
+// its pieces referenced; through the previous codec, joined.
+func TestWirePiecedChunk(t *testing.T) {
+	r := rand.New(rand.NewPCG(23, 24))
+	c := wireCodec{next: protoCodec(t)}
+	for i := range 20 {
+		pieces := [][]byte{randBytes(r, 1+r.IntN(300))}
+		for range r.IntN(5) {
+			pieces = append(pieces, randBytes(r, randFrameSize(r)))
+		}
+		m := randChunk(r)
+		m.Frame = pieces[0]
+		joined := proto.Clone(m).(*pluginv2.QueryChunkedDataResponse)
+		joined.Frame = bytes.Join(pieces, nil)
+		keepPieced(m, piecedFrames{&pieces[0][0]: pieces[1:]})
+		unknown := i%4 == 3
+		if unknown {
+			m.ProtoReflect().SetUnknown(protowire.AppendVarint(protowire.AppendTag(nil, 99, protowire.VarintType), 7))
+		}
+		out, err := c.Marshal(m)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if unknown {
+			var back pluginv2.QueryChunkedDataResponse
+			if err := proto.Unmarshal(out.Materialize(), &back); err != nil || !bytes.Equal(back.Frame, joined.Frame) {
+				t.Fatalf("chunk %d through the previous codec: its pieces were not joined (%v)", i, err)
+			}
+			continue
+		}
+		if got, want := out.Materialize(), deterministic(t, joined); !bytes.Equal(got, want) {
+			t.Fatalf("chunk %d: %d bytes, the joined chunk's %d", i, len(got), len(want))
+		}
+		if piecedOf(m) != nil {
+			t.Fatalf("chunk %d: its pieces stayed registered after it was written", i)
+		}
+	}
+}
+
 // A response dropped before it was written takes its registered pieces
 // with it.
 func TestPiecedGoesWithItsResponse(t *testing.T) {
@@ -129,6 +171,21 @@ func registered() int {
 	n := 0
 	pieced.Range(func(any, any) bool { n++; return true })
 	return n
+}
+
+// piecesSeen counts the chunks sent whose frames are kept in pieces.
+type piecesSeen struct {
+	grpc.ServerStream
+	n *int
+}
+
+func (p *piecesSeen) SendMsg(m any) error {
+	if c, ok := m.(*pluginv2.QueryChunkedDataResponse); ok {
+		if _, ok := pieced.Load(weak.Make(c)); ok {
+			*p.n++
+		}
+	}
+	return p.ServerStream.SendMsg(m)
 }
 
 type fakeTransportStream struct{ grpc.ServerTransportStream }
@@ -181,7 +238,8 @@ func TestPiecedThroughGRPC(t *testing.T) {
 	}
 	s := newTestService(t, partSource{mem: memory.NewGoAllocator()}, 2)
 	before := registered()
-	keptInPieces := 0 // responses whose frames the Service left in pieces for the codec
+	keptInPieces := 0   // responses whose frames the Service left in pieces for the codec
+	chunksInPieces := 0 // chunks likewise
 	client := serveData(t, s, grpc.UnaryInterceptor(
 		func(ctx context.Context, req any, _ *grpc.UnaryServerInfo, h grpc.UnaryHandler) (any, error) {
 			resp, err := h(ctx, req)
@@ -191,6 +249,9 @@ func TestPiecedThroughGRPC(t *testing.T) {
 				}
 			}
 			return resp, err
+		}),
+		grpc.StreamInterceptor(func(srv any, ss grpc.ServerStream, _ *grpc.StreamServerInfo, h grpc.StreamHandler) error {
+			return h(srv, &piecesSeen{ServerStream: ss, n: &chunksInPieces})
 		}))
 	pc := pluginContext(`{"codec":"none"}`)
 	req := &pluginv2.QueryDataRequest{PluginContext: pc, Queries: []*pluginv2.DataQuery{
@@ -225,6 +286,56 @@ func TestPiecedThroughGRPC(t *testing.T) {
 				t.Errorf("%s frame %d through gRPC differs from the frame in process: %v", refID, i, err)
 			}
 		}
+	}
+	// The chunked call: every frame of each query (by its frame id: the
+	// first is sent last), as in the unary answer.
+	stream, err := client.QueryChunkedData(t.Context(), &pluginv2.QueryChunkedDataRequest{PluginContext: pc, Queries: req.Queries})
+	if err != nil {
+		t.Fatal(err)
+	}
+	chunks := map[string][][]byte{}
+	for {
+		c, err := stream.Recv()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		if c.Error != "" {
+			t.Fatalf("chunk of %s: %s", c.RefId, c.Error)
+		}
+		i, err := strconv.Atoi(c.FrameId)
+		if err != nil || i < 0 || i > 100 {
+			t.Fatalf("chunk of %s: frame id %q", c.RefId, c.FrameId)
+		}
+		for len(chunks[c.RefId]) <= i {
+			chunks[c.RefId] = append(chunks[c.RefId], nil)
+		}
+		chunks[c.RefId][i] = c.Frame
+	}
+	for _, refID := range []string{"A", "B"} {
+		if len(chunks[refID]) != len(got.Responses[refID].Frames) {
+			t.Fatalf("%s: %d chunks, %d frames", refID, len(chunks[refID]), len(got.Responses[refID].Frames))
+		}
+		for i, b := range chunks[refID] {
+			gf, err := data.UnmarshalArrowFrame(b)
+			if err != nil {
+				t.Fatalf("%s chunk %d: %v", refID, i, err)
+			}
+			wf, err := data.UnmarshalArrowFrame(got.Responses[refID].Frames[i])
+			if err != nil {
+				t.Fatal(err)
+			}
+			gf, _ = withoutStats(gf)
+			wf, _ = withoutStats(wf)
+			if err := frametest.Equal(wf, gf); err != nil {
+				t.Errorf("%s chunk %d differs from the unary frame: %v", refID, i, err)
+			}
+		}
+	}
+	if chunksInPieces != 2 { // the table of each query
+		t.Errorf("%d chunks through gRPC kept their frames in pieces, want 2", chunksInPieces)
 	}
 	if keptInPieces != 1 {
 		t.Errorf("%d responses through gRPC kept their frames in pieces, want 1", keptInPieces)

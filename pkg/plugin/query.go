@@ -115,6 +115,7 @@ func (s *Service) queryChunkedData(ctx context.Context, preq *pluginv2.QueryChun
 	pre := precheck(preq.Queries)
 	acct := s.budget.account()
 	defer acct.close()
+	wire := wireBound(ctx)
 	var (
 		mu      sync.Mutex // stream.Send is not safe for concurrent use
 		sendErr error
@@ -133,10 +134,18 @@ func (s *Service) queryChunkedData(ctx context.Context, preq *pluginv2.QueryChun
 		if err == nil {
 			err = s.runQuery(ctx, inst, q, req.Format, acct, func(i int, f encodedFrame) error {
 				defer acct.release(f.held()) // sent (or never will be)
-				return send(&pluginv2.QueryChunkedDataResponse{
-					RefId: q.RefID, FrameId: strconv.Itoa(i), Frame: f.joined(),
+				c := &pluginv2.QueryChunkedDataResponse{
+					RefId: q.RefID, FrameId: strconv.Itoa(i), Frame: f.b,
 					Status: int32(backend.StatusOK), Format: preq.Format,
-				})
+				}
+				if len(f.rest) > 0 {
+					if wire {
+						keepPieced(c, piecedFrames{&f.b[0]: f.rest})
+					} else {
+						c.Frame = f.joined()
+					}
+				}
+				return send(c)
 			})
 		}
 		if err != nil {

@@ -151,7 +151,7 @@ func marshalQueryData(m *pluginv2.QueryDataResponse) (mem.BufferSlice, bool, err
 		}
 		if dr != nil {
 			for _, f := range dr.Frames {
-				frames += frameLen(f, pieces)
+				frames += frameLen(f, pieces.rest(f))
 				if len(f) > 0 {
 					nframes += 1 + len(pieces.rest(f))
 				}
@@ -195,45 +195,47 @@ func dataResponseSize(dr *pluginv2.DataResponse, pieces piecedFrames) int64 {
 	}
 	var n int64
 	for _, f := range dr.Frames {
-		n += keyedSize(fieldFrames, frameLen(f, pieces))
+		n += keyedSize(fieldFrames, frameLen(f, pieces.rest(f)))
 	}
 	return n + optBytesSize(fieldError, len(dr.Error)) + optBytesSize(fieldJSONMeta, len(dr.JsonMeta)) +
 		optVarintSize(fieldStatus, int64(dr.Status)) + optBytesSize(fieldErrorSource, len(dr.ErrorSource)) +
 		optVarintSize(fieldFormat, int64(dr.Format))
 }
 
-// frameLen is the length of frame f: its own, or, when it is the first
-// piece of a frame kept in pieces, the whole frame's.
-func frameLen(f []byte, pieces piecedFrames) int64 {
+// frameLen is the length of the frame made of f and then rest.
+func frameLen(f []byte, rest [][]byte) int64 {
 	n := int64(len(f))
-	for _, p := range pieces.rest(f) {
+	for _, p := range rest {
 		n += int64(len(p))
 	}
 	return n
 }
 
-// marshalChunk writes c, or says (ok false) that the previous codec must.
+// marshalChunk writes c, or says (ok false) that the previous codec must
+// (its frame joined first when it is kept in pieces).
 func marshalChunk(c *pluginv2.QueryChunkedDataResponse) (mem.BufferSlice, bool, error) {
-	if c == nil || len(c.ProtoReflect().GetUnknown()) > 0 || !utf8.ValidString(c.RefId) ||
-		!utf8.ValidString(c.FrameId) || !utf8.ValidString(c.Error) || !utf8.ValidString(c.ErrorSource) {
+	if c == nil {
 		return nil, false, nil
 	}
+	rest := piecedOf(c).rest(c.Frame)
+	if len(c.ProtoReflect().GetUnknown()) > 0 || !utf8.ValidString(c.RefId) ||
+		!utf8.ValidString(c.FrameId) || !utf8.ValidString(c.Error) || !utf8.ValidString(c.ErrorSource) {
+		c.Frame = encodedFrame{b: c.Frame, rest: rest}.joined()
+		return nil, false, nil
+	}
+	flen := frameLen(c.Frame, rest)
 	total := optBytesSize(chunkRefID, len(c.RefId)) + optBytesSize(chunkFrameID, len(c.FrameId)) +
-		optBytesSize(chunkFrame, len(c.Frame)) + optBytesSize(chunkError, len(c.Error)) +
+		optBytesSize(chunkFrame, int(flen)) + optBytesSize(chunkError, len(c.Error)) +
 		optVarintSize(chunkStatus, int64(c.Status)) + optBytesSize(chunkErrorSource, len(c.ErrorSource)) +
 		optVarintSize(chunkFormat, int64(c.Format))
 	if total > maxWireMessage {
 		return nil, false, tooLarge(total)
 	}
-	nframes := 0
-	if len(c.Frame) > 0 {
-		nframes = 1
-	}
-	w := newWireWriter(total-int64(len(c.Frame)), nframes)
+	w := newWireWriter(total-flen, 1+len(rest))
 	w.optBytes(chunkRefID, c.RefId)
 	w.optBytes(chunkFrameID, c.FrameId)
-	if len(c.Frame) > 0 { // proto3 bytes: left out when empty
-		w.frame(chunkFrame, c.Frame)
+	if flen > 0 { // proto3 bytes: left out when empty
+		w.frame(chunkFrame, c.Frame, rest...)
 	}
 	w.optBytes(chunkError, c.Error)
 	w.optVarint(chunkStatus, int64(c.Status))
@@ -317,10 +319,7 @@ func (w *wireWriter) optVarint(num protowire.Number, v int64) {
 // frame writes the tag and length of the frame made of f and then rest,
 // then each as its own buffer.
 func (w *wireWriter) frame(num protowire.Number, f []byte, rest ...[]byte) {
-	n := int64(len(f))
-	for _, p := range rest {
-		n += int64(len(p))
-	}
+	n := frameLen(f, rest)
 	w.length(num, n)
 	if n == 0 {
 		return
