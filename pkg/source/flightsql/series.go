@@ -404,9 +404,9 @@ func (b *seriesBuilder) flush() {
 		n := g.counts[id]
 		b.runs[id] = append(b.runs[id], run{seg: seg, start: uint32(g.ends[id] - n), n: uint32(n)})
 	}
-	b.times.flush(g.order)
+	b.times.flush(g)
 	for _, st := range b.stores {
-		st.flush(g.order)
+		st.flush(g)
 	}
 	keep := min(len(b.ids), len(b.series), lookBack)
 	copy(b.ids, b.ids[len(b.ids)-keep:])

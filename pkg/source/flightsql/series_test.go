@@ -739,3 +739,48 @@ func TestSeriesRecycledMemory(t *testing.T) {
 		}
 	})
 }
+
+// The rows of series that cycle go where group puts them: cycle and its
+// blocked transpose give every series the same rows, in the same order and
+// place, as the counting sort, whatever the period and the remainder.
+func TestCycleGathersAsGroup(t *testing.T) {
+	r := rand.New(rand.NewPCG(11, 12))
+	for _, k := range []int{1, 2, 3, 15, 16, 17, 33, 1000} {
+		for _, n := range []int{k, k + 1, 2*k - 1, 16 * k, 16*k + 5, 37*k + k/2, 1 << 16} {
+			if n < k {
+				continue
+			}
+			perm := r.Perm(k) // the series ids, in the order they cycle
+			ids := make([]int32, n)
+			src := make([]int64, n)
+			for i := range ids {
+				ids[i] = int32(perm[i%k])
+				src[i] = r.Int64()
+			}
+			var cyc, grp rowGroups
+			if !cyc.cycle(ids, k) {
+				t.Fatalf("k=%d n=%d: not taken as a cycle", k, n)
+			}
+			grp.group(ids, k)
+			if cyc.rows != grp.rows || !slices.Equal(cyc.touch, grp.touch) {
+				t.Fatalf("k=%d n=%d: %d rows of series %v, group's %d of %v", k, n, cyc.rows, cyc.touch, grp.rows, grp.touch)
+			}
+			for _, id := range grp.touch {
+				if cyc.counts[id] != grp.counts[id] || cyc.ends[id] != grp.ends[id] {
+					t.Fatalf("k=%d n=%d: series %d has %d rows ending at %d, group's %d at %d", k, n, id, cyc.counts[id], cyc.ends[id], grp.counts[id], grp.ends[id])
+				}
+			}
+			got, want := make([]int64, n), make([]int64, n)
+			gather(got, src, &cyc)
+			gather(want, src, &grp)
+			if !slices.Equal(got, want) {
+				t.Fatalf("k=%d n=%d: the transpose puts the rows elsewhere than group", k, n)
+			}
+		}
+	}
+	// Not a cycle: a series repeated within the first k rows.
+	var g rowGroups
+	if g.cycle([]int32{0, 1, 0, 1}, 3) {
+		t.Error("rows 0, 1, 0 taken as a cycle of 3 series")
+	}
+}
