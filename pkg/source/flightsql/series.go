@@ -404,9 +404,9 @@ func (b *seriesBuilder) flush() {
 		n := g.counts[id]
 		b.runs[id] = append(b.runs[id], run{seg: seg, start: uint32(g.ends[id] - n), n: uint32(n)})
 	}
-	b.times.flush(g)
+	b.times.flush(g.order)
 	for _, st := range b.stores {
-		st.flush(g)
+		st.flush(g.order)
 	}
 	keep := min(len(b.ids), len(b.series), lookBack)
 	copy(b.ids, b.ids[len(b.ids)-keep:])

@@ -20,9 +20,9 @@ import (
 type valueStore interface {
 	// take appends the values of a to the pending rows.
 	take(a arrow.Array)
-	// flush makes the pending rows, in the order g groups them, the next
-	// segment and empties the pending rows.
-	flush(g *rowGroups)
+	// flush makes the pending rows order[0], order[1], … the next segment
+	// and empties the pending rows.
+	flush(order []int32)
 	// array returns the values of one series, whose rows are runs, as an
 	// array of type dt (the i-th value being the perm[i]-th of the runs;
 	// perm nil: in their order), its values in memory from mem.
@@ -94,12 +94,14 @@ func (s *numStore[T]) take(a arrow.Array) {
 	}
 }
 
-func (s *numStore[T]) flush(g *rowGroups) {
-	s.vals.flush(g)
+func (s *numStore[T]) flush(order []int32) {
+	s.vals.flush(order)
 	var valid []bool
 	if s.pnulls {
-		valid = make([]bool, g.rows)
-		gather(valid, s.pvalid, g)
+		valid = make([]bool, len(order))
+		for x, r := range order {
+			valid[x] = s.pvalid[r]
+		}
 		s.pvalid, s.pnulls = s.pvalid[:0], false
 	}
 	s.valid = append(s.valid, valid)
@@ -153,12 +155,7 @@ type rowGroups struct {
 	touch  []int32 // series with pending rows
 	counts []int32 // by series: its pending rows (0 for the others)
 	ends   []int32 // by series: where its rows end in order
-	rows   int     // the pending rows grouped
-	// The rows series by series, each in row order: pending row indices
-	// (order), or, when period > 0, every period-th row from each of the
-	// first period rows on (see cycle), order then unused.
-	order  []int32
-	period int
+	order  []int32 // pending row indices, series by series, each in row order
 }
 
 // reset readies g for rows of series series: counts and ends long enough,
@@ -178,7 +175,6 @@ func (g *rowGroups) reset(series int) {
 // grouped by series, among series series.
 func (g *rowGroups) group(ids []int32, series int) {
 	g.reset(series)
-	g.period = 0
 	counts, touch := g.counts, g.touch
 	for _, id := range ids {
 		if id < 0 {
@@ -201,14 +197,14 @@ func (g *rowGroups) group(ids []int32, series int) {
 			ends[id]++
 		}
 	}
-	g.touch, g.order, g.rows = touch, order, int(pos)
+	g.touch, g.order = touch, order
 }
 
 // cycle is group for rows that cycle through k series (ids[i] = ids[i-k]
 // for every i ≥ k; no -1): the rows of each series are every k-th from its
-// first, so the histogram and the scatter are not needed, and gather moves
-// them as a blocked transpose. It reports false (g then being ready for
-// group) when the first k rows are not k different series.
+// first, so the histogram and the scatter are not needed. It reports false
+// (g then being ready for group) when the first k rows are not k different
+// series.
 func (g *rowGroups) cycle(ids []int32, k int) bool {
 	if k == 0 || len(ids) < k {
 		return false
@@ -223,53 +219,20 @@ func (g *rowGroups) cycle(ids []int32, k int) bool {
 		}
 		g.counts[id] = 1
 	}
+	order := grow(g.order, len(ids))
 	x := int32(0)
 	for j, id := range ids[:k] {
 		n := int32((len(ids) - j + k - 1) / k)
 		g.counts[id] = n
-		x += n
+		for r := j; r < len(ids); r += k {
+			order[x] = int32(r)
+			x++
+		}
 		g.ends[id] = x
 	}
 	g.touch = append(g.touch, ids[:k]...)
-	g.rows, g.period = len(ids), k
+	g.order = order
 	return true
-}
-
-// gatherTile is the side of the blocks gather's transpose moves: 16
-// series × 16 rows of 8-byte values read 16 times two cache lines and
-// write 16 times two.
-const gatherTile = 16
-
-// gather sets dst[x], for every x < g.rows, to the pending row src[r] that
-// g puts at x.
-func gather[T any](dst, src []T, g *rowGroups) {
-	if g.period == 0 {
-		for x, r := range g.order[:g.rows] {
-			dst[x] = src[r]
-		}
-		return
-	}
-	// Row r is the (r / k)-th of the series at position r % k; the series
-	// at position j has rows+1 rows when j < rem, else rows, and they
-	// start at j*rows + min(j, rem).
-	k := g.period
-	src = src[:g.rows]
-	rows, rem := g.rows/k, g.rows%k
-	for j0 := 0; j0 < k; j0 += gatherTile {
-		j1 := min(j0+gatherTile, k)
-		for t0 := 0; t0 <= rows; t0 += gatherTile {
-			for j := j0; j < j1; j++ {
-				n := rows
-				if j < rem {
-					n++
-				}
-				out := dst[j*rows+min(j, rem):][:n]
-				for t := t0; t < min(t0+gatherTile, n); t++ {
-					out[t] = src[t*k+j]
-				}
-			}
-		}
-	}
 }
 
 // segments holds one column of the series: a segment per flush, holding
@@ -281,11 +244,13 @@ type segments[T any] struct {
 	pend []T
 }
 
-// flush makes the pending values, in the order g groups them, the next
-// segment.
-func (s *segments[T]) flush(g *rowGroups) {
-	seg := make([]T, g.rows)
-	gather(seg, s.pend, g)
+// flush makes pend[order[0]], pend[order[1]], … the next segment.
+func (s *segments[T]) flush(order []int32) {
+	seg := make([]T, len(order))
+	pend := s.pend
+	for x, r := range order {
+		seg[x] = pend[r]
+	}
 	s.segs = append(s.segs, seg)
 	s.pend = s.pend[:0]
 }
