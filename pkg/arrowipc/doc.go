@@ -21,10 +21,11 @@
 // table streamed batch by batch is one file, as Grafana's reader appends
 // every batch of a file. A File is the caller's, so that the pooled
 // encoders of several goroutines may write its batches in turn; it keeps
-// each batch in memory of exactly its size, and finishing joins them with
-// the header and the footer, so that no buffer is regrown on the way (a
-// batch's bytes are copied twice, never into memory cleared first). A File of one batch is byte for byte what AppendFile
-// writes.
+// each batch in memory of exactly its size, never regrown. FinishFile joins
+// them with the header and the footer (a batch's bytes are copied twice,
+// never into memory cleared first); FinishFilePieces hands the header, the
+// batches and the footer over as they are, for a writer of pieces. A File
+// of one batch is byte for byte what AppendFile writes.
 //
 // The files of the package:
 //   - encoder.go: Options, Encoder and its two phases;

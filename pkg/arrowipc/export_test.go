@@ -26,6 +26,7 @@ func (e *Encoder) AppendRecords(dst []byte, schema *arrow.Schema, recs ...arrow.
 	// Joined batch by batch: a batch's compressed buffers are the
 	// encoder's, reused by the next prepare.
 	j := &e.join
+	j.begin()
 	e.hdr.addTo(j)
 	out := j.join(dst)
 	var arr [8]block

@@ -53,6 +53,7 @@ func (e *Encoder) appendFile(dst []byte, meta []KeyValue) []byte {
 	e.blocks[0] = block{offset: int64(e.hdr.size()), metaLength: int32(pad8(8 + len(rb))), bodyLength: p.length}
 	fb := e.buildFooter(e.blocks[:])
 	j := &e.join
+	j.begin()
 	e.hdr.addTo(j)
 	j.framed(rb)
 	e.addBody(j)
@@ -151,15 +152,11 @@ func (e *Encoder) addBody(j *joiner) {
 	}
 }
 
-// footerTail is what follows the footer's flatbuffer: its length and the
-// closing magic. No end-of-stream marker precedes the footer: the marker
-// is optional in the stream a file embeds, and file readers find the
-// batches through the footer; eight bytes per frame add up over thousands
-// of series.
-const footerTail = 4 + len(format.Magic)
-
 // addFooter adds the footer flatbuffer fb (referenced), its length and
-// the closing magic to j.
+// the closing magic to j. No end-of-stream marker precedes the footer: the
+// marker is optional in the stream a file embeds, and file readers find
+// the batches through the footer; eight bytes per frame add up over
+// thousands of series.
 func addFooter(j *joiner, fb []byte) {
 	j.ref(fb)
 	from := len(j.scratch)

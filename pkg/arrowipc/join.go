@@ -15,8 +15,10 @@ import (
 // written). A large frame's memory is then written once instead of being
 // cleared by the allocator and written again.
 //
-// A joiner is an Encoder's and is reused; join drops its references to
-// the caller's memory.
+// A joiner is an Encoder's and is reused: every assembly begins with
+// begin, which drops what an assembly abandoned halfway (a panic recovered
+// by the caller) left, and join drops its references to the caller's
+// memory.
 type joiner struct {
 	scratch []byte
 	pieces  []piece
@@ -30,7 +32,9 @@ type piece struct {
 	from, to int
 }
 
-func (j *joiner) reset() {
+// begin readies j for a new assembly, forgetting any pieces left.
+func (j *joiner) begin() {
+	clear(j.pieces)
 	j.scratch = j.scratch[:0]
 	j.pieces = j.pieces[:0]
 	j.size = 0
@@ -62,8 +66,8 @@ func (j *joiner) wrote(from int) {
 	j.pieces = append(j.pieces, piece{from: from, to: to})
 }
 
-// framed adds the message flatbuffer fb framed (see appendFramed), fb
-// referenced, and returns the framed length.
+// framed adds the message flatbuffer fb framed (appendFrameHead, fb
+// referenced, padding to 8 bytes) and returns the framed length.
 func (j *joiner) framed(fb []byte) int32 {
 	framed := pad8(8 + len(fb))
 	from := len(j.scratch)
@@ -99,8 +103,7 @@ func (j *joiner) join(dst []byte) []byte {
 		}
 	}
 	clear(list)
-	clear(j.pieces)
 	j.list = list[:0]
-	j.reset()
+	j.begin()
 	return dst
 }

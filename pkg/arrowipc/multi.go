@@ -13,8 +13,8 @@ import (
 // batch of a File, an Arrow IPC file of several batches written as they
 // come, whose schema metadata is given only when it is finished.
 
-// ErrFinished is returned by AppendBatch and FinishFile for a File that is
-// finished already.
+// ErrFinished is returned by AppendBatch, FinishFile and FinishFilePieces
+// for a File that is finished already.
 var ErrFinished = errors.New("arrowipc: the file is finished")
 
 // File is an Arrow IPC file of several record batches on its way, written
@@ -31,10 +31,11 @@ var ErrFinished = errors.New("arrowipc: the file is finished")
 // so a file decodes as the table of all its batches joined. Each batch
 // declares its own compression, as Arrow allows per RecordBatch message.
 //
-// Each batch is kept framed, in a buffer of exactly its size, and
-// FinishFile joins them with the header and the footer into the file: a
-// batch's bytes are written twice (once when appended, once when joined)
-// and its memory is never regrown, cleared or left unused.
+// Each batch is kept framed, in a buffer of exactly its size, whose memory
+// is never regrown, cleared or left unused. FinishFile joins the batches
+// with the header and the footer into the file (a batch's bytes are then
+// written twice); FinishFilePieces hands them over as they are, with the
+// header and the footer, for a caller that writes the pieces out in turn.
 //
 // The zero File is empty and ready for use. It is not safe for concurrent
 // use.
@@ -84,6 +85,7 @@ func (e *Encoder) AppendBatch(f *File) error {
 		return err
 	}
 	j := &e.join
+	j.begin()
 	blk := block{offset: f.size, bodyLength: p.length}
 	blk.metaLength = j.framed(finishMessage(e.rb, format.HeaderRecordBatch, e.writeRecordBatch(), p.length))
 	e.addBody(j)
@@ -143,6 +145,7 @@ func (e *Encoder) FinishFile(dst []byte, f *File, meta []KeyValue) ([]byte, erro
 		return dst, err
 	}
 	j := &e.join
+	j.begin()
 	e.hdr.addTo(j)
 	for _, b := range f.batches {
 		j.ref(b)
@@ -164,6 +167,7 @@ func (e *Encoder) FinishFilePieces(f *File, meta []KeyValue) ([][]byte, error) {
 		return nil, err
 	}
 	j := &e.join
+	j.begin()
 	e.hdr.addTo(j)
 	head := j.join(nil)
 	addFooter(j, fb)

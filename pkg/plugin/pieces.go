@@ -6,6 +6,7 @@ import (
 	"runtime"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"weak"
 
 	"github.com/grafana/grafana-plugin-sdk-go/genproto/pluginv2"
@@ -28,7 +29,12 @@ import (
 // Whoever else read such a message would see only a frame's first piece,
 // so the pieces stay apart only for a request that arrived through gRPC
 // with the proto content subtype while the wire codec is gRPC's "proto"
-// codec (wireBound); for any other caller the frames are joined.
+// codec (wireBound); for any other caller the frames are joined. That
+// rests on two facts of the server the SDK builds (backend.Manage): it
+// forces no codec (grpc.ForceServerCodec), so the registered "proto" codec
+// is the one that marshals, and nothing else marshals the responses (gRPC's
+// binary logging would, with the proto runtime: it is off unless
+// GRPC_BINARY_LOG_FILTER is set, and would then log truncated frames).
 
 // encodedFrame is one encoded frame as the sink hands it over: its bytes,
 // or its first piece (b) and the pieces that follow it (rest).
@@ -72,33 +78,50 @@ func (p piecedFrames) rest(f []byte) [][]byte {
 
 // pieced maps the responses and chunks on their way to gRPC (weakly: one
 // dropped before it was marshalled takes its entry with it, through a
-// cleanup) to their frames kept in pieces.
-var pieced sync.Map // weak.Pointer[pluginv2.QueryDataResponse or QueryChunkedDataResponse] → piecedFrames
+// cleanup) to their frames kept in pieces; piecedCount is how many it
+// holds, so that the codec looks nothing up while it holds none.
+var (
+	pieced      sync.Map // weak.Pointer[pluginv2.QueryDataResponse or QueryChunkedDataResponse] → piecedFrames
+	piecedCount atomic.Int64
+)
 
 // keepPieced registers frames as those of m (a QueryDataResponse or a
 // QueryChunkedDataResponse), until m is collected or the codec takes them
 // (piecedOf).
 func keepPieced[M any](m *M, frames piecedFrames) {
 	key := weak.Make(m)
+	piecedCount.Add(1)
 	pieced.Store(key, frames)
-	runtime.AddCleanup(m, func(k weak.Pointer[M]) { pieced.Delete(k) }, key)
+	runtime.AddCleanup(m, func(k weak.Pointer[M]) { forgetPieced(k) }, key)
 }
 
 // piecedOf returns m's frames kept in pieces, and forgets them (a message
 // is marshalled once).
 func piecedOf[M any](m *M) piecedFrames {
-	v, ok := pieced.LoadAndDelete(weak.Make(m))
+	if piecedCount.Load() == 0 {
+		return nil
+	}
+	v, ok := forgetPieced(weak.Make(m))
 	if !ok {
 		return nil
 	}
 	return v.(piecedFrames)
 }
 
+func forgetPieced(key any) (any, bool) {
+	v, ok := pieced.LoadAndDelete(key)
+	if ok {
+		piecedCount.Add(-1)
+	}
+	return v, ok
+}
+
 // joinPieced replaces in resp every frame of frames by the frame joined,
-// for a response that no wire codec will write. The joined frames are not
-// counted in the budget (the pieces they copy are, until the response is
-// returned).
-func joinPieced(resp *pluginv2.QueryDataResponse, frames piecedFrames) {
+// for a response that no wire codec will write, and returns the bytes it
+// allocated (the copies, alive beside the pieces until the response is
+// dropped), for the caller to count.
+func joinPieced(resp *pluginv2.QueryDataResponse, frames piecedFrames) int64 {
+	var n int64
 	for _, dr := range resp.Responses {
 		if dr == nil {
 			continue
@@ -106,9 +129,11 @@ func joinPieced(resp *pluginv2.QueryDataResponse, frames piecedFrames) {
 		for i, f := range dr.Frames {
 			if rest := frames.rest(f); rest != nil {
 				dr.Frames[i] = encodedFrame{b: f, rest: rest}.joined()
+				n += heldBytes(dr.Frames[i])
 			}
 		}
 	}
+	return n
 }
 
 // wireBound says whether the response to the request of ctx will be

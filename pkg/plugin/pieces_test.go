@@ -90,20 +90,29 @@ func TestWirePiecedFrames(t *testing.T) {
 			t.Fatalf("response %d: its pieces stayed registered after it was written", i)
 		}
 	}
-	// Through the previous codec.
-	m, joined, _ := piecedResponse(r)
-	m.ProtoReflect().SetUnknown(protowire.AppendVarint(protowire.AppendTag(nil, 99, protowire.VarintType), 7))
-	out, err := c.Marshal(m)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var back pluginv2.QueryDataResponse
-	if err := proto.Unmarshal(out.Materialize(), &back); err != nil {
-		t.Fatal(err)
-	}
-	back.ProtoReflect().SetUnknown(nil)
-	if !proto.Equal(&back, joined) {
-		t.Fatal("through the previous codec: the frames kept in pieces were not joined")
+	// Through the previous codec: for unknown fields of the response, and
+	// of one of its DataResponses.
+	unknown := protowire.AppendVarint(protowire.AppendTag(nil, 99, protowire.VarintType), 7)
+	for _, where := range []string{"response", "data response"} {
+		m, joined, _ := piecedResponse(r)
+		if where == "response" {
+			m.ProtoReflect().SetUnknown(unknown)
+			joined.ProtoReflect().SetUnknown(unknown)
+		} else {
+			m.Responses["pieced"].ProtoReflect().SetUnknown(unknown)
+			joined.Responses["pieced"].ProtoReflect().SetUnknown(unknown)
+		}
+		out, err := c.Marshal(m)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var back pluginv2.QueryDataResponse
+		if err := proto.Unmarshal(out.Materialize(), &back); err != nil {
+			t.Fatal(err)
+		}
+		if !proto.Equal(&back, joined) {
+			t.Fatalf("through the previous codec (unknown fields of the %s): the frames kept in pieces were not joined", where)
+		}
 	}
 }
 
@@ -192,6 +201,8 @@ type fakeTransportStream struct{ grpc.ServerTransportStream }
 
 func (fakeTransportStream) Method() string { return "/pluginv2.Data/QueryData" }
 
+// TestWireBound and TestPiecedThroughGRPC register the wire codec for the
+// whole process for a while: no test of the package runs in parallel.
 func TestWireBound(t *testing.T) {
 	prev := protoCodec(t)
 	base := grpc.NewContextWithServerTransportStream(context.Background(), fakeTransportStream{})

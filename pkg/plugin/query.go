@@ -70,7 +70,7 @@ func (s *Service) queryData(ctx context.Context, preq *pluginv2.QueryDataRequest
 		if wireBound(ctx) {
 			keepPieced(resp, pieces)
 		} else {
-			joinPieced(resp, pieces)
+			acct.force(joinPieced(resp, pieces)) // released with the rest when the request is answered
 		}
 	}
 	return resp
@@ -139,11 +139,14 @@ func (s *Service) queryChunkedData(ctx context.Context, preq *pluginv2.QueryChun
 					Status: int32(backend.StatusOK), Format: preq.Format,
 				}
 				if len(f.rest) > 0 {
-					if wire {
-						keepPieced(c, piecedFrames{&f.b[0]: f.rest})
-					} else {
+					if !wire {
 						c.Frame = f.joined()
+						acct.force(heldBytes(c.Frame))
+						defer acct.release(heldBytes(c.Frame))
+						return send(c)
 					}
+					keepPieced(c, piecedFrames{&f.b[0]: f.rest})
+					defer piecedOf(c) // when send did not write it (the stream failed)
 				}
 				return send(c)
 			})

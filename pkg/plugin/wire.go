@@ -125,13 +125,13 @@ func marshalQueryData(m *pluginv2.QueryDataResponse) (mem.BufferSlice, bool, err
 	}
 	pieces := piecedOf(m)
 	if len(m.ProtoReflect().GetUnknown()) > 0 {
-		joinPieced(m, pieces)
+		joinPieced(m, pieces) // the copies are the proto codec's to hold
 		return nil, false, nil
 	}
 	keys := make([]string, 0, len(m.Responses))
 	for k, dr := range m.Responses {
 		if !utf8.ValidString(k) || !plainDataResponse(dr) {
-			joinPieced(m, pieces)
+			joinPieced(m, pieces) // likewise
 			return nil, false, nil
 		}
 		keys = append(keys, k)
