@@ -261,9 +261,10 @@ type seriesBuilder struct {
 
 	// The points: by series index, where its rows are (runs); the time
 	// column and one store per value column, each by flush (segments).
-	runs   [][]run
-	times  segments[arrow.Timestamp]
-	stores []valueStore
+	runs    [][]run
+	times   segments[arrow.Timestamp]
+	tstarts []uint32 // flushSharedTimes' scratch
+	stores  []valueStore
 
 	// The lookup table, flat for the row loop: slots (open addressing) hold
 	// a series index + 1 (0 is empty); per series index, its hash and, per
@@ -322,6 +323,7 @@ func newSeriesBuilder(fi frameInfo, wide bool, s *arrow.Schema) (*seriesBuilder,
 		return nil, source.BadQuery("flightsql: format %s needs a timestamp column, or an integer Unix-time column named time; the result has %s. Choose format table, or select a time column", format, describeColumns(s))
 	}
 	b := &seriesBuilder{frameInfo: fi, wide: wide, schema: s, timeIdx: ti, slots: make([]int32, 64), clock: newTimeReader(s.Field(ti)), cyclic: true}
+	b.times.times = true
 	for i, f := range s.Fields() {
 		if i == ti {
 			continue
@@ -395,16 +397,29 @@ func (b *seriesBuilder) add(rec arrow.RecordBatch) error {
 // segment, every series noting its run in it.
 func (b *seriesBuilder) flush() {
 	g := &b.groups
-	if ids := b.ids[b.pend:]; !b.cyclic || !g.cycle(ids, len(b.series)) {
+	ids := b.ids[b.pend:]
+	cyclic := b.cyclic && g.cycle(ids, len(b.series))
+	if !cyclic {
 		g.group(ids, len(b.series))
 	}
 	b.cyclic = true
 	seg := uint32(len(b.times.segs))
-	for _, id := range g.touch {
-		n := g.counts[id]
-		b.runs[id] = append(b.runs[id], run{seg: seg, start: uint32(g.ends[id] - n), n: uint32(n)})
+	shared := false
+	if cyclic {
+		b.tstarts, shared = flushSharedTimes(&b.times, len(b.series), b.tstarts)
 	}
-	b.times.flush(g.order)
+	for j, id := range g.touch { // for a cycle, j is the series' position in it
+		n := g.counts[id]
+		r := run{seg: seg, start: uint32(g.ends[id] - n), n: uint32(n)}
+		r.tstart = r.start
+		if shared {
+			r.tstart = b.tstarts[j]
+		}
+		b.runs[id] = append(b.runs[id], r)
+	}
+	if !shared {
+		b.times.flush(g.order)
+	}
 	for _, st := range b.stores {
 		st.flush(g.order)
 	}
@@ -565,7 +580,7 @@ func (b *seriesBuilder) frameMD(notices []data.Notice) (arrow.Metadata, error) {
 
 func (b *seriesBuilder) release() {
 	b.series, b.slots, b.hashOf, b.keys, b.present, b.words = nil, nil, nil, nil, nil, nil
-	b.runs, b.times, b.stores, b.ids = nil, segments[arrow.Timestamp]{}, nil, nil
+	b.runs, b.times, b.tstarts, b.stores, b.ids = nil, segments[arrow.Timestamp]{times: true}, nil, nil, nil
 	b.groups = rowGroups{}
 }
 

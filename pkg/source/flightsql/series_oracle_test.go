@@ -33,6 +33,7 @@ type oracleShape struct {
 	nulls   bool                            // null labels, values and times
 	shuffle bool
 	batch   func(rng *rand.Rand) int // the next batch's rows (0: an empty batch)
+	time    func(i int) int64        // the time of row i (nil: i/97 seconds)
 }
 
 // TestSeriesSplitOracle runs results of many shapes through the series
@@ -50,6 +51,19 @@ func TestSeriesSplitOracle(t *testing.T) {
 		{name: "time-major, a period longer than a batch", rows: 3 * flushRows / 2, series: func(_ *rand.Rand, i int) int { return i % 1500 }, batch: fixed(1000)},
 		{name: "ordered by series", rows: flushRows + 5000, series: func(_ *rand.Rand, i int) int { return i / 4000 }, batch: fixed(8192)},
 		{name: "labels of 17 bytes and more, and empty", rows: 9000, series: func(_ *rand.Rand, i int) int { return i % 31 }, batch: fixed(333)},
+		// Every series at each time: the flushes' times are shared
+		// (flushSharedTimes), flushes beginning in the middle of a time.
+		{name: "time-major, one time per cycle", rows: 3*flushRows + 123, series: func(_ *rand.Rand, i int) int { return i % 50 },
+			time: func(i int) int64 { return int64(i/50) * 1000 }, batch: fixed(8192)},
+		{name: "time-major, times descending", rows: 2*flushRows + 7, series: func(_ *rand.Rand, i int) int { return i % 50 },
+			time: func(i int) int64 { return -int64(i/50) * 1000 }, batch: fixed(3000)},
+		{name: "time-major, one row of the second flush off its cycle's time", rows: 3 * flushRows, series: func(_ *rand.Rand, i int) int { return i % 50 },
+			time: func(i int) int64 {
+				if i == flushRows+4321 {
+					return int64(i/50)*1000 + 1
+				}
+				return int64(i/50) * 1000
+			}, batch: fixed(8192)},
 	}
 	for si, sh := range shapes {
 		t.Run(sh.name, func(t *testing.T) {
@@ -91,6 +105,9 @@ func oracleRows(rng *rand.Rand, sh oracleShape) []oracleRow {
 	for i := range rows {
 		s := sh.series(rng, i)
 		tv := int64(i/97) * 1000
+		if sh.time != nil {
+			tv = sh.time(i)
+		}
 		if sh.shuffle {
 			tv = rng.Int64N(int64(sh.rows/4 + 1))
 		}

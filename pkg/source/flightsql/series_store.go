@@ -30,8 +30,9 @@ type valueStore interface {
 }
 
 // run is where some rows of a series are: n values of segment seg from
-// start on.
-type run struct{ seg, start, n uint32 }
+// start on, and in the times' segment from tstart on (which differs when the
+// flush's times are shared: see flushSharedTimes).
+type run struct{ seg, start, tstart, n uint32 }
 
 // numeric is what the series split does with one numeric value type.
 type numeric struct {
@@ -238,10 +239,12 @@ func (g *rowGroups) cycle(ids []int32, k int) bool {
 // segments holds one column of the series: a segment per flush, holding
 // that flush's rows grouped by series, and the pending values. A segment is
 // exactly as long as its rows (no room left unused) and never moves; a
-// series' values are copied together once, at the end (collect).
+// series' values are copied together once, at the end (collect). The
+// times' segments (times set) are read from each run's tstart.
 type segments[T any] struct {
-	segs [][]T
-	pend []T
+	segs  [][]T
+	pend  []T
+	times bool
 }
 
 // flush makes pend[order[0]], pend[order[1]], … the next segment.
@@ -255,13 +258,70 @@ func (s *segments[T]) flush(order []int32) {
 	s.pend = s.pend[:0]
 }
 
+// of returns the values of run r.
+func (s *segments[T]) of(r run) []T {
+	start := r.start
+	if s.times {
+		start = r.tstart
+	}
+	return s.segs[r.seg][start : start+r.n : start+r.n]
+}
+
+// flushSharedTimes makes the pending times the next segment, shared by the
+// series, when they cycle through k series (rowGroups.cycle took them) in
+// time order, as a GROUP BY time, host result sorted by time has them: the
+// flush's distinct times are stored once, in order, and the series at
+// position j of the cycle has its i-th time at starts[j] + i (starts is
+// reused). It reports false, and does nothing, when the times are not so
+// (a series without a row at some time, times out of order).
+func flushSharedTimes(s *segments[arrow.Timestamp], k int, starts []uint32) ([]uint32, bool) {
+	pend := s.pend
+	if k == 0 || len(pend) < k {
+		return starts, false
+	}
+	// The distinct times, in order: at most one per cycle and one more
+	// when the flush begins in the middle of a time.
+	limit := (len(pend)+k-1)/k + 1
+	d := make([]arrow.Timestamp, 1, limit)
+	d[0] = pend[0]
+	for _, t := range pend[1:] {
+		if t != d[len(d)-1] {
+			if len(d) == limit {
+				return starts, false
+			}
+			d = append(d, t)
+		}
+	}
+	starts = grow(starts, k)
+	for j, t := range pend[:k] {
+		switch t {
+		case d[0]:
+			starts[j] = 0
+		case d[min(1, len(d)-1)]:
+			starts[j] = 1
+		default:
+			return starts, false
+		}
+	}
+	for c := 0; c < len(pend); c += k {
+		i := uint32(c / k)
+		for j, t := range pend[c:min(c+k, len(pend))] {
+			if at := starts[j] + i; int(at) >= len(d) || d[at] != t {
+				return starts, false
+			}
+		}
+	}
+	s.segs = append(s.segs, d)
+	s.pend = s.pend[:0]
+	return starts, true
+}
+
 // collect returns the values of runs as one slice: the segment's own memory
 // when there is one run (buf nil), else a copy in a buffer from mem (buf,
 // which the caller owns).
 func (s *segments[T]) collect(runs []run, mem *recycler) (vals []T, buf *memory.Buffer) {
 	if len(runs) == 1 {
-		r := runs[0]
-		return s.segs[r.seg][r.start : r.start+r.n : r.start+r.n], nil
+		return s.of(runs[0]), nil
 	}
 	n := 0
 	for _, r := range runs {
@@ -275,7 +335,7 @@ func (s *segments[T]) collect(runs []run, mem *recycler) (vals []T, buf *memory.
 	b := mem.Allocate(size)
 	vals = unsafe.Slice((*T)(unsafe.Pointer(unsafe.SliceData(b))), n)[:0]
 	for _, r := range runs {
-		vals = append(vals, s.segs[r.seg][r.start:r.start+r.n]...)
+		vals = append(vals, s.of(r)...)
 	}
 	return vals, memory.NewBufferWithAllocator(b[:size], mem)
 }

@@ -739,3 +739,55 @@ func TestSeriesRecycledMemory(t *testing.T) {
 		}
 	})
 }
+
+// flushSharedTimes takes the times of series cycling in time order, a flush
+// beginning in the middle of a time included, and nothing else.
+func TestFlushSharedTimes(t *testing.T) {
+	ts := func(v ...int64) []arrow.Timestamp {
+		out := make([]arrow.Timestamp, len(v))
+		for i, x := range v {
+			out[i] = arrow.Timestamp(x)
+		}
+		return out
+	}
+	for _, tc := range []struct {
+		name   string
+		pend   []arrow.Timestamp
+		k      int
+		seg    []arrow.Timestamp // nil: not shared
+		starts []uint32
+	}{
+		{"from a time's first series", ts(5, 5, 5, 6, 6, 6, 7), 3, ts(5, 6, 7), []uint32{0, 0, 0}},
+		{"from the middle of a time", ts(5, 6, 6, 6, 7, 7, 7, 8), 3, ts(5, 6, 7, 8), []uint32{0, 1, 1}},
+		{"descending", ts(9, 9, 4, 4, 1, 1), 2, ts(9, 4, 1), []uint32{0, 0}},
+		{"one series", ts(1, 2, 3), 1, ts(1, 2, 3), []uint32{0}},
+		{"a cycle of two times", ts(5, 5, 6, 6, 6, 6), 3, nil, nil},
+		{"a series a time behind", ts(5, 5, 4, 6, 6, 5, 7, 7, 6), 3, nil, nil},
+		{"a time repeated in the next cycle", ts(5, 5, 5, 5), 2, nil, nil},
+		{"fewer rows than series", ts(5), 2, nil, nil},
+	} {
+		s := segments[arrow.Timestamp]{times: true, pend: slices.Clone(tc.pend)}
+		starts, ok := flushSharedTimes(&s, tc.k, nil)
+		if ok != (tc.seg != nil) {
+			t.Errorf("%s: shared %v", tc.name, ok)
+			continue
+		}
+		if !ok {
+			if len(s.segs) != 0 || !slices.Equal(s.pend, tc.pend) {
+				t.Errorf("%s: not shared, yet the pending times were moved", tc.name)
+			}
+			continue
+		}
+		if len(s.segs) != 1 || !slices.Equal(s.segs[0], tc.seg) || !slices.Equal(starts[:tc.k], tc.starts) || len(s.pend) != 0 {
+			t.Errorf("%s: segment %v, starts %v", tc.name, s.segs, starts)
+		}
+		// Every series reads its own times back.
+		for j := range tc.k {
+			for i, x := 0, j; x < len(tc.pend); i, x = i+1, x+tc.k {
+				if got := s.of(run{tstart: starts[j] + uint32(i), n: 1})[0]; got != tc.pend[x] {
+					t.Errorf("%s: series %d row %d: time %d, want %d", tc.name, j, i, got, tc.pend[x])
+				}
+			}
+		}
+	}
+}
