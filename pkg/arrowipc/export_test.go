@@ -42,7 +42,7 @@ func (e *Encoder) AppendRecords(dst []byte, schema *arrow.Schema, recs ...arrow.
 		}
 		blk := block{offset: int64(len(out) - len(dst)), bodyLength: e.batch.length}
 		blk.metaLength = j.framed(finishMessage(e.rb, format.HeaderRecordBatch, e.writeRecordBatch(), e.batch.length))
-		e.addBody(j)
+		e.addBody(j, false)
 		out = j.join(out)
 		blocks = append(blocks, blk)
 	}

@@ -56,7 +56,7 @@ func (e *Encoder) appendFile(dst []byte, meta []KeyValue) []byte {
 	j.begin()
 	e.hdr.addTo(j)
 	j.framed(rb)
-	e.addBody(j)
+	e.addBody(j, false)
 	addFooter(j, fb)
 	return j.join(dst)
 }
@@ -124,8 +124,9 @@ func (e *Encoder) writeRecordBatch() flatbuffers.UOffsetT {
 // raw, when the batch is compressed) padded to 8 bytes. The batch drops its
 // references to the caller's memory (j holds them until it joins) and its
 // compressed buffers stay referenced until then: j must join before the
-// encoder prepares again.
-func (e *Encoder) addBody(j *joiner) {
+// encoder prepares again. With borrow set, the caller's buffers of at least
+// minBorrow bytes stored raw are borrowed (see joiner.split).
+func (e *Encoder) addBody(j *joiner, borrow bool) {
 	p := &e.batch
 	for i := range p.refs {
 		r := &p.refs[i]
@@ -141,9 +142,12 @@ func (e *Encoder) addBody(j *joiner) {
 			j.scratch = binary.LittleEndian.AppendUint64(j.scratch, uint64(prefix))
 			j.wrote(from)
 		}
-		if r.packed {
+		switch {
+		case r.packed:
 			j.ref(p.packed[r.start:r.end])
-		} else {
+		case borrow && len(r.raw) >= minBorrow && !e.rec.holds(r.raw):
+			j.borrow(r.raw)
+		default:
 			j.ref(r.raw)
 		}
 		n := int(p.layout[i].length)
@@ -151,6 +155,11 @@ func (e *Encoder) addBody(j *joiner) {
 		r.raw = nil
 	}
 }
+
+// minBorrow is the smallest buffer a File that borrows references rather
+// than copies: below it, a piece of its own costs the writer more than the
+// copy.
+const minBorrow = 4 << 10
 
 // addFooter adds the footer flatbuffer fb (referenced), its length and
 // the closing magic to j. No end-of-stream marker precedes the footer: the

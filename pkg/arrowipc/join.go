@@ -26,10 +26,12 @@ type joiner struct {
 	size    int
 }
 
-// piece is a referenced buffer (b non-nil) or scratch[from:to].
+// piece is a referenced buffer (b non-nil) or scratch[from:to]; a
+// borrowed one stays referenced by the pieces split returns.
 type piece struct {
 	b        []byte
 	from, to int
+	borrowed bool
 }
 
 // begin readies j for a new assembly, forgetting any pieces left.
@@ -44,6 +46,14 @@ func (j *joiner) begin() {
 func (j *joiner) ref(b []byte) {
 	if len(b) > 0 {
 		j.pieces = append(j.pieces, piece{b: b})
+		j.size += len(b)
+	}
+}
+
+// borrow adds b, referenced by the pieces split returns too (see there).
+func (j *joiner) borrow(b []byte) {
+	if len(b) > 0 {
+		j.pieces = append(j.pieces, piece{b: b, borrowed: true})
 		j.size += len(b)
 	}
 }
@@ -76,6 +86,40 @@ func (j *joiner) framed(fb []byte) int32 {
 	j.ref(fb)
 	j.pad(framed - 8 - len(fb))
 	return int32(framed)
+}
+
+// split appends to dst the pieces, in order, as few buffers as borrowing
+// allows: each borrowed piece as it is, and each run of the others between
+// them joined into a new buffer of exactly its size (see join). It returns
+// dst; the joiner is then reset and references nothing.
+func (j *joiner) split(dst [][]byte) [][]byte {
+	run := j.list[:0]
+	flush := func() {
+		switch len(run) {
+		case 0:
+		case 1:
+			dst = append(dst, append(make([]byte, 0, len(run[0])), run[0]...))
+		default:
+			dst = append(dst, bytes.Join(run, nil))
+		}
+		clear(run)
+		run = run[:0]
+	}
+	for _, p := range j.pieces {
+		if p.b == nil {
+			p.b = j.scratch[p.from:p.to]
+		}
+		if p.borrowed {
+			flush()
+			dst = append(dst, p.b)
+			continue
+		}
+		run = append(run, p.b)
+	}
+	flush()
+	j.list = run
+	j.begin()
+	return dst
 }
 
 // join appends the pieces to dst, in order, and returns the extended

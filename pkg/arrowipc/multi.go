@@ -32,21 +32,32 @@ var ErrFinished = errors.New("arrowipc: the file is finished")
 // declares its own compression, as Arrow allows per RecordBatch message.
 //
 // Each batch is kept framed, in a buffer of exactly its size, whose memory
-// is never regrown, cleared or left unused. FinishFile joins the batches
-// with the header and the footer into the file (a batch's bytes are then
-// written twice); FinishFilePieces hands them over as they are, with the
-// header and the footer, for a caller that writes the pieces out in turn.
+// is never regrown, cleared or left unused; or, when the File borrows, in
+// pieces: its larger buffers stored raw are the caller's own memory,
+// referenced, and what lies between them in buffers of their own.
+// FinishFile joins the batches with the header and the footer into the
+// file (a batch's bytes are then written twice); FinishFilePieces hands
+// them over as they are, with the header and the footer, for a caller that
+// writes the pieces out in turn.
 //
 // The zero File is empty and ready for use. It is not safe for concurrent
 // use.
 type File struct {
-	fields  []Field
-	infos   []typeInfo
-	batches [][]byte // each framed: its RecordBatch message and body
-	size    int64    // their bytes
-	blocks  []block  // offsets from the first batch
-	rows    int64
-	done    bool
+	// Borrow, set before the first batch, makes the file reference its
+	// batches' larger buffers stored raw (minBorrow bytes and more) rather
+	// than copy them: a record's arrays, or the columns given to Prepare.
+	// The caller must then leave that memory as it is, and not let it be
+	// reused (a pooling allocator's Free would), until the file is
+	// finished and its bytes or pieces written out.
+	Borrow bool
+
+	fields []Field
+	infos  []typeInfo
+	pieces [][]byte // the batches, each framed (RecordBatch message, body)
+	size   int64    // their bytes
+	blocks []block  // offsets from the first batch
+	rows   int64
+	done   bool
 }
 
 // Batches returns how many batches the file holds.
@@ -59,8 +70,8 @@ func (f *File) Rows() int64 { return f.rows }
 func (f *File) Size() int64 { return f.size }
 
 // Reset forgets the file and its memory: the File is empty again, as the
-// zero File.
-func (f *File) Reset() { *f = File{} }
+// zero File, but for Borrow.
+func (f *File) Reset() { *f = File{Borrow: f.Borrow} }
 
 // AppendBatch writes the prepared batch (see Prepare and PrepareRecord) as
 // the next record batch of f, and the batch is then no longer prepared,
@@ -88,10 +99,13 @@ func (e *Encoder) AppendBatch(f *File) error {
 	j.begin()
 	blk := block{offset: f.size, bodyLength: p.length}
 	blk.metaLength = j.framed(finishMessage(e.rb, format.HeaderRecordBatch, e.writeRecordBatch(), p.length))
-	e.addBody(j)
-	b := j.join(nil)
-	f.batches = append(f.batches, b)
-	f.size += int64(len(b))
+	e.addBody(j, f.Borrow)
+	f.size += int64(j.size)
+	if f.Borrow {
+		f.pieces = j.split(f.pieces)
+	} else {
+		f.pieces = append(f.pieces, j.join(nil))
+	}
 	f.blocks = append(f.blocks, blk)
 	f.rows += p.rows
 	for i := range p.fields {
@@ -147,20 +161,20 @@ func (e *Encoder) FinishFile(dst []byte, f *File, meta []KeyValue) ([]byte, erro
 	j := &e.join
 	j.begin()
 	e.hdr.addTo(j)
-	for _, b := range f.batches {
+	for _, b := range f.pieces {
 		j.ref(b)
 	}
 	addFooter(j, fb)
 	out := j.join(dst)
-	*f = File{done: true}
+	*f = File{Borrow: f.Borrow, done: true}
 	return out, nil
 }
 
 // FinishFilePieces finishes f as FinishFile does, without joining it: the
 // file is the returned pieces in order, its header (magic and schema
 // message) and its footer each in a buffer of its own, its batches f's
-// (which f no longer holds). The pieces are the caller's; the errors are
-// FinishFile's.
+// (which f no longer holds), borrowed memory included. The pieces are the
+// caller's; the errors are FinishFile's.
 func (e *Encoder) FinishFilePieces(f *File, meta []KeyValue) ([][]byte, error) {
 	fb, err := e.finishLayout(f, meta)
 	if err != nil {
@@ -172,11 +186,11 @@ func (e *Encoder) FinishFilePieces(f *File, meta []KeyValue) ([][]byte, error) {
 	head := j.join(nil)
 	addFooter(j, fb)
 	tail := j.join(nil)
-	pieces := make([][]byte, 0, len(f.batches)+2)
+	pieces := make([][]byte, 0, len(f.pieces)+2)
 	pieces = append(pieces, head)
-	pieces = append(pieces, f.batches...)
+	pieces = append(pieces, f.pieces...)
 	pieces = append(pieces, tail)
-	*f = File{done: true}
+	*f = File{Borrow: f.Borrow, done: true}
 	return pieces, nil
 }
 

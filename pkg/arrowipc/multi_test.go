@@ -4,8 +4,10 @@ import (
 	"bytes"
 	"errors"
 	"runtime"
+	"slices"
 	"strings"
 	"testing"
+	"unsafe"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
@@ -333,5 +335,100 @@ func TestFilePiecesAreTheFile(t *testing.T) {
 	e := newEncoder(t, fileCodecs[0], 0.1)
 	if _, err := e.FinishFilePieces(&empty, nil); !errors.Is(err, arrowipc.ErrState) {
 		t.Errorf("a file of no batch: %v", err)
+	}
+}
+
+// A File that borrows writes the bytes of one that does not, whatever the
+// codec, for whole records and for slices of them (whose rebased offsets
+// and shifted bitmaps are encoder scratch, reused by the next batch, so
+// never borrowed); at codec none it references the records' large buffers
+// instead of copying them, and appending allocates a small part of the
+// batches' bytes.
+func TestFileBorrows(t *testing.T) {
+	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+	defer mem.AssertSize(t, 0)
+	rec := makeRecord(mem, 3000, 7)
+	defer rec.Release()
+	// Text of every length, so that the rebased offsets of two slices differ.
+	sb := array.NewStringBuilder(mem)
+	for i := range 3000 {
+		sb.Append(strings.Repeat("ab", i%23))
+	}
+	text := sb.NewArray()
+	sb.Release()
+	defer text.Release()
+	cols := append(slices.Clone(rec.Columns()), text)
+	schema := arrow.NewSchema(append(rec.Schema().Fields(), arrow.Field{Name: "text", Type: arrow.BinaryTypes.String}), nil)
+	rec = array.NewRecordBatch(schema, cols, 3000)
+	defer rec.Release()
+	var recs []arrow.RecordBatch
+	// Later slices no longer than earlier ones: the scratch is overwritten in place.
+	for _, cut := range [][2]int64{{0, 3000}, {5, 2205}, {2210, 2999}, {0, 3000}, {17, 1217}, {1300, 2300}} {
+		s := rec.NewSlice(cut[0], cut[1])
+		defer s.Release()
+		recs = append(recs, s)
+	}
+	meta := []arrowipc.KeyValue{{Key: "name", Value: "cpu"}}
+	for _, c := range fileCodecs {
+		e := newEncoder(t, c, 0.1)
+		plain, borrowing := arrowipc.File{}, arrowipc.File{Borrow: true}
+		for _, r := range recs {
+			for _, f := range []*arrowipc.File{&plain, &borrowing} {
+				if _, err := e.PrepareRecord(r); err != nil {
+					t.Fatal(err)
+				}
+				if err := e.AppendBatch(f); err != nil {
+					t.Fatal(err)
+				}
+			}
+		}
+		if plain.Size() != borrowing.Size() {
+			t.Errorf("%s: borrowing, the file holds %d bytes, %d without", c, borrowing.Size(), plain.Size())
+		}
+		want, err := e.FinishFile(nil, &plain, meta)
+		if err != nil {
+			t.Fatal(err)
+		}
+		pieces, err := e.FinishFilePieces(&borrowing, meta)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(bytes.Join(pieces, nil), want) {
+			t.Fatalf("%s: the borrowing file's bytes differ", c)
+		}
+		if c.Kind() != codec.None {
+			continue
+		}
+		// The time column's values (8 bytes a row) of the first record.
+		times := rec.Column(0).Data().Buffers()[1].Bytes()
+		found := false
+		for _, p := range pieces {
+			if len(p) > 0 && unsafe.SliceData(p) == unsafe.SliceData(times) {
+				found = true
+			}
+		}
+		if !found {
+			t.Errorf("%s: the first record's times were copied, not borrowed", c)
+		}
+	}
+	// Appending borrows at codec none: a fraction of the bytes is allocated.
+	e := newEncoder(t, codec.MustNew(codec.None, 0), 0.1)
+	for range 2 { // the second round has warm scratch
+		f := arrowipc.File{Borrow: true}
+		var before, after runtime.MemStats
+		runtime.ReadMemStats(&before)
+		for range 8 {
+			if _, err := e.PrepareRecord(rec); err != nil {
+				t.Fatal(err)
+			}
+			if err := e.AppendBatch(&f); err != nil {
+				t.Fatal(err)
+			}
+		}
+		runtime.ReadMemStats(&after)
+		if alloc := after.TotalAlloc - before.TotalAlloc; alloc > uint64(f.Size())/4 {
+			t.Errorf("appending 8 batches of %d bytes borrowing allocated %d", f.Size()/8, alloc)
+		}
+		f.Reset()
 	}
 }

@@ -3,6 +3,7 @@ package arrowipc
 import (
 	"encoding/binary"
 	"fmt"
+	"unsafe"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/memory"
@@ -135,6 +136,20 @@ func columnOf(arr arrow.Array, info typeInfo, scratch [][]byte) Column {
 		c.Values = data[first:last]
 	}
 	return c
+}
+
+// holds reports whether b is memory of the scratch (a bitmap or offsets
+// normalised by columnOf), not the record's.
+func (s *recordScratch) holds(b []byte) bool {
+	if len(b) == 0 {
+		return false
+	}
+	for _, sc := range s.scratch {
+		if cap(sc) > 0 && unsafe.SliceData(sc) == unsafe.SliceData(b) {
+			return true
+		}
+	}
+	return false
 }
 
 func bufBytes(bufs []*memory.Buffer, i int) []byte {

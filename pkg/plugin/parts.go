@@ -33,6 +33,7 @@ func (k *sink) Parts(schema *arrow.Schema) (source.FrameWriter, error) {
 		return nil, err
 	}
 	w := &partWriter{k: k, idx: idx, parts: frame.NewParts(schema)}
+	w.parts.Borrow() // the parts' memory outlives their records (source.FrameWriter)
 	k.mu.Lock()
 	k.writers = append(k.writers, w)
 	k.mu.Unlock()
@@ -46,8 +47,9 @@ func (k *sink) Parts(schema *arrow.Schema) (source.FrameWriter, error) {
 //
 // Budget: a part holds its record's bytes from Part until it is encoded
 // (the record is released then); the encoded parts hold their bytes
-// (held), which become the finished frame's (its parts are its pieces),
-// released by emit's caller as any encoded frame's.
+// (held: their larger buffers are the records' own memory, borrowed, the
+// rest copies), which become the finished frame's (its parts are its
+// pieces), released by emit's caller as any encoded frame's.
 type partWriter struct {
 	k     *sink
 	idx   int

@@ -314,8 +314,8 @@ func TestPartsThroughThePlugin(t *testing.T) {
 
 // A finished frame in parts is handed over as its pieces (its header, its
 // parts, its footer), not joined: the budget counts exactly their memory
-// while the frame waits in a response, and the pieces joined are the frame,
-// all its rows.
+// (the records' buffers it borrows included) while the frame waits in a
+// response, and the pieces joined are the frame, all its rows.
 func TestPartsFrameIsItsPieces(t *testing.T) {
 	s := newTestService(t, partSource{mem: memory.NewGoAllocator()}, 2)
 	pc := backend.FromProto().PluginContext(pluginContext(`{"codec":"none"}`))
@@ -333,14 +333,11 @@ func TestPartsFrameIsItsPieces(t *testing.T) {
 		t.Fatalf("%d frames", len(frames.list))
 	}
 	f := encodedFrame{b: frames.list[0], rest: frames.rest.rest(frames.list[0])}
-	if len(f.rest) != 5+1 { // the parts, the footer
+	if len(f.rest) < 5+1 { // the parts (each one piece or more), the footer
 		t.Fatalf("a frame of 5 parts in %d pieces", 1+len(f.rest))
 	}
 	size := int64(len(f.b))
 	for _, p := range f.rest {
-		if cap(p) != len(p) {
-			t.Errorf("a piece of %d bytes in %d of memory", len(p), cap(p))
-		}
 		size += int64(len(p))
 	}
 	if used, _, _, _ := s.budget.stats(); used != size || frames.bytes != used {

@@ -43,12 +43,15 @@ type encodedFrame struct {
 	rest [][]byte
 }
 
-// held is the budget the frame holds: the memory of its pieces, their
-// spare capacity included.
+// held is the budget the frame holds: the memory of its bytes, their
+// spare capacity included, or of its pieces. A piece after the first may
+// be a slice of a received message's body (borrowed, see
+// arrowipc.File.Borrow), whose capacity runs on over the body's other
+// buffers: its length is what it holds.
 func (f encodedFrame) held() int64 {
 	n := heldBytes(f.b)
 	for _, p := range f.rest {
-		n += heldBytes(p)
+		n += int64(len(p))
 	}
 	return n
 }

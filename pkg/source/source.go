@@ -121,8 +121,12 @@ type FrameWriter interface {
 	// Part hands over the next rows of the frame: a record of the frame's
 	// fields (names, types and metadata as opened; a field may be nullable
 	// in some parts only, and is then nullable in the frame), whose schema
-	// metadata is not used. The writer releases it. An error must be
-	// returned by the source as is; the writer is then aborted.
+	// metadata is not used. The writer releases it, and may go on
+	// reading its buffers until the frame is sent: their memory must not
+	// be changed or reused once the record is handed over (Go memory, as
+	// memory.GoAllocator's, whose Free does nothing, not a pooling
+	// allocator's). An error must be returned by the source as is; the
+	// writer is then aborted.
 	Part(rec arrow.RecordBatch) error
 	// Close ends the frame; md is its schema metadata (name, refId, meta
 	// with the notices found while reading it, as frame.SchemaMetadata

@@ -56,7 +56,9 @@ type options struct {
 
 // WithAllocator sets the allocator of the Arrow buffers the Source makes
 // while reading and normalising, and of table and logs frames (default
-// memory.DefaultAllocator). The columns of time-series frames are Go memory
+// memory.DefaultAllocator). It must not reuse memory it was given back: a
+// table's parts are read after their records are released (see
+// source.FrameWriter). The columns of time-series frames are Go memory
 // built by the series split and freed by the garbage collector.
 func WithAllocator(mem memory.Allocator) Option { return func(o *options) { o.mem = mem } }
 
