@@ -125,9 +125,13 @@ func (e *Encoder) writeRecordBatch() flatbuffers.UOffsetT {
 // references to the caller's memory (j holds them until it joins) and its
 // compressed buffers stay referenced until then: j must join before the
 // encoder prepares again. With borrow set, the caller's buffers of at least
-// minBorrow bytes stored raw are borrowed (see joiner.split).
+// minBorrow bytes are borrowed (see joiner.split) when the batch stores
+// none compressed: a borrowed buffer keeps the memory it lies in alive, a
+// received message's whole body, the raw bytes of its compressed buffers
+// included, which would then be held twice (raw and compressed).
 func (e *Encoder) addBody(j *joiner, borrow bool) {
 	p := &e.batch
+	borrow = borrow && !p.compressed
 	for i := range p.refs {
 		r := &p.refs[i]
 		if r.rawLen == 0 {

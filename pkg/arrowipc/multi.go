@@ -43,9 +43,10 @@ var ErrFinished = errors.New("arrowipc: the file is finished")
 // The zero File is empty and ready for use. It is not safe for concurrent
 // use.
 type File struct {
-	// Borrow, set before the first batch, makes the file reference its
-	// batches' larger buffers stored raw (minBorrow bytes and more) rather
-	// than copy them: a record's arrays, or the columns given to Prepare.
+	// Borrow, set before the first batch, makes the file reference the
+	// larger buffers (minBorrow bytes and more) of its batches that store
+	// nothing compressed, rather than copy them: a record's arrays, or the
+	// columns given to Prepare.
 	// The caller must then leave that memory as it is, and not let it be
 	// reused (a pooling allocator's Free would), until the file is
 	// finished and its bytes or pieces written out.
