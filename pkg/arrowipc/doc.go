@@ -34,12 +34,17 @@
 //     did, so that what cannot pay is not tried) and codec auto's choice
 //     of none, lz4 or zstd per batch;
 //   - file.go: phase two, the file's framing and body bytes;
+//   - join.go: the joiner, which puts a file or a batch together from
+//     referenced buffers and written bytes, or splits it into pieces;
 //   - multi.go: File, a file of several batches;
 //   - schema.go: Field, KeyValue and the schema's flatbuffers;
 //   - metadata.go: one builder per flatbuffer table of Schema.fbs,
 //     Message.fbs and File.fbs it writes, with named slots;
 //   - types.go: the table of column types; record.go: Arrow records as
-//     columns; inspect.go: a diagnostic reader of what it writes.
+//     columns.
+//
+// Package arrowipctest holds Inspect, a diagnostic reader of what it
+// writes, for tests.
 //
 // The column types are the ones Grafana's reader turns into frame fields:
 // bool, int8–64, uint8–64, float32/64, utf8, binary and timestamp[ns]. Any

@@ -32,9 +32,10 @@ var ErrFinished = errors.New("arrowipc: the file is finished")
 // declares its own compression, as Arrow allows per RecordBatch message.
 //
 // Each batch is kept framed, in a buffer of exactly its size, whose memory
-// is never regrown, cleared or left unused; or, when the File borrows, in
-// pieces: its larger buffers stored raw are the caller's own memory,
-// referenced, and what lies between them in buffers of their own.
+// is never regrown, cleared or left unused; or, appended borrowing
+// (AppendBatchBorrowing), in pieces: its larger buffers are the caller's
+// own memory, referenced, and what lies between them in buffers of their
+// own.
 // FinishFile joins the batches with the header and the footer into the
 // file (a batch's bytes are then written twice); FinishFilePieces hands
 // them over as they are, with the header and the footer, for a caller that
@@ -43,15 +44,6 @@ var ErrFinished = errors.New("arrowipc: the file is finished")
 // The zero File is empty and ready for use. It is not safe for concurrent
 // use.
 type File struct {
-	// Borrow, set before the first batch, makes the file reference the
-	// larger buffers (minBorrow bytes and more) of its batches that store
-	// nothing compressed, rather than copy them: a record's arrays, or the
-	// columns given to Prepare.
-	// The caller must then leave that memory as it is, and not let it be
-	// reused (a pooling allocator's Free would), until the file is
-	// finished and its bytes or pieces written out.
-	Borrow bool
-
 	fields []Field
 	infos  []typeInfo
 	pieces [][]byte // the batches, each framed (RecordBatch message, body)
@@ -71,15 +63,27 @@ func (f *File) Rows() int64 { return f.rows }
 func (f *File) Size() int64 { return f.size }
 
 // Reset forgets the file and its memory: the File is empty again, as the
-// zero File, but for Borrow.
-func (f *File) Reset() { *f = File{Borrow: f.Borrow} }
+// zero File.
+func (f *File) Reset() { *f = File{} }
 
 // AppendBatch writes the prepared batch (see Prepare and PrepareRecord) as
 // the next record batch of f, and the batch is then no longer prepared,
 // whatever the outcome. Without a prepared batch it returns the error of
 // the failed Prepare, or ErrState; for a batch whose fields differ from
 // f's, an error wrapping ErrBatch (f is unchanged).
-func (e *Encoder) AppendBatch(f *File) error {
+func (e *Encoder) AppendBatch(f *File) error { return e.appendBatch(f, false) }
+
+// AppendBatchBorrowing is AppendBatch referencing, rather than copying, the
+// batch's buffers of minBorrow bytes and more when it stores none
+// compressed: a record's arrays, or the columns given to Prepare, not what
+// the encoder normalised into its scratch. The caller must then leave that
+// memory as it is, and not let it be reused (as a pooling allocator's Free
+// would), until the file is finished and its bytes or pieces written out;
+// and it holds all the memory those buffers lie in (a received message's
+// whole body, say), not only their bytes, which Size does not count.
+func (e *Encoder) AppendBatchBorrowing(f *File) error { return e.appendBatch(f, true) }
+
+func (e *Encoder) appendBatch(f *File, borrow bool) error {
 	if !e.batch.ready {
 		if e.err != nil {
 			return e.err
@@ -100,9 +104,9 @@ func (e *Encoder) AppendBatch(f *File) error {
 	j.begin()
 	blk := block{offset: f.size, bodyLength: p.length}
 	blk.metaLength = j.framed(finishMessage(e.rb, format.HeaderRecordBatch, e.writeRecordBatch(), p.length))
-	e.addBody(j, f.Borrow)
+	e.addBody(j, borrow)
 	f.size += int64(j.size)
-	if f.Borrow {
+	if borrow {
 		f.pieces = j.split(f.pieces)
 	} else {
 		f.pieces = append(f.pieces, j.join(nil))
@@ -167,7 +171,7 @@ func (e *Encoder) FinishFile(dst []byte, f *File, meta []KeyValue) ([]byte, erro
 	}
 	addFooter(j, fb)
 	out := j.join(dst)
-	*f = File{Borrow: f.Borrow, done: true}
+	*f = File{done: true}
 	return out, nil
 }
 
@@ -191,7 +195,7 @@ func (e *Encoder) FinishFilePieces(f *File, meta []KeyValue) ([][]byte, error) {
 	pieces = append(pieces, head)
 	pieces = append(pieces, f.pieces...)
 	pieces = append(pieces, tail)
-	*f = File{Borrow: f.Borrow, done: true}
+	*f = File{done: true}
 	return pieces, nil
 }
 

@@ -338,7 +338,7 @@ func TestFilePiecesAreTheFile(t *testing.T) {
 	}
 }
 
-// A File that borrows writes the bytes of one that does not, whatever the
+// A File appended borrowing writes the bytes of one that is not, whatever the
 // codec, for whole records and for slices of them (whose rebased offsets
 // and shifted bitmaps are encoder scratch, reused by the next batch, so
 // never borrowed); at codec none it references the records' large buffers
@@ -371,15 +371,19 @@ func TestFileBorrows(t *testing.T) {
 	meta := []arrowipc.KeyValue{{Key: "name", Value: "cpu"}}
 	for _, c := range fileCodecs {
 		e := newEncoder(t, c, 0.1)
-		plain, borrowing := arrowipc.File{}, arrowipc.File{Borrow: true}
+		var plain, borrowing arrowipc.File
 		for _, r := range recs {
-			for _, f := range []*arrowipc.File{&plain, &borrowing} {
-				if _, err := e.PrepareRecord(r); err != nil {
-					t.Fatal(err)
-				}
-				if err := e.AppendBatch(f); err != nil {
-					t.Fatal(err)
-				}
+			if _, err := e.PrepareRecord(r); err != nil {
+				t.Fatal(err)
+			}
+			if err := e.AppendBatch(&plain); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := e.PrepareRecord(r); err != nil {
+				t.Fatal(err)
+			}
+			if err := e.AppendBatchBorrowing(&borrowing); err != nil {
+				t.Fatal(err)
 			}
 		}
 		if plain.Size() != borrowing.Size() {
@@ -428,14 +432,14 @@ func TestFileBorrows(t *testing.T) {
 	// Appending borrows at codec none: a fraction of the bytes is allocated.
 	e := newEncoder(t, codec.MustNew(codec.None, 0), 0.1)
 	for range 2 { // the second round has warm scratch
-		f := arrowipc.File{Borrow: true}
+		var f arrowipc.File
 		var before, after runtime.MemStats
 		runtime.ReadMemStats(&before)
 		for range 8 {
 			if _, err := e.PrepareRecord(rec); err != nil {
 				t.Fatal(err)
 			}
-			if err := e.AppendBatch(&f); err != nil {
+			if err := e.AppendBatchBorrowing(&f); err != nil {
 				t.Fatal(err)
 			}
 		}

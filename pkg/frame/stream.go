@@ -45,31 +45,35 @@ func (p *Parts) Rows() int64 { return p.file.Rows() }
 func (p *Parts) Size() int64 { return p.file.Size() }
 
 // Reset drops the frame's parts and their memory.
-func (p *Parts) Reset() {
-	borrow := p.file.Borrow
-	*p = Parts{schema: p.schema}
-	p.file.Borrow = borrow
-}
-
-// Borrow makes p reference its parts' larger buffers stored raw instead of
-// copying them (arrowipc.File.Borrow): the memory of the records handed to
-// AppendPart must then stay as it is, and not be reused, after they are
-// released, until the frame is finished and written out. Call it before
-// the first part.
-func (p *Parts) Borrow() { p.file.Borrow = true }
+func (p *Parts) Reset() { *p = Parts{schema: p.schema} }
 
 // AppendPart encodes rec as the next part of p and returns what compression
 // did to its body (its PerBuffer valid until e's next call). rec's schema
 // metadata is ignored; its fields' names, types and metadata must be those
 // of the frame's first part (an error wrapping arrowipc.ErrBatch otherwise,
 // p unchanged), and a field is nullable in the frame when it is in any
-// part. rec is not referenced once AppendPart returns, unless p borrows
-// (Borrow), in which case its memory is.
+// part. rec is not referenced once AppendPart returns.
 func (e *Encoder) AppendPart(p *Parts, rec arrow.RecordBatch) (arrowipc.BodyStats, error) {
+	return e.appendPart(p, rec, false)
+}
+
+// AppendLentPart is AppendPart referencing rec's larger buffers rather than
+// copying them (arrowipc.AppendBatchBorrowing): rec's memory must stay as it
+// is, and not be reused, after rec is released, until the frame is finished
+// and written out, and it should be only rec's own (see source.PartLender).
+func (e *Encoder) AppendLentPart(p *Parts, rec arrow.RecordBatch) (arrowipc.BodyStats, error) {
+	return e.appendPart(p, rec, true)
+}
+
+func (e *Encoder) appendPart(p *Parts, rec arrow.RecordBatch, lent bool) (arrowipc.BodyStats, error) {
 	start := time.Now()
 	st, err := e.ipc.PrepareRecord(rec)
 	if err == nil {
-		err = e.ipc.AppendBatch(&p.file)
+		if lent {
+			err = e.ipc.AppendBatchBorrowing(&p.file)
+		} else {
+			err = e.ipc.AppendBatch(&p.file)
+		}
 	}
 	if err != nil {
 		return arrowipc.BodyStats{}, fmt.Errorf("frame: part %d: %w", p.Len(), err)

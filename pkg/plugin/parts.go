@@ -16,7 +16,10 @@ import (
 // as the parts arrive, into one Arrow IPC file of several record batches,
 // and emitted whole at its index once the source closes it.
 
-var _ source.PartSink = (*sink)(nil)
+var (
+	_ source.PartSink   = (*sink)(nil)
+	_ source.PartLender = (*partWriter)(nil)
+)
 
 // errWriterDone is returned by a FrameWriter used after Close or Abort.
 var errWriterDone = errors.New("plugin: internal error: a frame was handed a part after it was closed")
@@ -33,7 +36,6 @@ func (k *sink) Parts(schema *arrow.Schema) (source.FrameWriter, error) {
 		return nil, err
 	}
 	w := &partWriter{k: k, idx: idx, parts: frame.NewParts(schema)}
-	w.parts.Borrow() // the parts' memory outlives their records (source.FrameWriter)
 	k.mu.Lock()
 	k.writers = append(k.writers, w)
 	k.mu.Unlock()
@@ -47,7 +49,7 @@ func (k *sink) Parts(schema *arrow.Schema) (source.FrameWriter, error) {
 //
 // Budget: a part holds its record's bytes from Part until it is encoded
 // (the record is released then); the encoded parts hold their bytes
-// (held: their larger buffers are the records' own memory, borrowed, the
+// (held: a lent part's larger buffers are its record's own memory, the
 // rest copies), which become the finished frame's (its parts are its
 // pieces), released by emit's caller as any encoded frame's.
 type partWriter struct {
@@ -80,7 +82,13 @@ func (w *partWriter) wait() error {
 	return w.err
 }
 
-func (w *partWriter) Part(rec arrow.RecordBatch) error {
+func (w *partWriter) Part(rec arrow.RecordBatch) error { return w.part(rec, false) }
+
+// LendPart is Part referencing rec's larger buffers in the frame instead of
+// copying them (source.PartLender).
+func (w *partWriter) LendPart(rec arrow.RecordBatch) error { return w.part(rec, true) }
+
+func (w *partWriter) part(rec arrow.RecordBatch, lent bool) error {
 	k := w.k
 	if w.state != writerOpen {
 		rec.Release()
@@ -104,7 +112,7 @@ func (w *partWriter) Part(rec arrow.RecordBatch) error {
 	done := make(chan struct{})
 	err := k.dispatch(func() {
 		defer close(done)
-		w.encodePart(rec, n)
+		w.encodePart(rec, n, lent)
 	}, func() {
 		rec.Release()
 		k.acct.release(n)
@@ -119,7 +127,7 @@ func (w *partWriter) Part(rec arrow.RecordBatch) error {
 // it held; the encoded part's bytes are taken from the budget without
 // waiting.
 // A failure (a panic included) fails the query.
-func (w *partWriter) encodePart(rec arrow.RecordBatch, held int64) {
+func (w *partWriter) encodePart(rec arrow.RecordBatch, held int64, lent bool) {
 	k := w.k
 	defer func() {
 		rec.Release()
@@ -135,7 +143,12 @@ func (w *partWriter) encodePart(rec arrow.RecordBatch, held int64) {
 	defer k.recoverEncode(&panicked)
 	e := k.inst.encoder()
 	start := time.Now()
-	_, err := e.AppendPart(w.parts, rec)
+	var err error
+	if lent {
+		_, err = e.AppendLentPart(w.parts, rec)
+	} else {
+		_, err = e.AppendPart(w.parts, rec)
+	}
 	w.took += time.Since(start)
 	k.inst.putEncoder(e)
 	if err != nil {

@@ -121,12 +121,8 @@ type FrameWriter interface {
 	// Part hands over the next rows of the frame: a record of the frame's
 	// fields (names, types and metadata as opened; a field may be nullable
 	// in some parts only, and is then nullable in the frame), whose schema
-	// metadata is not used. The writer releases it, and may go on
-	// reading its buffers until the frame is sent: their memory must not
-	// be changed or reused once the record is handed over (Go memory, as
-	// memory.GoAllocator's, whose Free does nothing, not a pooling
-	// allocator's). An error must be returned by the source as is; the
-	// writer is then aborted.
+	// metadata is not used. The writer releases it. An error must be
+	// returned by the source as is; the writer is then aborted.
 	Part(rec arrow.RecordBatch) error
 	// Close ends the frame; md is its schema metadata (name, refId, meta
 	// with the notices found while reading it, as frame.SchemaMetadata
@@ -138,6 +134,18 @@ type FrameWriter interface {
 	// aborts one must fail the query (the plugin's sink answers a query
 	// that returns nil with a frame aborted as an internal error).
 	Abort()
+}
+
+// PartLender is an optional capability of a FrameWriter: LendPart is Part
+// for a record the writer may go on reading after it releases it, until the
+// frame is sent, instead of copying it. The source promises that the
+// record's memory is its buffers' alone (no sliced-off rows, no column it
+// replaced, nothing else of a message it came in: the writer counts only
+// the record's bytes) and that it will not be changed or reused once
+// handed over (Go memory, as memory.GoAllocator's, whose Free does
+// nothing; not a pooling allocator's).
+type PartLender interface {
+	LendPart(rec arrow.RecordBatch) error
 }
 
 // OpenParts opens a frame in parts on sink when it is a PartSink that

@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 	"unicode/utf8"
+	"unsafe"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/flight"
@@ -57,8 +58,8 @@ type options struct {
 // WithAllocator sets the allocator of the Arrow buffers the Source makes
 // while reading and normalising, and of table and logs frames (default
 // memory.DefaultAllocator). It must not reuse memory it was given back: a
-// table's parts are read after their records are released (see
-// source.FrameWriter). The columns of time-series frames are Go memory
+// table's parts are lent to a sink that takes them (source.PartLender),
+// which reads them after their records are released. The columns of time-series frames are Go memory
 // built by the series split and freed by the garbage collector.
 func WithAllocator(mem memory.Allocator) Option { return func(o *options) { o.mem = mem } }
 
@@ -178,7 +179,12 @@ func (s *Source) Query(ctx context.Context, q source.Query, sink source.Sink) (e
 		}
 		fb, err = newBuilder(p.out)
 		return err
-	}, func(rec arrow.RecordBatch) error { return fb.add(rec) })
+	}, func(rec arrow.RecordBatch, whole bool) error {
+		if tb, ok := fb.(*tableBuilder); ok {
+			return tb.addBatch(rec, whole)
+		}
+		return fb.add(rec)
+	})
 	if err != nil {
 		if cerr := ctx.Err(); cerr != nil {
 			return fmt.Errorf("flightsql: query cancelled: %w", cerr)
@@ -247,7 +253,7 @@ func (st *streamState) notice(text string) {
 // Each upstream schema is planned once (onPlan sees the plan before its
 // batches); every batch is normalised and handed to onBatch, which must not
 // keep it. Reading stops at the row or byte limit with a notice.
-func (s *Source) stream(ctx context.Context, sql string, onPlan func(*plan) error, onBatch func(arrow.RecordBatch) error) ([]data.Notice, error) {
+func (s *Source) stream(ctx context.Context, sql string, onPlan func(*plan) error, onBatch batchFunc) ([]data.Notice, error) {
 	if err := s.conn.session(ctx); err != nil {
 		return nil, err
 	}
@@ -354,7 +360,7 @@ func (p *prefetcher) stop() {
 
 // readEndpoint reads one endpoint; done reports that a limit was reached.
 func (s *Source) readEndpoint(ctx context.Context, st *streamState, ep *flight.FlightEndpoint, what string,
-	onPlan func(*plan) error, onBatch func(arrow.RecordBatch) error) (done bool, err error) {
+	onPlan func(*plan) error, onBatch batchFunc) (done bool, err error) {
 	rdr, cancel, err := s.doGet(ctx, ep, what)
 	if err != nil {
 		return false, err
@@ -403,7 +409,7 @@ func (s *Source) readEndpoint(ctx context.Context, st *streamState, ep *flight.F
 
 // take counts rec against the row and byte limits and hands what fits to
 // onBatch; done reports that a limit was reached.
-func (s *Source) take(st *streamState, rec arrow.RecordBatch, rowLimit, byteLimit int64, onBatch func(arrow.RecordBatch) error) (done bool, err error) {
+func (s *Source) take(st *streamState, rec arrow.RecordBatch, rowLimit, byteLimit int64, onBatch batchFunc) (done bool, err error) {
 	n := rec.NumRows()
 	if n == 0 {
 		return false, nil
@@ -432,9 +438,16 @@ func (s *Source) take(st *streamState, rec arrow.RecordBatch, rowLimit, byteLimi
 	return done, nil
 }
 
+// batchFunc takes one normalised batch; whole says that the batch's memory
+// is its buffers' alone: received as it is, no row sliced off and no
+// column replaced by normalising (whose received buffers would otherwise
+// live on in the message's body as long as the batch's others).
+type batchFunc func(rec arrow.RecordBatch, whole bool) error
+
 // consume normalises the first keep rows of rec and hands them to onBatch.
-func (s *Source) consume(p *plan, rec arrow.RecordBatch, keep int64, onBatch func(arrow.RecordBatch) error) error {
-	if keep < rec.NumRows() {
+func (s *Source) consume(p *plan, rec arrow.RecordBatch, keep int64, onBatch batchFunc) error {
+	whole := keep == rec.NumRows()
+	if !whole {
 		rec = rec.NewSlice(0, keep)
 		defer rec.Release()
 	}
@@ -443,7 +456,27 @@ func (s *Source) consume(p *plan, rec arrow.RecordBatch, keep int64, onBatch fun
 		return source.BadQuery("%w", err)
 	}
 	defer norm.Release()
-	return onBatch(norm)
+	return onBatch(norm, whole && keptAll(rec, norm))
+}
+
+// keptAll says whether every buffer of norm is one of rec's: normalising
+// replaced no column.
+func keptAll(rec, norm arrow.RecordBatch) bool {
+	for i, out := range norm.Columns() {
+		in := rec.Column(i).Data().Buffers()
+		for j, b := range out.Data().Buffers() {
+			if b == nil || b.Len() == 0 {
+				continue
+			}
+			if j >= len(in) || in[j] == nil || unsafe.SliceData(in[j].Bytes()) != unsafe.SliceData(b.Bytes()) {
+				return false
+			}
+		}
+		if len(out.Data().Children()) > 0 {
+			return false // not a type a table keeps as received
+		}
+	}
+	return true
 }
 
 // recordBytes is the size of rec's buffers, children and dictionaries

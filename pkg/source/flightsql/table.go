@@ -30,8 +30,12 @@ type tableBuilder struct {
 	parts  [][]arrow.Array // of each column, one per batch, when joining
 	rows   int64
 	w      source.FrameWriter // the frame in parts, when the sink takes it
-	// The batches in parts waiting to be joined into a part (see bigPart).
+	// The batches in parts waiting to be joined into a part (see bigPart):
+	// their rows, bytes and count, and whether the first was whole (see
+	// batchFunc).
 	pendingRows, pendingBytes int64
+	pending                   int
+	pendingWhole              bool
 }
 
 func newTableBuilder(mem memory.Allocator, fi frameInfo, s *arrow.Schema) *tableBuilder {
@@ -59,7 +63,13 @@ func (b *tableBuilder) stream(sink source.Sink) error {
 	return nil
 }
 
-func (b *tableBuilder) add(rec arrow.RecordBatch) error {
+func (b *tableBuilder) add(rec arrow.RecordBatch) error { return b.addBatch(rec, false) }
+
+// addBatch is add, told whether rec is whole (see batchFunc): a part that
+// is one whole batch, or several joined (into memory of their own), is
+// lent to a sink that borrows (source.PartLender), any other handed over
+// to be copied.
+func (b *tableBuilder) addBatch(rec arrow.RecordBatch, whole bool) error {
 	b.rows += rec.NumRows()
 	if b.limits.MaxPoints > 0 && b.rows > b.limits.MaxPoints {
 		return source.LimitExceeded("flightsql: the query returns more than %d rows (maxPoints setting); add a LIMIT or a filter, or raise maxPoints", b.limits.MaxPoints)
@@ -73,6 +83,10 @@ func (b *tableBuilder) add(rec arrow.RecordBatch) error {
 		b.parts[c] = append(b.parts[c], a)
 	}
 	if b.w != nil {
+		if b.pending == 0 {
+			b.pendingWhole = whole
+		}
+		b.pending++
 		b.pendingRows += rec.NumRows()
 		b.pendingBytes += recordBytes(rec)
 		if bigPart(b.pendingRows, b.pendingBytes) {
@@ -101,7 +115,11 @@ func (b *tableBuilder) flushPart() error {
 	if err != nil {
 		return err
 	}
-	b.pendingRows, b.pendingBytes = 0, 0
+	lend := b.pending > 1 || b.pendingWhole
+	b.pendingRows, b.pendingBytes, b.pending = 0, 0, 0
+	if l, ok := b.w.(source.PartLender); ok && lend {
+		return l.LendPart(part)
+	}
 	return b.w.Part(part)
 }
 

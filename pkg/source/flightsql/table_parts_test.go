@@ -25,6 +25,8 @@ type partsSink struct {
 	*wireSink
 	enc     *frame.Encoder
 	decline bool
+	lend    bool     // its writers take lent parts (source.PartLender), borrowing them
+	lent    int      // parts lent (of parts)
 	wire    [][]byte // the frames written in parts
 	parts   int
 	aborted int
@@ -42,7 +44,22 @@ func (s *partsSink) Parts(schema *arrow.Schema) (source.FrameWriter, error) {
 	if s.decline {
 		return nil, nil
 	}
-	return &partsWriter{s: s, p: frame.NewParts(schema)}, nil
+	w := &partsWriter{s: s, p: frame.NewParts(schema)}
+	if s.lend {
+		return lendingWriter{w}, nil
+	}
+	return w, nil
+}
+
+// lendingWriter borrows the parts lent to it, as the plugin's writer does.
+type lendingWriter struct{ *partsWriter }
+
+func (w lendingWriter) LendPart(rec arrow.RecordBatch) error {
+	defer rec.Release()
+	w.s.parts++
+	w.s.lent++
+	_, err := w.s.enc.AppendLentPart(w.p, rec)
+	return err
 }
 
 type partsWriter struct {
@@ -236,5 +253,77 @@ func TestTableSmallBatchesJoinedIntoParts(t *testing.T) {
 		if i, s := f.Fields[0].At(r).(int64), f.Fields[1].At(r).(string); i != int64(r) || s != fmt.Sprint("row ", r) {
 			t.Fatalf("row %d: %d %q", r, i, s)
 		}
+	}
+}
+
+// Parts are lent only when their memory is their own: a batch received as
+// it is, or batches joined into one part; a batch with a converted column
+// (its received buffer stays in the message's body), or cut at the row
+// limit, is handed over to be copied. Lent or not, the frame is the joined
+// table's.
+func TestTableLendsOnlyWholeParts(t *testing.T) {
+	kept := arrow.NewSchema([]arrow.Field{
+		{Name: "time", Type: &arrow.TimestampType{Unit: arrow.Nanosecond, TimeZone: "UTC"}},
+		{Name: "host", Type: arrow.BinaryTypes.String},
+		{Name: "v", Type: arrow.PrimitiveTypes.Float64},
+	}, nil)
+	converted := arrow.NewSchema([]arrow.Field{
+		{Name: "time", Type: &arrow.TimestampType{Unit: arrow.Microsecond, TimeZone: "UTC"}}, // to nanoseconds
+		{Name: "host", Type: arrow.BinaryTypes.String},
+		{Name: "v", Type: arrow.PrimitiveTypes.Float64},
+	}, nil)
+	mk := func(schema *arrow.Schema, start, rows int) arrow.RecordBatch {
+		return batch(schema, func(b *array.RecordBuilder) {
+			for r := start; r < start+rows; r++ {
+				b.Field(0).(*array.TimestampBuilder).Append(arrow.Timestamp(1_700_000_000_000_000 + r))
+				b.Field(1).(*array.StringBuilder).Append(fmt.Sprintf("host-%d", r%17))
+				b.Field(2).(*array.Float64Builder).Append(float64(r) / 4)
+			}
+		})
+	}
+	for _, tc := range []struct {
+		name        string
+		schema      *arrow.Schema
+		rowLimit    int64
+		parts, lent int
+	}{
+		// Two parts of one batch each, then one of two batches joined.
+		{"kept as received", kept, 0, 3, 3},
+		{"a column converted", converted, 0, 3, 1},
+		// The second batch cut at the limit: a part of its own.
+		{"cut at the row limit", kept, minPartRows + 100, 2, 1},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s := tc.schema
+			eps := [][]arrow.RecordBatch{{mk(s, 0, minPartRows), mk(s, minPartRows, minPartRows), mk(s, 2*minPartRows, 500), mk(s, 2*minPartRows+500, 500)}}
+			srv := newMemServer()
+			srv.set("t", &dataset{schema: s, endpoints: eps})
+			drainDoGets(srv)
+			cfg := baseConfig(startServer(t, srv, serverOpts{}))
+			if tc.rowLimit > 0 {
+				cfg.RowLimit = tc.rowLimit
+			}
+			src := newTestSource(t, cfg)
+			q := func(sink source.Sink) {
+				t.Helper()
+				if err := src.Query(context.Background(), source.Query{RefID: "A", JSON: []byte(`{"rawSql":"t","format":"table"}`)}, sink); err != nil {
+					t.Fatal(err)
+				}
+			}
+			joined := newWireSink(t)
+			q(joined)
+			lending := newPartsSink(t, codec.MustNew(codec.None, 0))
+			lending.lend = true
+			q(lending)
+			if lending.parts != tc.parts || lending.lent != tc.lent {
+				t.Errorf("%d parts, %d lent; want %d, %d", lending.parts, lending.lent, tc.parts, tc.lent)
+			}
+			if len(lending.frames) != 1 || len(joined.frames) != 1 {
+				t.Fatalf("%d frames, joined %d", len(lending.frames), len(joined.frames))
+			}
+			if err := frametest.Equal(joined.frames[0], lending.frames[0]); err != nil {
+				t.Errorf("the lent table differs from the joined one: %v", err)
+			}
+		})
 	}
 }
