@@ -21,7 +21,8 @@
 // table streamed batch by batch is one file, as Grafana's reader appends
 // every batch of a file. A File is the caller's, so that the pooled
 // encoders of several goroutines may write its batches in turn; it keeps
-// each batch in memory of exactly its size, never regrown. FinishFile joins
+// each batch in memory of exactly its size, never regrown, or, appended
+// borrowing, its larger buffers as the caller's own memory. FinishFile joins
 // them with the header and the footer (a batch's bytes are copied twice,
 // never into memory cleared first); FinishFilePieces hands the header, the
 // batches and the footer over as they are, for a writer of pieces. A File

@@ -150,7 +150,7 @@ func (e *Encoder) addBody(j *joiner, borrow bool) {
 		case r.packed:
 			j.ref(p.packed[r.start:r.end])
 		case borrow && len(r.raw) >= minBorrow && !e.rec.holds(r.raw):
-			j.borrow(r.raw)
+			j.borrow(r.raw[:len(r.raw):len(r.raw)]) // nothing appends past it
 		default:
 			j.ref(r.raw)
 		}

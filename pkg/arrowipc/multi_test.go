@@ -347,11 +347,14 @@ func TestFilePiecesAreTheFile(t *testing.T) {
 func TestFileBorrows(t *testing.T) {
 	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
 	defer mem.AssertSize(t, 0)
-	rec := makeRecord(mem, 3000, 7)
+	// 40 000 rows: the noise column's validity bitmap (5 KB) is borrowable
+	// in size, and shifted into scratch for slices.
+	const rows = 40000
+	rec := makeRecord(mem, rows, 7)
 	defer rec.Release()
 	// Text of every length, so that the rebased offsets of two slices differ.
 	sb := array.NewStringBuilder(mem)
-	for i := range 3000 {
+	for i := range rows {
 		sb.Append(strings.Repeat("ab", i%23))
 	}
 	text := sb.NewArray()
@@ -359,11 +362,11 @@ func TestFileBorrows(t *testing.T) {
 	defer text.Release()
 	cols := append(slices.Clone(rec.Columns()), text)
 	schema := arrow.NewSchema(append(rec.Schema().Fields(), arrow.Field{Name: "text", Type: arrow.BinaryTypes.String}), nil)
-	rec = array.NewRecordBatch(schema, cols, 3000)
+	rec = array.NewRecordBatch(schema, cols, rows)
 	defer rec.Release()
 	var recs []arrow.RecordBatch
 	// Later slices no longer than earlier ones: the scratch is overwritten in place.
-	for _, cut := range [][2]int64{{0, 3000}, {5, 2205}, {2210, 2999}, {0, 3000}, {17, 1217}, {1300, 2300}} {
+	for _, cut := range [][2]int64{{0, rows}, {5, 36005}, {36010, rows - 1}, {0, rows}, {17, 33017}, {1301, 34301}} {
 		s := rec.NewSlice(cut[0], cut[1])
 		defer s.Release()
 		recs = append(recs, s)

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"unsafe"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
@@ -32,6 +33,7 @@ type partQuery struct {
 	LeaveOpen   bool // return without closing the frame
 	Join        bool // join the parts and hand the table over whole
 	AbortOnly   bool // abort the frame and return no error
+	Lend        bool // lend the parts (source.PartLender) rather than hand them over
 }
 
 // partSource hands over a table in parts when the sink takes them (and the
@@ -139,7 +141,11 @@ func (s partSource) Query(ctx context.Context, sq source.Query, sink source.Sink
 		if p+1 == q.CancelAt {
 			s.cancel()
 		}
-		if err := w.Part(part(p)); err != nil {
+		hand := w.Part
+		if l, ok := w.(source.PartLender); ok && q.Lend {
+			hand = l.LendPart
+		}
+		if err := hand(part(p)); err != nil {
 			return err
 		}
 	}
@@ -237,7 +243,9 @@ func TestPartsThroughThePlugin(t *testing.T) {
 	s := newTestService(t, partSource{mem: mem}, 2)
 	q := partQuery{Parts: 5, Rows: 3000, Extra: 2}
 	want := partsFrame(q, "A")
-	for _, c := range []string{"none", "lz4", "zstd", "auto"} {
+	for _, c := range []string{"none", "lz4", "zstd", "auto", "none lent", "auto lent"} {
+		c, lent := strings.CutSuffix(c, " lent")
+		q.Lend = lent
 		pc := pluginContext(fmt.Sprintf(`{"codec":%q}`, c))
 		resp, err := s.QueryData(context.Background(), &pluginv2.QueryDataRequest{PluginContext: pc, Queries: []*pluginv2.DataQuery{query("A", partModel(q))}})
 		if err != nil {
@@ -313,17 +321,23 @@ func TestPartsThroughThePlugin(t *testing.T) {
 }
 
 // A finished frame in parts is handed over as its pieces (its header, its
-// parts, its footer), not joined: the budget counts exactly their memory
-// (the records' buffers it borrows included) while the frame waits in a
-// response, and the pieces joined are the frame, all its rows.
+// parts, its footer), not joined; lent parts are borrowed, their larger
+// buffers the records' own memory; the budget counts exactly their memory
+// while the frame waits in a response; and the pieces joined are the frame.
 func TestPartsFrameIsItsPieces(t *testing.T) {
-	s := newTestService(t, partSource{mem: memory.NewGoAllocator()}, 2)
+	mem := memory.NewGoAllocator()
+	var pre []arrow.RecordBatch
+	for p := range 5 {
+		pre = append(pre, partRecord(mem, p, 3000))
+		defer pre[p].Release()
+	}
+	s := newTestService(t, partSource{mem: mem, pre: pre}, 2)
 	pc := backend.FromProto().PluginContext(pluginContext(`{"codec":"none"}`))
 	inst, err := s.instance(context.Background(), pc)
 	if err != nil {
 		t.Fatal(err)
 	}
-	q := backend.FromProto().DataQuery(query("A", partModel(partQuery{Parts: 5, Rows: 3000})))
+	q := backend.FromProto().DataQuery(query("A", partModel(partQuery{Parts: 5, Rows: 3000, Lend: true})))
 	acct := s.budget.account()
 	var frames frameList
 	if err := s.runQuery(context.Background(), inst, *q, backend.DataFrameFormat_ARROW, acct, frames.add); err != nil {
@@ -343,12 +357,25 @@ func TestPartsFrameIsItsPieces(t *testing.T) {
 	if used, _, _, _ := s.budget.stats(); used != size || frames.bytes != used {
 		t.Errorf("budget %d (the response's frames: %d) for a frame of %d bytes", used, frames.bytes, size)
 	}
+	// Lent parts: their values (3000 float64, 24 KB) are the records'
+	// memory, not copies.
+	for p, rec := range pre {
+		vals := rec.Column(0).Data().Buffers()[1].Bytes()
+		found := false
+		for _, piece := range f.rest {
+			found = found || len(piece) > 0 && unsafe.SliceData(piece) == unsafe.SliceData(vals)
+		}
+		if !found {
+			t.Errorf("part %d's values were copied, not borrowed", p)
+		}
+	}
 	got, err := data.UnmarshalArrowFrame(f.joined())
 	if err != nil {
 		t.Fatal(err)
 	}
-	if n, _ := got.RowLen(); n != 5*3000 {
-		t.Errorf("the joined pieces decode to %d rows", n)
+	got, _ = withoutStats(got)
+	if err := frametest.Equal(partsFrame(partQuery{Parts: 5, Rows: 3000}, "A"), got); err != nil {
+		t.Errorf("the joined pieces: %v", err)
 	}
 	acct.close()
 	assertBudgetEmpty(t, s, "after the response")

@@ -34,7 +34,9 @@ import (
 // The frames are referenced until gRPC has written them, which is after
 // QueryData returned or Send queued the chunk: a frame handed to the response
 // must not be modified or reused afterwards (the query path gives each frame
-// its own slice and keeps none, query.go and parts.go).
+// its own memory and keeps none, query.go and parts.go; a table's lent parts
+// are the source's records' memory, which source.PartLender says is not
+// reused).
 type wireCodec struct {
 	next encoding.CodecV2
 }

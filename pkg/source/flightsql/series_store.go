@@ -240,11 +240,14 @@ func (g *rowGroups) cycle(ids []int32, k int) bool {
 // that flush's rows grouped by series, and the pending values. A segment is
 // exactly as long as its rows (no room left unused) and never moves; a
 // series' values are copied together once, at the end (collect). The
-// times' segments (times set) are read from each run's tstart.
+// times' segments (times set) are read from each run's tstart; a flush's
+// times shared by its series (flushSharedTimes) are one segment of its
+// distinct times.
 type segments[T any] struct {
-	segs  [][]T
-	pend  []T
-	times bool
+	segs    [][]T
+	pend    []T
+	times   bool
+	scratch []T // flushSharedTimes'
 }
 
 // flush makes pend[order[0]], pend[order[1]], … the next segment.
@@ -268,22 +271,25 @@ func (s *segments[T]) of(r run) []T {
 }
 
 // flushSharedTimes makes the pending times the next segment, shared by the
-// series, when they cycle through k series (rowGroups.cycle took them) in
-// time order, as a GROUP BY time, host result sorted by time has them: the
-// flush's distinct times are stored once, in order, and the series at
-// position j of the cycle has its i-th time at starts[j] + i (starts is
-// reused). It reports false, and does nothing, when the times are not so
-// (a series without a row at some time, times out of order).
+// series, when they cycle through k series (rowGroups.cycle took them) one
+// time per cycle, as a GROUP BY time, host result sorted by time (or by
+// time descending) has them: the flush's runs of one time are stored once,
+// in order, and the series at position j of the cycle has its i-th time at
+// starts[j] + i, starts[j] being 0 or 1 (1 for the series of a flush
+// beginning in the middle of a time that come after it; starts is reused).
+// Every row is compared before the segment is kept. It reports false, and
+// does nothing, when the times are not so (a series without a row at some
+// time, a cycle of two times).
 func flushSharedTimes(s *segments[arrow.Timestamp], k int, starts []uint32) ([]uint32, bool) {
 	pend := s.pend
 	if k == 0 || len(pend) < k {
 		return starts, false
 	}
-	// The distinct times, in order: at most one per cycle and one more
+	// The runs of one time, in order: at most one per cycle and one more
 	// when the flush begins in the middle of a time.
 	limit := (len(pend)+k-1)/k + 1
-	d := make([]arrow.Timestamp, 1, limit)
-	d[0] = pend[0]
+	d := append(s.scratch[:0], pend[0])
+	defer func() { s.scratch = d[:0] }()
 	for _, t := range pend[1:] {
 		if t != d[len(d)-1] {
 			if len(d) == limit {
@@ -311,7 +317,7 @@ func flushSharedTimes(s *segments[arrow.Timestamp], k int, starts []uint32) ([]u
 			}
 		}
 	}
-	s.segs = append(s.segs, d)
+	s.segs = append(s.segs, slices.Clone(d))
 	s.pend = s.pend[:0]
 	return starts, true
 }

@@ -56,8 +56,9 @@ type options struct {
 }
 
 // WithAllocator sets the allocator of the Arrow buffers the Source makes
-// while reading and normalising, and of table and logs frames (default
-// memory.DefaultAllocator). It must not reuse memory it was given back: a
+// while reading and normalising, and of table and logs frames (default: a
+// memory.GoAllocator, whatever memory.DefaultAllocator is built as). It
+// must not reuse memory it was given back: a
 // table's parts are lent to a sink that takes them (source.PartLender),
 // which reads them after their records are released. The columns of time-series frames are Go memory
 // built by the series split and freed by the garbage collector.
@@ -75,7 +76,7 @@ func New(cfg settings.FlightSQL, opts ...Option) (*Source, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, fmt.Errorf("flightsql: %w", err)
 	}
-	o := options{mem: memory.DefaultAllocator}
+	o := options{mem: memory.NewGoAllocator()}
 	for _, opt := range opts {
 		opt(&o)
 	}
