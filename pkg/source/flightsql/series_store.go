@@ -285,36 +285,36 @@ func flushSharedTimes(s *segments[arrow.Timestamp], k int, starts []uint32) ([]u
 	if k == 0 || len(pend) < k {
 		return starts, false
 	}
-	// The runs of one time, in order: at most one per cycle and one more
-	// when the flush begins in the middle of a time.
-	limit := (len(pend)+k-1)/k + 1
+	// The pending times must be runs of one time each: the first of m ≤ k
+	// rows, the next ones of exactly k, the last of at most k. Then row
+	// c*k + j is in run c (j < m) or c + 1 (j ≥ m): the series at position
+	// j has its i-th time at run starts[j] + i.
 	d := append(s.scratch[:0], pend[0])
 	defer func() { s.scratch = d[:0] }()
-	for _, t := range pend[1:] {
+	m, n := 0, 0 // the first run's length, the current run's
+	for _, t := range pend {
 		if t != d[len(d)-1] {
-			if len(d) == limit {
+			if m == 0 {
+				m = n
+			} else if n != k {
 				return starts, false
 			}
 			d = append(d, t)
+			n = 0
 		}
-	}
-	starts = grow(starts, k)
-	for j, t := range pend[:k] {
-		switch t {
-		case d[0]:
-			starts[j] = 0
-		case d[min(1, len(d)-1)]:
-			starts[j] = 1
-		default:
+		n++
+		if n > k {
 			return starts, false
 		}
 	}
-	for c := 0; c < len(pend); c += k {
-		i := uint32(c / k)
-		for j, t := range pend[c:min(c+k, len(pend))] {
-			if at := starts[j] + i; int(at) >= len(d) || d[at] != t {
-				return starts, false
-			}
+	if m == 0 {
+		m = n // one run: one cycle of one time
+	}
+	starts = grow(starts, k)
+	for j := range starts[:k] {
+		starts[j] = 0
+		if j >= m {
+			starts[j] = 1
 		}
 	}
 	s.segs = append(s.segs, slices.Clone(d))
