@@ -44,10 +44,10 @@ type encodedFrame struct {
 }
 
 // held is the budget the frame holds: the memory of its bytes, their
-// spare capacity included, or of its pieces. A piece after the first may
-// be a slice of a received message's body (borrowed, see
-// arrowipc.File.Borrow), whose capacity runs on over the body's other
-// buffers: its length is what it holds.
+// spare capacity included, or of its pieces, their lengths (a piece after
+// the first may be a lent part's buffer, a slice of a received record's
+// memory, which that record's bytes count: see source.PartLender and
+// arrowipc's AppendBatchBorrowing).
 func (f encodedFrame) held() int64 {
 	n := heldBytes(f.b)
 	for _, p := range f.rest {

@@ -65,8 +65,10 @@
 //     table panel shows one frame at a time (a frame picker when a query
 //     returns several), so a table stays one frame. When the sink takes a
 //     frame in parts (source.PartSink: the plugin, for the Arrow format),
-//     each normalised batch is handed over as the next part as it arrives,
-//     and the frame (one Arrow IPC file of those batches) is closed with
+//     each normalised batch is handed over as the next part as it arrives
+//     (smaller ones joined first; a part whose memory is its own lent, see
+//     source.PartLender), and the frame (one Arrow IPC file of those
+//     batches) is closed with
 //     its meta (executedQueryString, the notices found while converting)
 //     at the end; otherwise the batches' columns are kept as they arrive
 //     and joined once at the end.

@@ -241,8 +241,8 @@ func (g *rowGroups) cycle(ids []int32, k int) bool {
 // exactly as long as its rows (no room left unused) and never moves; a
 // series' values are copied together once, at the end (collect). The
 // times' segments (times set) are read from each run's tstart; a flush's
-// times shared by its series (flushSharedTimes) are one segment of its
-// distinct times.
+// times shared by its series (flushSharedTimes) are one segment of its runs
+// of one time, a time each.
 type segments[T any] struct {
 	segs    [][]T
 	pend    []T

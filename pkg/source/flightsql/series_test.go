@@ -761,13 +761,25 @@ func TestFlushSharedTimes(t *testing.T) {
 		{"from the middle of a time", ts(5, 6, 6, 6, 7, 7, 7, 8), 3, ts(5, 6, 7, 8), []uint32{0, 1, 1}},
 		{"descending", ts(9, 9, 4, 4, 1, 1), 2, ts(9, 4, 1), []uint32{0, 0}},
 		{"one series", ts(1, 2, 3), 1, ts(1, 2, 3), []uint32{0}},
+		{"one time", ts(5, 5, 5), 3, ts(5), []uint32{0, 0, 0}},
+		{"a time back again", ts(1, 2, 2, 1), 2, ts(1, 2, 1), []uint32{0, 1}},
 		{"a cycle of two times", ts(5, 5, 6, 6, 6, 6), 3, nil, nil},
 		{"a series a time behind", ts(5, 5, 4, 6, 6, 5, 7, 7, 6), 3, nil, nil},
 		{"a time repeated in the next cycle", ts(5, 5, 5, 5), 2, nil, nil},
 		{"fewer rows than series", ts(5), 2, nil, nil},
 	} {
-		s := segments[arrow.Timestamp]{times: true, pend: slices.Clone(tc.pend)}
+		// A flush before, shared, so that the scratch is reused.
+		s := segments[arrow.Timestamp]{times: true, pend: ts(7, 7, 8, 8, 9, 9, 10, 10)}
+		if _, ok := flushSharedTimes(&s, 2, nil); !ok {
+			t.Fatal("the first flush is not shared")
+		}
+		first := s.segs[0]
+		s.segs = nil
+		s.pend = slices.Clone(tc.pend)
 		starts, ok := flushSharedTimes(&s, tc.k, nil)
+		if !slices.Equal(first, ts(7, 8, 9, 10)) {
+			t.Errorf("%s: the flush before's segment became %v", tc.name, first)
+		}
 		if ok != (tc.seg != nil) {
 			t.Errorf("%s: shared %v", tc.name, ok)
 			continue

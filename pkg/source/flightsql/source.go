@@ -58,9 +58,9 @@ type options struct {
 // WithAllocator sets the allocator of the Arrow buffers the Source makes
 // while reading and normalising, and of table and logs frames (default: a
 // memory.GoAllocator, whatever memory.DefaultAllocator is built as). It
-// must not reuse memory it was given back: a
-// table's parts are lent to a sink that takes them (source.PartLender),
-// which reads them after their records are released. The columns of time-series frames are Go memory
+// must not reuse memory it was given back: a table's parts are lent to a
+// sink that takes them (source.PartLender), which reads them after their
+// records are released. The columns of time-series frames are Go memory
 // built by the series split and freed by the garbage collector.
 func WithAllocator(mem memory.Allocator) Option { return func(o *options) { o.mem = mem } }
 
@@ -460,8 +460,13 @@ func (s *Source) consume(p *plan, rec arrow.RecordBatch, keep int64, onBatch bat
 	return onBatch(norm, whole && keptAll(rec, norm))
 }
 
-// keptAll says whether every buffer of norm is one of rec's: normalising
-// replaced no column.
+// keptAll says whether norm is rec as received and rec's memory is its
+// buffers' alone: every buffer of norm is one of rec's (normalising
+// replaced no column), and rec's buffers lie together in one span about as
+// long as they are. A received message's buffers are slices of its body;
+// one whose body was compressed in part hands out its raw buffers as
+// slices of the compressed body, whose other bytes they would keep alive,
+// and decompressed buffers lie apart.
 func keptAll(rec, norm arrow.RecordBatch) bool {
 	for i, out := range norm.Columns() {
 		in := rec.Column(i).Data().Buffers()
@@ -477,7 +482,23 @@ func keptAll(rec, norm arrow.RecordBatch) bool {
 			return false // not a type a table keeps as received
 		}
 	}
-	return true
+	lo, hi := ^uintptr(0), uintptr(0)
+	sum, n := 0, 0
+	for _, c := range rec.Columns() {
+		for _, b := range c.Data().Buffers() {
+			if b == nil || b.Len() == 0 {
+				continue
+			}
+			at := uintptr(unsafe.Pointer(unsafe.SliceData(b.Bytes())))
+			lo, hi = min(lo, at), max(hi, at+uintptr(b.Len()))
+			sum += b.Len()
+			n++
+		}
+	}
+	// Padding: up to 63 bytes a buffer (Arrow aligns to 8 or 64), and a
+	// sixteenth for what a body holds unread (a validity bitmap sent for a
+	// column without nulls).
+	return n == 0 || hi-lo <= uintptr(sum+sum/16+64*n)
 }
 
 // recordBytes is the size of rec's buffers, children and dictionaries

@@ -8,6 +8,7 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/grafana/grafana-plugin-sdk-go/data"
 
 	"github.com/quiverdata/quiver/pkg/arrowipc"
@@ -281,17 +282,21 @@ func TestTableLendsOnlyWholeParts(t *testing.T) {
 			}
 		})
 	}
+	one := mk(kept, 0, minPartRows)
+	batchBytes := recordBytes(one)
+	one.Release()
 	for _, tc := range []struct {
-		name        string
-		schema      *arrow.Schema
-		rowLimit    int64
-		parts, lent int
+		name                string
+		schema              *arrow.Schema
+		rowLimit, byteLimit int64
+		parts, lent         int
 	}{
 		// Two parts of one batch each, then one of two batches joined.
-		{"kept as received", kept, 0, 3, 3},
-		{"a column converted", converted, 0, 3, 1},
+		{"kept as received", kept, 0, 0, 3, 3},
+		{"a column converted", converted, 0, 0, 3, 1},
 		// The second batch cut at the limit: a part of its own.
-		{"cut at the row limit", kept, minPartRows + 100, 2, 1},
+		{"cut at the row limit", kept, minPartRows + 100, 0, 2, 1},
+		{"cut at the byte limit", kept, 0, batchBytes + batchBytes/2, 2, 1},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			s := tc.schema
@@ -302,6 +307,9 @@ func TestTableLendsOnlyWholeParts(t *testing.T) {
 			cfg := baseConfig(startServer(t, srv, serverOpts{}))
 			if tc.rowLimit > 0 {
 				cfg.RowLimit = tc.rowLimit
+			}
+			if tc.byteLimit > 0 {
+				cfg.ByteLimit = tc.byteLimit
 			}
 			src := newTestSource(t, cfg)
 			q := func(sink source.Sink) {
@@ -325,5 +333,35 @@ func TestTableLendsOnlyWholeParts(t *testing.T) {
 				t.Errorf("the lent table differs from the joined one: %v", err)
 			}
 		})
+	}
+}
+
+// keptAll takes a record whose buffers lie together, as a received body's
+// do, and not one whose buffers leave other bytes between them (the
+// compressed buffers of a body compressed in part, which borrowing one of
+// its raw buffers would keep alive).
+func TestKeptAllWantsOneSpan(t *testing.T) {
+	const rows = 4096
+	schema := arrow.NewSchema([]arrow.Field{{Name: "a", Type: arrow.PrimitiveTypes.Int64}, {Name: "b", Type: arrow.PrimitiveTypes.Float64}}, nil)
+	over := func(gap int) arrow.RecordBatch {
+		body := make([]byte, 2*8*rows+gap)
+		a := array.NewData(arrow.PrimitiveTypes.Int64, rows, []*memory.Buffer{nil, memory.NewBufferBytes(body[:8*rows])}, nil, 0, 0)
+		b := array.NewData(arrow.PrimitiveTypes.Float64, rows, []*memory.Buffer{nil, memory.NewBufferBytes(body[8*rows+gap:])}, nil, 0, 0)
+		defer a.Release()
+		defer b.Release()
+		cols := []arrow.Array{array.MakeFromData(a), array.MakeFromData(b)}
+		defer cols[0].Release()
+		defer cols[1].Release()
+		return array.NewRecordBatch(schema, cols, rows)
+	}
+	for _, tc := range []struct {
+		gap  int
+		want bool
+	}{{0, true}, {64, true}, {2 * 8 * rows / 4, false}, {8 * rows, false}} {
+		rec := over(tc.gap)
+		if got := keptAll(rec, rec); got != tc.want {
+			t.Errorf("buffers %d bytes apart: kept %v, want %v", tc.gap, got, tc.want)
+		}
+		rec.Release()
 	}
 }
