@@ -59,7 +59,8 @@ func (f *File) Batches() int { return len(f.blocks) }
 // Rows returns the rows of the file's batches.
 func (f *File) Rows() int64 { return f.rows }
 
-// Size returns the bytes of memory the file holds.
+// Size returns the bytes of the file's batches: memory of its own, and the
+// caller's buffers it borrowed (see AppendBatchBorrowing).
 func (f *File) Size() int64 { return f.size }
 
 // Reset forgets the file and its memory: the File is empty again, as the
