@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"math/rand/v2"
 	"runtime"
@@ -283,19 +284,7 @@ func TestPiecedThroughGRPC(t *testing.T) {
 			t.Fatalf("%s: %v, in process %v", refID, g, w)
 		}
 		for i := range g.Frames {
-			gf, err := data.UnmarshalArrowFrame(g.Frames[i])
-			if err != nil {
-				t.Fatalf("%s frame %d: %v", refID, i, err)
-			}
-			wf, err := data.UnmarshalArrowFrame(w.Frames[i])
-			if err != nil {
-				t.Fatal(err)
-			}
-			gf, _ = withoutStats(gf)
-			wf, _ = withoutStats(wf)
-			if err := frametest.Equal(wf, gf); err != nil {
-				t.Errorf("%s frame %d through gRPC differs from the frame in process: %v", refID, i, err)
-			}
+			sameFrame(t, fmt.Sprintf("%s frame %d through gRPC, against the frame in process", refID, i), w.Frames[i], g.Frames[i])
 		}
 	}
 	// The chunked call: every frame of each query (by its frame id: the
@@ -330,19 +319,7 @@ func TestPiecedThroughGRPC(t *testing.T) {
 			t.Fatalf("%s: %d chunks, %d frames", refID, len(chunks[refID]), len(got.Responses[refID].Frames))
 		}
 		for i, b := range chunks[refID] {
-			gf, err := data.UnmarshalArrowFrame(b)
-			if err != nil {
-				t.Fatalf("%s chunk %d: %v", refID, i, err)
-			}
-			wf, err := data.UnmarshalArrowFrame(got.Responses[refID].Frames[i])
-			if err != nil {
-				t.Fatal(err)
-			}
-			gf, _ = withoutStats(gf)
-			wf, _ = withoutStats(wf)
-			if err := frametest.Equal(wf, gf); err != nil {
-				t.Errorf("%s chunk %d differs from the unary frame: %v", refID, i, err)
-			}
+			sameFrame(t, fmt.Sprintf("%s chunk %d, against the unary frame", refID, i), got.Responses[refID].Frames[i], b)
 		}
 	}
 	if chunksInPieces != 2 { // the table of each query
@@ -353,5 +330,24 @@ func TestPiecedThroughGRPC(t *testing.T) {
 	}
 	if n := registered(); n != before {
 		t.Errorf("%d responses' pieces still registered after they were sent", n-before)
+	}
+}
+
+// sameFrame checks that the encoded frames want and got decode to the same
+// frame, but for the query's stats.
+func sameFrame(t *testing.T, what string, want, got []byte) {
+	t.Helper()
+	wf, err := data.UnmarshalArrowFrame(want)
+	if err != nil {
+		t.Fatalf("%s: %v", what, err)
+	}
+	gf, err := data.UnmarshalArrowFrame(got)
+	if err != nil {
+		t.Fatalf("%s: %v", what, err)
+	}
+	wf, _ = withoutStats(wf)
+	gf, _ = withoutStats(gf)
+	if err := frametest.Equal(wf, gf); err != nil {
+		t.Errorf("%s: %v", what, err)
 	}
 }
