@@ -11,7 +11,9 @@
 // the caller built (which may carry those stats), to a caller's buffer in a
 // single contiguous run (or, given none, to memory of exactly the file's
 // size: every flatbuffer is built before the file is written, and the
-// footer's schema is a copy of the header's rather than written twice).
+// footer's schema is a copy of the header's rather than written twice);
+// AppendFilePieces writes the same bytes as pieces, the caller's larger
+// buffers referenced rather than copied.
 // An Encoder keeps its scratch (flatbuffer builders, body layout,
 // compressed bytes, bitmaps) from one file to the next.
 //

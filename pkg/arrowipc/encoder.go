@@ -163,6 +163,26 @@ func (e *Encoder) AppendFile(dst []byte, meta []KeyValue) ([]byte, error) {
 	return dst, nil
 }
 
+// AppendFilePieces is AppendFile into pieces, borrowing as
+// AppendBatchBorrowing does: the file is the returned pieces in order, the
+// prepared batch's buffers of minBorrow bytes and more among them,
+// referenced, when it stores none compressed, and what lies between them
+// each in a buffer of exactly its size. The caller must then leave the
+// borrowed memory as it is, and not let it be reused, until the pieces are
+// written out. The bytes, joined, are AppendFile's; its errors too.
+func (e *Encoder) AppendFilePieces(meta []KeyValue) ([][]byte, error) {
+	if !e.batch.ready {
+		if e.err != nil {
+			return nil, e.err
+		}
+		return nil, ErrState
+	}
+	j := e.assembleFile(meta, true)
+	pieces := j.split(nil)
+	e.batch.drop()
+	return pieces, nil
+}
+
 // Discard drops the prepared batch without writing it, and every reference
 // to the caller's memory with it: for a caller whose metadata failed.
 func (e *Encoder) Discard() {

@@ -47,6 +47,12 @@ func (h *header) addTo(j *joiner) {
 // lacks the room, an empty dst is replaced by a buffer of exactly the
 // file's size, a longer one grown as append grows it.
 func (e *Encoder) appendFile(dst []byte, meta []KeyValue) []byte {
+	return e.assembleFile(meta, false).join(dst)
+}
+
+// assembleFile lays the whole file of the prepared batch out in e.join,
+// for the caller to join or split (see addBody for borrow).
+func (e *Encoder) assembleFile(meta []KeyValue, borrow bool) *joiner {
 	p := &e.batch
 	e.buildHeader(p.fields, p.infos, meta)
 	rb := finishMessage(e.rb, format.HeaderRecordBatch, e.writeRecordBatch(), p.length)
@@ -56,9 +62,9 @@ func (e *Encoder) appendFile(dst []byte, meta []KeyValue) []byte {
 	j.begin()
 	e.hdr.addTo(j)
 	j.framed(rb)
-	e.addBody(j, false)
+	e.addBody(j, borrow)
 	addFooter(j, fb)
-	return j.join(dst)
+	return j
 }
 
 // buildHeader builds the schema message of fields (whose types infos

@@ -344,14 +344,16 @@ func TestFilePiecesAreTheFile(t *testing.T) {
 // never borrowed); at codec none it references the records' large buffers
 // instead of copying them, and appending allocates a small part of the
 // batches' bytes.
-func TestFileBorrows(t *testing.T) {
+// borrowRecords returns a record of 40 000 rows and slices of it, for the
+// borrowing tests, released (and their memory checked) when t ends.
+func borrowRecords(t *testing.T) (rec arrow.RecordBatch, cuts []arrow.RecordBatch) {
 	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
-	defer mem.AssertSize(t, 0)
+	t.Cleanup(func() { mem.AssertSize(t, 0) })
 	// 40 000 rows: the noise column's validity bitmap (5 KB) is borrowable
 	// in size, and shifted into scratch for slices.
 	const rows = 40000
-	rec := makeRecord(mem, rows, 7)
-	defer rec.Release()
+	base := makeRecord(mem, rows, 7)
+	defer base.Release()
 	// Text of every length, so that the rebased offsets of two slices differ.
 	sb := array.NewStringBuilder(mem)
 	for i := range rows {
@@ -360,17 +362,40 @@ func TestFileBorrows(t *testing.T) {
 	text := sb.NewArray()
 	sb.Release()
 	defer text.Release()
-	cols := append(slices.Clone(rec.Columns()), text)
-	schema := arrow.NewSchema(append(rec.Schema().Fields(), arrow.Field{Name: "text", Type: arrow.BinaryTypes.String}), nil)
+	cols := append(slices.Clone(base.Columns()), text)
+	schema := arrow.NewSchema(append(base.Schema().Fields(), arrow.Field{Name: "text", Type: arrow.BinaryTypes.String}), nil)
 	rec = array.NewRecordBatch(schema, cols, rows)
-	defer rec.Release()
-	var recs []arrow.RecordBatch
 	// Later slices no longer than earlier ones: the scratch is overwritten in place.
 	for _, cut := range [][2]int64{{0, rows}, {5, 36005}, {36010, rows - 1}, {0, rows}, {17, 33017}, {1301, 34301}} {
-		s := rec.NewSlice(cut[0], cut[1])
-		defer s.Release()
-		recs = append(recs, s)
+		cuts = append(cuts, rec.NewSlice(cut[0], cut[1]))
 	}
+	t.Cleanup(func() {
+		rec.Release()
+		for _, r := range cuts {
+			r.Release()
+		}
+	})
+	return rec, cuts
+}
+
+// borrowedFrom counts the pieces that begin inside a buffer of rec, and
+// says whether one of them is exactly b (a buffer of rec or of a slice).
+func borrowedFrom(pieces [][]byte, rec arrow.RecordBatch, b []byte) (n int, isB bool) {
+	for _, p := range pieces {
+		isB = isB || len(p) > 0 && unsafe.SliceData(p) == unsafe.SliceData(b)
+		for _, a := range rec.Columns() {
+			for _, buf := range a.Data().Buffers() {
+				if buf != nil && within(p, buf.Bytes()) {
+					n++
+				}
+			}
+		}
+	}
+	return n, isB
+}
+
+func TestFileBorrows(t *testing.T) {
+	rec, recs := borrowRecords(t)
 	meta := []arrowipc.KeyValue{{Key: "name", Value: "cpu"}}
 	for _, c := range fileCodecs {
 		e := newEncoder(t, c, 0.1)
@@ -406,23 +431,9 @@ func TestFileBorrows(t *testing.T) {
 		// The time column's values (8 bytes a row) of the first record:
 		// borrowed at codec none; at zstd, where every batch stores some
 		// buffer compressed, nothing of the records' is.
-		times := rec.Column(0).Data().Buffers()[1].Bytes()
-		borrowed := 0 // pieces within a buffer of rec (its slices' included)
-		for _, p := range pieces {
-			for _, a := range rec.Columns() {
-				for _, b := range a.Data().Buffers() {
-					if b != nil && within(p, b.Bytes()) {
-						borrowed++
-					}
-				}
-			}
-		}
+		borrowed, found := borrowedFrom(pieces, rec, rec.Column(0).Data().Buffers()[1].Bytes())
 		switch c.Kind() {
 		case codec.None:
-			found := false
-			for _, p := range pieces {
-				found = found || len(p) > 0 && unsafe.SliceData(p) == unsafe.SliceData(times)
-			}
 			if !found {
 				t.Errorf("%s: the first record's times were copied, not borrowed", c)
 			}
@@ -451,6 +462,52 @@ func TestFileBorrows(t *testing.T) {
 			t.Errorf("appending 8 batches of %d bytes borrowing allocated %d", f.Size()/8, alloc)
 		}
 		f.Reset()
+	}
+}
+
+// AppendFilePieces writes AppendFile's bytes, each record's and each
+// slice's, in pieces that reference the record's larger buffers at codec
+// none, and none of them where the batch stores a buffer compressed.
+func TestAppendFilePiecesBorrows(t *testing.T) {
+	rec, recs := borrowRecords(t)
+	meta := []arrowipc.KeyValue{{Key: "name", Value: "cpu"}}
+	for _, c := range fileCodecs {
+		e := newEncoder(t, c, 0.1)
+		for i, r := range recs {
+			if _, err := e.PrepareRecord(r); err != nil {
+				t.Fatal(err)
+			}
+			want, err := e.AppendFile(nil, meta)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := e.PrepareRecord(r); err != nil {
+				t.Fatal(err)
+			}
+			pieces, err := e.AppendFilePieces(meta)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !bytes.Equal(bytes.Join(pieces, nil), want) {
+				t.Fatalf("%s: record %d: the pieces' bytes differ from AppendFile's", c, i)
+			}
+			// The time column's values (8 bytes a row, this slice's).
+			times := r.Column(0).Data().Buffers()[1].Bytes()[8*r.Column(0).Data().Offset():]
+			borrowed, found := borrowedFrom(pieces, rec, times)
+			switch c.Kind() {
+			case codec.None:
+				if !found {
+					t.Errorf("%s: record %d: the times were copied, not borrowed", c, i)
+				}
+			case codec.Zstd:
+				if borrowed > 0 {
+					t.Errorf("%s: record %d: %d pieces of a compressed batch borrowed", c, i, borrowed)
+				}
+			}
+		}
+		if _, err := e.AppendFilePieces(meta); !errors.Is(err, arrowipc.ErrState) {
+			t.Errorf("%s: AppendFilePieces without a prepared batch: %v, want ErrState", c, err)
+		}
 	}
 }
 

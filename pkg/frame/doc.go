@@ -11,6 +11,9 @@
 //   - an Arrow record whose schema carries Grafana's metadata (built with
 //     SchemaMetadata and FieldMetadata), as a streaming source produces it.
 //
+// A record the source lends (AppendLent) is written as the same bytes in
+// pieces, its larger buffers referenced rather than copied.
+//
 // A frame may also be written in parts as its rows arrive (Parts,
 // AppendPart, FinishParts, in stream.go): one Arrow IPC file of several
 // record batches, which the SDK's decoder reads as one frame of all their

@@ -223,20 +223,48 @@ func (e *Encoder) schemaMetaOfFrame(f *data.Frame, st arrowipc.BodyStats, stats 
 }
 
 func (e *Encoder) appendRecord(dst []byte, rec arrow.RecordBatch, stats *Summary) ([]byte, arrowipc.BodyStats, error) {
-	start := time.Now()
-	st, err := e.ipc.PrepareRecord(rec)
+	kvs, st, err := e.prepareRecord(rec, stats)
 	if err != nil {
-		return dst, arrowipc.BodyStats{}, fmt.Errorf("frame: %w", err)
-	}
-	kvs, err := e.schemaMetaOfRecord(rec.Schema().Metadata(), st, stats, start)
-	if err != nil {
-		e.ipc.Discard()
-		return dst, arrowipc.BodyStats{}, fmt.Errorf("frame: %w", err)
+		return dst, arrowipc.BodyStats{}, err
 	}
 	if dst, err = e.ipc.AppendFile(dst, kvs); err != nil {
 		return dst, arrowipc.BodyStats{}, fmt.Errorf("frame: %w", err)
 	}
 	return dst, st, nil
+}
+
+// AppendLent is Append for a record whose larger buffers the frame
+// references rather than copies (arrowipc.AppendFilePieces): the frame is
+// the returned pieces in order, and rec's memory must stay as it is, and
+// not be reused, after rec is released, until the pieces are written out
+// (see source.RecordLender). Joined, the pieces are the bytes Append
+// writes.
+func (e *Encoder) AppendLent(rec arrow.RecordBatch, stats *Summary) ([][]byte, arrowipc.BodyStats, error) {
+	kvs, st, err := e.prepareRecord(rec, stats)
+	if err != nil {
+		return nil, arrowipc.BodyStats{}, err
+	}
+	pieces, err := e.ipc.AppendFilePieces(kvs)
+	if err != nil {
+		return nil, arrowipc.BodyStats{}, fmt.Errorf("frame: %w", err)
+	}
+	return pieces, st, nil
+}
+
+// prepareRecord prepares rec's batch and returns its schema metadata, with
+// the query's stats when stats is set (see Append).
+func (e *Encoder) prepareRecord(rec arrow.RecordBatch, stats *Summary) ([]arrowipc.KeyValue, arrowipc.BodyStats, error) {
+	start := time.Now()
+	st, err := e.ipc.PrepareRecord(rec)
+	if err != nil {
+		return nil, arrowipc.BodyStats{}, fmt.Errorf("frame: %w", err)
+	}
+	kvs, err := e.schemaMetaOfRecord(rec.Schema().Metadata(), st, stats, start)
+	if err != nil {
+		e.ipc.Discard()
+		return nil, arrowipc.BodyStats{}, fmt.Errorf("frame: %w", err)
+	}
+	return kvs, st, nil
 }
 
 // schemaMetaOfRecord returns a record's schema metadata md, with the

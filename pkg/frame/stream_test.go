@@ -230,3 +230,43 @@ func TestPartsRefuseOtherFields(t *testing.T) {
 	}
 	r.Close()
 }
+
+// AppendLent's pieces, joined, are the bytes Append writes for the same
+// record, in every codec, and with the query's stats too.
+func TestAppendLentIsAppend(t *testing.T) {
+	whole := frametest.AllTypes(3000, 7)
+	rec := sdkRecord(t, whole)
+	defer rec.Release()
+	for _, c := range partCodecs {
+		e := newEncoder(t, c, 0.1)
+		want, wst, err := e.Append(nil, frame.Input{Record: rec}, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		pieces, st, err := e.AppendLent(rec, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(bytes.Join(pieces, nil), want) {
+			t.Errorf("%s: the lent frame's bytes differ from Append's", c)
+		}
+		if st.RawBytes != wst.RawBytes || st.WireBytes != wst.WireBytes || st.Rows != wst.Rows {
+			t.Errorf("%s: stats %+v, Append's %+v", c, st, wst)
+		}
+		pieces, _, err = e.AppendLent(rec, &frame.Summary{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := data.UnmarshalArrowFrame(bytes.Join(pieces, nil))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got.Meta == nil || len(got.Meta.Stats) == 0 {
+			t.Errorf("%s: the lent frame with stats carries none", c)
+		}
+		got.Meta = whole.Meta
+		if err := frametest.Equal(whole, got); err != nil {
+			t.Errorf("%s: %v", c, err)
+		}
+	}
+}

@@ -219,17 +219,7 @@ func (w *partWriter) finishAndEmit(summary *frame.Summary) (err error) {
 		return fmt.Errorf("encoding frame %d: %w", w.idx, err)
 	}
 	f := encodedFrame{b: pieces[0], rest: pieces[1:]}
-	took := w.took + time.Since(start)
-	size := 0
-	for _, p := range pieces {
-		size += len(p)
-	}
-	k.inst.metrics.observe(st, size, took)
-	if summary == nil {
-		k.mu.Lock()
-		k.summary.Add(st, took)
-		k.mu.Unlock()
-	}
+	k.encoded(st, f.size(), w.took+time.Since(start), summary)
 	held = k.takeOver(f.held(), held)
 	return k.emit(w.idx, f)
 }

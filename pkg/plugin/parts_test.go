@@ -33,7 +33,8 @@ type partQuery struct {
 	LeaveOpen   bool // return without closing the frame
 	Join        bool // join the parts and hand the table over whole
 	AbortOnly   bool // abort the frame and return no error
-	Lend        bool // lend the parts (source.PartLender) rather than hand them over
+	Lend        bool // lend the parts (source.PartLender), or the whole record, rather than hand them over
+	Whole       bool // hand part 0 over whole, as a record over its memory (see Lend)
 }
 
 // partSource hands over a table in parts when the sink takes them (and the
@@ -111,6 +112,15 @@ func (s partSource) Query(ctx context.Context, sq source.Query, sink source.Sink
 			return s.pre[p]
 		}
 		return partRecord(s.mem, p, q.Rows)
+	}
+	if q.Whole {
+		p := part(0)
+		defer p.Release()
+		rec := array.NewRecordBatch(arrow.NewSchema(p.Schema().Fields(), &md), p.Columns(), p.NumRows())
+		if l, ok := sink.(source.RecordLender); ok && q.Lend {
+			return l.LendRecord(rec)
+		}
+		return sink.Record(rec)
 	}
 	if q.Join {
 		rec, err := s.joined(q, part, md)
@@ -379,6 +389,75 @@ func TestPartsFrameIsItsPieces(t *testing.T) {
 	}
 	acct.close()
 	assertBudgetEmpty(t, s, "after the response")
+}
+
+// A lent record (source.RecordLender) is a frame in pieces that references
+// the record's larger buffers at codec none, and decodes to the frame the
+// copied record does, in every codec and through the JSON format; the
+// budget holds its bytes and is empty after the response.
+func TestLentRecordIsItsPieces(t *testing.T) {
+	mem := memory.NewGoAllocator()
+	pre := []arrow.RecordBatch{partRecord(mem, 0, 3000)}
+	defer pre[0].Release()
+	s := newTestService(t, partSource{mem: mem, pre: pre}, 2)
+	vals := pre[0].Column(0).Data().Buffers()[1].Bytes()
+	run := func(settings string, lend bool, format backend.DataFrameFormat) (*data.Frame, encodedFrame) {
+		t.Helper()
+		pc := backend.FromProto().PluginContext(pluginContext(settings))
+		inst, err := s.instance(context.Background(), pc)
+		if err != nil {
+			t.Fatal(err)
+		}
+		q := backend.FromProto().DataQuery(query("A", partModel(partQuery{Whole: true, Lend: lend})))
+		acct := s.budget.account()
+		defer func() {
+			acct.close()
+			assertBudgetEmpty(t, s, settings)
+		}()
+		var frames frameList
+		if err := s.runQuery(context.Background(), inst, *q, format, acct, frames.add); err != nil {
+			t.Fatal(err)
+		}
+		if len(frames.list) != 1 {
+			t.Fatalf("%d frames", len(frames.list))
+		}
+		f := encodedFrame{b: frames.list[0], rest: frames.rest.rest(frames.list[0])}
+		if used, _, _, _ := s.budget.stats(); used != f.held() || frames.bytes != used {
+			t.Errorf("%s: budget %d (the response's frames: %d) for a frame holding %d bytes", settings, used, frames.bytes, f.held())
+		}
+		if format == backend.DataFrameFormat_JSON {
+			var got data.Frame
+			if err := json.Unmarshal(f.joined(), &got); err != nil {
+				t.Fatal(err)
+			}
+			return &got, f
+		}
+		got, err := data.UnmarshalArrowFrame(f.joined())
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, _ = withoutStats(got)
+		return got, f
+	}
+	for _, settings := range []string{`{"codec":"none"}`, `{"codec":"zstd"}`, `{}`} {
+		want, _ := run(settings, false, backend.DataFrameFormat_ARROW)
+		got, f := run(settings, true, backend.DataFrameFormat_ARROW)
+		if err := frametest.Equal(want, got); err != nil {
+			t.Errorf("%s: lent and copied frames differ: %v", settings, err)
+		}
+		borrowed := false
+		for _, piece := range f.rest {
+			borrowed = borrowed || len(piece) > 0 && unsafe.SliceData(piece) == unsafe.SliceData(vals)
+		}
+		if settings == `{"codec":"none"}` && (!borrowed || len(f.rest) < 2) {
+			t.Errorf("%s: the record's values (24 KB) were copied, not referenced: %d pieces", settings, 1+len(f.rest))
+		}
+	}
+	want, _ := run(`{}`, false, backend.DataFrameFormat_JSON)
+	got, f := run(`{}`, true, backend.DataFrameFormat_JSON)
+	if err := frametest.Equal(want, got); err != nil || len(f.rest) != 0 {
+		t.Errorf("JSON: lent and copied frames differ (%v), or the lent one is in %d pieces", err, 1+len(f.rest))
+	}
 }
 
 // A failure in the middle of a frame in parts — the source's error, a limit,

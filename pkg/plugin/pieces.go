@@ -46,8 +46,9 @@ type encodedFrame struct {
 // held is the budget the frame holds: the memory of its bytes, their
 // spare capacity included, or of its pieces, their lengths (a piece after
 // the first may be a lent part's buffer, a slice of a received record's
-// memory, which that record's bytes count: see source.PartLender and
-// arrowipc's AppendBatchBorrowing).
+// memory, which that record's bytes count, or of a lent record, whose
+// buffer shared with other frames each counts: see source.PartLender,
+// source.RecordLender and arrowipc's AppendBatchBorrowing).
 func (f encodedFrame) held() int64 {
 	n := heldBytes(f.b)
 	for _, p := range f.rest {
@@ -55,6 +56,9 @@ func (f encodedFrame) held() int64 {
 	}
 	return n
 }
+
+// size is the frame's length in bytes.
+func (f encodedFrame) size() int { return int(frameLen(f.b, f.rest)) }
 
 // joined is the frame as one buffer (f.b itself when it has no pieces
 // after it).

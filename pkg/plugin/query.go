@@ -20,6 +20,7 @@ import (
 	"github.com/grafana/grafana-plugin-sdk-go/genproto/pluginv2"
 	"google.golang.org/grpc"
 
+	"github.com/quiverdata/quiver/pkg/arrowipc"
 	"github.com/quiverdata/quiver/pkg/frame"
 	"github.com/quiverdata/quiver/pkg/source"
 )
@@ -286,6 +287,7 @@ func runSource(ctx context.Context, src source.Source, q source.Query, sink sour
 type job struct {
 	frame *data.Frame
 	rec   arrow.RecordBatch
+	lent  bool // rec's larger buffers are referenced, not copied (LendRecord)
 	held  int64
 }
 
@@ -430,6 +432,15 @@ func (k *sink) Record(rec arrow.RecordBatch) error {
 	return k.submit(rec.NumRows(), job{rec: rec})
 }
 
+var _ source.RecordLender = (*sink)(nil)
+
+// LendRecord is Record referencing rec's larger buffers in the frame
+// instead of copying them (source.RecordLender). The JSON data-frame
+// format copies.
+func (k *sink) LendRecord(rec arrow.RecordBatch) error {
+	return k.submit(rec.NumRows(), job{rec: rec, lent: !k.json})
+}
+
 // submit admits a frame and, but for the first, hands it to a free encode
 // worker (waiting for one), which encodes and emits it.
 func (k *sink) submit(rows int64, j job) error {
@@ -509,17 +520,20 @@ func (k *sink) encodeAndEmit(idx int, j job, summary *frame.Summary) (err error)
 	held := j.held
 	defer func() { k.acct.release(held) }() // what the frame no longer holds
 	defer k.recoverEncode(&err)
-	var b []byte
-	if k.json {
-		b, err = k.marshalJSON(j)
-	} else {
-		b, err = k.encode(j, summary)
+	var f encodedFrame
+	switch {
+	case k.json:
+		f.b, err = k.marshalJSON(j)
+	case j.lent:
+		f, err = k.encodeLent(j.rec, summary)
+	default:
+		f.b, err = k.encode(j, summary)
 	}
 	if err != nil {
 		return fmt.Errorf("encoding frame %d: %w", idx, err)
 	}
-	held = k.takeOver(heldBytes(b), held)
-	return k.emit(idx, encodedFrame{b: b})
+	held = k.takeOver(f.held(), held)
+	return k.emit(idx, f)
 }
 
 // takeOver gives the budget held for a frame to its encoded memory, n
@@ -553,14 +567,35 @@ func (k *sink) encode(j job, summary *frame.Summary) ([]byte, error) {
 	if err != nil {
 		return out, err
 	}
-	took := time.Since(start)
-	k.inst.metrics.observe(st, len(out), took)
+	k.encoded(st, len(out), time.Since(start), summary)
+	return out, nil
+}
+
+// encodeLent encodes rec as pieces, its larger buffers referenced (see
+// LendRecord).
+func (k *sink) encodeLent(rec arrow.RecordBatch, summary *frame.Summary) (encodedFrame, error) {
+	e := k.inst.encoder()
+	defer k.inst.putEncoder(e)
+	start := time.Now()
+	pieces, st, err := e.AppendLent(rec, summary)
+	if err != nil {
+		return encodedFrame{}, err
+	}
+	f := encodedFrame{b: pieces[0], rest: pieces[1:]}
+	k.encoded(st, f.size(), time.Since(start), summary)
+	return f, nil
+}
+
+// encoded records what encoding one frame of size bytes did: in the
+// metrics, and, but for the frame that carries them (summary set), in the
+// query's stats.
+func (k *sink) encoded(st arrowipc.BodyStats, size int, took time.Duration, summary *frame.Summary) {
+	k.inst.metrics.observe(st, size, took)
 	if summary == nil {
 		k.mu.Lock()
 		k.summary.Add(st, took)
 		k.mu.Unlock()
 	}
-	return out, nil
 }
 
 func (k *sink) marshalJSON(j job) ([]byte, error) {

@@ -148,6 +148,17 @@ type PartLender interface {
 	LendPart(rec arrow.RecordBatch) error
 }
 
+// RecordLender is an optional capability of a Sink: LendRecord is Record
+// for a record the sink may go on reading after it releases it, until the
+// frame is sent, instead of copying it. The source promises what a
+// PartLender's source promises (the record's memory is its buffers' alone,
+// Go memory that will not be changed or reused), except that the records
+// of one query may share a buffer (series sharing their times): the sink
+// then counts it in each of them.
+type RecordLender interface {
+	LendRecord(rec arrow.RecordBatch) error
+}
+
 // OpenParts opens a frame in parts on sink when it is a PartSink that
 // accepts it; otherwise it returns nil, and the source hands the frame over
 // whole.

@@ -177,7 +177,7 @@ func fillStep(f *FillSpec, from, to time.Time, limit int64, setting string) seri
 			v.Release()
 			ss.Values[j], times = out, t
 		}
-		ss.Times = times
+		ss.Times, ss.inSegments = times, false
 		return nil
 	}
 }

@@ -203,7 +203,9 @@ func describeColumns(s *arrow.Schema) string {
 // seriesPost is a per-series step that runs on every series once it is
 // sorted by time, in the order of the frames, before its frames are built:
 // $__timeGroup fill (fillStep). It may replace s.Times and s.Values (keeping them aligned); a value
-// array it replaces it must release.
+// array it replaces it must release. What it sets must be memory of its own
+// (Go memory, not changed afterwards); when it replaces Times and every
+// value array, it clears s.inSegments.
 type seriesPost func(s *sortedSeries) error
 
 // sortedSeries is one series as a seriesPost step sees it.
@@ -213,6 +215,11 @@ type sortedSeries struct {
 	Values []arrow.Array     // one per value column, aligned with Times
 
 	timesBuf *memory.Buffer // the memory of Times when it is a recycler's (nil: Go memory)
+
+	// inSegments: Times or a value array is a slice of the builder's
+	// segments (a series of one run), memory it shares with other series,
+	// so its frames are not lent (see source.RecordLender).
+	inSegments bool
 }
 
 // timesArray is Times as a timestamp[ns] array (no copy).
@@ -284,8 +291,13 @@ type seriesBuilder struct {
 	pend   int
 	cyclic bool // every pending row has the series of the row one period (every series) back
 
-	// The memory of the series' arrays, recycled once the sink releases them.
-	mem recycler
+	// The memory of the series' arrays, recycled once the sink releases
+	// them, unless the sink lends (lender set, at finish): then every
+	// array's memory is new, and a series whose times are the previous
+	// one's shares them (lastTimes: the last times collected, sorted).
+	mem       recycler
+	lender    source.RecordLender
+	lastTimes []arrow.Timestamp
 
 	// scratch
 	groups rowGroups
@@ -456,6 +468,8 @@ func b2i(b bool) int {
 func (b *seriesBuilder) finish(sink source.Sink, notices []data.Notice) error {
 	notices = b.clock.notices(notices, b.nulls)
 	b.flush()
+	b.lender, _ = sink.(source.RecordLender)
+	b.mem.lend = b.lender != nil
 	all := slices.Clone(b.series)
 	defer b.release()
 	slices.SortFunc(all, compareSeries)
@@ -501,9 +515,16 @@ func (b *seriesBuilder) finish(sink source.Sink, notices []data.Notice) error {
 func (b *seriesBuilder) sortSeries(s *series) (*sortedSeries, error) {
 	runs := b.runs[s.id]
 	b.runs[s.id] = nil
-	times, tbuf := b.times.collect(runs, &b.mem)
+	var times []arrow.Timestamp
+	var tbuf *memory.Buffer
+	shared := b.lender != nil && b.sameTimes(runs)
+	if shared {
+		times = b.lastTimes // sorted: kept only when it needed no sort
+	} else {
+		times, tbuf = b.times.collect(runs, &b.mem)
+	}
 	var perm []int32
-	if !slices.IsSorted(times) {
+	if !shared && !slices.IsSorted(times) {
 		perm = make([]int32, len(times))
 		for i := range perm {
 			perm[i] = int32(i)
@@ -515,7 +536,11 @@ func (b *seriesBuilder) sortSeries(s *series) (*sortedSeries, error) {
 			tbuf = nil
 		}
 	}
-	ss := &sortedSeries{Labels: s.labels, Times: times, Values: make([]arrow.Array, len(b.stores)), timesBuf: tbuf}
+	ss := &sortedSeries{Labels: s.labels, Times: times, Values: make([]arrow.Array, len(b.stores)), timesBuf: tbuf,
+		inSegments: len(runs) == 1 && perm == nil}
+	if b.lender != nil && !shared && perm == nil && !ss.inSegments {
+		b.lastTimes = times
+	}
 	for j, st := range b.stores {
 		ss.Values[j] = st.array(runs, b.schema.Field(b.valueIdx[j]).Type, perm, &b.mem)
 	}
@@ -553,12 +578,39 @@ func (b *seriesBuilder) emit(sink source.Sink, ss *sortedSeries, notices *[]data
 			releaseArrays(ss.Values)
 			return err
 		}
-		if err := sink.Record(rec); err != nil {
+		if err := b.hand(sink, rec, !ss.inSegments); err != nil {
 			releaseArrays(ss.Values)
 			return err
 		}
 	}
 	return nil
+}
+
+// hand hands rec to sink: lent when the sink lends and rec's memory is its
+// own (lendable), else as a record to copy.
+func (b *seriesBuilder) hand(sink source.Sink, rec arrow.RecordBatch, lendable bool) error {
+	if b.lender != nil && lendable {
+		return b.lender.LendRecord(rec)
+	}
+	return sink.Record(rec)
+}
+
+// sameTimes says whether runs hold the times b.lastTimes holds, compared
+// where they lie (not collected first).
+func (b *seriesBuilder) sameTimes(runs []run) bool {
+	last := b.lastTimes
+	if last == nil {
+		return false
+	}
+	pos := 0
+	for _, r := range runs {
+		ts := b.times.of(r)
+		if len(ts) > len(last)-pos || !slices.Equal(ts, last[pos:pos+len(ts)]) {
+			return false
+		}
+		pos += len(ts)
+	}
+	return pos == len(last)
 }
 
 // frameMD is the schema metadata of a timeseries-multi frame. Without
@@ -581,6 +633,7 @@ func (b *seriesBuilder) frameMD(notices []data.Notice) (arrow.Metadata, error) {
 func (b *seriesBuilder) release() {
 	b.series, b.slots, b.hashOf, b.keys, b.present, b.words = nil, nil, nil, nil, nil, nil
 	b.runs, b.times, b.tstarts, b.stores, b.ids = nil, segments[arrow.Timestamp]{times: true}, nil, nil, nil
+	b.lastTimes = nil
 	b.groups = rowGroups{}
 }
 

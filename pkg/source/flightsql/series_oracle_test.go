@@ -239,7 +239,13 @@ func appendPoint(b []byte, t int64, v any, ok bool) []byte {
 // builder into sink, and returns the builder, released.
 func splitInto(t *testing.T, sink source.Sink, schema *arrow.Schema, recs []arrow.RecordBatch) *seriesBuilder {
 	t.Helper()
-	b, err := newSeriesBuilder(frameInfo{refID: "A"}, false, schema)
+	return splitAs(t, false, sink, schema, recs)
+}
+
+// splitAs is splitInto in format time_series_wide when wide is set.
+func splitAs(t *testing.T, wide bool, sink source.Sink, schema *arrow.Schema, recs []arrow.RecordBatch) *seriesBuilder {
+	t.Helper()
+	b, err := newSeriesBuilder(frameInfo{refID: "A"}, wide, schema)
 	if err != nil {
 		t.Fatal(err)
 	}

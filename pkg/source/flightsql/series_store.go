@@ -359,11 +359,14 @@ func permute[T any](vals []T, perm []int32) []T {
 // keeps a few freed buffers (recycleKeep) for the next series, so that the
 // arrays of a series the sink has encoded and released hold the next one's
 // instead of becoming garbage. Its memory is not zeroed: callers write all
-// of it. Safe for concurrent use (the sink releases frames on its workers).
+// of it. With lend set it keeps none: the frames reference the arrays'
+// memory after the sink releases them. Safe for concurrent use (the sink
+// releases frames on its workers).
 type recycler struct {
 	mu   sync.Mutex
 	free [][]byte
 	out  int // buffers handed out and not yet freed
+	lend bool
 }
 
 const recycleKeep = 8
@@ -398,7 +401,7 @@ func (r *recycler) Reallocate(size int, b []byte) []byte {
 func (r *recycler) Free(b []byte) {
 	r.mu.Lock()
 	r.out--
-	if len(r.free) < recycleKeep {
+	if !r.lend && len(r.free) < recycleKeep {
 		r.free = append(r.free, b[:cap(b)])
 	}
 	r.mu.Unlock()

@@ -1,6 +1,7 @@
 package flightsql
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"math"
@@ -16,6 +17,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/grafana/grafana-plugin-sdk-go/data"
 
+	"github.com/quiverdata/quiver/pkg/frame/frametest"
 	"github.com/quiverdata/quiver/pkg/source"
 )
 
@@ -738,6 +740,105 @@ func TestSeriesRecycledMemory(t *testing.T) {
 			t.Errorf("%d buffers not freed, %d kept for reuse", b.mem.out, len(b.mem.free))
 		}
 	})
+	// A sink that lends: every frame lent (each series is in three runs,
+	// its arrays its own), none of their memory reused once released, and
+	// the series, which have the same times, sharing them.
+	t.Run("lent", func(t *testing.T) {
+		sink := newLendSink(t)
+		b := build(t, sink)
+		if sink.lent != 2*hosts || sink.copied != 0 {
+			t.Fatalf("%d frames lent, %d copied; want %d lent", sink.lent, sink.copied, 2*hosts)
+		}
+		for _, f := range sink.read.frames {
+			check(t, f)
+		}
+		if n := sink.overwritten(); n > 0 {
+			t.Errorf("%d of %d lent buffers written over after they were lent", n, len(sink.bufs))
+		}
+		if len(sink.times) != 1 {
+			t.Errorf("the %d frames' times, the same in all, lie in %d buffers", sink.lent, len(sink.times))
+		}
+		if b.mem.out != 0 || len(b.mem.free) != 0 {
+			t.Errorf("%d buffers not freed, %d kept for reuse", b.mem.out, len(b.mem.free))
+		}
+	})
+	// The wide frame of the same series: lent, and the frame a sink that
+	// copies gets.
+	t.Run("wide lent", func(t *testing.T) {
+		lending, copying := newLendSink(t), &frameSink{t: t}
+		splitAs(t, true, lending, schema, recs)
+		splitAs(t, true, copying, schema, recs)
+		if lending.lent != 1 || lending.copied != 0 || len(copying.frames) != 1 {
+			t.Fatalf("%d frames lent, %d copied, %d frames copying", lending.lent, lending.copied, len(copying.frames))
+		}
+		if n := lending.overwritten(); n > 0 {
+			t.Errorf("%d of %d lent buffers written over after they were lent", n, len(lending.bufs))
+		}
+		if err := frametest.Equal(copying.frames[0], lending.read.frames[0]); err != nil {
+			t.Error(err)
+		}
+	})
+	// A result of one flush: each series is one run of its segments, memory
+	// shared with the other series, so nothing is lent.
+	t.Run("one run", func(t *testing.T) {
+		sink := newLendSink(t)
+		splitInto(t, sink, schema, recs[:1])
+		if sink.lent != 0 || sink.copied != 2*hosts {
+			t.Fatalf("%d frames lent, %d copied; want %d copied", sink.lent, sink.copied, 2*hosts)
+		}
+	})
+}
+
+// lendSink is a sink that lends (source.RecordLender), as the plugin's
+// does: it reads each record as Grafana does and releases it, and of a
+// lent one keeps what its frame would go on referencing, its buffers, with
+// a copy of their bytes to tell later whether anything wrote over them.
+type lendSink struct {
+	read         frameSink
+	lent, copied int
+	bufs, copies [][]byte
+	times        map[*byte]bool // the lent records' time buffers
+	frameColumns int
+}
+
+func newLendSink(t *testing.T) *lendSink {
+	return &lendSink{read: frameSink{t: t}, times: map[*byte]bool{}}
+}
+
+func (s *lendSink) Frame(f *data.Frame) error { return s.read.Frame(f) }
+
+func (s *lendSink) Record(rec arrow.RecordBatch) error {
+	s.copied++
+	return s.read.Record(rec)
+}
+
+func (s *lendSink) LendRecord(rec arrow.RecordBatch) error {
+	s.lent++
+	for c, col := range rec.Columns() {
+		for _, b := range col.Data().Buffers() {
+			if b != nil && b.Len() > 0 {
+				s.bufs = append(s.bufs, b.Bytes())
+				s.copies = append(s.copies, bytes.Clone(b.Bytes()))
+			}
+		}
+		if c == 0 {
+			s.times[unsafe.SliceData(col.Data().Buffers()[1].Bytes())] = true
+		}
+	}
+	s.frameColumns += int(rec.NumCols())
+	return s.read.Record(rec)
+}
+
+// overwritten counts the lent buffers whose bytes changed after they were
+// lent.
+func (s *lendSink) overwritten() int {
+	n := 0
+	for i, b := range s.bufs {
+		if !bytes.Equal(b, s.copies[i]) {
+			n++
+		}
+	}
+	return n
 }
 
 // flushSharedTimes takes the times of series cycling in time order, a flush

@@ -94,5 +94,9 @@ func (b *seriesBuilder) emitWide(sink source.Sink, all []*sortedSeries, notices 
 	if err != nil {
 		return err
 	}
-	return sink.Record(rec)
+	lendable := true
+	for _, ss := range all {
+		lendable = lendable && !ss.inSegments
+	}
+	return b.hand(sink, rec, lendable)
 }
