@@ -310,6 +310,20 @@ func retype(to arrow.DataType) converter {
 // (the largest value of the type, and its negation) and the type's minimum.
 func isInfinity[T int32 | int64](v, maxV T) bool { return v == maxV || v == -maxV || v == -maxV-1 }
 
+// hasInfinity says whether a value of vals is an infinity (isInfinity with
+// maxV, the type's largest value), from their minimum and maximum: one pass
+// without a branch per value.
+func hasInfinity[T ~int32 | ~int64](vals []T, maxV int64) bool {
+	if len(vals) == 0 {
+		return false
+	}
+	lo, hi := int64(vals[0]), int64(vals[0])
+	for _, v := range vals {
+		lo, hi = min(lo, int64(v)), max(hi, int64(v))
+	}
+	return hi == maxV || lo <= -maxV
+}
+
 // scaleToNS converts timestamps and dates to timestamp[ns]; a value outside
 // what int64 nanoseconds hold, or an infinity, becomes null (outOfRange).
 // Nanosecond timestamps without an infinity keep their buffers.
@@ -323,14 +337,7 @@ func scaleToNS[T arrow.Timestamp | arrow.Date32 | arrow.Date64, A valueArray[T]]
 		if mul == 1 {
 			// The values slice, nulls' slots included: an infinity there
 			// only sends the column to the careful loop below.
-			inf := false
-			for _, v := range a.(interface{ Values() []T }).Values() {
-				if isInfinity(int64(v), maxV) {
-					inf = true
-					break
-				}
-			}
-			if !inf {
+			if !hasInfinity(a.(interface{ Values() []T }).Values(), maxV) {
 				return retype(timestampNS)(mem, a)
 			}
 		}

@@ -917,3 +917,30 @@ func BenchmarkDecimalToFloat(b *testing.B) {
 		a.Release()
 	}
 }
+
+// hasInfinity finds what isInfinity finds, wherever it lies, and nothing
+// next to it.
+func TestHasInfinity(t *testing.T) {
+	const maxI, minI = math.MaxInt64, math.MinInt64
+	for _, v := range []int64{maxI, minI, minI + 1, maxI - 1, minI + 2, 0, -1, 1_700_000_000_000_000_000} {
+		for _, at := range []int{0, 1, 7} {
+			vals := make([]arrow.Timestamp, 8)
+			for i := range vals {
+				vals[i] = arrow.Timestamp(1_700_000_000_000_000_000 + int64(i))
+			}
+			vals[at] = arrow.Timestamp(v)
+			if got, want := hasInfinity(vals, maxI), isInfinity(v, maxI); got != want {
+				t.Errorf("%d at %d: hasInfinity %v, isInfinity %v", v, at, got, want)
+			}
+		}
+	}
+	for _, v := range []int32{math.MaxInt32, math.MinInt32, math.MinInt32 + 1, math.MaxInt32 - 1, math.MinInt32 + 2} {
+		vals := []arrow.Date32{1, arrow.Date32(v), 3}
+		if got, want := hasInfinity(vals, math.MaxInt32), isInfinity(v, math.MaxInt32); got != want {
+			t.Errorf("date32 %d: hasInfinity %v, isInfinity %v", v, got, want)
+		}
+	}
+	if hasInfinity([]arrow.Timestamp(nil), maxI) {
+		t.Error("no values hold an infinity")
+	}
+}
