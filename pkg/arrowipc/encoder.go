@@ -30,8 +30,9 @@ type Options struct {
 }
 
 var (
-	// ErrState is returned by AppendFile when no batch is prepared: Prepare
-	// was not called, or its batch is written already.
+	// ErrState is returned by AppendFile, AppendFilePieces and AppendBatch
+	// when no batch is prepared: Prepare was not called, or its batch is
+	// written already.
 	ErrState = errors.New("arrowipc: no prepared batch to write")
 	// ErrBatch is wrapped by errors about a batch that does not match its
 	// schema.
@@ -116,7 +117,8 @@ func NewEncoder(o Options) (*Encoder, error) {
 // as Column describes) hold rows rows of fields' types, compresses the
 // buffers worth compressing and keeps the batch for AppendFile. fields and
 // the buffers stored raw are referenced, not copied, until AppendFile
-// returns. A field whose type Grafana cannot read is an
+// returns (borrowed ones, by AppendFilePieces or AppendBatchBorrowing,
+// for as long as the pieces are). A field whose type Grafana cannot read is an
 // *UnsupportedTypeError, a column that does not match its field an error
 // wrapping ErrBatch; either way nothing is prepared.
 //

@@ -13,7 +13,9 @@ import (
 // built in encoder scratch first, so that the file's size is known before a
 // byte of it is written: the file is then put together from its pieces
 // (joiner) into a buffer of exactly that size, and each body byte is
-// copied once, from the caller's (or the compressed) memory into the file.
+// copied once, from the caller's (or the compressed) memory into the file;
+// or it is handed over in pieces, the caller's larger buffers referenced
+// (AppendFilePieces).
 
 const (
 	alignment    = 8
@@ -129,8 +131,8 @@ func (e *Encoder) writeRecordBatch() flatbuffers.UOffsetT {
 // out: each buffer (after its uncompressed length, or -1 for one stored
 // raw, when the batch is compressed) padded to 8 bytes. The batch drops its
 // references to the caller's memory (j holds them until it joins) and its
-// compressed buffers stay referenced until then: j must join before the
-// encoder prepares again. With borrow set, the caller's buffers of at least
+// compressed buffers stay referenced until then: j must join (or split)
+// before the encoder prepares again. With borrow set, the caller's buffers of at least
 // minBorrow bytes are borrowed (see joiner.split) when the batch stores
 // none compressed: a borrowed buffer keeps the memory it lies in alive, a
 // received message's whole body, the raw bytes of its compressed buffers

@@ -473,7 +473,9 @@ func TestAppendFilePiecesBorrows(t *testing.T) {
 	meta := []arrowipc.KeyValue{{Key: "name", Value: "cpu"}}
 	for _, c := range fileCodecs {
 		e := newEncoder(t, c, 0.1)
-		for i, r := range recs {
+		var wants [][]byte
+		var files [][][]byte
+		for _, r := range recs {
 			if _, err := e.PrepareRecord(r); err != nil {
 				t.Fatal(err)
 			}
@@ -488,7 +490,13 @@ func TestAppendFilePiecesBorrows(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if !bytes.Equal(bytes.Join(pieces, nil), want) {
+			wants, files = append(wants, want), append(files, pieces)
+		}
+		// Compared once every record is written: a piece of the encoder's
+		// scratch, overwritten by the next record, would differ.
+		for i, r := range recs {
+			pieces := files[i]
+			if !bytes.Equal(bytes.Join(pieces, nil), wants[i]) {
 				t.Fatalf("%s: record %d: the pieces' bytes differ from AppendFile's", c, i)
 			}
 			// The time column's values (8 bytes a row, this slice's).

@@ -23,7 +23,8 @@ type recordScratch struct {
 // to AppendFile, see AppendMetadata), its arrays the columns. The record
 // may be a slice of a larger one (non-zero array offsets): bitmaps and
 // offsets are normalised into encoder scratch, the rest is referenced as
-// Prepare references columns. Keep rec alive until AppendFile returns.
+// Prepare references columns. Keep rec alive until AppendFile returns (its
+// memory, once borrowed, as long as the pieces).
 func (e *Encoder) PrepareRecord(rec arrow.RecordBatch) (BodyStats, error) {
 	err := e.batch.setSchema(e.rec.fieldsOf(rec.Schema()))
 	var st BodyStats

@@ -250,6 +250,9 @@ func TestAppendLentIsAppend(t *testing.T) {
 		if !bytes.Equal(bytes.Join(pieces, nil), want) {
 			t.Errorf("%s: the lent frame's bytes differ from Append's", c)
 		}
+		if c.Kind() == codec.None && len(pieces) < 3 { // the record's 24 KB columns referenced between the rest
+			t.Errorf("%s: the lent frame is %d pieces: nothing referenced", c, len(pieces))
+		}
 		if st.RawBytes != wst.RawBytes || st.WireBytes != wst.WireBytes || st.Rows != wst.Rows {
 			t.Errorf("%s: stats %+v, Append's %+v", c, st, wst)
 		}

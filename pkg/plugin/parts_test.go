@@ -460,6 +460,41 @@ func TestLentRecordIsItsPieces(t *testing.T) {
 	}
 }
 
+// lendProbe is a source that notes whether its sink lends records.
+type lendProbe struct{ lends *bool }
+
+func (p lendProbe) Query(_ context.Context, _ source.Query, sink source.Sink) error {
+	_, *p.lends = sink.(source.RecordLender)
+	return nil
+}
+
+// Queries in the Arrow format lend records; the JSON format, which copies
+// every record, does not offer to (a source would give up recycling its
+// memory for nothing).
+func TestOnlyArrowQueriesLend(t *testing.T) {
+	var lends bool
+	s := newTestService(t, lendProbe{&lends}, 1)
+	inst, err := s.instance(context.Background(), backend.FromProto().PluginContext(pluginContext(`{}`)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	q := backend.FromProto().DataQuery(query("A", `{}`))
+	for _, tc := range []struct {
+		format backend.DataFrameFormat
+		want   bool
+	}{{backend.DataFrameFormat_ARROW, true}, {backend.DataFrameFormat_JSON, false}} {
+		acct := s.budget.account()
+		var frames frameList
+		if err := s.runQuery(context.Background(), inst, *q, tc.format, acct, frames.add); err != nil {
+			t.Fatal(err)
+		}
+		acct.close()
+		if lends != tc.want {
+			t.Errorf("format %v: the sink lends: %v, want %v", tc.format, lends, tc.want)
+		}
+	}
+}
+
 // A failure in the middle of a frame in parts — the source's error, a limit,
 // the request cancelled, a frame left open — fails the query alone and
 // releases everything: the records, the budget, the encoded parts, and no

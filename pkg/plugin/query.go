@@ -253,7 +253,11 @@ func (s *Service) runQuery(ctx context.Context, inst *Instance, q backend.DataQu
 	defer cancel(nil)
 	k := &sink{ctx: ctx, cancel: cancel, svc: s, inst: inst, acct: acct, refID: q.RefID, limits: sq.Limits, json: format == backend.DataFrameFormat_JSON, emit: emit}
 	defer k.releaseCredit()
-	err := runSource(ctx, inst.source, sq, k)
+	var to source.Sink = k
+	if !k.json {
+		to = lendingSink{k} // the JSON format copies every record: it lends none
+	}
+	err := runSource(ctx, inst.source, sq, to)
 	k.wg.Wait() // also after a failure: no worker touches the query afterwards
 	if kerr := k.failure(); kerr != nil {
 		err = kerr // the sink's first error caused the source's
@@ -432,13 +436,16 @@ func (k *sink) Record(rec arrow.RecordBatch) error {
 	return k.submit(rec.NumRows(), job{rec: rec})
 }
 
-var _ source.RecordLender = (*sink)(nil)
+// lendingSink is the sink of a query in the Arrow format: it takes lent
+// records (source.RecordLender) besides the sink's other capabilities.
+type lendingSink struct{ *sink }
+
+var _ source.RecordLender = lendingSink{}
 
 // LendRecord is Record referencing rec's larger buffers in the frame
-// instead of copying them (source.RecordLender). The JSON data-frame
-// format copies.
-func (k *sink) LendRecord(rec arrow.RecordBatch) error {
-	return k.submit(rec.NumRows(), job{rec: rec, lent: !k.json})
+// instead of copying them.
+func (k lendingSink) LendRecord(rec arrow.RecordBatch) error {
+	return k.submit(rec.NumRows(), job{rec: rec, lent: true})
 }
 
 // submit admits a frame and, but for the first, hands it to a free encode
@@ -511,9 +518,10 @@ func (k *sink) finish() error {
 }
 
 // encodeAndEmit encodes j (with the query's stats when summary is set)
-// into memory of exactly the frame's size, hands that to emit, and
-// releases j. The
-// budget j held becomes the encoded frame's: emit's caller releases that.
+// into memory of exactly the frame's size, or, for a lent record, into
+// pieces that reference its larger buffers, hands that to emit, and
+// releases j. The budget j held becomes the encoded frame's: emit's caller
+// releases that.
 // A panic fails the query, not the process.
 func (k *sink) encodeAndEmit(idx int, j job, summary *frame.Summary) (err error) {
 	defer j.release()

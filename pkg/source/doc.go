@@ -2,8 +2,8 @@
 // plugin: a small required interface (Source) plus optional capabilities,
 // discovered by type assertion: a source's (HealthChecker, HealthReporter,
 // ResourceHandler, io.Closer), once, when the data-source instance is built;
-// a sink's (Reserver, PartSink, RecordLender) and a frame writer's (PartLender), by the
-// source that uses them.
+// a sink's (Reserver, PartSink, RecordLender) and a frame writer's
+// (PartLender), by the source that uses them.
 //
 // A source turns one query into frames and hands each frame to a Sink as soon
 // as it is complete, or, when the Sink is a PartSink, a frame in parts as its

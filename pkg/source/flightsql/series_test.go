@@ -841,16 +841,18 @@ func (s *lendSink) overwritten() int {
 	return n
 }
 
+// ts is the timestamps v.
+func ts(v ...int64) []arrow.Timestamp {
+	out := make([]arrow.Timestamp, len(v))
+	for i, x := range v {
+		out[i] = arrow.Timestamp(x)
+	}
+	return out
+}
+
 // flushSharedTimes takes the times of series cycling in time order, a flush
 // beginning in the middle of a time included, and nothing else.
 func TestFlushSharedTimes(t *testing.T) {
-	ts := func(v ...int64) []arrow.Timestamp {
-		out := make([]arrow.Timestamp, len(v))
-		for i, x := range v {
-			out[i] = arrow.Timestamp(x)
-		}
-		return out
-	}
 	for _, tc := range []struct {
 		name   string
 		pend   []arrow.Timestamp
@@ -902,5 +904,109 @@ func TestFlushSharedTimes(t *testing.T) {
 				}
 			}
 		}
+	}
+}
+
+// unionTimes is the sorted union of the series' times, in memory of
+// exactly its size (a lent wide frame references it, and the budget counts
+// its length): when the series share their times, when one lacks a time,
+// and when one has a time twice.
+func TestUnionTimesExactSize(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		series [][]arrow.Timestamp
+		want   []arrow.Timestamp
+		same   bool
+	}{
+		{"shared", [][]arrow.Timestamp{ts(1, 2, 3), ts(1, 2, 3)}, ts(1, 2, 3), true},
+		{"one lacks a time", [][]arrow.Timestamp{ts(1, 2, 3), ts(1, 3)}, ts(1, 2, 3), false},
+		{"a time twice", [][]arrow.Timestamp{ts(1, 2, 2, 3), ts(1, 2, 2, 3)}, ts(1, 2, 3), true},
+		{"disjoint", [][]arrow.Timestamp{ts(5, 6), ts(1, 2)}, ts(1, 2, 5, 6), false},
+	} {
+		var all []*sortedSeries
+		for _, s := range tc.series {
+			all = append(all, &sortedSeries{Times: s})
+		}
+		got, same := unionTimes(all)
+		if !slices.Equal(got, tc.want) || same != tc.same || cap(got) != len(got) {
+			t.Errorf("%s: %v (capacity %d), same %v; want %v, same %v", tc.name, got, cap(got), same, tc.want, tc.same)
+		}
+		if unsafe.SliceData(got) == unsafe.SliceData(tc.series[0]) {
+			t.Errorf("%s: the union is the first series' memory", tc.name)
+		}
+	}
+}
+
+// Series of one flush are lent when their arrays are memory of their own:
+// sorted (their rows arrived out of time order) or filled; a series of one
+// run in time order is copied. The frames read as the copied ones.
+func TestSeriesLendsItsOwnMemory(t *testing.T) {
+	schema := arrow.NewSchema([]arrow.Field{
+		{Name: "time", Type: timestampNS},
+		{Name: "host", Type: arrow.BinaryTypes.String},
+		{Name: "v", Type: arrow.PrimitiveTypes.Float64},
+	}, nil)
+	const points = 600
+	mk := func(descending bool) []arrow.RecordBatch {
+		return []arrow.RecordBatch{batch(schema, func(b *array.RecordBuilder) {
+			for i := range points {
+				p := i
+				if descending {
+					p = points - 1 - i
+				}
+				for _, h := range []string{"a", "b"} {
+					b.Field(0).(*array.TimestampBuilder).Append(arrow.Timestamp(int64(p) * 1e9))
+					b.Field(1).(*array.StringBuilder).Append(h)
+					b.Field(2).(*array.Float64Builder).Append(float64(p) / 2)
+				}
+			}
+		})}
+	}
+	fill := fillStep(&FillSpec{Mode: FillNull, Interval: time.Second}, time.Unix(0, 0), time.Unix(points-1, 0), 1e6, "maxPoints")
+	for _, tc := range []struct {
+		name       string
+		descending bool
+		post       seriesPost
+		lent       int
+	}{
+		{"in time order", false, nil, 0},
+		{"sorted", true, nil, 2},
+		{"filled", false, fill, 2},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			recs := mk(tc.descending)
+			defer recs[0].Release()
+			run := func(sink source.Sink) {
+				b, err := newSeriesBuilder(frameInfo{refID: "A"}, false, schema)
+				if err != nil {
+					t.Fatal(err)
+				}
+				b.post = tc.post
+				if err := b.add(recs[0]); err != nil {
+					t.Fatal(err)
+				}
+				if err := b.finish(sink, nil); err != nil {
+					t.Fatal(err)
+				}
+				b.release()
+			}
+			lending, copying := newLendSink(t), &frameSink{t: t}
+			run(lending)
+			run(copying)
+			if lending.lent != tc.lent || lending.lent+lending.copied != 2 {
+				t.Fatalf("%d frames lent, %d copied; want %d lent of 2", lending.lent, lending.copied, tc.lent)
+			}
+			if n := lending.overwritten(); n > 0 {
+				t.Errorf("%d lent buffers written over", n)
+			}
+			for i, f := range copying.frames {
+				if f.Rows() != points {
+					t.Fatalf("frame %d: %d rows", i, f.Rows())
+				}
+				if err := frametest.Equal(f, lending.read.frames[i]); err != nil {
+					t.Errorf("frame %d: %v", i, err)
+				}
+			}
+		})
 	}
 }

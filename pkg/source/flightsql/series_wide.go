@@ -15,13 +15,11 @@ import (
 // hold more than wideFill cells per point of the result.
 const wideFill = 4
 
-// emitWide hands one timeseries-wide frame to sink: the union of the series'
-// times, and every (series × value column) as a field with its labels, null
-// where the series has no point. A series with several points at one time
-// keeps the first.
-func (b *seriesBuilder) emitWide(sink source.Sink, all []*sortedSeries, notices []data.Notice) error {
-	var times []arrow.Timestamp
-	same := len(all) > 0
+// unionTimes returns the union of the series' times, sorted, in memory of
+// exactly its size (a lent frame references it), and whether every series
+// has the first one's times.
+func unionTimes(all []*sortedSeries) (times []arrow.Timestamp, same bool) {
+	same = len(all) > 0
 	for _, ss := range all {
 		if !slices.Equal(ss.Times, all[0].Times) {
 			same = false
@@ -29,7 +27,8 @@ func (b *seriesBuilder) emitWide(sink source.Sink, all []*sortedSeries, notices 
 		}
 	}
 	if same {
-		times = slices.Clone(all[0].Times)
+		times = make([]arrow.Timestamp, len(all[0].Times))
+		copy(times, all[0].Times)
 	} else {
 		n := 0
 		for _, ss := range all {
@@ -42,6 +41,18 @@ func (b *seriesBuilder) emitWide(sink source.Sink, all []*sortedSeries, notices 
 		slices.Sort(times)
 	}
 	times = slices.Compact(times)
+	if cap(times) != len(times) {
+		times = append(make([]arrow.Timestamp, 0, len(times)), times...)
+	}
+	return times, same
+}
+
+// emitWide hands one timeseries-wide frame to sink: the union of the series'
+// times, and every (series × value column) as a field with its labels, null
+// where the series has no point. A series with several points at one time
+// keeps the first.
+func (b *seriesBuilder) emitWide(sink source.Sink, all []*sortedSeries, notices []data.Notice) error {
+	times, same := unionTimes(all)
 	var points int64
 	for _, ss := range all {
 		points += int64(len(ss.Times))
