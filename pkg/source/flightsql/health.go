@@ -59,10 +59,11 @@ func (s *Source) readInfo(ctx context.Context, what string, call func(context.Co
 }
 
 func (s *Source) readAllOf(ctx context.Context, ep *flight.FlightEndpoint, what string, fn func(arrow.RecordBatch) error) error {
-	rdr, stop, err := s.doGet(ctx, ep, what)
+	rdr, _, stop, err := s.doGet(ctx, ep, what)
 	if err != nil {
 		return err
 	}
+	defer rdr.Release()
 	defer stop()
 	for rdr.Next() {
 		if err := fn(rdr.RecordBatch()); err != nil {

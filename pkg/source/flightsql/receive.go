@@ -107,7 +107,11 @@ func decodeFlightData(data mem.BufferSlice, m *flightgen.FlightData) bool {
 	m.Reset()
 	dst := [3]*[]byte{&m.DataHeader, &m.AppMetadata, &m.DataBody}
 	for i, f := range fields {
-		if f.set {
+		switch {
+		case !f.set:
+		case i == 2:
+			m.DataBody = bodyCopy(data, f.start, f.n)
+		default:
 			*dst[i] = copyRange(data, f.start, f.n)
 		}
 	}
@@ -124,7 +128,12 @@ func copyRange(data mem.BufferSlice, start, n int) []byte {
 		return nil
 	}
 	var scratch [32][]byte // 512 KiB in 16 KiB data frames, on the stack
-	pieces := scratch[:0]
+	return bytes.Join(rangePieces(scratch[:0], data, start, n), nil)
+}
+
+// rangePieces appends to dst the slices of data's buffers that hold its
+// bytes [start, start+n), in order.
+func rangePieces(dst [][]byte, data mem.BufferSlice, start, n int) [][]byte {
 	left := n
 	for _, b := range data {
 		p := b.ReadOnlyData()
@@ -133,13 +142,13 @@ func copyRange(data mem.BufferSlice, start, n int) []byte {
 			continue
 		}
 		p = p[start:min(len(p), start+left)]
-		pieces = append(pieces, p)
+		dst = append(dst, p)
 		start, left = 0, left-len(p)
 		if left == 0 {
 			break
 		}
 	}
-	return bytes.Join(pieces, nil)
+	return dst
 }
 
 // pieceReader reads varints from a message split across buffers.

@@ -3,12 +3,15 @@ package flightsql
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"math/rand/v2"
 	"runtime"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
 	flightgen "github.com/apache/arrow-go/v18/arrow/flight/gen/flight"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"google.golang.org/grpc"
@@ -449,5 +452,69 @@ func TestReceiveOptionsChangeNothingServersSee(t *testing.T) {
 		if got := md.Get("content-type"); len(got) != 1 || got[0] != "application/grpc" {
 			t.Errorf("content-type %q", got)
 		}
+	}
+}
+
+// A time_series query over many batches gives their bodies back as it
+// reads them, and the next messages are written into them: its frames
+// still hold, value by value, what the server sent (a body given back
+// while a batch over it is still read would show here as wrong values).
+// A table query, whose lent parts keep the received memory, gives none.
+func TestSeriesRecycleBodies(t *testing.T) {
+	const hosts, batches, rows = 20, 40, 2000
+	schema := arrow.NewSchema([]arrow.Field{
+		{Name: "time", Type: &arrow.TimestampType{Unit: arrow.Nanosecond, TimeZone: "UTC"}}, // kept as received
+		{Name: "host", Type: arrow.BinaryTypes.String},
+		{Name: "v", Type: arrow.PrimitiveTypes.Float64},
+	}, nil)
+	var recs []arrow.RecordBatch
+	for b := range batches {
+		recs = append(recs, batch(schema, func(rb *array.RecordBuilder) {
+			for r := range rows {
+				i := b*rows + r
+				rb.Field(0).(*array.TimestampBuilder).Append(arrow.Timestamp(int64(i/hosts) * 1e9))
+				rb.Field(1).(*array.StringBuilder).Append(fmt.Sprintf("host-%02d", i%hosts))
+				rb.Field(2).(*array.Float64Builder).Append(float64(i) + 0.25)
+			}
+		}))
+	}
+	srv := newMemServer()
+	srv.set("t", &dataset{schema: schema, endpoints: [][]arrow.RecordBatch{recs}})
+	drainDoGets(srv)
+	src := newTestSource(t, baseConfig(startServer(t, srv, serverOpts{})))
+	query := func(format string) *frameSink {
+		t.Helper()
+		sink := &frameSink{t: t}
+		if err := src.Query(context.Background(), source.Query{RefID: "A", JSON: []byte(`{"rawSql":"t","format":"` + format + `"}`)}, sink); err != nil {
+			t.Fatal(err)
+		}
+		return sink
+	}
+
+	before := bodiesRecycled.Load()
+	sink := query(FormatTimeSeries)
+	if n := bodiesRecycled.Load() - before; n < batches/2 {
+		t.Errorf("%d of %d bodies given back", n, batches)
+	}
+	if len(sink.frames) != hosts {
+		t.Fatalf("%d frames, want %d", len(sink.frames), hosts)
+	}
+	const points = batches * rows / hosts
+	for h, f := range sink.frames {
+		if f.Rows() != points || f.Fields[1].Labels["host"] != fmt.Sprintf("host-%02d", h) {
+			t.Fatalf("frame %d: %d rows, labels %v", h, f.Rows(), f.Fields[1].Labels)
+		}
+		for p := range points {
+			tm, v := f.Fields[0].At(p).(time.Time), f.Fields[1].At(p).(float64)
+			if tm.UnixNano() != int64(p)*1e9 || v != float64(p*hosts+h)+0.25 {
+				t.Fatalf("host %d point %d: %v %v, want %v %v", h, p, tm.UnixNano(), v, int64(p)*1e9, float64(p*hosts+h)+0.25)
+			}
+		}
+	}
+
+	before = bodiesRecycled.Load()
+	sink = query(FormatTable)
+	if n := bodiesRecycled.Load() - before; n != 0 || len(sink.frames) != 1 || sink.frames[0].Rows() != batches*rows {
+		t.Errorf("table: %d bodies given back (want 0), %d frames", n, len(sink.frames))
 	}
 }

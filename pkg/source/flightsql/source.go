@@ -16,6 +16,7 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/flight"
+	"github.com/apache/arrow-go/v18/arrow/ipc"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/grafana/grafana-plugin-sdk-go/data"
 	"google.golang.org/grpc"
@@ -174,12 +175,14 @@ func (s *Source) Query(ctx context.Context, q source.Query, sink source.Sink) (e
 		}
 		return b, nil
 	}
-	notices, err := s.stream(qctx, sql, func(p *plan) error {
-		if fb != nil {
-			return nil
+	notices, err := s.stream(qctx, sql, func(p *plan) (bool, error) {
+		if fb == nil {
+			if fb, err = newBuilder(p.out); err != nil {
+				return false, err
+			}
 		}
-		fb, err = newBuilder(p.out)
-		return err
+		_, series := fb.(*seriesBuilder) // it copies out what it keeps of a batch
+		return series, nil
 	}, func(rec arrow.RecordBatch, whole bool) error {
 		if tb, ok := fb.(*tableBuilder); ok {
 			return tb.addBatch(rec, whole)
@@ -235,6 +238,7 @@ type streamState struct {
 	rows, bytes int64
 	out         *arrow.Schema // normalised schema of the first endpoint
 	plan        *plan
+	recycle     bool // the batches' bodies are recycled (see stream)
 	notices     []data.Notice
 	seen        map[string]bool
 }
@@ -252,9 +256,12 @@ func (st *streamState) notice(text string) {
 
 // stream executes sql and reads every endpoint of its FlightInfo in order.
 // Each upstream schema is planned once (onPlan sees the plan before its
-// batches); every batch is normalised and handed to onBatch, which must not
-// keep it. Reading stops at the row or byte limit with a notice.
-func (s *Source) stream(ctx context.Context, sql string, onPlan func(*plan) error, onBatch batchFunc) ([]data.Notice, error) {
+// batches, and says whether onBatch copies out all it keeps of a batch, so
+// that the batches' message bodies may be recycled once they are released:
+// see bodies.go); every batch is normalised and handed to onBatch, which
+// must not keep it (but for a table's lent parts, when onPlan said no).
+// Reading stops at the row or byte limit with a notice.
+func (s *Source) stream(ctx context.Context, sql string, onPlan func(*plan) (recycle bool, err error), onBatch batchFunc) ([]data.Notice, error) {
 	if err := s.conn.session(ctx); err != nil {
 		return nil, err
 	}
@@ -283,21 +290,25 @@ func (s *Source) stream(ctx context.Context, sql string, onPlan func(*plan) erro
 // doGet opens the stream of endpoint ep (on the server its location names).
 // cancel cancels the call, which stops the server's stream when reading ends
 // early; the caller releases rdr after that.
-func (s *Source) doGet(ctx context.Context, ep *flight.FlightEndpoint, what string) (rdr *flight.Reader, cancel func(), err error) {
+func (s *Source) doGet(ctx context.Context, ep *flight.FlightEndpoint, what string) (rdr *ipc.Reader, msgs *messages, cancel func(), err error) {
 	cl, err := s.conn.clientFor(ep)
 	if err != nil {
-		return nil, nil, s.conn.upstream(what, err)
+		return nil, nil, nil, s.conn.upstream(what, err)
 	}
 	ectx, cancel := context.WithCancel(ctx)
-	err = s.conn.do(ectx, func(cctx context.Context) (err error) {
-		rdr, err = cl.DoGet(cctx, ep.GetTicket())
+	err = s.conn.do(ectx, func(cctx context.Context) error {
+		stream, err := cl.Client.DoGet(cctx, ep.GetTicket())
+		if err != nil {
+			return err
+		}
+		rdr, msgs, err = newStreamReader(stream, cl.Alloc)
 		return err
 	})
 	if err != nil {
 		cancel()
-		return nil, nil, s.conn.upstream(what, err)
+		return nil, nil, nil, s.conn.upstream(what, err)
 	}
-	return rdr, cancel, nil
+	return rdr, msgs, cancel, nil
 }
 
 // prefetcher reads a stream's batches on its own goroutine, a few ahead of
@@ -361,8 +372,8 @@ func (p *prefetcher) stop() {
 
 // readEndpoint reads one endpoint; done reports that a limit was reached.
 func (s *Source) readEndpoint(ctx context.Context, st *streamState, ep *flight.FlightEndpoint, what string,
-	onPlan func(*plan) error, onBatch batchFunc) (done bool, err error) {
-	rdr, cancel, err := s.doGet(ctx, ep, what)
+	onPlan func(*plan) (bool, error), onBatch batchFunc) (done bool, err error) {
+	rdr, msgs, cancel, err := s.doGet(ctx, ep, what)
 	if err != nil {
 		return false, err
 	}
@@ -381,10 +392,11 @@ func (s *Source) readEndpoint(ctx context.Context, st *streamState, ep *flight.F
 		for _, n := range p.notices() {
 			st.notice(n)
 		}
-		if err := onPlan(p); err != nil {
+		if st.recycle, err = onPlan(p); err != nil {
 			return false, err
 		}
 	}
+	msgs.recycle = st.recycle // before the first batch is read
 
 	defer func() { // the notices of what this endpoint's values met (deduplicated by st.notice)
 		for _, n := range st.plan.notices() {
