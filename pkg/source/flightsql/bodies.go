@@ -5,6 +5,7 @@ package flightsql
 import (
 	"sync"
 	"sync/atomic"
+	"unsafe"
 
 	"github.com/apache/arrow-go/v18/arrow/flight"
 	"github.com/apache/arrow-go/v18/arrow/ipc"
@@ -15,52 +16,155 @@ import (
 // A DoGet stream's record batches are slices of their messages' bodies,
 // each copied once out of the transport's buffers (decodeFlightData). A
 // query whose builder copies out what it keeps of each batch (the series
-// formats: recycleBodies) gives each body back once its message and every
-// array over it are released, and the next message's body, of any query,
-// is written into it: the bodies, half of what such a query allocates, no
-// longer become garbage. The other formats keep referencing the received
-// memory (a table's lent parts) and give nothing back.
+// formats: see Source.stream) gives each body back once its message and
+// every array over it are released, and the next message's body of such a
+// query is written into it: the bodies, half of what such a query
+// allocates, no longer become garbage. The other formats keep referencing
+// the received memory (a table's lent parts, which the budget counts at
+// their bytes): their bodies are of exactly their size, as before, and
+// never recycled.
 //
-// A recycled body is used for a body at most twice shorter, clipped to the
-// new length and capacity, so that no byte of an earlier message is
-// reachable through it (a batch whose buffers claim bytes past its body
-// fails as with memory of its own); the bytes it holds are all the new
-// message's.
-var bodies sync.Pool // of *[]byte
+// A recycled body is used for a body of at least half its size, clipped
+// to the new body's length and capacity, so that no byte of an earlier
+// message is reachable through it (a batch whose buffers claim bytes past
+// its body fails as it would in memory of its own); every byte of the
+// clipped slice is the new message's. The memory keeps its full capacity
+// from one use to the next.
+//
+// The pool keeps at most bodyKeep bodies, and only while a stream that
+// recycles is being read: once the last one ends, what it holds is left to
+// the collector, so an idle plugin keeps none.
+var bodies bodyPool
 
-// bodiesRecycled counts the bodies given back (tests read it).
-var bodiesRecycled atomic.Int64
+// bodyKeep is how many bodies the pool keeps: a stream has about four in
+// flight (prefetchDepth read ahead, one being read, one being split).
+const bodyKeep = 8
 
-// bodyCopy returns data's bytes [start, start+n) as a message body: in a
-// recycled body's memory when one long enough is at hand, else in new
-// memory of exactly n bytes (copyRange).
-func bodyCopy(data mem.BufferSlice, start, n int) []byte {
-	if n == 0 {
-		return nil
-	}
-	if p, _ := bodies.Get().(*[]byte); p != nil {
-		if b := *p; cap(b) >= n && cap(b) <= 2*n {
-			b = b[:0:n]
-			var scratch [32][]byte
-			for _, piece := range rangePieces(scratch[:0], data, start, n) {
-				b = append(b, piece...)
-			}
-			return b
-		}
-		bodies.Put(p) // for a longer or shorter body
-	}
-	return copyRange(data, start, n)
+// bodyPool is the recycled bodies, each its allocation's full length.
+type bodyPool struct {
+	mu     sync.Mutex
+	free   [][]byte
+	active int // streams recycling their bodies
+
+	// What was given back and reused (tests read them).
+	recycled, reused int64
 }
 
-// bodyAllocator is the allocator of a recycled body's buffer: Free gives
-// the memory back to bodies. The buffer is made over the body
-// (NewBufferWithAllocator), so nothing is allocated through it; Allocate
-// and Reallocate are there for the interface.
-type bodyAllocator struct{}
+// begin and end bracket the reading of a stream that recycles its bodies.
+func (p *bodyPool) begin() {
+	p.mu.Lock()
+	p.active++
+	p.mu.Unlock()
+}
 
-func (bodyAllocator) Allocate(n int) []byte { return make([]byte, n) }
+func (p *bodyPool) end() {
+	p.mu.Lock()
+	if p.active--; p.active == 0 {
+		clear(p.free)
+		p.free = p.free[:0]
+	}
+	p.mu.Unlock()
+}
 
-func (bodyAllocator) Reallocate(n int, b []byte) []byte {
+// get takes a body of at least n bytes and at most 2n (nil: none).
+func (p *bodyPool) get(n int) []byte {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for i, full := range p.free {
+		if len(full) >= n && len(full) <= 2*n {
+			last := len(p.free) - 1
+			p.free[i], p.free[last] = p.free[last], nil
+			p.free = p.free[:last]
+			p.reused++
+			return full
+		}
+	}
+	return nil
+}
+
+// put gives a body back: kept while a stream recycles and there is room.
+func (p *bodyPool) put(full []byte) {
+	p.mu.Lock()
+	p.recycled++
+	if p.active > 0 && len(p.free) < bodyKeep {
+		p.free = append(p.free, full)
+	}
+	p.mu.Unlock()
+}
+
+// counts returns how many bodies were given back and reused so far.
+func (p *bodyPool) counts() (recycled, reused int64) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.recycled, p.reused
+}
+
+// streamBodies is one DoGet stream's bodies: its codec decodes each
+// message's body into recycled memory once recycle is set, and its message
+// reader then hands the body to arrow-go in a buffer that gives that
+// memory back (bodyBuffer). The codec runs inside the stream's Recv, on
+// the goroutine that reads the messages, so last is the body of the
+// message Recv returns next.
+type streamBodies struct {
+	recycle atomic.Bool // set, by recycling, before the first batch is read
+	last    []byte      // the full memory of the body decoded last
+}
+
+// recycling sets sb recycling its bodies (before the first batch is read)
+// and returns the function that ends it, once the stream is released.
+func (sb *streamBodies) recycling() (end func()) {
+	bodies.begin()
+	sb.recycle.Store(true)
+	return bodies.end
+}
+
+// copy returns data's bytes [start, start+n) as a message body: in a
+// recycled body's memory when recycling and one at most twice as long is
+// at hand, else in new memory of exactly n bytes (copyRange).
+func (sb *streamBodies) copy(data mem.BufferSlice, start, n int) []byte {
+	sb.last = nil
+	if n == 0 || !sb.recycle.Load() {
+		return copyRange(data, start, n)
+	}
+	if full := bodies.get(n); full != nil {
+		b := full[:n:n]
+		var scratch [32][]byte
+		at := 0
+		for _, piece := range rangePieces(scratch[:0], data, start, n) {
+			at += copy(b[at:], piece)
+		}
+		if at == n { // always: n was checked against the message's length
+			sb.last = full
+			return b
+		}
+	}
+	b := copyRange(data, start, n)
+	sb.last = b
+	return b
+}
+
+// buffer returns the buffer of body, the body of the message Recv just
+// returned: one that gives its memory back once released when the codec
+// decoded it into memory of its own (last), else a plain one (an empty
+// body, a message the "proto" codec decoded, a stream not recycling).
+func (sb *streamBodies) buffer(body []byte) (buf *memory.Buffer, recycled bool) {
+	full := sb.last
+	sb.last = nil
+	if len(body) == 0 || len(full) == 0 || unsafe.SliceData(full) != unsafe.SliceData(body) {
+		return memory.NewBufferBytes(body), false
+	}
+	return memory.NewBufferWithAllocator(body, &bodyBuffer{full: full}), true
+}
+
+// bodyBuffer is the allocator of one recycled body's buffer: Free gives
+// its memory, at its full length, back to bodies. The buffer is made over
+// the body (NewBufferWithAllocator), so nothing is allocated through it;
+// Allocate and Reallocate are there for the interface.
+type bodyBuffer struct{ full []byte }
+
+func (*bodyBuffer) Allocate(n int) []byte { return make([]byte, n) }
+
+func (*bodyBuffer) Reallocate(n int, b []byte) []byte {
 	if n <= cap(b) {
 		return b[:n]
 	}
@@ -69,47 +173,44 @@ func (bodyAllocator) Reallocate(n int, b []byte) []byte {
 	return nb
 }
 
-func (bodyAllocator) Free(b []byte) {
-	if cap(b) == 0 {
-		return
+func (a *bodyBuffer) Free([]byte) {
+	if a.full != nil {
+		bodies.put(a.full)
+		a.full = nil
 	}
-	bodiesRecycled.Add(1)
-	b = b[:cap(b)]
-	bodies.Put(&b)
 }
 
 // messages is the ipc.MessageReader of a DoGet stream: flight.NewRecordReader's,
-// but for the bodies, which, once recycle is set, are buffers that give their
-// memory back to bodies (bodyAllocator), and the message read before, which
-// it releases when it reads the next (as ipc's own message reader does), so
-// that a body's last reference is its arrays'.
+// but for the bodies (streamBodies.buffer), and the message read before,
+// which it releases when it reads the next (as ipc's own message reader
+// does), so that a body's last references are its arrays'.
 type messages struct {
-	stream  flight.DataStreamReader
-	peeked  *flight.FlightData
-	msg     *ipc.Message
-	refs    atomic.Int64
-	recycle bool // set before the first batch is read
+	stream flight.DataStreamReader
+	bodies *streamBodies
+	peeked *flight.FlightData
+	msg    *ipc.Message
+	refs   atomic.Int64
 }
 
-// newStreamReader reads the record batches of stream with mem (the
-// client's allocator), as flight.NewRecordReader does: the first message,
-// the schema, is read now. It returns the reader and its messages (for
-// recycleBodies).
-func newStreamReader(stream flight.DataStreamReader, mem memory.Allocator) (*ipc.Reader, *messages, error) {
+// newStreamReader reads the record batches of stream, whose codec decodes
+// into sb, with mem (the client's allocator), as flight.NewRecordReader
+// does: the first message, the schema, is read now.
+func newStreamReader(stream flight.DataStreamReader, sb *streamBodies, mem memory.Allocator) (*ipc.Reader, error) {
 	fd, err := stream.Recv()
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
-	m := &messages{stream: stream}
+	sb.last = nil // a schema has no body
+	m := &messages{stream: stream, bodies: sb}
 	m.refs.Add(1)
 	if len(fd.DataHeader) > 0 {
 		m.peeked = fd
 	}
 	rdr, err := ipc.NewReaderFromMessageReader(m, ipc.WithAllocator(mem))
 	if err != nil {
-		return nil, nil, err // the reader released m
+		return nil, err // the reader released m
 	}
-	return rdr, m, nil
+	return rdr, nil
 }
 
 func (m *messages) Message() (*ipc.Message, error) {
@@ -123,9 +224,8 @@ func (m *messages) Message() (*ipc.Message, error) {
 		}
 	}
 	m.drop()
-	body := memory.NewBufferBytes(fd.DataBody)
-	if m.recycle && len(fd.DataBody) > 0 {
-		body = memory.NewBufferWithAllocator(fd.DataBody, bodyAllocator{})
+	body, recycled := m.bodies.buffer(fd.DataBody)
+	if recycled {
 		defer body.Release() // the message holds it
 	}
 	m.msg = ipc.NewMessage(memory.NewBufferBytes(fd.DataHeader), body)

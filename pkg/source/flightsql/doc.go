@@ -94,7 +94,8 @@
 // one period back (results ordered by series, or by time with every series
 // at every time), the guess that hit last first, comparing the row's text
 // with that row's (a whole batch that repeats its period is checked in two
-// passes). A batch's values are copied out and the batch released; every
+// passes). A batch's values are copied out and the batch released (its
+// message's body then holds a later message's: bodies.go); every
 // 64Ki rows the pending rows are grouped by series (a counting sort, or,
 // when they cycle through every series, every period-th row) and each column
 // is gathered in that order into one segment per flush, exactly as long as

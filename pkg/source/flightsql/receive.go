@@ -27,8 +27,10 @@ import (
 //
 //   - receiveCodec decodes FlightData, the message of every DoGet stream,
 //     straight from the transport's buffers: each field is copied once, into
-//     a slice of its exact size. Every other message, and a FlightData this
-//     decoder does not take (below), goes to the "proto" codec as before.
+//     a slice of its exact size (or, for a stream whose bodies are recycled,
+//     the body into a recycled body's memory: bodies.go). Every other
+//     message, and a FlightData this decoder does not take (below), goes to
+//     the "proto" codec as before.
 //   - receivePool, the transport's buffer pool, hands out buffers without
 //     clearing them: the transport overwrites every byte it reads into.
 //
@@ -42,9 +44,18 @@ func receiveOptions() []grpc.DialOption {
 	}
 }
 
-// receiveCodec is the connection's codec; see receiveOptions.
+// codec is the call option of a DoGet whose bodies are sb's: the
+// connection's codec, decoding the bodies with sb.
+func (sb *streamBodies) codec() grpc.CallOption {
+	return grpc.ForceCodecV2(receiveCodec{next: encoding.GetCodecV2(grpcproto.Name), bodies: sb})
+}
+
+// receiveCodec is the connection's codec; see receiveOptions. A DoGet call
+// gets one of its own whose bodies are those of its stream (bodies set,
+// see bodies.go).
 type receiveCodec struct {
-	next encoding.CodecV2
+	next   encoding.CodecV2
+	bodies *streamBodies
 }
 
 // Name is empty: gRPC then sends no content subtype, as without a codec.
@@ -56,7 +67,7 @@ func (c receiveCodec) Marshal(v any) (mem.BufferSlice, error) { return c.next.Ma
 // Unmarshal decodes a FlightData itself and anything else through the
 // "proto" codec.
 func (c receiveCodec) Unmarshal(data mem.BufferSlice, v any) error {
-	if m, ok := v.(*flightgen.FlightData); ok && decodeFlightData(data, m) {
+	if m, ok := v.(*flightgen.FlightData); ok && decodeFlightData(data, m, c.bodies) {
 		return nil
 	}
 	return c.next.Unmarshal(data, v)
@@ -70,7 +81,7 @@ func (c receiveCodec) Unmarshal(data mem.BufferSlice, v any) error {
 // with DoPut), unknown fields (which the runtime keeps), a wrong wire type,
 // a truncated or malformed message — returns false with m untouched, for
 // the "proto" codec to decode or refuse with its own error.
-func decodeFlightData(data mem.BufferSlice, m *flightgen.FlightData) bool {
+func decodeFlightData(data mem.BufferSlice, m *flightgen.FlightData, bodies *streamBodies) bool {
 	r := pieceReader{data: data, left: data.Len()}
 	var fields [3]struct {
 		start, n int
@@ -109,8 +120,8 @@ func decodeFlightData(data mem.BufferSlice, m *flightgen.FlightData) bool {
 	for i, f := range fields {
 		switch {
 		case !f.set:
-		case i == 2:
-			m.DataBody = bodyCopy(data, f.start, f.n)
+		case i == 2 && bodies != nil:
+			m.DataBody = bodies.copy(data, f.start, f.n)
 		default:
 			*dst[i] = copyRange(data, f.start, f.n)
 		}

@@ -6,9 +6,11 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"runtime"
+	"strings"
 	"sync"
 	"testing"
 	"time"
+	"unsafe"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
@@ -101,7 +103,7 @@ func TestDecodeFlightDataMatchesProto(t *testing.T) {
 			t.Fatal(err)
 		}
 		got := &flightgen.FlightData{AppMetadata: []byte("left over from before")}
-		if !decodeFlightData(split(wire, randomCuts(rng, len(wire), 8)...), got) {
+		if !decodeFlightData(split(wire, randomCuts(rng, len(wire), 8)...), got, nil) {
 			t.Fatalf("message %d (%d bytes): declined", i, len(wire))
 		}
 		if !sameFlightData(got, want) {
@@ -147,7 +149,7 @@ func TestDecodeFlightDataEdgeCases(t *testing.T) {
 				cuts = nil
 			}
 			got := &flightgen.FlightData{DataHeader: []byte("left over")}
-			if !decodeFlightData(split(wire, cuts...), got) {
+			if !decodeFlightData(split(wire, cuts...), got, nil) {
 				t.Fatalf("%s, cuts %v: declined", name, cuts)
 			}
 			if !sameFlightData(got, want) {
@@ -195,7 +197,7 @@ func TestDecodeFlightDataDeclines(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			for _, cuts := range [][]int{nil, {1}, {len(wire) / 2}} {
 				m := &flightgen.FlightData{DataHeader: []byte("before")}
-				if decodeFlightData(split(wire, cuts...), m) {
+				if decodeFlightData(split(wire, cuts...), m, nil) {
 					t.Fatalf("cuts %v: taken", cuts)
 				}
 				if !bytes.Equal(m.DataHeader, []byte("before")) || m.DataBody != nil {
@@ -241,7 +243,7 @@ func FuzzDecodeFlightData(f *testing.F) {
 	f.Fuzz(func(t *testing.T, wire []byte, cut uint16) {
 		c := int(cut) % (len(wire) + 1)
 		got := new(flightgen.FlightData)
-		if !decodeFlightData(split(wire, c), got) {
+		if !decodeFlightData(split(wire, c), got, nil) {
 			return
 		}
 		want := new(flightgen.FlightData)
@@ -455,11 +457,13 @@ func TestReceiveOptionsChangeNothingServersSee(t *testing.T) {
 	}
 }
 
-// A time_series query over many batches gives their bodies back as it
-// reads them, and the next messages are written into them: its frames
+// A time_series query over many batches gives every body back once its
+// batch is read, and the next messages are written into them: its frames
 // still hold, value by value, what the server sent (a body given back
-// while a batch over it is still read would show here as wrong values).
-// A table query, whose lent parts keep the received memory, gives none.
+// while a batch over it is still read, or a label kept over a body, would
+// show here as wrong values: the batches' labels lie at other offsets in
+// each). A table query, whose lent parts keep the received memory, gives
+// none back and takes none.
 func TestSeriesRecycleBodies(t *testing.T) {
 	const hosts, batches, rows = 20, 40, 2000
 	schema := arrow.NewSchema([]arrow.Field{
@@ -473,7 +477,7 @@ func TestSeriesRecycleBodies(t *testing.T) {
 			for r := range rows {
 				i := b*rows + r
 				rb.Field(0).(*array.TimestampBuilder).Append(arrow.Timestamp(int64(i/hosts) * 1e9))
-				rb.Field(1).(*array.StringBuilder).Append(fmt.Sprintf("host-%02d", i%hosts))
+				rb.Field(1).(*array.StringBuilder).Append(hostName(i % hosts))
 				rb.Field(2).(*array.Float64Builder).Append(float64(i) + 0.25)
 			}
 		}))
@@ -491,18 +495,24 @@ func TestSeriesRecycleBodies(t *testing.T) {
 		return sink
 	}
 
-	before := bodiesRecycled.Load()
+	recycled, reused := bodies.counts()
 	sink := query(FormatTimeSeries)
-	if n := bodiesRecycled.Load() - before; n < batches/2 {
-		t.Errorf("%d of %d bodies given back", n, batches)
+	if n, r := bodies.counts(); n-recycled != batches || r-reused < batches-bodyKeep {
+		t.Errorf("%d of %d bodies given back, %d written into recycled memory", n-recycled, batches, r-reused)
 	}
 	if len(sink.frames) != hosts {
 		t.Fatalf("%d frames, want %d", len(sink.frames), hosts)
 	}
 	const points = batches * rows / hosts
-	for h, f := range sink.frames {
-		if f.Rows() != points || f.Fields[1].Labels["host"] != fmt.Sprintf("host-%02d", h) {
-			t.Fatalf("frame %d: %d rows, labels %v", h, f.Rows(), f.Fields[1].Labels)
+	byName := map[string]int{}
+	for h := range hosts {
+		byName[hostName(h)] = h
+	}
+	for i, f := range sink.frames {
+		h, ok := byName[f.Fields[1].Labels["host"]]
+		delete(byName, f.Fields[1].Labels["host"])
+		if f.Rows() != points || !ok {
+			t.Fatalf("frame %d: %d rows, labels %v", i, f.Rows(), f.Fields[1].Labels)
 		}
 		for p := range points {
 			tm, v := f.Fields[0].At(p).(time.Time), f.Fields[1].At(p).(float64)
@@ -512,9 +522,71 @@ func TestSeriesRecycleBodies(t *testing.T) {
 		}
 	}
 
-	before = bodiesRecycled.Load()
+	recycled, reused = bodies.counts()
 	sink = query(FormatTable)
-	if n := bodiesRecycled.Load() - before; n != 0 || len(sink.frames) != 1 || sink.frames[0].Rows() != batches*rows {
-		t.Errorf("table: %d bodies given back (want 0), %d frames", n, len(sink.frames))
+	if n, r := bodies.counts(); n != recycled || r != reused || len(sink.frames) != 1 || sink.frames[0].Rows() != batches*rows {
+		t.Errorf("table: %d bodies given back, %d written into recycled memory (want 0, 0); %d frames", n-recycled, r-reused, len(sink.frames))
+	}
+	bodies.mu.Lock()
+	kept := len(bodies.free)
+	bodies.mu.Unlock()
+	if kept != 0 {
+		t.Errorf("%d bodies kept after the queries", kept)
+	}
+}
+
+// hostName is host h's label: of a length that differs from host to host,
+// so that each batch (of a number of rows no multiple of the hosts) has
+// its labels at other offsets.
+func hostName(h int) string { return fmt.Sprintf("host-%s%d", strings.Repeat("x", h%3), h) }
+
+// A recycled body is clipped to the new body, whose bytes it holds, and
+// goes back at its full length; a body too long or too short for it is new
+// memory of its own size; a stream not recycling takes none; the pool
+// keeps bodies only while a stream recycles, at most bodyKeep.
+func TestStreamBodiesCopy(t *testing.T) {
+	wire := make([]byte, 1000)
+	for i := range wire {
+		wire[i] = byte(i)
+	}
+	data := split(wire, 100, 700)
+	full := bytes.Repeat([]byte{0xAA}, 1500)
+	var sb streamBodies
+	bodies.put(full) // no stream recycles: not kept
+	if b := sb.copy(data, 50, 900); cap(b) != 900 || sb.last != nil || unsafe.SliceData(b) == unsafe.SliceData(full) {
+		t.Fatalf("not recycling: capacity %d, last %d", cap(b), len(sb.last))
+	}
+	end := sb.recycling()
+	defer func() {
+		end()
+		if len(bodies.free) != 0 {
+			t.Errorf("%d bodies kept once no stream recycles", len(bodies.free))
+		}
+	}()
+	bodies.put(full)
+	b := sb.copy(data, 50, 900)
+	if !bytes.Equal(b, wire[50:950]) || cap(b) != 900 || unsafe.SliceData(b) != unsafe.SliceData(full) || len(sb.last) != 1500 {
+		t.Fatalf("recycled: %d bytes of capacity %d, in the recycled memory %v, kept at %d", len(b), cap(b), unsafe.SliceData(b) == unsafe.SliceData(full), len(sb.last))
+	}
+	buf, recycled := sb.buffer(b)
+	if !recycled || sb.last != nil {
+		t.Fatal("the recycled body's buffer does not give it back")
+	}
+	buf.Release()
+	if len(bodies.free) != 1 || len(bodies.free[0]) != 1500 || unsafe.SliceData(bodies.free[0]) != unsafe.SliceData(full) {
+		t.Fatalf("the body did not come back at its full length: %d kept", len(bodies.free))
+	}
+	if b := sb.copy(data, 0, 600); unsafe.SliceData(b) == unsafe.SliceData(full) || cap(b) != 600 || !bytes.Equal(b, wire[:600]) {
+		t.Errorf("a body of 600 bytes in recycled memory of 1500 (capacity %d)", cap(b))
+	}
+	if buf, recycled := sb.buffer(bytes.Clone(wire[:10])); recycled {
+		buf.Release()
+		t.Error("a body the codec did not decode (the proto codec's) is given back")
+	}
+	for range 2 * bodyKeep {
+		bodies.put(make([]byte, 10))
+	}
+	if len(bodies.free) != bodyKeep {
+		t.Errorf("%d bodies kept, at most %d", len(bodies.free), bodyKeep)
 	}
 }

@@ -290,25 +290,27 @@ func (s *Source) stream(ctx context.Context, sql string, onPlan func(*plan) (rec
 // doGet opens the stream of endpoint ep (on the server its location names).
 // cancel cancels the call, which stops the server's stream when reading ends
 // early; the caller releases rdr after that.
-func (s *Source) doGet(ctx context.Context, ep *flight.FlightEndpoint, what string) (rdr *ipc.Reader, msgs *messages, cancel func(), err error) {
+// Its bodies are recycled once sb.recycle is set (see bodies.go).
+func (s *Source) doGet(ctx context.Context, ep *flight.FlightEndpoint, what string) (rdr *ipc.Reader, sb *streamBodies, cancel func(), err error) {
 	cl, err := s.conn.clientFor(ep)
 	if err != nil {
 		return nil, nil, nil, s.conn.upstream(what, err)
 	}
 	ectx, cancel := context.WithCancel(ctx)
 	err = s.conn.do(ectx, func(cctx context.Context) error {
-		stream, err := cl.Client.DoGet(cctx, ep.GetTicket())
+		sb = &streamBodies{}
+		stream, err := cl.Client.DoGet(cctx, ep.GetTicket(), sb.codec())
 		if err != nil {
 			return err
 		}
-		rdr, msgs, err = newStreamReader(stream, cl.Alloc)
+		rdr, err = newStreamReader(stream, sb, cl.Alloc)
 		return err
 	})
 	if err != nil {
 		cancel()
 		return nil, nil, nil, s.conn.upstream(what, err)
 	}
-	return rdr, msgs, cancel, nil
+	return rdr, sb, cancel, nil
 }
 
 // prefetcher reads a stream's batches on its own goroutine, a few ahead of
@@ -321,7 +323,7 @@ type prefetcher struct {
 	err    error // the reader's error, set before ch is closed
 }
 
-// batchReader is what prefetch reads: a *flight.Reader.
+// batchReader is what prefetch reads: an *ipc.Reader (newStreamReader).
 type batchReader interface {
 	Next() bool
 	RecordBatch() arrow.RecordBatch
@@ -373,7 +375,7 @@ func (p *prefetcher) stop() {
 // readEndpoint reads one endpoint; done reports that a limit was reached.
 func (s *Source) readEndpoint(ctx context.Context, st *streamState, ep *flight.FlightEndpoint, what string,
 	onPlan func(*plan) (bool, error), onBatch batchFunc) (done bool, err error) {
-	rdr, msgs, cancel, err := s.doGet(ctx, ep, what)
+	rdr, sb, cancel, err := s.doGet(ctx, ep, what)
 	if err != nil {
 		return false, err
 	}
@@ -396,7 +398,9 @@ func (s *Source) readEndpoint(ctx context.Context, st *streamState, ep *flight.F
 			return false, err
 		}
 	}
-	msgs.recycle = st.recycle // before the first batch is read
+	if st.recycle { // before the first batch is read
+		defer sb.recycling()() // the pool keeps bodies while reading
+	}
 
 	defer func() { // the notices of what this endpoint's values met (deduplicated by st.notice)
 		for _, n := range st.plan.notices() {
