@@ -15,14 +15,16 @@ import (
 
 // A DoGet stream's record batches are slices of their messages' bodies,
 // each copied once out of the transport's buffers (decodeFlightData). A
-// query whose builder copies out what it keeps of each batch (the series
+// stream whose batches are copied out of as they arrive (the series
 // formats: see Source.stream) gives each body back once its message and
-// every array over it are released, and the next message's body of such a
-// query is written into it: the bodies, half of what such a query
-// allocates, no longer become garbage. The other formats keep referencing
-// the received memory (a table's lent parts, which the budget counts at
-// their bytes): their bodies are of exactly their size, as before, and
-// never recycled.
+// every array over it are released, and its next message's body is written
+// into it: the bodies, half of what such a query allocates, no longer
+// become garbage. The bodies are the stream's own: a few freed ones
+// (bodyKeep) wait for its next messages and go with it when it ends, so
+// no memory passes from one query, data source or user to another. The
+// other formats keep referencing the received memory (a table's lent
+// parts, which the budget counts at their bytes): their bodies are new
+// memory of their length, as before, never recycled.
 //
 // A recycled body is used for a body of at least half its size, clipped
 // to the new body's length and capacity, so that no byte of an earlier
@@ -30,103 +32,39 @@ import (
 // its body fails as it would in memory of its own); every byte of the
 // clipped slice is the new message's. The memory keeps its full capacity
 // from one use to the next.
-//
-// The pool keeps at most bodyKeep bodies, and only while a stream that
-// recycles is being read: once the last one ends, what it holds is left to
-// the collector, so an idle plugin keeps none.
-var bodies bodyPool
 
-// bodyKeep is how many bodies the pool keeps: a stream has about four in
-// flight (prefetchDepth read ahead, one being read, one being split).
-const bodyKeep = 8
-
-// bodyPool is the recycled bodies, each its allocation's full length.
-type bodyPool struct {
-	mu     sync.Mutex
-	free   [][]byte
-	active int // streams recycling their bodies
-
-	// What was given back and reused (tests read them).
-	recycled, reused int64
-}
-
-// begin and end bracket the reading of a stream that recycles its bodies.
-func (p *bodyPool) begin() {
-	p.mu.Lock()
-	p.active++
-	p.mu.Unlock()
-}
-
-func (p *bodyPool) end() {
-	p.mu.Lock()
-	if p.active--; p.active == 0 {
-		clear(p.free)
-		p.free = p.free[:0]
-	}
-	p.mu.Unlock()
-}
-
-// get takes a body of at least n bytes and at most 2n (nil: none).
-func (p *bodyPool) get(n int) []byte {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	for i, full := range p.free {
-		if len(full) >= n && len(full) <= 2*n {
-			last := len(p.free) - 1
-			p.free[i], p.free[last] = p.free[last], nil
-			p.free = p.free[:last]
-			p.reused++
-			return full
-		}
-	}
-	return nil
-}
-
-// put gives a body back: kept while a stream recycles and there is room.
-func (p *bodyPool) put(full []byte) {
-	p.mu.Lock()
-	p.recycled++
-	if p.active > 0 && len(p.free) < bodyKeep {
-		p.free = append(p.free, full)
-	}
-	p.mu.Unlock()
-}
-
-// counts returns how many bodies were given back and reused so far.
-func (p *bodyPool) counts() (recycled, reused int64) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	return p.recycled, p.reused
-}
+// bodyKeep is how many freed bodies a stream keeps for its next messages:
+// it has about four in flight (prefetchDepth read ahead, one being read,
+// one being split).
+const bodyKeep = 6
 
 // streamBodies is one DoGet stream's bodies: its codec decodes each
-// message's body into recycled memory once recycle is set, and its message
-// reader then hands the body to arrow-go in a buffer that gives that
-// memory back (bodyBuffer). The codec runs inside the stream's Recv, on
-// the goroutine that reads the messages, so last is the body of the
-// message Recv returns next.
+// message's body into one of the stream's freed bodies once recycle is set,
+// and its message reader then hands the body to arrow-go in a buffer that
+// gives that memory back (bodyBuffer). The codec runs inside the stream's
+// Recv, on the goroutine that reads the messages, so last is the body of
+// the message Recv returns next; bodies come back on the goroutine that
+// releases the batches (mu).
 type streamBodies struct {
-	recycle atomic.Bool // set, by recycling, before the first batch is read
+	recycle atomic.Bool // set before the first batch is read
 	last    []byte      // the full memory of the body decoded last
+
+	mu   sync.Mutex
+	free [][]byte // freed bodies, each its memory's full length
 }
 
-// recycling sets sb recycling its bodies (before the first batch is read)
-// and returns the function that ends it, once the stream is released.
-func (sb *streamBodies) recycling() (end func()) {
-	bodies.begin()
-	sb.recycle.Store(true)
-	return bodies.end
-}
+// bodiesRecycled and bodiesReused count, over every stream, the bodies
+// given back and those written into a freed body (tests read them).
+var bodiesRecycled, bodiesReused atomic.Int64
 
 // copy returns data's bytes [start, start+n) as a message body: in a
-// recycled body's memory when recycling and one at most twice as long is
-// at hand, else in new memory of exactly n bytes (copyRange).
+// freed body's memory when recycling and one at most twice as long is at
+// hand, else in new memory (copyRange).
 func (sb *streamBodies) copy(data mem.BufferSlice, start, n int) []byte {
-	sb.last = nil
 	if n == 0 || !sb.recycle.Load() {
 		return copyRange(data, start, n)
 	}
-	if full := bodies.get(n); full != nil {
+	if full := sb.take(n); full != nil {
 		b := full[:n:n]
 		var scratch [32][]byte
 		at := 0
@@ -143,6 +81,32 @@ func (sb *streamBodies) copy(data mem.BufferSlice, start, n int) []byte {
 	return b
 }
 
+// take takes a freed body of at least n bytes and at most 2n (nil: none).
+func (sb *streamBodies) take(n int) []byte {
+	sb.mu.Lock()
+	defer sb.mu.Unlock()
+	for i, full := range sb.free {
+		if len(full) >= n && len(full) <= 2*n {
+			last := len(sb.free) - 1
+			sb.free[i], sb.free[last] = sb.free[last], nil
+			sb.free = sb.free[:last]
+			bodiesReused.Add(1)
+			return full
+		}
+	}
+	return nil
+}
+
+// give takes a body back, kept while there is room.
+func (sb *streamBodies) give(full []byte) {
+	bodiesRecycled.Add(1)
+	sb.mu.Lock()
+	if len(sb.free) < bodyKeep {
+		sb.free = append(sb.free, full)
+	}
+	sb.mu.Unlock()
+}
+
 // buffer returns the buffer of body, the body of the message Recv just
 // returned: one that gives its memory back once released when the codec
 // decoded it into memory of its own (last), else a plain one (an empty
@@ -153,14 +117,17 @@ func (sb *streamBodies) buffer(body []byte) (buf *memory.Buffer, recycled bool) 
 	if len(body) == 0 || len(full) == 0 || unsafe.SliceData(full) != unsafe.SliceData(body) {
 		return memory.NewBufferBytes(body), false
 	}
-	return memory.NewBufferWithAllocator(body, &bodyBuffer{full: full}), true
+	return memory.NewBufferWithAllocator(body, &bodyBuffer{sb: sb, full: full}), true
 }
 
 // bodyBuffer is the allocator of one recycled body's buffer: Free gives
-// its memory, at its full length, back to bodies. The buffer is made over
-// the body (NewBufferWithAllocator), so nothing is allocated through it;
-// Allocate and Reallocate are there for the interface.
-type bodyBuffer struct{ full []byte }
+// its memory, at its full length, back to its stream. The buffer is made
+// over the body (NewBufferWithAllocator), so nothing is allocated through
+// it; Allocate and Reallocate are there for the interface.
+type bodyBuffer struct {
+	sb   *streamBodies
+	full []byte
+}
 
 func (*bodyBuffer) Allocate(n int) []byte { return make([]byte, n) }
 
@@ -175,7 +142,7 @@ func (*bodyBuffer) Reallocate(n int, b []byte) []byte {
 
 func (a *bodyBuffer) Free([]byte) {
 	if a.full != nil {
-		bodies.put(a.full)
+		a.sb.give(a.full)
 		a.full = nil
 	}
 }

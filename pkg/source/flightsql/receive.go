@@ -67,6 +67,9 @@ func (c receiveCodec) Marshal(v any) (mem.BufferSlice, error) { return c.next.Ma
 // Unmarshal decodes a FlightData itself and anything else through the
 // "proto" codec.
 func (c receiveCodec) Unmarshal(data mem.BufferSlice, v any) error {
+	if c.bodies != nil {
+		c.bodies.last = nil // set again only by a body decoded below
+	}
 	if m, ok := v.(*flightgen.FlightData); ok && decodeFlightData(data, m, c.bodies) {
 		return nil
 	}
@@ -80,7 +83,9 @@ func (c receiveCodec) Unmarshal(data mem.BufferSlice, v any) error {
 // winning. Anything else — a flight_descriptor (1, a message, only sent
 // with DoPut), unknown fields (which the runtime keeps), a wrong wire type,
 // a truncated or malformed message — returns false with m untouched, for
-// the "proto" codec to decode or refuse with its own error.
+// the "proto" codec to decode or refuse with its own error. The body is
+// copied by bodies (a stream's, see bodies.go) when it is set, else, as
+// the other fields, into new memory of its length.
 func decodeFlightData(data mem.BufferSlice, m *flightgen.FlightData, bodies *streamBodies) bool {
 	r := pieceReader{data: data, left: data.Len()}
 	var fields [3]struct {

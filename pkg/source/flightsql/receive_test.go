@@ -475,10 +475,13 @@ func TestSeriesRecycleBodies(t *testing.T) {
 	for b := range batches {
 		recs = append(recs, batch(schema, func(rb *array.RecordBuilder) {
 			for r := range rows {
-				i := b*rows + r
-				rb.Field(0).(*array.TimestampBuilder).Append(arrow.Timestamp(int64(i/hosts) * 1e9))
-				rb.Field(1).(*array.StringBuilder).Append(hostName(i % hosts))
-				rb.Field(2).(*array.Float64Builder).Append(float64(i) + 0.25)
+				// Every host at every time, in an order that turns from
+				// batch to batch: the same bodies' sizes, other labels
+				// at each offset.
+				h, p := (r+b)%hosts, (b*rows+r)/hosts
+				rb.Field(0).(*array.TimestampBuilder).Append(arrow.Timestamp(int64(p) * 1e9))
+				rb.Field(1).(*array.StringBuilder).Append(hostName(h))
+				rb.Field(2).(*array.Float64Builder).Append(float64(p*hosts+h) + 0.25)
 			}
 		}))
 	}
@@ -495,9 +498,9 @@ func TestSeriesRecycleBodies(t *testing.T) {
 		return sink
 	}
 
-	recycled, reused := bodies.counts()
+	recycled, reused := bodiesRecycled.Load(), bodiesReused.Load()
 	sink := query(FormatTimeSeries)
-	if n, r := bodies.counts(); n-recycled != batches || r-reused < batches-bodyKeep {
+	if n, r := bodiesRecycled.Load(), bodiesReused.Load(); n-recycled != batches || r-reused < batches-bodyKeep {
 		t.Errorf("%d of %d bodies given back, %d written into recycled memory", n-recycled, batches, r-reused)
 	}
 	if len(sink.frames) != hosts {
@@ -522,28 +525,20 @@ func TestSeriesRecycleBodies(t *testing.T) {
 		}
 	}
 
-	recycled, reused = bodies.counts()
+	recycled, reused = bodiesRecycled.Load(), bodiesReused.Load()
 	sink = query(FormatTable)
-	if n, r := bodies.counts(); n != recycled || r != reused || len(sink.frames) != 1 || sink.frames[0].Rows() != batches*rows {
+	if n, r := bodiesRecycled.Load(), bodiesReused.Load(); n != recycled || r != reused || len(sink.frames) != 1 || sink.frames[0].Rows() != batches*rows {
 		t.Errorf("table: %d bodies given back, %d written into recycled memory (want 0, 0); %d frames", n-recycled, r-reused, len(sink.frames))
-	}
-	bodies.mu.Lock()
-	kept := len(bodies.free)
-	bodies.mu.Unlock()
-	if kept != 0 {
-		t.Errorf("%d bodies kept after the queries", kept)
 	}
 }
 
-// hostName is host h's label: of a length that differs from host to host,
-// so that each batch (of a number of rows no multiple of the hosts) has
-// its labels at other offsets.
+// hostName is host h's label, of a length that differs from host to host.
 func hostName(h int) string { return fmt.Sprintf("host-%s%d", strings.Repeat("x", h%3), h) }
 
-// A recycled body is clipped to the new body, whose bytes it holds, and
-// goes back at its full length; a body too long or too short for it is new
-// memory of its own size; a stream not recycling takes none; the pool
-// keeps bodies only while a stream recycles, at most bodyKeep.
+// A freed body is clipped to the new body, whose bytes it holds, and
+// comes back at its full length; a body more than twice shorter, or
+// longer, is new memory; a stream not recycling takes none; a stream keeps
+// at most bodyKeep.
 func TestStreamBodiesCopy(t *testing.T) {
 	wire := make([]byte, 1000)
 	for i := range wire {
@@ -552,41 +547,38 @@ func TestStreamBodiesCopy(t *testing.T) {
 	data := split(wire, 100, 700)
 	full := bytes.Repeat([]byte{0xAA}, 1500)
 	var sb streamBodies
-	bodies.put(full) // no stream recycles: not kept
-	if b := sb.copy(data, 50, 900); cap(b) != 900 || sb.last != nil || unsafe.SliceData(b) == unsafe.SliceData(full) {
-		t.Fatalf("not recycling: capacity %d, last %d", cap(b), len(sb.last))
+	sb.give(full)
+	if b := sb.copy(data, 50, 900); unsafe.SliceData(b) == unsafe.SliceData(full) || sb.last != nil {
+		t.Fatalf("not recycling: in the freed memory %v, last %d", unsafe.SliceData(b) == unsafe.SliceData(full), len(sb.last))
 	}
-	end := sb.recycling()
-	defer func() {
-		end()
-		if len(bodies.free) != 0 {
-			t.Errorf("%d bodies kept once no stream recycles", len(bodies.free))
-		}
-	}()
-	bodies.put(full)
+	sb.recycle.Store(true)
 	b := sb.copy(data, 50, 900)
 	if !bytes.Equal(b, wire[50:950]) || cap(b) != 900 || unsafe.SliceData(b) != unsafe.SliceData(full) || len(sb.last) != 1500 {
-		t.Fatalf("recycled: %d bytes of capacity %d, in the recycled memory %v, kept at %d", len(b), cap(b), unsafe.SliceData(b) == unsafe.SliceData(full), len(sb.last))
+		t.Fatalf("recycled: %d bytes of capacity %d, in the freed memory %v, kept at %d", len(b), cap(b), unsafe.SliceData(b) == unsafe.SliceData(full), len(sb.last))
 	}
 	buf, recycled := sb.buffer(b)
 	if !recycled || sb.last != nil {
 		t.Fatal("the recycled body's buffer does not give it back")
 	}
 	buf.Release()
-	if len(bodies.free) != 1 || len(bodies.free[0]) != 1500 || unsafe.SliceData(bodies.free[0]) != unsafe.SliceData(full) {
-		t.Fatalf("the body did not come back at its full length: %d kept", len(bodies.free))
+	if len(sb.free) != 1 || len(sb.free[0]) != 1500 || unsafe.SliceData(sb.free[0]) != unsafe.SliceData(full) {
+		t.Fatalf("the body did not come back at its full length: %d kept", len(sb.free))
 	}
-	if b := sb.copy(data, 0, 600); unsafe.SliceData(b) == unsafe.SliceData(full) || cap(b) != 600 || !bytes.Equal(b, wire[:600]) {
-		t.Errorf("a body of 600 bytes in recycled memory of 1500 (capacity %d)", cap(b))
+	if b := sb.copy(data, 0, 600); unsafe.SliceData(b) == unsafe.SliceData(full) || !bytes.Equal(b, wire[:600]) {
+		t.Error("a body of 600 bytes in freed memory of 1500")
+	}
+	sb.last = nil
+	if b := sb.copy(split(bytes.Repeat(wire, 2)), 0, 1600); unsafe.SliceData(b) == unsafe.SliceData(full) || len(b) != 1600 {
+		t.Error("a body of 1600 bytes in freed memory of 1500")
 	}
 	if buf, recycled := sb.buffer(bytes.Clone(wire[:10])); recycled {
 		buf.Release()
 		t.Error("a body the codec did not decode (the proto codec's) is given back")
 	}
 	for range 2 * bodyKeep {
-		bodies.put(make([]byte, 10))
+		sb.give(make([]byte, 10))
 	}
-	if len(bodies.free) != bodyKeep {
-		t.Errorf("%d bodies kept, at most %d", len(bodies.free), bodyKeep)
+	if len(sb.free) != bodyKeep {
+		t.Errorf("%d bodies kept, at most %d", len(sb.free), bodyKeep)
 	}
 }

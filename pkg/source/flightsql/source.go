@@ -398,9 +398,7 @@ func (s *Source) readEndpoint(ctx context.Context, st *streamState, ep *flight.F
 			return false, err
 		}
 	}
-	if st.recycle { // before the first batch is read
-		defer sb.recycling()() // the pool keeps bodies while reading
-	}
+	sb.recycle.Store(st.recycle) // before the first batch is read
 
 	defer func() { // the notices of what this endpoint's values met (deduplicated by st.notice)
 		for _, n := range st.plan.notices() {
