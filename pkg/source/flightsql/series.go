@@ -298,6 +298,7 @@ type seriesBuilder struct {
 	mem       recycler
 	lender    source.RecordLender
 	lastTimes []arrow.Timestamp
+	lastRuns  []run // where lastTimes were collected from
 
 	// scratch
 	groups rowGroups
@@ -539,7 +540,7 @@ func (b *seriesBuilder) sortSeries(s *series) (*sortedSeries, error) {
 	ss := &sortedSeries{Labels: s.labels, Times: times, Values: make([]arrow.Array, len(b.stores)), timesBuf: tbuf,
 		inSegments: len(runs) == 1 && perm == nil}
 	if b.lender != nil && !shared && perm == nil && !ss.inSegments {
-		b.lastTimes = times
+		b.lastTimes, b.lastRuns = times, runs
 	}
 	for j, st := range b.stores {
 		ss.Values[j] = st.array(runs, b.schema.Field(b.valueIdx[j]).Type, perm, &b.mem)
@@ -596,14 +597,24 @@ func (b *seriesBuilder) hand(sink source.Sink, rec arrow.RecordBatch, lendable b
 }
 
 // sameTimes says whether runs hold the times b.lastTimes holds, compared
-// where they lie (not collected first).
+// where they lie (not collected first); a run that reads the same times'
+// segment place as the last series' run at its position is the same.
 func (b *seriesBuilder) sameTimes(runs []run) bool {
 	last := b.lastTimes
 	if last == nil {
 		return false
 	}
-	pos := 0
-	for _, r := range runs {
+	pos, lpos := 0, 0 // where run i's times begin in these times, and the last series' run i's
+	for i, r := range runs {
+		if i < len(b.lastRuns) {
+			l := b.lastRuns[i]
+			same := pos == lpos && l.seg == r.seg && l.tstart == r.tstart && l.n == r.n
+			lpos += int(l.n)
+			if same { // the very times lastTimes holds from pos
+				pos += int(r.n)
+				continue
+			}
+		}
 		ts := b.times.of(r)
 		if len(ts) > len(last)-pos || !slices.Equal(ts, last[pos:pos+len(ts)]) {
 			return false
@@ -633,7 +644,7 @@ func (b *seriesBuilder) frameMD(notices []data.Notice) (arrow.Metadata, error) {
 func (b *seriesBuilder) release() {
 	b.series, b.slots, b.hashOf, b.keys, b.present, b.words = nil, nil, nil, nil, nil, nil
 	b.runs, b.times, b.tstarts, b.stores, b.ids = nil, segments[arrow.Timestamp]{times: true}, nil, nil, nil
-	b.lastTimes = nil
+	b.lastTimes, b.lastRuns = nil, nil
 	b.groups = rowGroups{}
 }
 

@@ -3,6 +3,7 @@
 package flightsql
 
 import (
+	"bytes"
 	"slices"
 	"sync"
 	"time"
@@ -324,7 +325,7 @@ func flushSharedTimes(s *segments[arrow.Timestamp], k int, starts []uint32) ([]u
 
 // collect returns the values of runs as one slice: the segment's own memory
 // when there is one run (buf nil), else a copy in a buffer from mem (buf,
-// which the caller owns).
+// which the caller owns), or, when mem lends, in new Go memory.
 func (s *segments[T]) collect(runs []run, mem *recycler) (vals []T, buf *memory.Buffer) {
 	if len(runs) == 1 {
 		return s.of(runs[0]), nil
@@ -338,6 +339,17 @@ func (s *segments[T]) collect(runs []run, mem *recycler) (vals []T, buf *memory.
 	}
 	var zero T
 	size := n * int(unsafe.Sizeof(zero))
+	if mem.lend {
+		// Memory that is never recycled: new, and written once (bytes.Join
+		// does not clear it first).
+		pieces := make([][]byte, len(runs))
+		for i, r := range runs {
+			v := s.of(r)
+			pieces[i] = unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(v))), len(v)*int(unsafe.Sizeof(zero)))
+		}
+		b := bytes.Join(pieces, nil)
+		return unsafe.Slice((*T)(unsafe.Pointer(unsafe.SliceData(b))), n), memory.NewBufferBytes(b)
+	}
 	b := mem.Allocate(size)
 	vals = unsafe.Slice((*T)(unsafe.Pointer(unsafe.SliceData(b))), n)[:0]
 	for _, r := range runs {

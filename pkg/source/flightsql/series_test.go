@@ -1010,3 +1010,31 @@ func TestSeriesLendsItsOwnMemory(t *testing.T) {
 		})
 	}
 }
+
+// sameTimes finds a series' times equal to the last series' wherever its
+// runs cut them, takes a run reading the same segment place at the same
+// position as the same, and no other.
+func TestSameTimes(t *testing.T) {
+	b := &seriesBuilder{}
+	b.times = segments[arrow.Timestamp]{times: true, segs: [][]arrow.Timestamp{ts(1, 2, 3, 4), ts(5, 6, 7, 8), ts(6, 9)}}
+	b.lastRuns = []run{{seg: 0, tstart: 0, n: 2}, {seg: 1, tstart: 0, n: 2}}
+	b.lastTimes = ts(1, 2, 5, 6)
+	for _, tc := range []struct {
+		name string
+		runs []run
+		want bool
+	}{
+		{"the same runs", []run{{seg: 0, n: 2}, {seg: 1, n: 2}}, true},
+		{"cut elsewhere", []run{{seg: 0, n: 1}, {seg: 0, tstart: 1, n: 1}, {seg: 1, n: 2}}, true},
+		// Run 1 reads the place of the last series' run 1, from another
+		// position: [1 5 6 6] is not [1 2 5 6].
+		{"a same run elsewhere", []run{{seg: 0, n: 1}, {seg: 1, n: 2}, {seg: 2, n: 1}}, false},
+		{"shorter", []run{{seg: 0, n: 2}, {seg: 1, n: 1}}, false},
+		{"longer", []run{{seg: 0, n: 2}, {seg: 1, n: 2}, {seg: 2, n: 1}}, false},
+		{"other times", []run{{seg: 0, n: 2}, {seg: 1, tstart: 1, n: 2}}, false},
+	} {
+		if got := b.sameTimes(tc.runs); got != tc.want {
+			t.Errorf("%s: %v, want %v", tc.name, got, tc.want)
+		}
+	}
+}
