@@ -52,6 +52,12 @@ func (s *discardSink) Record(rec arrow.RecordBatch) error {
 	return nil
 }
 
+// lendingDiscard is discardSink taking lent records too
+// (source.RecordLender), as the plugin's sink does for the Arrow format.
+type lendingDiscard struct{ discardSink }
+
+func (s *lendingDiscard) LendRecord(rec arrow.RecordBatch) error { return s.Record(rec) }
+
 // Parts takes a table in parts (source.PartSink) and drops each part.
 func (s *discardSink) Parts(*arrow.Schema) (source.FrameWriter, error) {
 	return &discardParts{s: s}, nil
@@ -307,8 +313,15 @@ func BenchmarkFlightSQLThroughput(b *testing.B) {
 			return err
 		})
 	})
-	for _, format := range []string{FormatTimeSeries, FormatTimeSeriesWide, FormatTable} {
-		b.Run("format="+format, func(b *testing.B) {
+	for _, row := range []struct {
+		format string
+		lend   bool
+	}{{FormatTimeSeries, false}, {FormatTimeSeries, true}, {FormatTimeSeriesWide, false}, {FormatTimeSeriesWide, true}, {FormatTable, false}} {
+		format, lend, name := row.format, row.lend, "format="+row.format
+		if lend {
+			name += "/sink=lend" // the series' arrays lent, as to the plugin
+		}
+		b.Run(name, func(b *testing.B) {
 			run(b, func() error {
 				sink := &discardSink{}
 				if err := query(format, sink); err != nil {
@@ -431,8 +444,15 @@ func BenchmarkSeriesSplit(b *testing.B) {
 		}
 		norms = append(norms, n)
 	}
-	for _, format := range []string{FormatTimeSeries, FormatTimeSeriesWide, FormatTable} {
-		b.Run("format="+format, func(b *testing.B) {
+	for _, row := range []struct {
+		format string
+		lend   bool
+	}{{FormatTimeSeries, false}, {FormatTimeSeries, true}, {FormatTimeSeriesWide, false}, {FormatTimeSeriesWide, true}, {FormatTable, false}} {
+		format, lend, name := row.format, row.lend, "format="+row.format
+		if lend {
+			name += "/sink=lend" // the series' arrays lent, as to the plugin
+		}
+		b.Run(name, func(b *testing.B) {
 			b.ReportAllocs()
 			var cpu time.Duration
 			for b.Loop() {
@@ -452,7 +472,11 @@ func BenchmarkSeriesSplit(b *testing.B) {
 						b.Fatal(err)
 					}
 				}
-				if err := fb.finish(&discardSink{}, nil); err != nil {
+				var sink source.Sink = &discardSink{}
+				if lend {
+					sink = &lendingDiscard{}
+				}
+				if err := fb.finish(sink, nil); err != nil {
 					b.Fatal(err)
 				}
 				fb.release()
