@@ -338,12 +338,6 @@ func TestFilePiecesAreTheFile(t *testing.T) {
 	}
 }
 
-// A File appended borrowing writes the bytes of one that is not, whatever the
-// codec, for whole records and for slices of them (whose rebased offsets
-// and shifted bitmaps are encoder scratch, reused by the next batch, so
-// never borrowed); at codec none it references the records' large buffers
-// instead of copying them, and appending allocates a small part of the
-// batches' bytes.
 // borrowRecords returns a record of 40 000 rows and slices of it, for the
 // borrowing tests, released (and their memory checked) when t ends.
 func borrowRecords(t *testing.T) (rec arrow.RecordBatch, cuts []arrow.RecordBatch) {
@@ -394,6 +388,12 @@ func borrowedFrom(pieces [][]byte, rec arrow.RecordBatch, b []byte) (n int, isB 
 	return n, isB
 }
 
+// A File appended borrowing writes the bytes of one that is not, whatever the
+// codec, for whole records and for slices of them (whose rebased offsets
+// and shifted bitmaps are encoder scratch, reused by the next batch, so
+// never borrowed); at codec none it references the records' large buffers
+// instead of copying them, and appending allocates a small part of the
+// batches' bytes.
 func TestFileBorrows(t *testing.T) {
 	rec, recs := borrowRecords(t)
 	meta := []arrowipc.KeyValue{{Key: "name", Value: "cpu"}}

@@ -393,8 +393,9 @@ func TestPartsFrameIsItsPieces(t *testing.T) {
 
 // A lent record (source.RecordLender) is a frame in pieces that references
 // the record's larger buffers at codec none, and decodes to the frame the
-// copied record does, in every codec and through the JSON format; the
-// budget holds its bytes and is empty after the response.
+// copied record does, in every codec; a JSON query, whose sink does not
+// lend, gets the copied frame whole; the budget holds the frame's bytes and
+// is empty after the response.
 func TestLentRecordIsItsPieces(t *testing.T) {
 	mem := memory.NewGoAllocator()
 	pre := []arrow.RecordBatch{partRecord(mem, 0, 3000)}

@@ -214,7 +214,7 @@ type sortedSeries struct {
 	Times  []arrow.Timestamp // ascending; no nulls
 	Values []arrow.Array     // one per value column, aligned with Times
 
-	timesBuf *memory.Buffer // the memory of Times when it is a recycler's (nil: Go memory)
+	timesBuf *memory.Buffer // Times' buffer when collected (a recycler's or, lending, Go memory); nil when Times lies elsewhere
 
 	// inSegments: Times or a value array is a slice of the builder's
 	// segments (a series of one run), memory it shares with other series,
@@ -293,8 +293,9 @@ type seriesBuilder struct {
 
 	// The memory of the series' arrays, recycled once the sink releases
 	// them, unless the sink lends (lender set, at finish): then every
-	// array's memory is new, and a series whose times are the previous
-	// one's shares them (lastTimes: the last times collected, sorted).
+	// array's memory is new Go memory (but a one-run series', inSegments),
+	// and a series whose times are the previous one's shares them
+	// (lastTimes: the last times collected, sorted).
 	mem       recycler
 	lender    source.RecordLender
 	lastTimes []arrow.Timestamp

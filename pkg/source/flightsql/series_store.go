@@ -372,8 +372,9 @@ func permute[T any](vals []T, perm []int32) []T {
 // arrays of a series the sink has encoded and released hold the next one's
 // instead of becoming garbage. Its memory is not zeroed: callers write all
 // of it. With lend set it keeps none: the frames reference the arrays'
-// memory after the sink releases them. Safe for concurrent use (the sink
-// releases frames on its workers).
+// memory after the sink releases them (collect then allocates outside it;
+// lend keeps a buffer that would still come through from being reused).
+// Safe for concurrent use (the sink releases frames on its workers).
 type recycler struct {
 	mu   sync.Mutex
 	free [][]byte
