@@ -529,13 +529,10 @@ func (k *sink) encodeAndEmit(idx int, j job, summary *frame.Summary) (err error)
 	defer func() { k.acct.release(held) }() // what the frame no longer holds
 	defer k.recoverEncode(&err)
 	var f encodedFrame
-	switch {
-	case k.json:
+	if k.json {
 		f.b, err = k.marshalJSON(j)
-	case j.lent:
-		f, err = k.encodeLent(j.rec, summary)
-	default:
-		f.b, err = k.encode(j, summary)
+	} else {
+		f, err = k.encode(j, summary)
 	}
 	if err != nil {
 		return fmt.Errorf("encoding frame %d: %w", idx, err)
@@ -566,30 +563,26 @@ func (k *sink) recoverEncode(err *error) {
 }
 
 // encode encodes j into a new buffer of exactly its size (Append to nil),
-// written once: no copy of the frame is made to hand it over.
-func (k *sink) encode(j job, summary *frame.Summary) ([]byte, error) {
+// written once: no copy of the frame is made to hand it over; a lent
+// record, into pieces that reference its larger buffers (AppendLent).
+func (k *sink) encode(j job, summary *frame.Summary) (encodedFrame, error) {
 	e := k.inst.encoder()
 	defer k.inst.putEncoder(e)
 	start := time.Now()
-	out, st, err := e.Append(nil, frame.Input{Frame: j.frame, Record: j.rec}, summary)
-	if err != nil {
-		return out, err
+	var f encodedFrame
+	var st arrowipc.BodyStats
+	var err error
+	if j.lent {
+		var pieces [][]byte
+		if pieces, st, err = e.AppendLent(j.rec, summary); err == nil {
+			f = encodedFrame{b: pieces[0], rest: pieces[1:]}
+		}
+	} else {
+		f.b, st, err = e.Append(nil, frame.Input{Frame: j.frame, Record: j.rec}, summary)
 	}
-	k.encoded(st, len(out), time.Since(start), summary)
-	return out, nil
-}
-
-// encodeLent encodes rec as pieces, its larger buffers referenced (see
-// LendRecord).
-func (k *sink) encodeLent(rec arrow.RecordBatch, summary *frame.Summary) (encodedFrame, error) {
-	e := k.inst.encoder()
-	defer k.inst.putEncoder(e)
-	start := time.Now()
-	pieces, st, err := e.AppendLent(rec, summary)
 	if err != nil {
 		return encodedFrame{}, err
 	}
-	f := encodedFrame{b: pieces[0], rest: pieces[1:]}
 	k.encoded(st, f.size(), time.Since(start), summary)
 	return f, nil
 }
