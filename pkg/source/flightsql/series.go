@@ -296,10 +296,17 @@ type seriesBuilder struct {
 	// array's memory is new Go memory (but a one-run series', inSegments),
 	// and a series whose times are the previous one's shares them
 	// (lastTimes: the last times collected, sorted).
-	mem       recycler
-	lender    source.RecordLender
-	lastTimes []arrow.Timestamp
-	lastRuns  []run // where lastTimes were collected from
+	mem    recycler
+	lender source.RecordLender
+
+	// The builder's own memory, from scratchPool: the segments (segMem)
+	// and the pending rows (scratchMem), given back at release; the
+	// segments only when no frame handed over references them
+	// (segmentsOut: a series of one run, inSegments, was).
+	segMem, scratchMem pooled
+	segmentsOut        bool
+	lastTimes          []arrow.Timestamp
+	lastRuns           []run // where lastTimes were collected from
 
 	// scratch
 	groups rowGroups
@@ -337,7 +344,7 @@ func newSeriesBuilder(fi frameInfo, wide bool, s *arrow.Schema) (*seriesBuilder,
 		return nil, source.BadQuery("flightsql: format %s needs a timestamp column, or an integer Unix-time column named time; the result has %s. Choose format table, or select a time column", format, describeColumns(s))
 	}
 	b := &seriesBuilder{frameInfo: fi, wide: wide, schema: s, timeIdx: ti, slots: make([]int32, 64), clock: newTimeReader(s.Field(ti)), cyclic: true}
-	b.times.times = true
+	b.times = segments[arrow.Timestamp]{times: true, mem: &b.segMem, scratch: &b.scratchMem}
 	for i, f := range s.Fields() {
 		if i == ti {
 			continue
@@ -345,7 +352,7 @@ func newSeriesBuilder(fi frameInfo, wide bool, s *arrow.Schema) (*seriesBuilder,
 		if columns[f.Type.ID()].numeric {
 			b.valueIdx = append(b.valueIdx, i)
 			b.numerics = append(b.numerics, numerics[f.Type.ID()])
-			b.stores = append(b.stores, numerics[f.Type.ID()].newStore())
+			b.stores = append(b.stores, numerics[f.Type.ID()].newStore(&b.segMem, &b.scratchMem))
 		} else {
 			b.labelIdx = append(b.labelIdx, i)
 		}
@@ -382,6 +389,9 @@ func (b *seriesBuilder) add(rec arrow.RecordBatch) error {
 
 	// The series of every row.
 	k := len(b.ids)
+	if cap(b.ids) == 0 {
+		b.ids = pooledSlice[int32](&b.scratchMem, 0, lookBack+flushRows+n)
+	}
 	b.ids = slices.Grow(b.ids, n)[:k+n]
 	timeNulls := tcol.NullN() > 0
 	if len(b.labels) == 1 && b.labels[0].str != nil && !b.labels[0].nulls && !timeNulls {
@@ -396,7 +406,7 @@ func (b *seriesBuilder) add(rec arrow.RecordBatch) error {
 			return err
 		}
 	}
-	b.times.pend = append(b.times.pend, times...)
+	b.times.pend = appendPending(&b.scratchMem, b.times.pend, times)
 	for j, vi := range b.valueIdx {
 		b.stores[j].take(rec.Column(vi))
 	}
@@ -432,10 +442,10 @@ func (b *seriesBuilder) flush() {
 		b.runs[id] = append(b.runs[id], r)
 	}
 	if !shared {
-		b.times.flush(g.order)
+		b.times.flush(g)
 	}
 	for _, st := range b.stores {
-		st.flush(g.order)
+		st.flush(g)
 	}
 	keep := min(len(b.ids), len(b.series), lookBack)
 	copy(b.ids, b.ids[len(b.ids)-keep:])
@@ -580,6 +590,7 @@ func (b *seriesBuilder) emit(sink source.Sink, ss *sortedSeries, notices *[]data
 			releaseArrays(ss.Values)
 			return err
 		}
+		b.segmentsOut = b.segmentsOut || ss.inSegments
 		if err := b.hand(sink, rec, !ss.inSegments); err != nil {
 			releaseArrays(ss.Values)
 			return err
@@ -643,6 +654,12 @@ func (b *seriesBuilder) frameMD(notices []data.Notice) (arrow.Metadata, error) {
 }
 
 func (b *seriesBuilder) release() {
+	b.scratchMem.giveBack()
+	if b.segmentsOut {
+		b.segMem.drop()
+	} else {
+		b.segMem.giveBack()
+	}
 	b.series, b.slots, b.hashOf, b.keys, b.present, b.words = nil, nil, nil, nil, nil, nil
 	b.runs, b.times, b.tstarts, b.stores, b.ids = nil, segments[arrow.Timestamp]{times: true}, nil, nil, nil
 	b.lastTimes, b.lastRuns = nil, nil

@@ -21,9 +21,9 @@ import (
 type valueStore interface {
 	// take appends the values of a to the pending rows.
 	take(a arrow.Array)
-	// flush makes the pending rows order[0], order[1], … the next segment
-	// and empties the pending rows.
-	flush(order []int32)
+	// flush makes the pending rows, in g's order (see rowGroups.gather),
+	// the next segment and empties the pending rows.
+	flush(g *rowGroups)
 	// array returns the values of one series, whose rows are runs, as an
 	// array of type dt (the i-th value being the perm[i]-th of the runs;
 	// perm nil: in their order), its values in memory from mem.
@@ -37,7 +37,9 @@ type run struct{ seg, start, tstart, n uint32 }
 
 // numeric is what the series split does with one numeric value type.
 type numeric struct {
-	newStore func() valueStore
+	// newStore returns an empty store whose segments and pending rows are
+	// memory from segs and scratch.
+	newStore func(segs, scratch *pooled) valueStore
 	// spread returns an array of n slots holding a[k] at pos[k] (pos[k] < 0:
 	// left out) and null elsewhere.
 	spread func(a arrow.Array, pos []int32, n int) arrow.Array
@@ -64,7 +66,9 @@ type number interface {
 }
 
 func numericOf[T number]() *numeric {
-	return &numeric{newStore: func() valueStore { return &numStore[T]{} }, spread: spread[T], fill: fillArray[T]}
+	return &numeric{newStore: func(segs, scratch *pooled) valueStore {
+		return &numStore[T]{vals: segments[T]{mem: segs, scratch: scratch}}
+	}, spread: spread[T], fill: fillArray[T]}
 }
 
 // numStore holds a value column: its segments, with their validity (nil
@@ -79,7 +83,7 @@ type numStore[T number] struct {
 
 func (s *numStore[T]) take(a arrow.Array) {
 	k := len(s.vals.pend)
-	s.vals.pend = append(s.vals.pend, a.(interface{ Values() []T }).Values()...)
+	s.vals.pend = appendPending(s.vals.scratch, s.vals.pend, a.(interface{ Values() []T }).Values())
 	if a.NullN() == 0 && !s.pnulls {
 		return
 	}
@@ -96,14 +100,12 @@ func (s *numStore[T]) take(a arrow.Array) {
 	}
 }
 
-func (s *numStore[T]) flush(order []int32) {
-	s.vals.flush(order)
+func (s *numStore[T]) flush(g *rowGroups) {
+	s.vals.flush(g)
 	var valid []bool
 	if s.pnulls {
-		valid = make([]bool, len(order))
-		for x, r := range order {
-			valid[x] = s.pvalid[r]
-		}
+		valid = make([]bool, g.rows)
+		gatherRows(g, valid, s.pvalid)
 		s.pvalid, s.pnulls = s.pvalid[:0], false
 	}
 	s.valid = append(s.valid, valid)
@@ -157,7 +159,31 @@ type rowGroups struct {
 	touch  []int32 // series with pending rows
 	counts []int32 // by series: its pending rows (0 for the others)
 	ends   []int32 // by series: where its rows end in order
-	order  []int32 // pending row indices, series by series, each in row order
+	rows   int     // the pending rows grouped
+	// The pending row indices, series by series, each in row order: order,
+	// or, when the rows cycle through period series (cycle), every
+	// period-th row from each of the first period rows on (order unused).
+	order  []int32
+	period int
+}
+
+// gatherRows sets dst[x] to src at the x-th grouped row (len(dst) =
+// g.rows): through order, or for a cycle every period-th row from each of
+// the first period rows on, with no index to read.
+func gatherRows[T any](g *rowGroups, dst, src []T) {
+	if k := g.period; k > 0 {
+		x := 0
+		for j := range k {
+			for r := j; r < len(src); r += k {
+				dst[x] = src[r]
+				x++
+			}
+		}
+		return
+	}
+	for x, r := range g.order[:len(dst)] {
+		dst[x] = src[r]
+	}
 }
 
 // reset readies g for rows of series series: counts and ends long enough,
@@ -199,14 +225,14 @@ func (g *rowGroups) group(ids []int32, series int) {
 			ends[id]++
 		}
 	}
-	g.touch, g.order = touch, order
+	g.touch, g.order, g.rows, g.period = touch, order, int(pos), 0
 }
 
 // cycle is group for rows that cycle through k series (ids[i] = ids[i-k]
 // for every i ≥ k; no -1): the rows of each series are every k-th from its
-// first, so the histogram and the scatter are not needed. It reports false
-// (g then being ready for group) when the first k rows are not k different
-// series.
+// first, so the histogram, the scatter and the order are not needed
+// (gatherRows strides). It reports false (g then being ready for group)
+// when the first k rows are not k different series.
 func (g *rowGroups) cycle(ids []int32, k int) bool {
 	if k == 0 || len(ids) < k {
 		return false
@@ -221,19 +247,15 @@ func (g *rowGroups) cycle(ids []int32, k int) bool {
 		}
 		g.counts[id] = 1
 	}
-	order := grow(g.order, len(ids))
 	x := int32(0)
 	for j, id := range ids[:k] {
 		n := int32((len(ids) - j + k - 1) / k)
 		g.counts[id] = n
-		for r := j; r < len(ids); r += k {
-			order[x] = int32(r)
-			x++
-		}
+		x += n
 		g.ends[id] = x
 	}
 	g.touch = append(g.touch, ids[:k]...)
-	g.order = order
+	g.rows, g.period = len(ids), k
 	return true
 }
 
@@ -245,19 +267,20 @@ func (g *rowGroups) cycle(ids []int32, k int) bool {
 // times shared by its series (flushSharedTimes) are one segment of its runs
 // of one time, a time each.
 type segments[T any] struct {
-	segs    [][]T
-	pend    []T
-	times   bool
-	scratch []T // flushSharedTimes'
+	segs     [][]T
+	pend     []T
+	times    bool
+	distinct []T // flushSharedTimes'
+
+	// Where the segments' and the pending values' memory comes from (nil:
+	// new memory).
+	mem, scratch *pooled
 }
 
-// flush makes pend[order[0]], pend[order[1]], … the next segment.
-func (s *segments[T]) flush(order []int32) {
-	seg := make([]T, len(order))
-	pend := s.pend
-	for x, r := range order {
-		seg[x] = pend[r]
-	}
+// flush makes the pending values, in g's order, the next segment.
+func (s *segments[T]) flush(g *rowGroups) {
+	seg := pooledSlice[T](s.mem, g.rows, g.rows)
+	gatherRows(g, seg, s.pend)
 	s.segs = append(s.segs, seg)
 	s.pend = s.pend[:0]
 }
@@ -290,8 +313,8 @@ func flushSharedTimes(s *segments[arrow.Timestamp], k int, starts []uint32) ([]u
 	// rows, the next ones of exactly k, the last of at most k. Then row
 	// c*k + j is in run c (j < m) or c + 1 (j ≥ m): the series at position
 	// j has its i-th time at run starts[j] + i.
-	d := append(s.scratch[:0], pend[0])
-	defer func() { s.scratch = d[:0] }()
+	d := append(s.distinct[:0], pend[0])
+	defer func() { s.distinct = d[:0] }()
 	m, n := 0, 0 // the first run's length, the current run's
 	for _, t := range pend {
 		if t != d[len(d)-1] {
@@ -366,6 +389,59 @@ func permute[T any](vals []T, perm []int32) []T {
 	}
 	return out
 }
+
+// scratchPool keeps the series builders' own memory from one query to the
+// next: the flushes' segments and the pending rows, which are written in
+// full before they are read (a segment once, the pending rows as batches
+// arrive) and which no frame references once the builder is released (see
+// seriesBuilder.release). Memory a query takes from it is memory the
+// runtime neither clears nor, freed by the collector and returned to the
+// system meanwhile, faults in again. Tiers from 64 KiB (smaller buffers
+// are allocated each time) to 4 MiB (larger ones too); what it holds is
+// dropped over two garbage collections, as any sync.Pool's.
+var scratchPool = newDirtyPool(16, 22)
+
+// pooled is the memory one builder took from scratchPool.
+type pooled struct{ bufs []*[]byte }
+
+// pooledSlice returns a slice of length n and capacity at least c (n ≤ c)
+// whose values are whatever the memory held: from p's pool when c values
+// fill one of its tiers, else new memory. With p nil it is new memory.
+func pooledSlice[T any](p *pooled, n, c int) []T {
+	var zero T
+	size := int(unsafe.Sizeof(zero))
+	t := scratchPool.tier(c * size)
+	if p == nil || c*size < 1<<scratchPool.minShift || t < 0 {
+		return make([]T, n, c)
+	}
+	h := scratchPool.Get(c * size)
+	p.bufs = append(p.bufs, h)
+	b := (*h)[:cap(*h)]
+	return unsafe.Slice((*T)(unsafe.Pointer(unsafe.SliceData(b))), len(b)/size)[:n]
+}
+
+// appendPending appends src to the pending values dst: in memory from p
+// of room for flushRows rows more than src when dst has none yet (the
+// pending rows' usual size, allocated once), else as append grows it.
+func appendPending[T any](p *pooled, dst, src []T) []T {
+	if cap(dst) == 0 {
+		dst = pooledSlice[T](p, 0, flushRows+len(src))
+	}
+	return append(dst, src...)
+}
+
+// giveBack returns p's memory to the pool; nothing may use it afterwards.
+func (p *pooled) giveBack() {
+	for i, h := range p.bufs {
+		scratchPool.Put(h)
+		p.bufs[i] = nil
+	}
+	p.bufs = p.bufs[:0]
+}
+
+// drop forgets p's memory, leaving it to the collector (a frame may still
+// reference it).
+func (p *pooled) drop() { p.bufs = nil }
 
 // recycler is the memory of the series' arrays: a memory.Allocator that
 // keeps a few freed buffers (recycleKeep) for the next series, so that the

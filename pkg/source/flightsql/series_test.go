@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"runtime"
+	"runtime/debug"
 	"slices"
 	"strings"
 	"testing"
@@ -784,6 +786,89 @@ func TestSeriesRecycledMemory(t *testing.T) {
 			t.Fatalf("%d frames lent, %d copied; want %d copied", sink.lent, sink.copied, 2*hosts)
 		}
 	})
+	// The same result to a sink that keeps its records: they reference the
+	// builder's segments, which are then not given back to scratchPool, so
+	// a query after it (the same sizes, other values) writes elsewhere.
+	t.Run("one run held", func(t *testing.T) {
+		sink := &holdSink{}
+		b := splitInto(t, sink, schema, recs[:1])
+		if !b.segmentsOut || len(b.segMem.bufs) != 0 {
+			t.Fatalf("segments handed over %v, %d pooled buffers still held", b.segmentsOut, len(b.segMem.bufs))
+		}
+		negated := negateValues(t, recs[0])
+		defer negated.Release()
+		splitInto(t, newLendSink(t), schema, []arrow.RecordBatch{negated})
+		read := &frameSink{t: t}
+		for _, rec := range sink.recs {
+			if err := read.Record(rec); err != nil {
+				t.Fatal(err)
+			}
+		}
+		for _, f := range read.frames {
+			h := 0
+			if _, err := fmt.Sscanf(f.Fields[1].Labels["host"], "h%02d", &h); err != nil {
+				t.Fatal(err)
+			}
+			for p := range f.Rows() {
+				v, ok := f.Fields[1].ConcreteAt(p)
+				want := any(int64(p))
+				if f.Fields[1].Name == "v" {
+					want = float64(h*1_000_000 + p)
+				}
+				if ok == (f.Fields[1].Name == "v" && isNull(h, p)) || (ok && v != want) {
+					t.Fatalf("host %d point %d: %s %v (valid %v), want %v", h, p, f.Fields[1].Name, v, ok, want)
+				}
+			}
+		}
+	})
+	// Lent frames reference none of the builder's own memory: it all goes
+	// back to scratchPool, and the same query again takes its segments and
+	// pending rows from there, allocating little more than the lent values
+	// (segs bytes, as much as the segments hold). The collector is off
+	// meanwhile: a collection empties a sync.Pool.
+	t.Run("given back", func(t *testing.T) {
+		if raceEnabled {
+			t.Skip("the race detector makes sync.Pool drop items at random")
+		}
+		defer debug.SetGCPercent(debug.SetGCPercent(-1))
+		b := splitInto(t, &lendingDiscard{}, schema, recs)
+		if b.segmentsOut || len(b.segMem.bufs) != 0 || len(b.scratchMem.bufs) != 0 {
+			t.Fatalf("segments handed over %v, %d + %d pooled buffers still held", b.segmentsOut, len(b.segMem.bufs), len(b.scratchMem.bufs))
+		}
+		segs := 0
+		for _, r := range recs {
+			segs += 2 * 8 * int(r.NumRows()) // v and n
+		}
+		var before, after runtime.MemStats
+		runtime.ReadMemStats(&before)
+		splitInto(t, &lendingDiscard{}, schema, recs)
+		runtime.ReadMemStats(&after)
+		if got := after.TotalAlloc - before.TotalAlloc; got > uint64(segs)*3/2 {
+			t.Errorf("the query again allocated %d bytes; its lent values are %d", got, segs)
+		}
+	})
+}
+
+// negateValues returns rec (time, host, v float64, n int64) with v and n
+// negated.
+func negateValues(t *testing.T, rec arrow.RecordBatch) arrow.RecordBatch {
+	t.Helper()
+	vb, nb := array.NewFloat64Builder(memory.DefaultAllocator), array.NewInt64Builder(memory.DefaultAllocator)
+	defer vb.Release()
+	defer nb.Release()
+	v, n := rec.Column(2).(*array.Float64), rec.Column(3).(*array.Int64)
+	for i := range v.Len() {
+		if v.IsNull(i) {
+			vb.AppendNull()
+		} else {
+			vb.Append(-v.Value(i))
+		}
+		nb.Append(-n.Value(i))
+	}
+	cols := []arrow.Array{rec.Column(0), rec.Column(1), vb.NewArray(), nb.NewArray()}
+	defer cols[2].Release()
+	defer cols[3].Release()
+	return array.NewRecordBatch(rec.Schema(), cols, rec.NumRows())
 }
 
 // lendSink is a sink that lends (source.RecordLender), as the plugin's

@@ -109,5 +109,6 @@ func (b *seriesBuilder) emitWide(sink source.Sink, all []*sortedSeries, notices 
 	for _, ss := range all {
 		lendable = lendable && !ss.inSegments
 	}
+	b.segmentsOut = b.segmentsOut || !lendable
 	return b.hand(sink, rec, lendable)
 }
