@@ -118,6 +118,17 @@ func (s partSource) Query(ctx context.Context, sq source.Query, sink source.Sink
 		defer p.Release()
 		rec := array.NewRecordBatch(arrow.NewSchema(p.Schema().Fields(), &md), p.Columns(), p.NumRows())
 		if l, ok := sink.(source.RecordLender); ok && q.Lend {
+			if q.FailAt > 0 { // lent twice (the second frame is encoded at once, the first at the end), then a failure
+				rec.Retain()
+				if err := l.LendRecord(rec); err != nil {
+					rec.Release()
+					return err
+				}
+				if err := l.LendRecord(rec); err != nil {
+					return err
+				}
+				return source.Upstream(errors.New("the server went away mid-stream"))
+			}
 			return l.LendRecord(rec)
 		}
 		return sink.Record(rec)
@@ -512,6 +523,7 @@ func TestPartsFailuresReleaseEverything(t *testing.T) {
 		want           string
 	}{
 		{"source error", `{}`, partQuery{Parts: 6, Rows: 2000, FailAt: 4}, "the server went away mid-stream"},
+		{"lent, then an error", `{"codec":"none"}`, partQuery{Whole: true, Lend: true, Rows: 3000, FailAt: 1}, "the server went away mid-stream"},
 		{"maxPoints", `{"maxPoints":7000}`, partQuery{Parts: 6, Rows: 2000}, "more than 7000 points"},
 		{"maxSeries", `{"maxSeries":2}`, partQuery{Parts: 3, Rows: 100, Extra: 2}, "more than 2 series"},
 		{"cancelled", `{}`, partQuery{Parts: 6, Rows: 2000, CancelAt: 3}, "context canceled"},

@@ -9,6 +9,7 @@ import (
 	"sync/atomic"
 	"weak"
 
+	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/grafana/grafana-plugin-sdk-go/genproto/pluginv2"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/encoding"
@@ -37,11 +38,45 @@ import (
 // GRPC_BINARY_LOG_FILTER is set, and would then log truncated frames).
 
 // encodedFrame is one encoded frame as the sink hands it over: its bytes,
-// or its first piece (b) and the pieces that follow it (rest).
+// or its first piece (b) and the pieces that follow it (rest); lent is set
+// when some of those reference a lent record's memory (LendRecord), which
+// whoever takes the frame gives back once nothing reads the pieces.
 type encodedFrame struct {
 	b    []byte
 	rest [][]byte
+	lent *lentFrame
 }
+
+// lentFrame is the lent record whose buffers a frame's pieces reference:
+// released once, when nothing reads the pieces any more (the frame written
+// out by gRPC's transport, joined into a copy, or dropped), so that the
+// source may put its memory back in a pool (source.RecordLender). Nil
+// releases nothing.
+//
+// It is also the mem.BufferPool of the buffer the wire codec wraps the
+// frame's last large piece in (wireWriter.frame): the transport frees each
+// buffer of a message once it has copied it out, in order, and then
+// Puts it back here, which releases the record.
+type lentFrame struct {
+	once sync.Once
+	rec  arrow.RecordBatch
+}
+
+func (l *lentFrame) release() {
+	if l != nil {
+		l.once.Do(l.rec.Release)
+	}
+}
+
+// Get is not used: a buffer's pool only takes it back.
+func (l *lentFrame) Get(n int) *[]byte {
+	b := make([]byte, n)
+	return &b
+}
+
+// Put releases the record: the buffer wrapping the frame's last large
+// piece, and so every piece before it, has been written out.
+func (l *lentFrame) Put(*[]byte) { l.release() }
 
 // held is the budget the frame holds: the memory of its bytes, their
 // spare capacity included, or of its pieces, their lengths (a piece after
@@ -71,16 +106,34 @@ func (f encodedFrame) joined() []byte {
 
 // piecedFrames is one response's frames kept in pieces: by the first byte
 // of a frame's first piece (the slice in DataResponse.Frames, whose memory
-// is the frame's own), the pieces after it.
-type piecedFrames map[*byte][][]byte
+// is the frame's own), the pieces after it and the lent record they
+// reference.
+type piecedFrames map[*byte]piecedFrame
+
+type piecedFrame struct {
+	rest [][]byte
+	lent *lentFrame
+}
 
 // rest returns the pieces after f when f is the first piece of one of the
 // frames (nil otherwise).
-func (p piecedFrames) rest(f []byte) [][]byte {
+func (p piecedFrames) rest(f []byte) [][]byte { return p.of(f).rest }
+
+// of returns the pieces after f and their lent record (zero when f is not
+// the first piece of one of the frames).
+func (p piecedFrames) of(f []byte) piecedFrame {
 	if len(p) == 0 || len(f) == 0 {
-		return nil
+		return piecedFrame{}
 	}
 	return p[&f[0]]
+}
+
+// release releases the lent records of the frames, for frames that will
+// not be written in pieces (joined, or dropped).
+func (p piecedFrames) release() {
+	for _, f := range p {
+		f.lent.release()
+	}
 }
 
 // pieced maps the responses and chunks on their way to gRPC (weakly: one
@@ -99,7 +152,11 @@ func keepPieced[M any](m *M, frames piecedFrames) {
 	key := weak.Make(m)
 	piecedCount.Add(1)
 	pieced.Store(key, frames)
-	runtime.AddCleanup(m, func(k weak.Pointer[M]) { forgetPieced(k) }, key)
+	runtime.AddCleanup(m, func(k weak.Pointer[M]) {
+		if v, ok := forgetPieced(k); ok { // dropped unwritten
+			v.(piecedFrames).release()
+		}
+	}, key)
 }
 
 // piecedOf returns m's frames kept in pieces, and forgets them (a message
@@ -124,10 +181,11 @@ func forgetPieced(key any) (any, bool) {
 }
 
 // joinPieced replaces in resp every frame of frames by the frame joined,
-// for a response that no wire codec will write, and returns the bytes it
-// allocated (the copies, alive beside the pieces until the response is
-// dropped), for the caller to count.
+// for a response that no wire codec will write, releases their lent
+// records, and returns the bytes it allocated (the copies, alive beside the
+// pieces until the response is dropped), for the caller to count.
 func joinPieced(resp *pluginv2.QueryDataResponse, frames piecedFrames) int64 {
+	defer frames.release()
 	var n int64
 	for _, dr := range resp.Responses {
 		if dr == nil {

@@ -10,8 +10,11 @@ import (
 	"runtime"
 	"strconv"
 	"testing"
+	"time"
 	"weak"
 
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/grafana/grafana-plugin-sdk-go/data"
 	"github.com/grafana/grafana-plugin-sdk-go/genproto/pluginv2"
@@ -49,7 +52,7 @@ func piecedResponse(r *rand.Rand) (m, joined *pluginv2.QueryDataResponse, all []
 				pieces = append(pieces, nil)
 			}
 			dr.Frames = append(dr.Frames, pieces[0])
-			frames[&pieces[0][0]] = pieces[1:]
+			frames[&pieces[0][0]] = piecedFrame{rest: pieces[1:]}
 			jr.Frames = append(jr.Frames, bytes.Join(pieces, nil))
 			all = append(all, pieces...)
 		}
@@ -131,7 +134,7 @@ func TestWirePiecedChunk(t *testing.T) {
 		m.Frame = pieces[0]
 		joined := proto.Clone(m).(*pluginv2.QueryChunkedDataResponse)
 		joined.Frame = bytes.Join(pieces, nil)
-		keepPieced(m, piecedFrames{&pieces[0][0]: pieces[1:]})
+		keepPieced(m, piecedFrames{&pieces[0][0]: {rest: pieces[1:]}})
 		unknown := i%4 == 3
 		if unknown {
 			m.ProtoReflect().SetUnknown(protowire.AppendVarint(protowire.AppendTag(nil, 99, protowire.VarintType), 7))
@@ -350,4 +353,138 @@ func sameFrame(t *testing.T, what string, want, got []byte) {
 	if err := frametest.Equal(wf, gf); err != nil {
 		t.Errorf("%s: %v", what, err)
 	}
+}
+
+// lentRecord is a record of one int64 column of n rows in checked memory,
+// and that column's values buffer: the memory a lent frame's piece
+// references.
+func lentRecord(t *testing.T, n int) (arrow.RecordBatch, *memory.CheckedAllocator, []byte) {
+	t.Helper()
+	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+	b := array.NewInt64Builder(mem)
+	defer b.Release()
+	for i := range n {
+		b.Append(int64(i))
+	}
+	col := b.NewArray()
+	defer col.Release()
+	schema := arrow.NewSchema([]arrow.Field{{Name: "v", Type: arrow.PrimitiveTypes.Int64}}, nil)
+	rec := array.NewRecordBatch(schema, []arrow.Array{col}, int64(n))
+	return rec, mem, col.Data().Buffers()[1].Bytes()
+}
+
+// A lent record stays held while its frame's pieces may still be read and
+// is released once, when nothing reads them any more: once the transport
+// has read the frame's last large piece out of the wire codec's buffers
+// (not before), when the frame is joined instead, when the response is
+// dropped unwritten, or when the codec refuses it.
+func TestLentFrameReleasedOnceWritten(t *testing.T) {
+	c := wireCodec{next: protoCodec(t)}
+	// resp returns a response of one frame: a header of its own, the lent
+	// record's values and a small tail.
+	resp := func() (*pluginv2.QueryDataResponse, *memory.CheckedAllocator, piecedFrames, []byte) {
+		rec, mem, vals := lentRecord(t, 1024)
+		head, tail := bytes.Repeat([]byte{1}, 100), bytes.Repeat([]byte{2}, 40)
+		frames := piecedFrames{&head[0]: {rest: [][]byte{vals, tail}, lent: &lentFrame{rec: rec}}}
+		m := &pluginv2.QueryDataResponse{Responses: map[string]*pluginv2.DataResponse{
+			"A": {Frames: [][]byte{head}, Status: 200}}}
+		return m, mem, frames, vals
+	}
+	held := func(mem *memory.CheckedAllocator) bool { return mem.CurrentAlloc() > 0 }
+
+	t.Run("written", func(t *testing.T) {
+		m, mem, frames, vals := resp()
+		keepPieced(m, frames)
+		out, err := c.Marshal(m)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !held(mem) {
+			t.Fatal("released when marshalled, before the transport read it")
+		}
+		// As gRPC: the transport's reader takes its references, the
+		// sender drops its own, and the reader reads up to the end of the
+		// values, then on.
+		end := 0 // where the values end in the message
+		for _, b := range out {
+			d := b.ReadOnlyData()
+			end += len(d)
+			if len(d) > 0 && &d[0] == &vals[0] {
+				break
+			}
+		}
+		r := out.Reader()
+		out.Free()
+		if !held(mem) {
+			t.Fatal("released before the transport read it")
+		}
+		if _, err := io.ReadFull(r, make([]byte, end-1)); err != nil {
+			t.Fatal(err)
+		}
+		if !held(mem) {
+			t.Fatal("released before its last large piece was read")
+		}
+		if _, err := io.ReadFull(r, make([]byte, 1)); err != nil {
+			t.Fatal(err)
+		}
+		if held(mem) {
+			t.Error("still held once its pieces were read")
+		}
+		r.Close()
+		mem.AssertSize(t, 0)
+		if got := len(vals); got != 8*1024 {
+			t.Errorf("the values are %d bytes", got)
+		}
+	})
+	t.Run("joined", func(t *testing.T) {
+		m, mem, frames, vals := resp()
+		joinPieced(m, frames)
+		if held(mem) {
+			t.Error("still held once its frame was joined")
+		}
+		if got := m.Responses["A"].Frames[0]; len(got) != 100+len(vals)+40 {
+			t.Errorf("the joined frame has %d bytes", len(got))
+		}
+	})
+	t.Run("refused", func(t *testing.T) {
+		m, mem, frames, _ := resp()
+		m.Responses["A"].ProtoReflect().SetUnknown(protowire.AppendVarint(protowire.AppendTag(nil, 99, protowire.VarintType), 7))
+		keepPieced(m, frames)
+		if _, err := c.Marshal(m); err != nil {
+			t.Fatal(err)
+		}
+		if held(mem) {
+			t.Error("still held once the previous codec wrote the response, joined")
+		}
+	})
+	t.Run("dropped", func(t *testing.T) {
+		m, mem, frames, _ := resp()
+		keepPieced(m, frames)
+		m = nil
+		for range 100 {
+			runtime.GC()
+			if !held(mem) {
+				return
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+		t.Error("still held after the unwritten response was collected")
+	})
+	t.Run("chunk", func(t *testing.T) {
+		m, mem, frames, _ := resp()
+		head := m.Responses["A"].Frames[0]
+		ch := &pluginv2.QueryChunkedDataResponse{RefId: "A", Frame: head}
+		keepPieced(ch, piecedFrames{&head[0]: frames[&head[0]]})
+		out, err := c.Marshal(ch)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !held(mem) {
+			t.Fatal("released when marshalled, before the transport read it")
+		}
+		out.Free()
+		if held(mem) {
+			t.Error("still held once its buffers were freed")
+		}
+	})
 }

@@ -49,6 +49,7 @@ func (s *Service) queryData(ctx context.Context, preq *pluginv2.QueryDataRequest
 			dr.Frames = frames.list
 			if err != nil {
 				acct.release(frames.bytes) // dropped below
+				frames.rest.release()
 			}
 		}
 		if err != nil {
@@ -104,7 +105,9 @@ func (l *frameList) add(i int, f encodedFrame) error {
 		if l.rest == nil {
 			l.rest = piecedFrames{}
 		}
-		l.rest[&f.b[0]] = f.rest
+		l.rest[&f.b[0]] = piecedFrame{rest: f.rest, lent: f.lent}
+	} else {
+		f.lent.release() // nothing references it
 	}
 	return nil
 }
@@ -142,12 +145,15 @@ func (s *Service) queryChunkedData(ctx context.Context, preq *pluginv2.QueryChun
 				if len(f.rest) > 0 {
 					if !wire {
 						c.Frame = f.joined()
+						f.lent.release()
 						acct.force(heldBytes(c.Frame))
 						defer acct.release(heldBytes(c.Frame))
 						return send(c)
 					}
-					keepPieced(c, piecedFrames{&f.b[0]: f.rest})
-					defer piecedOf(c) // when send did not write it (the stream failed)
+					keepPieced(c, piecedFrames{&f.b[0]: {rest: f.rest, lent: f.lent}})
+					defer func() { piecedOf(c).release() }() // when send did not write it (the stream failed)
+				} else {
+					f.lent.release()
 				}
 				return send(c)
 			})
@@ -520,15 +526,21 @@ func (k *sink) finish() error {
 // encodeAndEmit encodes j (with the query's stats when summary is set)
 // into memory of exactly the frame's size, or, for a lent record, into
 // pieces that reference its larger buffers, hands that to emit, and
-// releases j. The budget j held becomes the encoded frame's: emit's caller
-// releases that.
+// releases j; a lent record the pieces reference goes with the frame
+// instead (encodedFrame.lent), and emit's caller releases it when nothing
+// reads them any more. The budget j held becomes the encoded frame's:
+// emit's caller releases that.
 // A panic fails the query, not the process.
 func (k *sink) encodeAndEmit(idx int, j job, summary *frame.Summary) (err error) {
-	defer j.release()
+	var f encodedFrame
+	defer func() {
+		if f.lent == nil { // else the frame's taker releases the record (lentFrame)
+			j.release()
+		}
+	}()
 	held := j.held
 	defer func() { k.acct.release(held) }() // what the frame no longer holds
 	defer k.recoverEncode(&err)
-	var f encodedFrame
 	if k.json {
 		f.b, err = k.marshalJSON(j)
 	} else {
@@ -576,6 +588,9 @@ func (k *sink) encode(j job, summary *frame.Summary) (encodedFrame, error) {
 		var pieces [][]byte
 		if pieces, st, err = e.AppendLent(j.rec, summary); err == nil {
 			f = encodedFrame{b: pieces[0], rest: pieces[1:]}
+			if len(f.rest) > 0 { // some piece references the record's memory
+				f.lent = &lentFrame{rec: j.rec}
+			}
 		}
 	} else {
 		f.b, st, err = e.Append(nil, frame.Input{Frame: j.frame, Record: j.rec}, summary)

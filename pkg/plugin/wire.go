@@ -126,6 +126,12 @@ func marshalQueryData(m *pluginv2.QueryDataResponse) (mem.BufferSlice, bool, err
 		return nil, false, nil
 	}
 	pieces := piecedOf(m)
+	written := false // the frames' lent records go with the buffers returned
+	defer func() {
+		if !written {
+			pieces.release()
+		}
+	}()
 	if len(m.ProtoReflect().GetUnknown()) > 0 {
 		joinPieced(m, pieces) // the copies are the proto codec's to hold
 		return nil, false, nil
@@ -171,7 +177,8 @@ func marshalQueryData(m *pluginv2.QueryDataResponse) (mem.BufferSlice, bool, err
 			continue
 		}
 		for _, f := range dr.Frames {
-			w.frame(fieldFrames, f, pieces.rest(f)...)
+			pf := pieces.of(f)
+			w.frame(fieldFrames, f, pf.rest, pf.lent)
 		}
 		w.optBytes(fieldError, dr.Error)
 		w.optRaw(fieldJSONMeta, dr.JsonMeta)
@@ -179,6 +186,7 @@ func marshalQueryData(m *pluginv2.QueryDataResponse) (mem.BufferSlice, bool, err
 		w.optBytes(fieldErrorSource, dr.ErrorSource)
 		w.optVarint(fieldFormat, int64(dr.Format))
 	}
+	written = true
 	return w.finish(), true, nil
 }
 
@@ -219,7 +227,14 @@ func marshalChunk(c *pluginv2.QueryChunkedDataResponse) (mem.BufferSlice, bool, 
 	if c == nil {
 		return nil, false, nil
 	}
-	rest := piecedOf(c).rest(c.Frame)
+	pf := piecedOf(c).of(c.Frame)
+	rest := pf.rest
+	written := false
+	defer func() {
+		if !written {
+			pf.lent.release()
+		}
+	}()
 	if len(c.ProtoReflect().GetUnknown()) > 0 || !utf8.ValidString(c.RefId) ||
 		!utf8.ValidString(c.FrameId) || !utf8.ValidString(c.Error) || !utf8.ValidString(c.ErrorSource) {
 		c.Frame = encodedFrame{b: c.Frame, rest: rest}.joined()
@@ -237,7 +252,8 @@ func marshalChunk(c *pluginv2.QueryChunkedDataResponse) (mem.BufferSlice, bool, 
 	w.optBytes(chunkRefID, c.RefId)
 	w.optBytes(chunkFrameID, c.FrameId)
 	if flen > 0 { // proto3 bytes: left out when empty
-		w.frame(chunkFrame, c.Frame, rest...)
+		w.frame(chunkFrame, c.Frame, rest, pf.lent)
+		written = true
 	}
 	w.optBytes(chunkError, c.Error)
 	w.optVarint(chunkStatus, int64(c.Status))
@@ -319,17 +335,33 @@ func (w *wireWriter) optVarint(num protowire.Number, v int64) {
 }
 
 // frame writes the tag and length of the frame made of f and then rest,
-// then each as its own buffer.
-func (w *wireWriter) frame(num protowire.Number, f []byte, rest ...[]byte) {
+// then each as its own buffer. When the pieces reference lent's record,
+// the last one large enough for gRPC to count its references (every lent
+// piece is) is the buffer whose return to lent releases the record; with
+// none, nothing references it and it is released now.
+func (w *wireWriter) frame(num protowire.Number, f []byte, rest [][]byte, lent *lentFrame) {
 	n := frameLen(f, rest)
 	w.length(num, n)
 	if n == 0 {
+		lent.release()
 		return
 	}
 	w.cut()
 	w.ref(f)
+	last := -1 // in w.out
 	for _, p := range rest {
+		if len(p) > 0 && !mem.IsBelowBufferPoolingThreshold(cap(p)) {
+			last = len(w.out)
+		}
 		w.ref(p)
+	}
+	switch {
+	case lent == nil:
+	case last < 0:
+		lent.release()
+	default:
+		p := []byte(w.out[last].(mem.SliceBuffer))
+		w.out[last] = mem.NewBuffer(&p, lent)
 	}
 }
 

@@ -149,12 +149,15 @@ type PartLender interface {
 }
 
 // RecordLender is an optional capability of a Sink: LendRecord is Record
-// for a record the sink may go on reading after it releases it, until the
-// frame is sent, instead of copying it. The source promises what a
-// PartLender's source promises (the record's memory is its buffers' alone,
-// Go memory that will not be changed or reused), except that the records
-// of one query may share a buffer (series sharing their times): the sink
-// then counts it in each of them.
+// for a record whose buffers the sink references in its frame instead of
+// copying them. The sink holds the record until nothing reads the frame
+// any more (the frame written out to Grafana, or dropped) and releases it
+// then: the source's memory may go back to a pool on that release (its
+// buffers' allocator), to be written by a later query. The record's memory
+// is its buffers' alone (no sliced-off rows, nothing else of a message it
+// came in: the sink counts only the record's bytes) and is not changed
+// while the sink holds it; the records of one query may share a buffer
+// (series sharing their times): the sink then counts it in each of them.
 type RecordLender interface {
 	LendRecord(rec arrow.RecordBatch) error
 }

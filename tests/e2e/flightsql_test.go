@@ -2,9 +2,12 @@ package e2e
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net"
+	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -244,5 +247,96 @@ func TestFlightSQLServerDown(t *testing.T) {
 	}
 	if res.Status != pluginv2.CheckHealthResponse_ERROR || !strings.Contains(strings.ToLower(res.Message), "refused") {
 		t.Errorf("health against a closed port: %v %q", res.Status, res.Message)
+	}
+}
+
+// Series frames of several runs are lent to the plugin's sink from memory
+// that goes back to a pool once gRPC has written them out, for a later
+// query to write its series into. Queries running at once, each over its
+// own time range (so its own values), through QueryData and
+// QueryChunkedData, each frame checked value by value: none ever sees
+// another's values or a reused buffer.
+func TestFlightSQLLentSeriesConcurrent(t *testing.T) {
+	base := time.Date(2026, 11, 30, 10, 0, 0, 0, time.UTC)
+	const hosts, points, window = 100, 1000, 700 // 70 000 rows a query: two flushes, every series in two runs
+	addr := startSQLite(t, hosts, points, base)
+	pc := instance(fmt.Sprintf(`{"upstream":"flightsql","address":%q,"codec":"none"}`, addr), nil)
+	check := func(first int, frames data.Frames) error {
+		if len(frames) != hosts {
+			return fmt.Errorf("%d frames, want %d", len(frames), hosts)
+		}
+		for h, f := range frames {
+			if f.Rows() != window || f.Fields[1].Labels["host"] != fmt.Sprintf("host-%04d", h) {
+				return fmt.Errorf("frame %d: %d rows, labels %v", h, f.Rows(), f.Fields[1].Labels)
+			}
+			for i := range window {
+				p := first + i
+				if tm := f.Fields[0].At(i).(time.Time); !tm.Equal(base.Add(time.Duration(p) * time.Minute)) {
+					return fmt.Errorf("host %d row %d: time %v", h, i, tm)
+				}
+				if v := f.Fields[1].At(i).(float64); v != float64(h*1000+p) {
+					return fmt.Errorf("host %d row %d: value %v, want %d", h, i, v, h*1000+p)
+				}
+			}
+		}
+		return nil
+	}
+	var wg sync.WaitGroup
+	errs := make(chan error, 16)
+	for g := range 6 {
+		wg.Go(func() {
+			for round := range 2 {
+				first := (g*2 + round) * 25
+				from := base.Add(time.Duration(first) * time.Minute)
+				q := harness.Query("A", map[string]string{
+					"rawSql": "SELECT time, host, value FROM metrics WHERE $__unixEpochMsFilter(time) ORDER BY time, host",
+					"format": "time_series",
+				}, from, from.Add((window-1)*time.Minute), time.Minute, window)
+				var frames data.Frames
+				if g%2 == 0 {
+					resp, err := plug.QueryData(ctx(t), pc, pluginv2.DataFrameFormat_ARROW, q)
+					if err != nil {
+						errs <- err
+						return
+					}
+					if dr := resp.Responses["A"]; dr.Error != "" {
+						errs <- errors.New(dr.Error)
+						return
+					}
+					frames, err = data.UnmarshalArrowFrames(resp.Responses["A"].Frames)
+					if err != nil {
+						errs <- err
+						return
+					}
+				} else {
+					chunks, err := plug.QueryChunked(ctx(t), pc, pluginv2.DataFrameFormat_ARROW, q)
+					if err != nil {
+						errs <- err
+						return
+					}
+					frames = make(data.Frames, len(chunks)) // chunks come as frames are encoded: placed by their id
+					for _, c := range chunks {
+						i, err := strconv.Atoi(c.FrameId)
+						if c.Error != "" || err != nil || i < 0 || i >= len(frames) {
+							errs <- fmt.Errorf("chunk %q of %d: %s", c.FrameId, len(chunks), c.Error)
+							return
+						}
+						if frames[i], err = data.UnmarshalArrowFrame(c.Frame); err != nil {
+							errs <- err
+							return
+						}
+					}
+				}
+				if err := check(first, frames); err != nil {
+					errs <- fmt.Errorf("query from point %d: %w", first, err)
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Error(err)
 	}
 }

@@ -214,7 +214,7 @@ type sortedSeries struct {
 	Times  []arrow.Timestamp // ascending; no nulls
 	Values []arrow.Array     // one per value column, aligned with Times
 
-	timesBuf *memory.Buffer // Times' buffer when collected (a recycler's or, lending, Go memory); nil when Times lies elsewhere
+	timesBuf *memory.Buffer // Times' buffer when collected (a recycler's or, lending, lentMemory's); nil when Times lies elsewhere
 
 	// inSegments: Times or a value array is a slice of the builder's
 	// segments (a series of one run), memory it shares with other series,
@@ -293,11 +293,15 @@ type seriesBuilder struct {
 
 	// The memory of the series' arrays, recycled once the sink releases
 	// them, unless the sink lends (lender set, at finish): then every
-	// array's memory is new Go memory (but a one-run series', inSegments),
-	// and a series whose times are the previous one's shares them
-	// (lastTimes: the last times collected, sorted).
-	mem    recycler
-	lender source.RecordLender
+	// array's memory is lentMemory's, back in its pool once the frame is
+	// sent (but a one-run series', inSegments), and a series whose times
+	// are the previous one's shares them (lastTimes: the last times
+	// collected, sorted).
+	mem          recycler
+	lender       source.RecordLender
+	lastTimes    []arrow.Timestamp
+	lastRuns     []run          // where lastTimes were collected from
+	lastTimesBuf *memory.Buffer // lastTimes' memory, a reference the builder holds
 
 	// The builder's own memory, from scratchPool: the segments (segMem)
 	// and the pending rows (scratchMem), given back at release; the
@@ -305,8 +309,6 @@ type seriesBuilder struct {
 	// (segmentsOut: a series of one run, inSegments, was).
 	segMem, scratchMem pooled
 	segmentsOut        bool
-	lastTimes          []arrow.Timestamp
-	lastRuns           []run // where lastTimes were collected from
 
 	// scratch
 	groups rowGroups
@@ -531,7 +533,8 @@ func (b *seriesBuilder) sortSeries(s *series) (*sortedSeries, error) {
 	var tbuf *memory.Buffer
 	shared := b.lender != nil && b.sameTimes(runs)
 	if shared {
-		times = b.lastTimes // sorted: kept only when it needed no sort
+		times, tbuf = b.lastTimes, b.lastTimesBuf // sorted: kept only when it needed no sort
+		tbuf.Retain()
 	} else {
 		times, tbuf = b.times.collect(runs, &b.mem)
 	}
@@ -550,8 +553,8 @@ func (b *seriesBuilder) sortSeries(s *series) (*sortedSeries, error) {
 	}
 	ss := &sortedSeries{Labels: s.labels, Times: times, Values: make([]arrow.Array, len(b.stores)), timesBuf: tbuf,
 		inSegments: len(runs) == 1 && perm == nil}
-	if b.lender != nil && !shared && perm == nil && !ss.inSegments {
-		b.lastTimes, b.lastRuns = times, runs
+	if b.lender != nil && !shared && perm == nil && !ss.inSegments && tbuf != nil {
+		b.setLastTimes(times, runs, tbuf)
 	}
 	for j, st := range b.stores {
 		ss.Values[j] = st.array(runs, b.schema.Field(b.valueIdx[j]).Type, perm, &b.mem)
@@ -597,6 +600,17 @@ func (b *seriesBuilder) emit(sink source.Sink, ss *sortedSeries, notices *[]data
 		}
 	}
 	return nil
+}
+
+// setLastTimes makes times, collected from runs into tbuf, the times the
+// next series may share, holding a reference to tbuf (and dropping the one
+// to the previous times').
+func (b *seriesBuilder) setLastTimes(times []arrow.Timestamp, runs []run, tbuf *memory.Buffer) {
+	tbuf.Retain()
+	if b.lastTimesBuf != nil {
+		b.lastTimesBuf.Release()
+	}
+	b.lastTimes, b.lastRuns, b.lastTimesBuf = times, runs, tbuf
 }
 
 // hand hands rec to sink: lent when the sink lends and rec's memory is its
@@ -662,7 +676,10 @@ func (b *seriesBuilder) release() {
 	}
 	b.series, b.slots, b.hashOf, b.keys, b.present, b.words = nil, nil, nil, nil, nil, nil
 	b.runs, b.times, b.tstarts, b.stores, b.ids = nil, segments[arrow.Timestamp]{times: true}, nil, nil, nil
-	b.lastTimes, b.lastRuns = nil, nil
+	if b.lastTimesBuf != nil {
+		b.lastTimesBuf.Release()
+	}
+	b.lastTimes, b.lastRuns, b.lastTimesBuf = nil, nil, nil
 	b.groups = rowGroups{}
 }
 

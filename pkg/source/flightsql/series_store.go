@@ -3,7 +3,6 @@
 package flightsql
 
 import (
-	"bytes"
 	"slices"
 	"sync"
 	"time"
@@ -348,7 +347,7 @@ func flushSharedTimes(s *segments[arrow.Timestamp], k int, starts []uint32) ([]u
 
 // collect returns the values of runs as one slice: the segment's own memory
 // when there is one run (buf nil), else a copy in a buffer from mem (buf,
-// which the caller owns), or, when mem lends, in new Go memory.
+// which the caller owns), or, when mem lends, from lentMemory.
 func (s *segments[T]) collect(runs []run, mem *recycler) (vals []T, buf *memory.Buffer) {
 	if len(runs) == 1 {
 		return s.of(runs[0]), nil
@@ -362,23 +361,16 @@ func (s *segments[T]) collect(runs []run, mem *recycler) (vals []T, buf *memory.
 	}
 	var zero T
 	size := n * int(unsafe.Sizeof(zero))
+	var alloc memory.Allocator = mem
 	if mem.lend {
-		// Memory that is never recycled: new, and written once (bytes.Join
-		// does not clear it first).
-		pieces := make([][]byte, len(runs))
-		for i, r := range runs {
-			v := s.of(r)
-			pieces[i] = unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(v))), len(v)*int(unsafe.Sizeof(zero)))
-		}
-		b := bytes.Join(pieces, nil)
-		return unsafe.Slice((*T)(unsafe.Pointer(unsafe.SliceData(b))), n), memory.NewBufferBytes(b)
+		alloc = lentMemory
 	}
-	b := mem.Allocate(size)
+	b := alloc.Allocate(size)
 	vals = unsafe.Slice((*T)(unsafe.Pointer(unsafe.SliceData(b))), n)[:0]
 	for _, r := range runs {
 		vals = append(vals, s.of(r)...)
 	}
-	return vals, memory.NewBufferWithAllocator(b[:size], mem)
+	return vals, memory.NewBufferWithAllocator(b[:size], alloc)
 }
 
 // permute returns a new slice whose i-th value is vals[perm[i]].
@@ -447,10 +439,11 @@ func (p *pooled) drop() { p.bufs = nil }
 // keeps a few freed buffers (recycleKeep) for the next series, so that the
 // arrays of a series the sink has encoded and released hold the next one's
 // instead of becoming garbage. Its memory is not zeroed: callers write all
-// of it. With lend set it keeps none: the frames reference the arrays'
-// memory after the sink releases them (collect then allocates outside it;
-// lend keeps a buffer that would still come through from being reused).
-// Safe for concurrent use (the sink releases frames on its workers).
+// of it. With lend set (the sink lends) it keeps none, and collect takes
+// lentMemory instead: a lent frame's arrays are read until it is sent,
+// long after the next series is built (lend keeps a buffer that would
+// still come through from being reused). Safe for concurrent use (the sink
+// releases frames on its workers).
 type recycler struct {
 	mu   sync.Mutex
 	free [][]byte
@@ -477,13 +470,17 @@ func (r *recycler) Allocate(size int) []byte {
 	return make([]byte, size)
 }
 
-func (r *recycler) Reallocate(size int, b []byte) []byte {
+func (r *recycler) Reallocate(size int, b []byte) []byte { return reallocate(r, size, b) }
+
+// reallocate is a Reallocate of a's: b itself when it has the room, else
+// size bytes from a holding b's, b freed.
+func reallocate(a memory.Allocator, size int, b []byte) []byte {
 	if cap(b) >= size {
 		return b[:size]
 	}
-	nb := r.Allocate(size)
+	nb := a.Allocate(size)
 	copy(nb, b)
-	r.Free(b)
+	a.Free(b)
 	return nb
 }
 
@@ -495,6 +492,33 @@ func (r *recycler) Free(b []byte) {
 	}
 	r.mu.Unlock()
 }
+
+// lentMemory is the memory of the arrays a series builder lends to its
+// sink (source.RecordLender): a memory.Allocator over lentPool, to which a
+// buffer goes back when its last reference is released, which a lending
+// sink does once the frame is sent or dropped. A query's lent arrays are
+// then the sent arrays of an earlier one, memory the runtime neither
+// clears nor faults in again. Not cleared: collect writes all of it.
+var lentMemory memory.Allocator = lentAllocator{}
+
+// lentPool holds lentMemory's buffers from 4 KiB (a 512-point series of
+// float64; smaller ones are allocated each time) to 4 MiB.
+var lentPool = newDirtyPool(12, 22)
+
+type lentAllocator struct{}
+
+func (lentAllocator) Allocate(size int) []byte {
+	if size < 1<<lentPool.minShift || lentPool.tier(size) < 0 {
+		return make([]byte, size)
+	}
+	return *lentPool.Get(size)
+}
+
+func (a lentAllocator) Reallocate(size int, b []byte) []byte { return reallocate(a, size, b) }
+
+// Free keeps b when its capacity is one of lentPool's tiers (one
+// Allocate took from it).
+func (lentAllocator) Free(b []byte) { lentPool.Put(&b) }
 
 // arrayOn returns an array of type dt and n values over buf (which it takes
 // over), with a validity bitmap (Go memory) when nulls > 0.
