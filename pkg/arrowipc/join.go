@@ -90,36 +90,62 @@ func (j *joiner) framed(fb []byte) int32 {
 
 // split appends to dst the pieces, in order, as few buffers as borrowing
 // allows: each borrowed piece as it is, and each run of the others between
-// them joined into a new buffer of exactly its size (see join). It returns
-// dst; the joiner is then reset and references nothing.
+// them copied into a buffer of exactly its size, all those runs' buffers
+// slices of one new allocation (written once: see join). It returns dst;
+// the joiner is then reset and references nothing.
 func (j *joiner) split(dst [][]byte) [][]byte {
-	run := j.list[:0]
-	flush := func() {
-		switch len(run) {
-		case 0:
-		case 1:
-			dst = append(dst, append(make([]byte, 0, len(run[0])), run[0]...))
-		default:
-			dst = append(dst, bytes.Join(run, nil))
+	own := 0 // the bytes of the runs between borrowed pieces
+	for _, p := range j.pieces {
+		if !p.borrowed {
+			own += p.len()
 		}
-		clear(run)
-		run = run[:0]
+	}
+	list := j.list[:0]
+	for _, p := range j.pieces {
+		if !p.borrowed {
+			list = append(list, j.bytesOf(p))
+		}
+	}
+	var mem []byte
+	if own > 0 {
+		mem = bytes.Join(list, nil) // every run, back to back
+	}
+	clear(list)
+	j.list = list[:0]
+	start, end := 0, 0 // the pending run, in mem
+	flush := func() {
+		if end > start {
+			dst = append(dst, mem[start:end:end])
+		}
+		start = end
 	}
 	for _, p := range j.pieces {
-		if p.b == nil {
-			p.b = j.scratch[p.from:p.to]
-		}
 		if p.borrowed {
 			flush()
 			dst = append(dst, p.b)
 			continue
 		}
-		run = append(run, p.b)
+		end += p.len()
 	}
 	flush()
-	j.list = run
 	j.begin()
 	return dst
+}
+
+// len is p's length.
+func (p piece) len() int {
+	if p.b != nil {
+		return len(p.b)
+	}
+	return p.to - p.from
+}
+
+// bytesOf is p's bytes: its buffer, or its range of the scratch.
+func (j *joiner) bytesOf(p piece) []byte {
+	if p.b != nil {
+		return p.b
+	}
+	return j.scratch[p.from:p.to]
 }
 
 // join appends the pieces to dst, in order, and returns the extended

@@ -99,13 +99,17 @@
 // 64Ki rows the pending rows are grouped by series (a counting sort, or,
 // when they cycle through every series, every period-th row) and each column
 // is gathered in that order into one segment per flush, exactly as long as
-// its rows. At the end each series' runs are copied together once, into
-// memory recycled from the series whose frames the sink has released; or,
-// for a sink that lends (source.RecordLender: the plugin, for the Arrow
-// format), into memory of its own that the frames reference rather than
-// copy, a series whose times are the previous series' sharing them, and a
-// series of one run (its arrays slices of segments other series share)
-// handed over to be copied. A
+// its rows. The segments and the pending rows are the builder's own memory,
+// taken from a pool kept across queries (scratchPool) and given back when
+// the builder is released (the segments only if no frame handed over
+// references them). At the end each series' runs are copied together once,
+// into memory recycled from the series whose frames the sink has released;
+// or, for a sink that lends (source.RecordLender: the plugin, for the Arrow
+// format), into memory from another pool (lentMemory) that the frames
+// reference rather than copy and that goes back to it when the sink
+// releases them, once they are sent; a series whose times are the previous
+// series' shares them, and a series of one run (its arrays slices of
+// segments other series share) is handed over to be copied. A
 // $__timeGroup fill is the series builder's post step (fillStep), which sees
 // each series sorted. Batches are read from the stream on a goroutine of
 // their own, two ahead of the split.

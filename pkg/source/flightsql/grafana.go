@@ -22,6 +22,30 @@ type outField struct {
 	arr    arrow.Array
 	labels data.Labels // nil: no labels key
 	config string      // FieldConfig JSON; "": no config key
+	// md, when set, is the field's metadata as the labels and config
+	// above make it (fieldMetadata), built once for many frames.
+	md *arrow.Metadata
+}
+
+// metadata is f's field metadata: md, or built from the labels and config.
+func (f *outField) metadata() (arrow.Metadata, error) {
+	if f.md != nil {
+		return *f.md, nil
+	}
+	return fieldMetadata(f.arr.DataType(), f.labels, f.config)
+}
+
+// fieldMetadata is the metadata of a field of type dt with labels and
+// config (see outField) as the SDK writes it.
+func fieldMetadata(dt arrow.DataType, labels data.Labels, config string) (arrow.Metadata, error) {
+	md, err := frame.FieldMetadata(columns[dt.ID()].tstype, labels, nil)
+	if err != nil {
+		return arrow.Metadata{}, err
+	}
+	if config != "" { // "config" sorts first, as the SDK writes it
+		md = arrow.NewMetadata(append([]string{frame.KeyConfig}, md.Keys()...), append([]string{config}, md.Values()...))
+	}
+	return md, nil
 }
 
 // newFrameRecord builds the record of one frame: the schema carries Grafana's
@@ -51,20 +75,16 @@ func newFrameRecordMD(md arrow.Metadata, fields []outField) (arrow.RecordBatch, 
 	cols := make([]arrow.Array, len(fields))
 	rows := -1
 	for i, f := range fields {
-		c, ok := columns[f.arr.DataType().ID()]
-		if !ok {
+		if _, ok := columns[f.arr.DataType().ID()]; !ok {
 			return nil, fmt.Errorf("flightsql: internal: column %q has type %s after normalisation", f.name, f.arr.DataType())
 		}
 		if rows >= 0 && f.arr.Len() != rows {
 			return nil, fmt.Errorf("flightsql: internal: column %q has %d rows, want %d", f.name, f.arr.Len(), rows)
 		}
 		rows = f.arr.Len()
-		fmd, err := frame.FieldMetadata(c.tstype, f.labels, nil)
+		fmd, err := f.metadata()
 		if err != nil {
 			return nil, fmt.Errorf("flightsql: metadata of %q: %w", f.name, err)
-		}
-		if f.config != "" { // "config" sorts first, as the SDK writes it
-			fmd = arrow.NewMetadata(append([]string{frame.KeyConfig}, fmd.Keys()...), append([]string{f.config}, fmd.Values()...))
 		}
 		afs[i] = arrow.Field{Name: f.name, Type: f.arr.DataType(), Nullable: f.arr.NullN() > 0, Metadata: fmd}
 		cols[i] = f.arr

@@ -300,8 +300,10 @@ type seriesBuilder struct {
 	mem          recycler
 	lender       source.RecordLender
 	lastTimes    []arrow.Timestamp
-	lastRuns     []run          // where lastTimes were collected from
-	lastTimesBuf *memory.Buffer // lastTimes' memory, a reference the builder holds
+	lastRuns     []run           // where lastTimes were collected from
+	lastTimesBuf *memory.Buffer  // lastTimes' memory, a reference the builder holds
+	lastTimesArr arrow.Array     // lastTimes as an array, once a frame needs it (timesArrayOf)
+	timeMD       *arrow.Metadata // the time field's metadata, once built
 
 	// The builder's own memory, from scratchPool: the segments (segMem)
 	// and the pending rows (scratchMem), given back at release; the
@@ -570,9 +572,16 @@ func (b *seriesBuilder) sortSeries(s *series) (*sortedSeries, error) {
 
 // emit hands one frame per value column of ss to sink.
 func (b *seriesBuilder) emit(sink source.Sink, ss *sortedSeries, notices *[]data.Notice) error {
-	tarr := ss.timesArray()
+	tarr := b.timesArrayOf(ss)
 	defer tarr.Release()
 	tname := b.schema.Field(b.timeIdx).Name
+	if b.timeMD == nil {
+		md, err := fieldMetadata(timestampNS, nil, "")
+		if err != nil {
+			return fmt.Errorf("flightsql: metadata of %q: %w", tname, err)
+		}
+		b.timeMD = &md
+	}
 	for j, varr := range ss.Values {
 		ss.Values[j] = nil
 		vf := b.schema.Field(b.valueIdx[j])
@@ -586,7 +595,7 @@ func (b *seriesBuilder) emit(sink source.Sink, ss *sortedSeries, notices *[]data
 		config, _ := vf.Metadata.GetValue(mdConfig)
 		tarr.Retain()
 		rec, err := newFrameRecordMD(md, []outField{
-			{name: tname, arr: tarr},
+			{name: tname, arr: tarr, md: b.timeMD},
 			{name: vf.Name, arr: varr, labels: ss.Labels, config: config},
 		})
 		if err != nil {
@@ -602,15 +611,37 @@ func (b *seriesBuilder) emit(sink source.Sink, ss *sortedSeries, notices *[]data
 	return nil
 }
 
+// timesArrayOf is ss.timesArray, the same array for every series sharing
+// lastTimes (built for the first).
+func (b *seriesBuilder) timesArrayOf(ss *sortedSeries) arrow.Array {
+	if ss.timesBuf == nil || ss.timesBuf != b.lastTimesBuf {
+		return ss.timesArray()
+	}
+	if b.lastTimesArr == nil {
+		b.lastTimesArr = ss.timesArray()
+	}
+	b.lastTimesArr.Retain()
+	return b.lastTimesArr
+}
+
 // setLastTimes makes times, collected from runs into tbuf, the times the
 // next series may share, holding a reference to tbuf (and dropping the one
 // to the previous times').
 func (b *seriesBuilder) setLastTimes(times []arrow.Timestamp, runs []run, tbuf *memory.Buffer) {
 	tbuf.Retain()
+	b.dropLastTimes()
+	b.lastTimes, b.lastRuns, b.lastTimesBuf = times, runs, tbuf
+}
+
+// dropLastTimes drops the builder's references to lastTimes.
+func (b *seriesBuilder) dropLastTimes() {
+	if b.lastTimesArr != nil {
+		b.lastTimesArr.Release()
+	}
 	if b.lastTimesBuf != nil {
 		b.lastTimesBuf.Release()
 	}
-	b.lastTimes, b.lastRuns, b.lastTimesBuf = times, runs, tbuf
+	b.lastTimes, b.lastRuns, b.lastTimesBuf, b.lastTimesArr = nil, nil, nil, nil
 }
 
 // hand hands rec to sink: lent when the sink lends and rec's memory is its
@@ -676,10 +707,7 @@ func (b *seriesBuilder) release() {
 	}
 	b.series, b.slots, b.hashOf, b.keys, b.present, b.words = nil, nil, nil, nil, nil, nil
 	b.runs, b.times, b.tstarts, b.stores, b.ids = nil, segments[arrow.Timestamp]{times: true}, nil, nil, nil
-	if b.lastTimesBuf != nil {
-		b.lastTimesBuf.Release()
-	}
-	b.lastTimes, b.lastRuns, b.lastTimesBuf = nil, nil, nil
+	b.dropLastTimes()
 	b.groups = rowGroups{}
 }
 
