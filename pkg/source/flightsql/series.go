@@ -509,7 +509,7 @@ func (b *seriesBuilder) finish(sink source.Sink, notices []data.Notice) error {
 			}
 			continue
 		}
-		if len(sorted) > 0 && slices.Equal(ss.Times, sorted[0].Times) {
+		if len(sorted) > 0 && equalTimes(ss.Times, sorted[0].Times) {
 			// The same times as the first series (a wide frame's usual
 			// case): share them, and give the memory to the next series.
 			if ss.timesBuf != nil {
@@ -673,7 +673,7 @@ func (b *seriesBuilder) sameTimes(runs []run) bool {
 			}
 		}
 		ts := b.times.of(r)
-		if len(ts) > len(last)-pos || !slices.Equal(ts, last[pos:pos+len(ts)]) {
+		if len(ts) > len(last)-pos || !equalTimes(ts, last[pos:pos+len(ts)]) {
 			return false
 		}
 		pos += len(ts)

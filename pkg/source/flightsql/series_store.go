@@ -3,6 +3,7 @@
 package flightsql
 
 import (
+	"bytes"
 	"slices"
 	"sync"
 	"time"
@@ -311,27 +312,25 @@ func flushSharedTimes(s *segments[arrow.Timestamp], k int, starts []uint32) ([]u
 	// The pending times must be runs of one time each: the first of m ≤ k
 	// rows, the next ones of exactly k, the last of at most k. Then row
 	// c*k + j is in run c (j < m) or c + 1 (j ≥ m): the series at position
-	// j has its i-th time at run starts[j] + i.
+	// j has its i-th time at run starts[j] + i. The first run is found
+	// row by row; the others lie where they must, each checked whole (all
+	// one time: the run equals itself one row on, compared as bytes) and
+	// against the run before it (another time).
+	m := 1
+	for m < len(pend) && m <= k && pend[m] == pend[0] {
+		m++
+	}
+	if m > k {
+		return starts, false
+	}
 	d := append(s.distinct[:0], pend[0])
 	defer func() { s.distinct = d[:0] }()
-	m, n := 0, 0 // the first run's length, the current run's
-	for _, t := range pend {
-		if t != d[len(d)-1] {
-			if m == 0 {
-				m = n
-			} else if n != k {
-				return starts, false
-			}
-			d = append(d, t)
-			n = 0
-		}
-		n++
-		if n > k {
+	for at := m; at < len(pend); at += k {
+		run := pend[at:min(at+k, len(pend))]
+		if run[0] == pend[at-1] || !equalTimes(run[1:], run[:len(run)-1]) {
 			return starts, false
 		}
-	}
-	if m == 0 {
-		m = n // one run: one cycle of one time
+		d = append(d, run[0])
 	}
 	starts = grow(starts, k)
 	for j := range starts[:k] {
@@ -343,6 +342,19 @@ func flushSharedTimes(s *segments[arrow.Timestamp], k int, starts []uint32) ([]u
 	s.segs = append(s.segs, slices.Clone(d))
 	s.pend = s.pend[:0]
 	return starts, true
+}
+
+// equalTimes says whether a and b hold the same times, compared as bytes
+// (the runtime's vectorised comparison rather than a loop).
+func equalTimes(a, b []arrow.Timestamp) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	return bytes.Equal(timeBytes(a), timeBytes(b))
+}
+
+func timeBytes(t []arrow.Timestamp) []byte {
+	return unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(t))), len(t)*8)
 }
 
 // collect returns the values of runs as one slice: the segment's own memory

@@ -995,6 +995,10 @@ func TestFlushSharedTimes(t *testing.T) {
 		{"a series a time behind", ts(5, 5, 4, 6, 6, 5, 7, 7, 6), 3, nil, nil},
 		{"a time repeated in the next cycle", ts(5, 5, 5, 5), 2, nil, nil},
 		{"fewer rows than series", ts(5), 2, nil, nil},
+		{"a run broken at its end", ts(1, 1, 1, 2, 2, 3, 4, 4, 4), 3, nil, nil},
+		{"a run broken at its start", ts(1, 1, 1, 2, 3, 3, 4, 4, 4), 3, nil, nil},
+		{"the last run broken", ts(1, 1, 1, 2, 2, 2, 3, 4), 3, nil, nil},
+		{"a short first run, then a whole one", ts(1, 1, 2, 2, 2), 3, ts(1, 2), []uint32{0, 0, 1}},
 	} {
 		// A flush before, shared, so that the scratch is reused.
 		s := segments[arrow.Timestamp]{times: true, pend: ts(7, 7, 8, 8, 9, 9, 10, 10)}

@@ -21,7 +21,7 @@ const wideFill = 4
 func unionTimes(all []*sortedSeries) (times []arrow.Timestamp, same bool) {
 	same = len(all) > 0
 	for _, ss := range all {
-		if !slices.Equal(ss.Times, all[0].Times) {
+		if !equalTimes(ss.Times, all[0].Times) {
 			same = false
 			break
 		}
