@@ -611,10 +611,12 @@ func (b *seriesBuilder) emit(sink source.Sink, ss *sortedSeries, notices *[]data
 	return nil
 }
 
-// timesArrayOf is ss.timesArray, the same array for every series sharing
-// lastTimes (built for the first).
+// timesArrayOf is ss.timesArray, the same array for every series whose
+// times are still lastTimes (built for the first; a post step may have
+// replaced a series' times since).
 func (b *seriesBuilder) timesArrayOf(ss *sortedSeries) arrow.Array {
-	if ss.timesBuf == nil || ss.timesBuf != b.lastTimesBuf {
+	if ss.timesBuf == nil || ss.timesBuf != b.lastTimesBuf ||
+		len(ss.Times) != len(b.lastTimes) || unsafe.SliceData(ss.Times) != unsafe.SliceData(b.lastTimes) {
 		return ss.timesArray()
 	}
 	if b.lastTimesArr == nil {

@@ -761,6 +761,56 @@ func TestSeriesRecycledMemory(t *testing.T) {
 			t.Errorf("the %d frames' times, the same in all, lie in %d buffers", sink.lent, len(sink.times))
 		}
 	})
+	// A post step (as fill) that replaces the times of series that share
+	// them, each series' differently: every frame has its own new times,
+	// neither the shared ones nor another series'.
+	t.Run("lent, times replaced after", func(t *testing.T) {
+		b, err := newSeriesBuilder(frameInfo{refID: "A"}, false, schema)
+		if err != nil {
+			t.Fatal(err)
+		}
+		nth := 0 // the series' place in the frames' order
+		b.post = func(ss *sortedSeries) error {
+			ss.Times = append(slices.Clone(ss.Times), ss.Times[len(ss.Times)-1]+1+arrow.Timestamp(nth))
+			nth++
+			for j, v := range ss.Values {
+				bld := array.NewBuilder(memory.DefaultAllocator, v.DataType())
+				bld.AppendNull()
+				tail := bld.NewArray()
+				joined, err := array.Concatenate([]arrow.Array{v, tail}, memory.DefaultAllocator)
+				if err != nil {
+					t.Fatal(err)
+				}
+				tail.Release()
+				bld.Release()
+				v.Release()
+				ss.Values[j] = joined
+			}
+			ss.inSegments = false
+			return nil
+		}
+		for _, rec := range recs {
+			if err := b.add(rec); err != nil {
+				t.Fatal(err)
+			}
+		}
+		sink := newLendSink(t)
+		if err := b.finish(sink, nil); err != nil {
+			t.Fatal(err)
+		}
+		b.release()
+		if len(sink.read.frames) != 2*hosts {
+			t.Fatalf("%d frames", len(sink.read.frames))
+		}
+		for i, f := range sink.read.frames {
+			if f.Rows() != points+1 {
+				t.Fatalf("%v: %d rows, want %d", f.Fields[1].Labels, f.Rows(), points+1)
+			}
+			if got, want := f.Fields[0].At(points).(time.Time).UnixNano(), int64(points+i/2); got != want {
+				t.Fatalf("frame %d %v: last time %d, want %d", i, f.Fields[1].Labels, got, want)
+			}
+		}
+	})
 	// Once the sink releases the lent records, their memory goes back to
 	// lentPool: the same query again writes its series into it. The
 	// collector is off meanwhile: a collection empties a sync.Pool.
