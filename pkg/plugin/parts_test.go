@@ -433,7 +433,23 @@ func TestLentRecordIsItsPieces(t *testing.T) {
 		if len(frames.list) != 1 {
 			t.Fatalf("%d frames", len(frames.list))
 		}
-		f := encodedFrame{b: frames.list[0], rest: frames.rest.rest(frames.list[0])}
+		pf := frames.rest.of(frames.list[0])
+		defer pf.lent.release()
+		f := encodedFrame{b: frames.list[0], rest: pf.rest}
+		if pf.lent != nil {
+			f.spare = spareOf(pf.lent.rec) // the lent buffers' capacity beyond their bytes
+			var capacity int64
+			for _, col := range pf.lent.rec.Columns() {
+				for _, b := range col.Data().Buffers() {
+					if b != nil {
+						capacity += int64(cap(b.Buf()))
+					}
+				}
+			}
+			if used, _, _, _ := s.budget.stats(); f.spare == 0 || used < capacity {
+				t.Errorf("%s: budget %d for a lent record whose buffers hold %d bytes (%d beyond their lengths)", settings, used, capacity, f.spare)
+			}
+		}
 		if used, _, _, _ := s.budget.stats(); used != f.held() || frames.bytes != used {
 			t.Errorf("%s: budget %d (the response's frames: %d) for a frame holding %d bytes", settings, used, frames.bytes, f.held())
 		}

@@ -45,6 +45,10 @@ type encodedFrame struct {
 	b    []byte
 	rest [][]byte
 	lent *lentFrame
+	// spare is what the lent record's buffers hold beyond their bytes
+	// (the capacity a pooling allocator rounded them up to, which the
+	// pieces keep alive): counted in held.
+	spare int64
 }
 
 // lentFrame is the lent record whose buffers a frame's pieces reference:
@@ -68,6 +72,19 @@ func (l *lentFrame) release() {
 	}
 }
 
+// spareOf is what rec's buffers hold beyond their lengths.
+func spareOf(rec arrow.RecordBatch) int64 {
+	var n int64
+	for _, col := range rec.Columns() {
+		for _, b := range col.Data().Buffers() {
+			if b != nil {
+				n += int64(cap(b.Buf()) - b.Len())
+			}
+		}
+	}
+	return n
+}
+
 // Get is not used: a buffer's pool only takes it back.
 func (l *lentFrame) Get(n int) *[]byte {
 	b := make([]byte, n)
@@ -85,7 +102,7 @@ func (l *lentFrame) Put(*[]byte) { l.release() }
 // buffer shared with other frames each counts: see source.PartLender,
 // source.RecordLender and arrowipc's AppendBatchBorrowing).
 func (f encodedFrame) held() int64 {
-	n := heldBytes(f.b)
+	n := heldBytes(f.b) + f.spare
 	for _, p := range f.rest {
 		n += int64(len(p))
 	}

@@ -589,7 +589,7 @@ func (k *sink) encode(j job, summary *frame.Summary) (encodedFrame, error) {
 		if pieces, st, err = e.AppendLent(j.rec, summary); err == nil {
 			f = encodedFrame{b: pieces[0], rest: pieces[1:]}
 			if len(f.rest) > 0 { // some piece references the record's memory
-				f.lent = &lentFrame{rec: j.rec}
+				f.lent, f.spare = &lentFrame{rec: j.rec}, spareOf(j.rec)
 			}
 		}
 	} else {

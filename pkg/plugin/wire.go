@@ -35,8 +35,9 @@ import (
 // QueryData returned or Send queued the chunk: a frame handed to the response
 // must not be modified or reused afterwards (the query path gives each frame
 // its own memory and keeps none, query.go and parts.go; a table's lent parts
-// and lent series records are the source's records' memory, which
-// source.PartLender and source.RecordLender say is not reused).
+// are the source's records' memory, which source.PartLender says is not
+// reused, and a lent series record's is held until the transport has
+// written its frame out, see lentFrame).
 type wireCodec struct {
 	next encoding.CodecV2
 }

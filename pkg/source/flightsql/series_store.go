@@ -277,9 +277,16 @@ type segments[T any] struct {
 	mem, scratch *pooled
 }
 
-// flush makes the pending values, in g's order, the next segment.
+// flush makes the pending values, in g's order, the next segment: in
+// pooled memory when its size is most of a pool tier (a flush of batches
+// that divide flushRows fills one), else in memory of exactly its size.
 func (s *segments[T]) flush(g *rowGroups) {
-	seg := pooledSlice[T](s.mem, g.rows, g.rows)
+	var zero T
+	mem := s.mem
+	if size := g.rows * int(unsafe.Sizeof(zero)); size < 1<<scratchPool.minShift || size < tierOf(scratchPool, size)*3/4 {
+		mem = nil
+	}
+	seg := pooledSlice[T](mem, g.rows, g.rows)
 	gatherRows(g, seg, s.pend)
 	s.segs = append(s.segs, seg)
 	s.pend = s.pend[:0]
@@ -405,12 +412,22 @@ func permute[T any](vals []T, perm []int32) []T {
 // dropped over two garbage collections, as any sync.Pool's.
 var scratchPool = newDirtyPool(16, 22)
 
+// tierOf is the capacity of p's buffers for n bytes (n within its tiers).
+func tierOf(p *dirtyPool, n int) int {
+	t := p.tier(n)
+	if t < 0 {
+		return n
+	}
+	return 1 << (p.minShift + t)
+}
+
 // pooled is the memory one builder took from scratchPool.
 type pooled struct{ bufs []*[]byte }
 
 // pooledSlice returns a slice of length n and capacity at least c (n ≤ c)
 // whose values are whatever the memory held: from p's pool when c values
-// fill one of its tiers, else new memory. With p nil it is new memory.
+// fill one of its tiers, else new memory. With p nil it is new memory. T
+// must hold no pointers (numbers, times): the pool's memory is bytes.
 func pooledSlice[T any](p *pooled, n, c int) []T {
 	var zero T
 	size := int(unsafe.Sizeof(zero))
