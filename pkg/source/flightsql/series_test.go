@@ -215,21 +215,7 @@ func TestSeriesPostHook(t *testing.T) {
 		seen = append(seen, fmt.Sprintf("%s:%v", ss.Labels, ss.Times))
 		// Add a point at the end (as fill would), in the allocator's memory.
 		ss.Times = append(slices.Clone(ss.Times), ss.Times[len(ss.Times)-1]+1)
-		for j, v := range ss.Values {
-			bld := array.NewBuilder(mem, v.DataType())
-			if err := bld.AppendValueFromString(v.ValueStr(0)); err != nil {
-				t.Fatal(err)
-			}
-			tail := bld.NewArray()
-			joined, err := array.Concatenate([]arrow.Array{v, tail}, mem)
-			if err != nil {
-				t.Fatal(err)
-			}
-			tail.Release()
-			bld.Release()
-			v.Release()
-			ss.Values[j] = joined
-		}
+		appendOne(t, ss, mem, func(bld array.Builder, v arrow.Array) error { return bld.AppendValueFromString(v.ValueStr(0)) })
 		return nil
 	}
 	for _, rec := range recs {
@@ -773,19 +759,7 @@ func TestSeriesRecycledMemory(t *testing.T) {
 		b.post = func(ss *sortedSeries) error {
 			ss.Times = append(slices.Clone(ss.Times), ss.Times[len(ss.Times)-1]+1+arrow.Timestamp(nth))
 			nth++
-			for j, v := range ss.Values {
-				bld := array.NewBuilder(memory.DefaultAllocator, v.DataType())
-				bld.AppendNull()
-				tail := bld.NewArray()
-				joined, err := array.Concatenate([]arrow.Array{v, tail}, memory.DefaultAllocator)
-				if err != nil {
-					t.Fatal(err)
-				}
-				tail.Release()
-				bld.Release()
-				v.Release()
-				ss.Values[j] = joined
-			}
+			appendOne(t, ss, memory.DefaultAllocator, func(bld array.Builder, _ arrow.Array) error { bld.AppendNull(); return nil })
 			ss.inSegments = false
 			return nil
 		}
@@ -1215,5 +1189,27 @@ func TestSameTimes(t *testing.T) {
 		if got := b.sameTimes(tc.runs); got != tc.want {
 			t.Errorf("%s: %v, want %v", tc.name, got, tc.want)
 		}
+	}
+}
+
+// appendOne replaces each value array of ss by itself and one more value,
+// which add appends to a builder of its type, in mem (as a post step such
+// as fill would).
+func appendOne(t *testing.T, ss *sortedSeries, mem memory.Allocator, add func(array.Builder, arrow.Array) error) {
+	t.Helper()
+	for j, v := range ss.Values {
+		bld := array.NewBuilder(mem, v.DataType())
+		if err := add(bld, v); err != nil {
+			t.Fatal(err)
+		}
+		tail := bld.NewArray()
+		joined, err := array.Concatenate([]arrow.Array{v, tail}, mem)
+		if err != nil {
+			t.Fatal(err)
+		}
+		tail.Release()
+		bld.Release()
+		v.Release()
+		ss.Values[j] = joined
 	}
 }
