@@ -94,12 +94,16 @@ func (j *joiner) framed(fb []byte) int32 {
 // slices of one new allocation (written once: see join). It returns dst;
 // the joiner is then reset and references nothing.
 func (j *joiner) split(dst [][]byte) [][]byte {
-	own := 0 // the bytes of the runs between borrowed pieces
+	own := 0  // the bytes of the runs between borrowed pieces
+	runs := 1 // an upper bound on the buffers returned: every borrowed piece and the run after it
 	for _, p := range j.pieces {
-		if !p.borrowed {
+		if p.borrowed {
+			runs += 2
+		} else {
 			own += p.len()
 		}
 	}
+	dst = slices.Grow(dst, runs)
 	list := j.list[:0]
 	for _, p := range j.pieces {
 		if !p.borrowed {

@@ -528,3 +528,30 @@ func within(p, b []byte) bool {
 	at := uintptr(unsafe.Pointer(unsafe.SliceData(p)))
 	return at >= start && at < start+uintptr(len(b))
 }
+
+// A reused encoder writes a file in pieces with two allocations: the
+// pieces' list, sized once, and the memory of the runs between borrowed
+// pieces.
+func TestAppendFilePiecesAllocs(t *testing.T) {
+	if raceEnabled {
+		t.Skip("the race detector makes sync.Pool drop items: allocation counts are checked without -race")
+	}
+	_, recs := borrowRecords(t)
+	meta := []arrowipc.KeyValue{{Key: "name", Value: "cpu"}}
+	e := newEncoder(t, codec.MustNew(codec.None, 0), 0.1)
+	r := recs[0]
+	var err error
+	write := func() {
+		if _, err = e.PrepareRecord(r); err == nil {
+			_, err = e.AppendFilePieces(meta)
+		}
+	}
+	write()
+	allocs := testing.AllocsPerRun(100, write)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if allocs != 2 {
+		t.Errorf("%.1f allocations per file in pieces, want 2", allocs)
+	}
+}
