@@ -311,17 +311,29 @@ func retype(to arrow.DataType) converter {
 func isInfinity[T int32 | int64](v, maxV T) bool { return v == maxV || v == -maxV || v == -maxV-1 }
 
 // hasInfinity says whether a value of vals is an infinity (isInfinity with
-// maxV, the type's largest value), from their minimum and maximum: one pass
-// without a branch per value.
+// maxV, T's largest value) in one pass without a branch per value: v −
+// maxV, wrapping in T, is 0, 1 or 2 for exactly the three infinities
+// (maxV, then T's smallest value and the one after it), so the least of
+// those differences, read unsigned, tells. Four lanes, so that each step
+// does not wait for the one before.
 func hasInfinity[T ~int32 | ~int64](vals []T, maxV int64) bool {
-	if len(vals) == 0 {
-		return false
+	m := T(maxV)
+	var d [4]uint64
+	for k := range d {
+		d[k] = math.MaxUint64
 	}
-	lo, hi := int64(vals[0]), int64(vals[0])
-	for _, v := range vals {
-		lo, hi = min(lo, int64(v)), max(hi, int64(v))
+	i := 0
+	for ; i+4 <= len(vals); i += 4 {
+		v := vals[i : i+4 : i+4]
+		d[0] = min(d[0], uint64(int64(v[0]-m)))
+		d[1] = min(d[1], uint64(int64(v[1]-m)))
+		d[2] = min(d[2], uint64(int64(v[2]-m)))
+		d[3] = min(d[3], uint64(int64(v[3]-m)))
 	}
-	return hi == maxV || lo <= -maxV
+	for _, v := range vals[i:] {
+		d[0] = min(d[0], uint64(int64(v-m)))
+	}
+	return min(d[0], d[1], d[2], d[3]) <= 2
 }
 
 // scaleToNS converts timestamps and dates to timestamp[ns]; a value outside
