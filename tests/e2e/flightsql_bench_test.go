@@ -36,6 +36,7 @@ import (
 	"google.golang.org/grpc/status"
 
 	"github.com/quiverdata/quiver/pkg/harness"
+	"github.com/quiverdata/quiver/pkg/settings"
 	"github.com/quiverdata/quiver/tests/walks"
 )
 
@@ -397,6 +398,24 @@ func checkAnswer(dr *pluginv2.DataResponse, format string, res *benchResult) err
 // (space-separated, e.g. "GOGC=50"), for experiments with the Go runtime.
 const envPluginEnv = "QUIVER_BENCH_PLUGIN_ENV"
 
+// envPoints sets the points per series of the result (walks.Points when
+// unset): a larger result of the same shape, for the memory the plugin
+// takes per byte of result once its idle process is a small part of it.
+const envPoints = "QUIVER_BENCH_POINTS"
+
+// benchPoints is the points per series the benchmark's result has.
+func benchPoints(b *testing.B) int {
+	v := os.Getenv(envPoints)
+	if v == "" {
+		return walks.Points
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil || n < 1 || n > 20*walks.Points {
+		b.Fatalf("%s=%q: want a number of points per series, 1 to %d", envPoints, v, 20*walks.Points)
+	}
+	return n
+}
+
 // BenchmarkFlightSQLThroughTheBinary serves the 1,000,000-row,
 // 1000-series result from a Flight SQL server in this process and reads it
 // through the built gpx_quiver binary (a data-source instance pointing at
@@ -431,11 +450,12 @@ const envPluginEnv = "QUIVER_BENCH_PLUGIN_ENV"
 // server-cpu-ns/row this process's CPU during the child's scan (the
 // server's), and arrow-MB, the result's Arrow size. A fresh plugin process
 // serves each sub-benchmark; QUIVER_BENCH_PLUGIN_ENV adds environment
-// variables to it.
+// variables to it, and QUIVER_BENCH_POINTS makes the series longer (the
+// same 1000 series; 4000 points: a 4,000,000-row result).
 //
 //	go test -tags arrow_json_stdlib -run '^$' -bench FlightSQLThroughTheBinary -benchtime 3x -count 6 ./tests/e2e
 func BenchmarkFlightSQLThroughTheBinary(b *testing.B) {
-	res := buildResult(walks.Hosts, walks.Points, walks.BatchRows)
+	res := buildResult(walks.Hosts, benchPoints(b), walks.BatchRows)
 	addr := serveResult(b, res)
 	benchThroughTheBinary(b, res, addr, strings.Fields(os.Getenv(envPluginEnv)))
 }
@@ -509,6 +529,10 @@ func benchThroughTheBinary(b *testing.B, res *benchResult, addr string, env []st
 		b.ReportMetric(float64(raw.first.hwm-raw.idle)/arrowSize, "first-growth/arrow")
 	})
 
+	rowLimit := "" // the default, which a longer result (envPoints) passes
+	if res.rows > settings.DefaultFlightSQLRowLimit {
+		rowLimit = fmt.Sprintf(`,"rowLimit":%d`, res.rows)
+	}
 	codecs := []struct{ name, settings string }{
 		{"default", ""},
 		{"none", `,"codec":"none"`},
@@ -537,7 +561,7 @@ func benchThroughTheBinary(b *testing.B, res *benchResult, addr string, env []st
 				b.Fatal(err)
 			}
 			defer plugin.Close()
-			pc := harness.Context(int64(9000+ci), fmt.Sprintf(`{"upstream":"flightsql","address":%q,"dialect":"ansi"%s}`, addr, c.settings), nil)
+			pc := harness.Context(int64(9000+ci), fmt.Sprintf(`{"upstream":"flightsql","address":%q,"dialect":"ansi"%s%s}`, addr, c.settings, rowLimit), nil)
 			now := time.Now()
 			q := harness.Query("A", map[string]string{"rawSql": walks.SQL, "format": format}, now.Add(-time.Hour), now, time.Second, 1000)
 			ctx := context.Background()
