@@ -8,6 +8,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -336,5 +337,39 @@ func TestProbeJudgesNumbersByTheirPrefix(t *testing.T) {
 			t.Errorf("%s: %d buffers compressed, want %d", tc.name, b[0].Compressed, tc.want)
 		}
 		readAll(t, memory.DefaultAllocator, out, rows)
+	}
+}
+
+// Text offsets that fall, or turn negative read as int32, are refused,
+// naming the first row where they fall; the last offset bounds the values.
+func TestTextOffsetsChecked(t *testing.T) {
+	le := func(offs ...uint32) []byte {
+		b := make([]byte, 0, 4*len(offs))
+		for _, o := range offs {
+			b = binary.LittleEndian.AppendUint32(b, o)
+		}
+		return b
+	}
+	fields := []arrowipc.Field{{Name: "s", Type: arrow.BinaryTypes.String}}
+	for _, c := range []struct {
+		name string
+		offs []byte
+		want string // in the error; "" for none
+	}{
+		{"rising", le(0, 1, 1, 3), ""},
+		{"falling at row 2", le(0, 2, 1, 3), "offsets decrease at row 2"},
+		{"falling at the last row", le(0, 1, 2, 1), "offsets decrease at row 3"},
+		{"negative at row 1", le(0, 0xffffffff, 0xffffffff, 0xffffffff), "offsets decrease at row 1"},
+		{"past 2^31 at row 3", le(0, 1, 2, 0x80000000), "offsets decrease at row 3"},
+		{"past the values", le(0, 1, 2, 4), "offsets reach 4 past 3 value bytes"},
+	} {
+		e := newEncoder(t, codec.MustNew(codec.None, 0), 0)
+		_, err := e.Prepare(fields, 3, []arrowipc.Column{{Offsets: c.offs, Values: []byte("abc")}})
+		switch {
+		case c.want == "" && err != nil:
+			t.Errorf("%s: %v", c.name, err)
+		case c.want != "" && (!errors.Is(err, arrowipc.ErrBatch) || !strings.Contains(err.Error(), c.want)):
+			t.Errorf("%s: %v, want ErrBatch saying %q", c.name, err, c.want)
+		}
 	}
 }

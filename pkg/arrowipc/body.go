@@ -323,25 +323,49 @@ func checkColumn(name string, info typeInfo, rows int, c *Column) error {
 		if len(c.Offsets) < 4*(rows+1) {
 			return fmt.Errorf("%w: field %q: %d offset bytes for %d rows", ErrBatch, name, len(c.Offsets), rows)
 		}
-		prev := binary.LittleEndian.Uint32(c.Offsets)
-		if prev != 0 {
-			return fmt.Errorf("%w: field %q: offsets start at %d, not 0", ErrBatch, name, prev)
+		if first := binary.LittleEndian.Uint32(c.Offsets); first != 0 {
+			return fmt.Errorf("%w: field %q: offsets start at %d, not 0", ErrBatch, name, first)
 		}
-		for r := 1; r <= rows; r++ {
-			o := binary.LittleEndian.Uint32(c.Offsets[4*r:])
-			if o < prev || int32(o) < 0 {
-				return fmt.Errorf("%w: field %q: offsets decrease at row %d", ErrBatch, name, r)
-			}
-			prev = o
+		last, ok := offsetsRise(c.Offsets[:4*(rows+1)])
+		if !ok {
+			return fmt.Errorf("%w: field %q: offsets decrease at row %d", ErrBatch, name, offsetsFall(c.Offsets[:4*(rows+1)]))
 		}
-		if int(prev) > len(c.Values) {
-			return fmt.Errorf("%w: field %q: offsets reach %d past %d value bytes", ErrBatch, name, prev, len(c.Values))
+		if int(last) > len(c.Values) {
+			return fmt.Errorf("%w: field %q: offsets reach %d past %d value bytes", ErrBatch, name, last, len(c.Values))
 		}
 	}
 	return nil
 }
 
 func bitmapLen(rows int) int { return (rows + 7) / 8 }
+
+// offsetsRise reports whether the int32 offsets in b (little-endian, the
+// first 0) never decrease, which also keeps them all at 0 or above, and
+// returns the last. One pass without a branch per offset: each step's
+// difference is ORed in, and a negative one sets the sign bit.
+func offsetsRise(b []byte) (last int32, ok bool) {
+	var prev, fell int64
+	for i := 4; i+4 <= len(b); i += 4 {
+		o := int64(int32(binary.LittleEndian.Uint32(b[i : i+4 : i+4])))
+		fell |= o - prev
+		prev = o
+	}
+	return int32(prev), fell >= 0
+}
+
+// offsetsFall is the first row whose offset in b is below the one before
+// (offsetsRise found one).
+func offsetsFall(b []byte) int {
+	prev := int32(0)
+	for r := 1; 4*r+4 <= len(b); r++ {
+		o := int32(binary.LittleEndian.Uint32(b[4*r:]))
+		if o < prev {
+			return r
+		}
+		prev = o
+	}
+	return 0
+}
 
 // addBuffer adds buf, the buffer of slot len(b.refs) whose field and role
 // key names, to the batch: compressed into the batch's packed bytes when
