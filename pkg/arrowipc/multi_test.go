@@ -532,7 +532,7 @@ func within(p, b []byte) bool {
 // A reused encoder writes a file in pieces with two allocations: the
 // pieces' list, sized once, and the memory of the runs between borrowed
 // pieces.
-func TestAppendFilePiecesAllocs(t *testing.T) {
+func TestAppendFilePiecesSteadyStateAllocs(t *testing.T) {
 	if raceEnabled {
 		t.Skip("the race detector makes sync.Pool drop items: allocation counts are checked without -race")
 	}
