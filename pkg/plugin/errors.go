@@ -56,3 +56,13 @@ func (e settingsError) Unwrap() []error {
 func oneLine(err error) string {
 	return strings.ReplaceAll(err.Error(), "\n", "; ")
 }
+
+// resourceErrorSource is the error source of a failed resource response
+// by its HTTP status: a gateway status means the upstream failed.
+func resourceErrorSource(status int) backend.ErrorSource {
+	switch status {
+	case 502, 503, 504:
+		return backend.ErrorSourceDownstream
+	}
+	return backend.ErrorSourcePlugin
+}

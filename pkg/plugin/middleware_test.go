@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"os"
 	"strings"
 	"sync"
 	"testing"
@@ -305,4 +306,26 @@ func TestForwardedIdentityLeavesNoResourceBody(t *testing.T) {
 	if body := string(got[0].Body); strings.Contains(body, "user-access-token") || strings.Contains(body, "user-id-token") || !strings.Contains(body, "[redacted]") {
 		t.Errorf("resource body %q", body)
 	}
+}
+
+// TestMiddlewaresComparedWithSDK: the mirrored middlewares (middleware.go)
+// were compared with the SDK release go.mod requires. On an SDK upgrade,
+// compare them with the new release's backend/serve.go
+// (defaultHandlerMiddlewares), handler_middleware.go (setupContext) and the
+// middlewares mirrored, then update middlewaresComparedWith.
+func TestMiddlewaresComparedWithSDK(t *testing.T) {
+	b, err := os.ReadFile("../../go.mod")
+	if err != nil {
+		t.Fatal(err)
+	}
+	const sdk = "github.com/grafana/grafana-plugin-sdk-go "
+	for line := range strings.Lines(string(b)) {
+		if v, ok := strings.CutPrefix(strings.TrimSpace(line), sdk); ok {
+			if v = strings.Fields(v)[0]; v != middlewaresComparedWith {
+				t.Fatalf("go.mod requires the SDK %s; middleware.go mirrors the middlewares of %s: compare them again", v, middlewaresComparedWith)
+			}
+			return
+		}
+	}
+	t.Fatal("go.mod names no grafana-plugin-sdk-go")
 }

@@ -151,22 +151,22 @@ func (s *Service) CheckHealth(ctx context.Context, req *backend.CheckHealthReque
 		return nil, err
 	}
 	if inst.invalid != nil {
-		return &backend.CheckHealthResult{Status: backend.HealthStatusError, Message: oneLine(inst.invalid)}, nil
+		return unhealthy(ctx, settingsError{inst.invalid}, ""), nil
 	}
 	if s.budgetErr != nil {
-		return &backend.CheckHealthResult{Status: backend.HealthStatusError, Message: oneLine(s.budgetErr) + " (the plugin runs with the default budget)"}, nil
+		return unhealthy(ctx, settingsError{s.budgetErr}, " (the plugin runs with the default budget)"), nil
 	}
 	what := "Demo source ready"
 	switch {
 	case inst.reporter != nil:
 		msg, err := inst.reporter.HealthReport(ctx)
 		if err != nil {
-			return &backend.CheckHealthResult{Status: backend.HealthStatusError, Message: redactIdentity(ctx, oneLine(err))}, nil
+			return unhealthy(ctx, err, ""), nil
 		}
 		what = msg
 	case inst.health != nil:
 		if err := inst.health.CheckHealth(ctx); err != nil {
-			return &backend.CheckHealthResult{Status: backend.HealthStatusError, Message: redactIdentity(ctx, oneLine(err))}, nil
+			return unhealthy(ctx, err, ""), nil
 		}
 		what = "Connected to " + inst.settings.FlightSQL.Address
 	}
@@ -180,6 +180,14 @@ func (s *Service) CheckHealth(ctx context.Context, req *backend.CheckHealthReque
 	return &backend.CheckHealthResult{Status: backend.HealthStatusOk, Message: msg}, nil
 }
 
+// unhealthy is the failed health check of err, with the error source
+// classify gives it (so Grafana tells a server that is down from a
+// data source that is set up wrong) and its message, redacted, then suffix.
+func unhealthy(ctx context.Context, err error, suffix string) *backend.CheckHealthResult {
+	_, src, msg := classify(err)
+	return &backend.CheckHealthResult{Status: backend.HealthStatusError, Message: redactIdentity(ctx, msg) + suffix, ErrorSource: src}
+}
+
 // CallResource serves the codec advisor (advisor.go) and the source's
 // resources (schema browsing for the query editor), or 404 when the source
 // has none.
@@ -189,20 +197,25 @@ func (s *Service) CallResource(ctx context.Context, req *backend.CallResourceReq
 		return err
 	}
 	if inst.invalid != nil {
-		return sender.Send(&backend.CallResourceResponse{Status: 400, Body: []byte(oneLine(inst.invalid))})
+		return sender.Send(&backend.CallResourceResponse{Status: 400, Body: []byte(oneLine(inst.invalid)), ErrorSource: backend.ErrorSourcePlugin})
 	}
 	if req.Path == AdvisePath {
 		return s.advise(ctx, inst, req, sender) // advisor.go
 	}
 	if inst.resources == nil {
-		return sender.Send(&backend.CallResourceResponse{Status: 404, Body: []byte("this data source serves no resources")})
+		return sender.Send(&backend.CallResourceResponse{Status: 404, Body: []byte("this data source serves no resources"), ErrorSource: backend.ErrorSourcePlugin})
 	}
 	// An upstream that echoes the user's forwarded token in an error must
 	// not hand it back in a resource's body either.
+	// A failed resource call says whose fault it was: the upstream's when
+	// the source answers 502/503/504, the request's otherwise.
 	redacting := backend.CallResourceResponseSenderFunc(func(r *backend.CallResourceResponse) error {
-		if r != nil && r.Status >= 400 && len(r.Body) > 0 {
+		if r != nil && r.Status >= 400 {
 			if msg := redactIdentity(ctx, string(r.Body)); msg != string(r.Body) {
 				r.Body = []byte(msg)
+			}
+			if !r.ErrorSource.IsValid() {
+				r.ErrorSource = resourceErrorSource(r.Status)
 			}
 		}
 		return sender.Send(r)
