@@ -82,10 +82,17 @@ func GoLint() error {
 	if out != "" {
 		return fmt.Errorf("gofmt would change:\n%s", out)
 	}
-	if err := sh.RunV("go", "vet", "-tags", "arrow_json_stdlib", "./..."); err != nil {
+	pkgs, err := goPackages("arrow_json_stdlib")
+	if err != nil {
 		return err
 	}
-	return sh.RunWithV(goTestEnv, "go", "vet", "-tags", goTestTags, "./...")
+	if err := sh.RunV("go", append([]string{"vet", "-tags", "arrow_json_stdlib"}, pkgs...)...); err != nil {
+		return err
+	}
+	if pkgs, err = goPackages(goTestTags); err != nil {
+		return err
+	}
+	return sh.RunWithV(goTestEnv, "go", append([]string{"vet", "-tags", goTestTags}, pkgs...)...)
 }
 
 // GoTest runs the Go tests with -race, the real-engine tests included
@@ -101,13 +108,34 @@ func GoTest() error {
 	for k, v := range goTestEnv {
 		env[k] = v
 	}
-	if err := sh.RunWithV(env, "go", "test", "-race", "-tags", goTestTags, "-timeout", "25m", "./..."); err != nil {
+	pkgs, err := goPackages(goTestTags)
+	if err != nil {
+		return err
+	}
+	if err := sh.RunWithV(env, "go", append([]string{"test", "-race", "-tags", goTestTags, "-timeout", "25m"}, pkgs...)...); err != nil {
 		return err
 	}
 	// The race detector makes sync.Pool drop items, so the allocation
 	// counts, and the series memory given back to the Flight SQL source's
 	// pools, are asserted in a run without it.
 	return sh.RunWithV(map[string]string{"CGO_ENABLED": "0"}, "go", "test", "-tags", "arrow_json_stdlib", "-run", "SteadyStateAllocs|^TestSeriesRecycledMemory$", "-v", "./pkg/...")
+}
+
+// goPackages lists the module's Go packages built with tags (and cgo),
+// leaving out those under a node_modules folder (an npm package may ship Go
+// code, which is not ours to vet or test) and those tags exclude.
+func goPackages(tags string) ([]string, error) {
+	out, err := sh.OutputWith(goTestEnv, "go", "list", "-tags", tags, "-e", "-f", "{{if .GoFiles}}{{.ImportPath}}{{else if .TestGoFiles}}{{.ImportPath}}{{else if .XTestGoFiles}}{{.ImportPath}}{{end}}", "./...")
+	if err != nil {
+		return nil, err
+	}
+	var pkgs []string
+	for _, p := range strings.Fields(out) {
+		if !strings.Contains(p+"/", "/node_modules/") {
+			pkgs = append(pkgs, p)
+		}
+	}
+	return pkgs, nil
 }
 
 // Fuzz runs each fuzz target for a bounded time (its corpus is kept in
