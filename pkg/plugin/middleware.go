@@ -277,35 +277,77 @@ func redactIdentity(ctx context.Context, msg string) string {
 }
 
 // QueryData answers every query of the request, each with its frames or its
-// own error, through the query chain.
+// own error, through the query chain, its frames joined: for callers that
+// are not the gRPC server (which calls reply). It makes Service a
+// pluginv2.DataServer.
 func (s *Service) QueryData(ctx context.Context, preq *pluginv2.QueryDataRequest) (*pluginv2.QueryDataResponse, error) {
+	r, err := s.answer(ctx, preq, false)
+	if err != nil {
+		return nil, err
+	}
+	return r.msg, nil
+}
+
+// reply is QueryData as the gRPC server calls it (dataService): frames in
+// pieces stay in pieces, for the wire codec.
+func (s *Service) reply(ctx context.Context, preq *pluginv2.QueryDataRequest) (*reply, error) {
+	return s.answer(ctx, preq, true)
+}
+
+func (s *Service) answer(ctx context.Context, preq *pluginv2.QueryDataRequest, pieced bool) (*reply, error) {
 	req := backend.FromProto().QueryDataRequest(preq)
-	var resp *pluginv2.QueryDataResponse
+	var r *reply
 	err := s.chain.run(ctx, backend.EndpointQueryData, req, func(ctx context.Context, req *backend.QueryDataRequest) (*backend.QueryDataResponse, error) {
-		resp = s.queryData(ctx, preq, req)
-		out := &backend.QueryDataResponse{Responses: make(backend.Responses, len(resp.Responses))}
-		for refID, dr := range resp.Responses {
+		r = s.queryData(ctx, preq, req, pieced)
+		out := &backend.QueryDataResponse{Responses: make(backend.Responses, len(r.msg.Responses))}
+		for refID, dr := range r.msg.Responses {
 			dr.Error = redactIdentity(ctx, dr.Error)
 			out.Responses[refID] = outcome(ctx, dr.Status, dr.ErrorSource, dr.Error)
 		}
 		return out, nil
 	})
 	if err != nil {
+		if r != nil {
+			r.rest.take().release()
+		}
 		return nil, err
 	}
-	return resp, nil
+	return r, nil
 }
 
 // QueryChunkedData streams every frame as its own chunk as soon as it is
-// encoded, through the query chain.
+// encoded, through the query chain, its frames joined: for callers that are
+// not the gRPC server (which calls chunks).
 func (s *Service) QueryChunkedData(preq *pluginv2.QueryChunkedDataRequest, stream grpc.ServerStreamingServer[pluginv2.QueryChunkedDataResponse]) error {
+	return s.streamChunks(preq, stream.Context(), func(c *chunk) error { return stream.Send(c.msg) }, false)
+}
+
+// chunks is QueryChunkedData as the gRPC server calls it (dataService):
+// frames in pieces stay in pieces, for the wire codec.
+func (s *Service) chunks(preq *pluginv2.QueryChunkedDataRequest, ss grpc.ServerStream) error {
+	return s.streamChunks(preq, ss.Context(), func(c *chunk) error { return ss.SendMsg(c) }, true)
+}
+
+// streamChunks runs a chunked request through the query chain, sending its
+// chunks with send; the middlewares see each query's outcome as its chunks
+// went out.
+func (s *Service) streamChunks(preq *pluginv2.QueryChunkedDataRequest, ctx context.Context, send func(*chunk) error, pieced bool) error {
 	req := backend.FromProto().QueryChunkedDataRequest(preq)
 	qreq := &backend.QueryDataRequest{PluginContext: req.PluginContext, Headers: req.Headers, Queries: req.Queries, Format: req.Format}
 	var sendErr error
-	err := s.chain.run(stream.Context(), backend.EndpointQueryChunkedData, qreq, func(ctx context.Context, _ *backend.QueryDataRequest) (*backend.QueryDataResponse, error) {
-		rec := &outcomeStream{ServerStreamingServer: stream, ctx: ctx, out: &backend.QueryDataResponse{Responses: backend.Responses{}}}
-		sendErr = s.queryChunkedData(ctx, preq, req, rec)
-		return rec.out, nil // a failed send is the stream's error, not a query's
+	err := s.chain.run(ctx, backend.EndpointQueryChunkedData, qreq, func(ctx context.Context, _ *backend.QueryDataRequest) (*backend.QueryDataResponse, error) {
+		out := &backend.QueryDataResponse{Responses: backend.Responses{}}
+		// Called under queryChunkedData's send lock.
+		record := func(c *chunk) error {
+			m := c.msg
+			m.Error = redactIdentity(ctx, m.Error)
+			if _, seen := out.Responses[m.RefId]; !seen || m.Error != "" {
+				out.Responses[m.RefId] = outcome(ctx, m.Status, m.ErrorSource, m.Error)
+			}
+			return send(c)
+		}
+		sendErr = s.queryChunkedData(ctx, preq, req, record, pieced)
+		return out, nil // a failed send is the stream's error, not a query's
 	})
 	if err != nil {
 		return err
@@ -333,24 +375,6 @@ type answerError struct {
 
 func (e answerError) Error() string { return e.msg }
 func (e answerError) Unwrap() error { return e.cause }
-
-// outcomeStream records the outcome of each query of a chunked request as
-// its chunks are sent, and serves the chain's context.
-type outcomeStream struct {
-	grpc.ServerStreamingServer[pluginv2.QueryChunkedDataResponse]
-	ctx context.Context
-	out *backend.QueryDataResponse // Send is called under the caller's lock
-}
-
-func (o *outcomeStream) Context() context.Context { return o.ctx }
-
-func (o *outcomeStream) Send(c *pluginv2.QueryChunkedDataResponse) error {
-	c.Error = redactIdentity(o.ctx, c.Error)
-	if _, seen := o.out.Responses[c.RefId]; !seen || c.Error != "" {
-		o.out.Responses[c.RefId] = outcome(o.ctx, c.Status, c.ErrorSource, c.Error)
-	}
-	return o.ServerStreamingServer.Send(c)
-}
 
 // traceQuery starts the span of one query, a child of the request's span,
 // and returns the function that ends it with the query's error.

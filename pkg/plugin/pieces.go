@@ -2,40 +2,21 @@ package plugin
 
 import (
 	"bytes"
-	"context"
-	"runtime"
-	"strings"
 	"sync"
-	"sync/atomic"
-	"weak"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/grafana/grafana-plugin-sdk-go/genproto/pluginv2"
-	"google.golang.org/grpc"
-	"google.golang.org/grpc/encoding"
-	grpcproto "google.golang.org/grpc/encoding/proto"
-	"google.golang.org/grpc/metadata"
 )
 
 // A frame finished from parts (a table read batch by batch) is its header,
 // its parts and its footer, each in memory of its own. Joining them into
 // one []byte for the response would copy the whole table once more, and
 // hold it twice while doing so, only for gRPC to copy it again into its
-// transport. A response (or a chunk) that gRPC marshals with the wire codec
-// (wire.go) skips the join: the message carries the frame's first piece
-// where the frame goes, and the codec finds the pieces after it in pieced,
-// the registry of the messages on their way, writing them after the first
-// as the one bytes field they are.
-//
-// Whoever else read such a message would see only a frame's first piece,
-// so the pieces stay apart only for a request that arrived through gRPC
-// with the proto content subtype while the wire codec is gRPC's "proto"
-// codec (wireBound); for any other caller the frames are joined. That
-// rests on two facts of the server the SDK builds (backend.Manage): it
-// forces no codec (grpc.ForceServerCodec), so the registered "proto" codec
-// is the one that marshals, and nothing else marshals the responses (gRPC's
-// binary logging would, with the proto runtime: it is off unless
-// GRPC_BINARY_LOG_FILTER is set, and would then log truncated frames).
+// transport. So the frame stays in pieces: the protobuf message carries its
+// first piece where the frame goes, and the reply or chunk that carries the
+// message (dataservice.go) carries the pieces after it, which the wire codec
+// (wire.go) writes after the first as the one bytes field they are. A
+// caller that is not the gRPC server gets the frames joined (joinPieced).
 
 // encodedFrame is one encoded frame as the sink hands it over: its bytes,
 // or its first piece (b) and the pieces that follow it (rest); lent is set
@@ -153,50 +134,6 @@ func (p piecedFrames) release() {
 	}
 }
 
-// pieced maps the responses and chunks on their way to gRPC (weakly: one
-// dropped before it was marshalled takes its entry with it, through a
-// cleanup) to their frames kept in pieces; piecedCount is how many it
-// holds, so that the codec looks nothing up while it holds none.
-var (
-	pieced      sync.Map // weak.Pointer[pluginv2.QueryDataResponse or QueryChunkedDataResponse] → piecedFrames
-	piecedCount atomic.Int64
-)
-
-// keepPieced registers frames as those of m (a QueryDataResponse or a
-// QueryChunkedDataResponse), until m is collected or the codec takes them
-// (piecedOf).
-func keepPieced[M any](m *M, frames piecedFrames) {
-	key := weak.Make(m)
-	piecedCount.Add(1)
-	pieced.Store(key, frames)
-	runtime.AddCleanup(m, func(k weak.Pointer[M]) {
-		if v, ok := forgetPieced(k); ok { // dropped unwritten
-			v.(piecedFrames).release()
-		}
-	}, key)
-}
-
-// piecedOf returns m's frames kept in pieces, and forgets them (a message
-// is marshalled once).
-func piecedOf[M any](m *M) piecedFrames {
-	if piecedCount.Load() == 0 {
-		return nil
-	}
-	v, ok := forgetPieced(weak.Make(m))
-	if !ok {
-		return nil
-	}
-	return v.(piecedFrames)
-}
-
-func forgetPieced(key any) (any, bool) {
-	v, ok := pieced.LoadAndDelete(key)
-	if ok {
-		piecedCount.Add(-1)
-	}
-	return v, ok
-}
-
 // joinPieced replaces in resp every frame of frames by the frame joined,
 // for a response that no wire codec will write, releases their lent
 // records, and returns the bytes it allocated (the copies, alive beside the
@@ -216,34 +153,4 @@ func joinPieced(resp *pluginv2.QueryDataResponse, frames piecedFrames) int64 {
 		}
 	}
 	return n
-}
-
-// wireBound says whether the response to the request of ctx will be
-// marshalled by the wire codec: the request came through a gRPC server
-// with gRPC's default content subtype or "proto", and the codec registered
-// as "proto" is the wire codec.
-func wireBound(ctx context.Context) bool {
-	if grpc.ServerTransportStreamFromContext(ctx) == nil {
-		return false
-	}
-	if _, ok := encoding.GetCodecV2(grpcproto.Name).(wireCodec); !ok {
-		return false
-	}
-	md, _ := metadata.FromIncomingContext(ctx)
-	ct := md.Get("content-type")
-	if len(ct) != 1 {
-		return false
-	}
-	// As gRPC reads it (grpcutil.ContentSubtype): "application/grpc", then
-	// nothing, or '+' or ';' and the subtype in any case.
-	sub, ok := strings.CutPrefix(ct[0], "application/grpc")
-	switch {
-	case !ok:
-		return false
-	case sub == "":
-		return true
-	case sub[0] != '+' && sub[0] != ';':
-		return false
-	}
-	return strings.EqualFold(sub[1:], grpcproto.Name)
 }

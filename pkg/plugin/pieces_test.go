@@ -7,11 +7,8 @@ import (
 	"fmt"
 	"io"
 	"math/rand/v2"
-	"runtime"
 	"strconv"
 	"testing"
-	"time"
-	"weak"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
@@ -20,18 +17,16 @@ import (
 	"github.com/grafana/grafana-plugin-sdk-go/genproto/pluginv2"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/encoding"
-	"google.golang.org/grpc/metadata"
 	"google.golang.org/protobuf/encoding/protowire"
 	"google.golang.org/protobuf/proto"
 
 	"github.com/quiverdata/quiver/pkg/frame/frametest"
 )
 
-// piecedResponse is a response with frames kept in pieces among whole
-// ones, registered for the codec, the same response with every frame
-// joined, and the pieces.
-func piecedResponse(r *rand.Rand) (m, joined *pluginv2.QueryDataResponse, all [][]byte) {
-	m = randQueryData(r)
+// piecedResponse is a reply with frames kept in pieces among whole ones,
+// the same response with every frame joined, and the pieces.
+func piecedResponse(r *rand.Rand) (rep *reply, joined *pluginv2.QueryDataResponse, all [][]byte) {
+	m := randQueryData(r)
 	if m.Responses == nil {
 		m.Responses = map[string]*pluginv2.DataResponse{}
 	}
@@ -58,8 +53,7 @@ func piecedResponse(r *rand.Rand) (m, joined *pluginv2.QueryDataResponse, all []
 		}
 		m.Responses[k], joined.Responses[k] = dr, jr
 	}
-	keepPieced(m, frames)
-	return m, joined, all
+	return &reply{msg: m, rest: newTails(frames)}, joined, all
 }
 
 // A frame kept in pieces is written as the one bytes field it is: the
@@ -72,6 +66,7 @@ func TestWirePiecedFrames(t *testing.T) {
 	c := wireCodec{next: protoCodec(t)}
 	for i := range 20 {
 		m, joined, all := piecedResponse(r)
+		rest := m.rest
 		out, err := c.Marshal(m)
 		if err != nil {
 			t.Fatal(err)
@@ -90,8 +85,8 @@ func TestWirePiecedFrames(t *testing.T) {
 				t.Fatalf("response %d: piece %d (%d bytes) was copied, not referenced", i, k, len(p))
 			}
 		}
-		if piecedOf(m) != nil {
-			t.Fatalf("response %d: its pieces stayed registered after it was written", i)
+		if rest.take() != nil {
+			t.Fatalf("response %d: its pieces were left for another to take after it was written", i)
 		}
 	}
 	// Through the previous codec: for unknown fields of the response, and
@@ -100,10 +95,10 @@ func TestWirePiecedFrames(t *testing.T) {
 	for _, where := range []string{"response", "data response"} {
 		m, joined, _ := piecedResponse(r)
 		if where == "response" {
-			m.ProtoReflect().SetUnknown(unknown)
+			m.msg.ProtoReflect().SetUnknown(unknown)
 			joined.ProtoReflect().SetUnknown(unknown)
 		} else {
-			m.Responses["pieced"].ProtoReflect().SetUnknown(unknown)
+			m.msg.Responses["pieced"].ProtoReflect().SetUnknown(unknown)
 			joined.Responses["pieced"].ProtoReflect().SetUnknown(unknown)
 		}
 		out, err := c.Marshal(m)
@@ -134,12 +129,12 @@ func TestWirePiecedChunk(t *testing.T) {
 		m.Frame = pieces[0]
 		joined := proto.Clone(m).(*pluginv2.QueryChunkedDataResponse)
 		joined.Frame = bytes.Join(pieces, nil)
-		keepPieced(m, piecedFrames{&pieces[0][0]: {rest: pieces[1:]}})
+		ch := &chunk{msg: m, rest: newTails(piecedFrames{&pieces[0][0]: {rest: pieces[1:]}})}
 		unknown := i%4 == 3
 		if unknown {
 			m.ProtoReflect().SetUnknown(protowire.AppendVarint(protowire.AppendTag(nil, 99, protowire.VarintType), 7))
 		}
-		out, err := c.Marshal(m)
+		out, err := c.Marshal(ch)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -153,37 +148,10 @@ func TestWirePiecedChunk(t *testing.T) {
 		if got, want := out.Materialize(), deterministic(t, joined); !bytes.Equal(got, want) {
 			t.Fatalf("chunk %d: %d bytes, the joined chunk's %d", i, len(got), len(want))
 		}
-		if piecedOf(m) != nil {
-			t.Fatalf("chunk %d: its pieces stayed registered after it was written", i)
+		if ch.rest.take() != nil {
+			t.Fatalf("chunk %d: its pieces were left for another to take after it was written", i)
 		}
 	}
-}
-
-// A response dropped before it was written takes its registered pieces
-// with it.
-func TestPiecedGoesWithItsResponse(t *testing.T) {
-	before := registered()
-	func() {
-		m, _, _ := piecedResponse(rand.New(rand.NewPCG(5, 6)))
-		if registered() != before+1 {
-			t.Fatal("not registered")
-		}
-		runtime.KeepAlive(m)
-	}()
-	for i := 0; registered() > before; i++ { // cleanups run after the collection that finds the response dead
-		if i == 100 {
-			t.Fatalf("%d responses' pieces still registered after %d collections", registered()-before, i)
-		}
-		runtime.GC()
-		runtime.Gosched()
-	}
-}
-
-// registered counts the responses whose pieces are registered.
-func registered() int {
-	n := 0
-	pieced.Range(func(any, any) bool { n++; return true })
-	return n
 }
 
 // piecesSeen counts the chunks sent whose frames are kept in pieces.
@@ -193,58 +161,17 @@ type piecesSeen struct {
 }
 
 func (p *piecesSeen) SendMsg(m any) error {
-	if c, ok := m.(*pluginv2.QueryChunkedDataResponse); ok {
-		if _, ok := pieced.Load(weak.Make(c)); ok {
-			*p.n++
-		}
+	if c, ok := m.(*chunk); ok && c.rest != nil {
+		*p.n++
 	}
 	return p.ServerStream.SendMsg(m)
 }
 
-type fakeTransportStream struct{ grpc.ServerTransportStream }
-
-func (fakeTransportStream) Method() string { return "/pluginv2.Data/QueryData" }
-
-// TestWireBound and TestPiecedThroughGRPC register the wire codec for the
-// whole process for a while: no test of the package runs in parallel.
-func TestWireBound(t *testing.T) {
-	prev := protoCodec(t)
-	base := grpc.NewContextWithServerTransportStream(context.Background(), fakeTransportStream{})
-	with := func(ct ...string) context.Context {
-		md := metadata.MD{}
-		for _, v := range ct {
-			md.Append("content-type", v)
-		}
-		return metadata.NewIncomingContext(base, md)
-	}
-	if wireBound(with("application/grpc")) {
-		t.Error("bound to the wire codec before it is registered")
-	}
-	t.Cleanup(func() { encoding.RegisterCodecV2(prev) })
-	if err := registerWireCodec(); err != nil {
-		t.Fatal(err)
-	}
-	for ct, want := range map[string]bool{
-		"application/grpc": true, "application/grpc+proto": true, "application/grpc+PROTO": true,
-		"application/grpc;proto": true, "application/grpc+json": false, "application/grpcx": false,
-		"application/json": false, "": false,
-	} {
-		if got := wireBound(with(ct)); got != want {
-			t.Errorf("content-type %q: %v", ct, got)
-		}
-	}
-	if wireBound(with()) || wireBound(with("application/grpc", "application/grpc")) {
-		t.Error("bound without exactly one content-type")
-	}
-	ctx := metadata.NewIncomingContext(context.Background(), metadata.Pairs("content-type", "application/grpc"))
-	if wireBound(ctx) {
-		t.Error("bound without a gRPC server stream")
-	}
-}
-
 // The Service through a gRPC server, as Grafana calls it: a table in parts
 // arrives whole, the same frame as the Service answers in process (where
-// its pieces are joined), and nothing stays registered.
+// its pieces are joined). TestPiecedThroughGRPC registers the wire codec
+// for the whole process for a while: no test of the package runs in
+// parallel.
 func TestPiecedThroughGRPC(t *testing.T) {
 	prev := protoCodec(t)
 	t.Cleanup(func() { encoding.RegisterCodecV2(prev) })
@@ -252,16 +179,13 @@ func TestPiecedThroughGRPC(t *testing.T) {
 		t.Fatal(err)
 	}
 	s := newTestService(t, partSource{mem: memory.NewGoAllocator()}, 2)
-	before := registered()
 	keptInPieces := 0   // responses whose frames the Service left in pieces for the codec
 	chunksInPieces := 0 // chunks likewise
 	client := serveData(t, s, grpc.UnaryInterceptor(
 		func(ctx context.Context, req any, _ *grpc.UnaryServerInfo, h grpc.UnaryHandler) (any, error) {
 			resp, err := h(ctx, req)
-			if m, ok := resp.(*pluginv2.QueryDataResponse); ok {
-				if _, ok := pieced.Load(weak.Make(m)); ok {
-					keptInPieces++
-				}
+			if r, ok := resp.(*reply); ok && r.rest != nil {
+				keptInPieces++
 			}
 			return resp, err
 		}),
@@ -331,9 +255,6 @@ func TestPiecedThroughGRPC(t *testing.T) {
 	if keptInPieces != 1 {
 		t.Errorf("%d responses through gRPC kept their frames in pieces, want 1", keptInPieces)
 	}
-	if n := registered(); n != before {
-		t.Errorf("%d responses' pieces still registered after they were sent", n-before)
-	}
 }
 
 // sameFrame checks that the encoded frames want and got decode to the same
@@ -376,8 +297,8 @@ func lentRecord(t *testing.T, n int) (arrow.RecordBatch, *memory.CheckedAllocato
 // A lent record stays held while its frame's pieces may still be read and
 // is released once, when nothing reads them any more: once the transport
 // has read the frame's last large piece out of the wire codec's buffers
-// (not before), when the frame is joined instead, when the response is
-// dropped unwritten, or when the codec refuses it.
+// (not before), when the frame is joined instead, when whoever holds an
+// unwritten message releases its pieces, or when the codec refuses it.
 func TestLentFrameReleasedOnceWritten(t *testing.T) {
 	c := wireCodec{next: protoCodec(t)}
 	// resp returns a response of one frame: a header of its own, the lent
@@ -394,8 +315,7 @@ func TestLentFrameReleasedOnceWritten(t *testing.T) {
 
 	t.Run("written", func(t *testing.T) {
 		m, mem, frames, vals := resp()
-		keepPieced(m, frames)
-		out, err := c.Marshal(m)
+		out, err := c.Marshal(&reply{msg: m, rest: newTails(frames)})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -449,32 +369,28 @@ func TestLentFrameReleasedOnceWritten(t *testing.T) {
 	t.Run("refused", func(t *testing.T) {
 		m, mem, frames, _ := resp()
 		m.Responses["A"].ProtoReflect().SetUnknown(protowire.AppendVarint(protowire.AppendTag(nil, 99, protowire.VarintType), 7))
-		keepPieced(m, frames)
-		if _, err := c.Marshal(m); err != nil {
+		if _, err := c.Marshal(&reply{msg: m, rest: newTails(frames)}); err != nil {
 			t.Fatal(err)
 		}
 		if held(mem) {
 			t.Error("still held once the previous codec wrote the response, joined")
 		}
 	})
-	t.Run("dropped", func(t *testing.T) {
-		m, mem, frames, _ := resp()
-		keepPieced(m, frames)
-		m = nil
-		for range 100 {
-			runtime.GC()
-			if !held(mem) {
-				return
-			}
-			time.Sleep(10 * time.Millisecond)
+	t.Run("unwritten", func(t *testing.T) {
+		_, mem, frames, _ := resp()
+		rest := newTails(frames)
+		rest.take().release()
+		if held(mem) {
+			t.Error("still held once the unwritten message's pieces were released")
 		}
-		t.Error("still held after the unwritten response was collected")
+		if rest.take() != nil {
+			t.Error("the pieces were taken twice")
+		}
 	})
 	t.Run("chunk", func(t *testing.T) {
 		m, mem, frames, _ := resp()
 		head := m.Responses["A"].Frames[0]
-		ch := &pluginv2.QueryChunkedDataResponse{RefId: "A", Frame: head}
-		keepPieced(ch, piecedFrames{&head[0]: frames[&head[0]]})
+		ch := &chunk{msg: &pluginv2.QueryChunkedDataResponse{RefId: "A", Frame: head}, rest: newTails(piecedFrames{&head[0]: frames[&head[0]]})}
 		out, err := c.Marshal(ch)
 		if err != nil {
 			t.Fatal(err)

@@ -18,7 +18,6 @@ import (
 	"github.com/grafana/grafana-plugin-sdk-go/backend"
 	"github.com/grafana/grafana-plugin-sdk-go/data"
 	"github.com/grafana/grafana-plugin-sdk-go/genproto/pluginv2"
-	"google.golang.org/grpc"
 
 	"github.com/quiverdata/quiver/pkg/arrowipc"
 	"github.com/quiverdata/quiver/pkg/frame"
@@ -26,9 +25,10 @@ import (
 )
 
 // queryData answers every query of the request, each with its frames or its
-// own error: a query that fails does not fail the others. QueryData
-// (middleware.go) calls it through the query chain.
-func (s *Service) queryData(ctx context.Context, preq *pluginv2.QueryDataRequest, req *backend.QueryDataRequest) *pluginv2.QueryDataResponse {
+// own error: a query that fails does not fail the others. Frames in pieces
+// stay in pieces for the wire codec when pieced is set, and are joined
+// otherwise. answer (middleware.go) calls it through the query chain.
+func (s *Service) queryData(ctx context.Context, preq *pluginv2.QueryDataRequest, req *backend.QueryDataRequest, pieced bool) *reply {
 	pre := precheck(preq.Queries)
 	resp := &pluginv2.QueryDataResponse{Responses: make(map[string]*pluginv2.DataResponse, len(req.Queries))}
 	// The response's frames hold their budget until the response is
@@ -68,14 +68,11 @@ func (s *Service) queryData(ctx context.Context, preq *pluginv2.QueryDataRequest
 		}
 		mu.Unlock()
 	})
-	if len(pieces) > 0 {
-		if wireBound(ctx) {
-			keepPieced(resp, pieces)
-		} else {
-			acct.force(joinPieced(resp, pieces)) // released with the rest when the request is answered
-		}
+	if len(pieces) > 0 && !pieced {
+		acct.force(joinPieced(resp, pieces)) // released with the rest when the request is answered
+		pieces = nil
 	}
-	return resp
+	return &reply{msg: resp, rest: newTails(pieces)}
 }
 
 // heldBytes is the budget an encoded frame holds: the memory it keeps
@@ -112,24 +109,26 @@ func (l *frameList) add(i int, f encodedFrame) error {
 	return nil
 }
 
-// queryChunkedData streams every frame as its own chunk as soon as it is
-// encoded; a query that fails sends one chunk with its error.
-// QueryChunkedData (middleware.go) calls it through the query chain.
-func (s *Service) queryChunkedData(ctx context.Context, preq *pluginv2.QueryChunkedDataRequest, req *backend.QueryChunkedDataRequest, stream grpc.ServerStreamingServer[pluginv2.QueryChunkedDataResponse]) error {
+// queryChunkedData streams every frame as its own chunk, with out, as soon
+// as it is encoded; a query that fails sends one chunk with its error.
+// Frames in pieces stay in pieces for the wire codec when pieced is set,
+// and are joined otherwise. streamChunks (middleware.go) calls it through
+// the query chain.
+func (s *Service) queryChunkedData(ctx context.Context, preq *pluginv2.QueryChunkedDataRequest, req *backend.QueryChunkedDataRequest, out func(*chunk) error, pieced bool) error {
 	pre := precheck(preq.Queries)
 	acct := s.budget.account()
 	defer acct.close()
-	wire := wireBound(ctx)
 	var (
-		mu      sync.Mutex // stream.Send is not safe for concurrent use
+		mu      sync.Mutex // a stream's Send is not safe for concurrent use
 		sendErr error
 	)
-	send := func(c *pluginv2.QueryChunkedDataResponse) error {
+	send := func(c *chunk) error {
 		mu.Lock()
 		defer mu.Unlock()
 		if sendErr == nil {
-			sendErr = stream.Send(c)
+			sendErr = out(c)
 		}
+		c.rest.take().release() // unless the codec took them to write
 		return sendErr
 	}
 	s.eachQuery(ctx, req.PluginContext, req.Queries, pre, func(q backend.DataQuery, inst *Instance, err error) {
@@ -138,31 +137,29 @@ func (s *Service) queryChunkedData(ctx context.Context, preq *pluginv2.QueryChun
 		if err == nil {
 			err = s.runQuery(ctx, inst, q, req.Format, acct, func(i int, f encodedFrame) error {
 				defer acct.release(f.held()) // sent (or never will be)
-				c := &pluginv2.QueryChunkedDataResponse{
+				c := &chunk{msg: &pluginv2.QueryChunkedDataResponse{
 					RefId: q.RefID, FrameId: strconv.Itoa(i), Frame: f.b,
 					Status: int32(backend.StatusOK), Format: preq.Format,
-				}
-				if len(f.rest) > 0 {
-					if !wire {
-						c.Frame = f.joined()
-						f.lent.release()
-						acct.force(heldBytes(c.Frame))
-						defer acct.release(heldBytes(c.Frame))
-						return send(c)
-					}
-					keepPieced(c, piecedFrames{&f.b[0]: {rest: f.rest, lent: f.lent}})
-					defer func() { piecedOf(c).release() }() // when send did not write it (the stream failed)
-				} else {
+				}}
+				switch {
+				case len(f.rest) == 0:
+					f.lent.release() // nothing references it
+				case pieced:
+					c.rest = newTails(piecedFrames{&f.b[0]: {rest: f.rest, lent: f.lent}})
+				default:
+					c.msg.Frame = f.joined()
 					f.lent.release()
+					acct.force(heldBytes(c.msg.Frame))
+					defer acct.release(heldBytes(c.msg.Frame))
 				}
 				return send(c)
 			})
 		}
 		if err != nil {
 			status, src, msg := classify(err)
-			_ = send(&pluginv2.QueryChunkedDataResponse{
+			_ = send(&chunk{msg: &pluginv2.QueryChunkedDataResponse{
 				RefId: q.RefID, Error: msg, Status: int32(status), ErrorSource: string(src), Format: preq.Format,
-			})
+			}})
 		}
 	})
 	mu.Lock()

@@ -4,14 +4,14 @@ import (
 	"fmt"
 
 	"github.com/grafana/grafana-plugin-sdk-go/backend"
-	"github.com/grafana/grafana-plugin-sdk-go/backend/grpcplugin"
 	"github.com/grafana/grafana-plugin-sdk-go/backend/tracing"
 	goplugin "github.com/hashicorp/go-plugin"
 )
 
 // Serve runs the plugin until Grafana stops it: health checks and resource
 // calls through the SDK's handlers and middlewares (and its standalone debug
-// mode), and Quiver's own Data service registered as the "data" plugin.
+// mode), and Quiver's own Data service registered as the "data" plugin,
+// with its own service descriptor (dataservice.go).
 // QueryDataHandler stays nil, so the SDK registers no "data" plugin of its
 // own (grpcplugin.Serve copies ExtraPlugins and adds "data" only for one).
 // The Data service's responses are written with their frames not copied
@@ -32,7 +32,7 @@ func Serve(o Options) error {
 		// After the SDK's defaults, as on the query chain (middleware.go).
 		HandlerMiddlewares: []backend.HandlerMiddleware{identityMiddleware},
 		ExtraPlugins: goplugin.PluginSet{
-			"data": &grpcplugin.DataGRPCPlugin{DataServer: svc},
+			"data": &dataPlugin{srv: svc},
 		},
 	})
 }

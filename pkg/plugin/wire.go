@@ -18,18 +18,20 @@ import (
 // gRPC's "proto" codec marshals a message into one buffer of its whole size
 // before the transport writes it: for a unary QueryData that is a second
 // copy of every encoded frame of the request, alive beside the response until
-// it is sent. wireCodec writes QueryDataResponse and QueryChunkedDataResponse
-// in protobuf's wire format itself, as a mem.BufferSlice whose buffers are the
-// field tags and lengths (one scratch buffer) and, between them, every
-// non-empty frame's own bytes, referenced, not copied. Every other message,
-// and every Unmarshal, goes to the codec registered before it, unchanged.
+// it is sent. wireCodec writes the Data service's own messages, reply and
+// chunk (dataservice.go), in protobuf's wire format itself, as a
+// mem.BufferSlice whose buffers are the field tags and lengths (one scratch
+// buffer) and, between them, every non-empty frame's own bytes (or pieces),
+// referenced, not copied. Every other message, and every Unmarshal, goes to
+// the codec registered before it, unchanged.
 //
-// The bytes are those of proto.MarshalOptions{Deterministic: true}: fields
-// in number order, proto3 defaults left out, map entries in key order with
-// key (1) and value (2) both written, repeated bytes one field per element.
-// A message this writer does not render exactly as the protobuf runtime
-// would (unknown fields, a string that is not UTF-8, which the runtime
-// refuses) goes to the registered codec as well.
+// The bytes are those of proto.MarshalOptions{Deterministic: true} of the
+// message with its frames whole: fields in number order, proto3 defaults
+// left out, map entries in key order with key (1) and value (2) both
+// written, repeated bytes one field per element. A message this writer does
+// not render exactly as the protobuf runtime would (unknown fields, a string
+// that is not UTF-8, which the runtime refuses) goes to the registered codec
+// as well, its frames joined.
 //
 // The frames are referenced until gRPC has written them, which is after
 // QueryData returned or Send queued the chunk: a frame handed to the response
@@ -69,8 +71,8 @@ func registerWireCodec() error {
 // Name is the content subtype the codec serves: "proto".
 func (c wireCodec) Name() string { return c.next.Name() }
 
-// Marshal writes the Data service's responses itself, every other message
-// through the previous codec.
+// Marshal writes the Data service's replies and chunks itself, every other
+// message through the previous codec.
 func (c wireCodec) Marshal(v any) (mem.BufferSlice, error) {
 	var (
 		out mem.BufferSlice
@@ -78,10 +80,12 @@ func (c wireCodec) Marshal(v any) (mem.BufferSlice, error) {
 		err error
 	)
 	switch m := v.(type) {
-	case *pluginv2.QueryDataResponse:
-		out, ok, err = marshalQueryData(m)
-	case *pluginv2.QueryChunkedDataResponse:
-		out, ok, err = marshalChunk(m)
+	case *reply:
+		v = m.msg
+		out, ok, err = marshalQueryData(m.msg, m.rest.take())
+	case *chunk:
+		v = m.msg
+		out, ok, err = marshalChunk(m.msg, m.rest.take())
 	}
 	if ok || err != nil {
 		return out, err
@@ -116,17 +120,13 @@ const (
 	chunkFormat      = 7 // QueryChunkedDataResponse.format: enum
 )
 
-// marshalQueryData writes m, or says (ok false) that the previous codec
-// must.
+// marshalQueryData writes m, whose frames' pieces after the first are
+// pieces, or says (ok false) that the previous codec must.
 //
 // A frame kept in pieces (pieces.go) is written as the one bytes field it
 // is: its first piece, in Frames, then the others, each referenced. When
 // the previous codec must write m, those frames are joined first.
-func marshalQueryData(m *pluginv2.QueryDataResponse) (mem.BufferSlice, bool, error) {
-	if m == nil {
-		return nil, false, nil
-	}
-	pieces := piecedOf(m)
+func marshalQueryData(m *pluginv2.QueryDataResponse, pieces piecedFrames) (mem.BufferSlice, bool, error) {
 	written := false // the frames' lent records go with the buffers returned
 	defer func() {
 		if !written {
@@ -222,13 +222,11 @@ func frameLen(f []byte, rest [][]byte) int64 {
 	return n
 }
 
-// marshalChunk writes c, or says (ok false) that the previous codec must
-// (its frame joined first when it is kept in pieces).
-func marshalChunk(c *pluginv2.QueryChunkedDataResponse) (mem.BufferSlice, bool, error) {
-	if c == nil {
-		return nil, false, nil
-	}
-	pf := piecedOf(c).of(c.Frame)
+// marshalChunk writes c, whose frame's pieces after the first are in
+// pieces, or says (ok false) that the previous codec must (its frame joined
+// first when it is kept in pieces).
+func marshalChunk(c *pluginv2.QueryChunkedDataResponse, pieces piecedFrames) (mem.BufferSlice, bool, error) {
+	pf := pieces.of(c.Frame)
 	rest := pf.rest
 	written := false
 	defer func() {

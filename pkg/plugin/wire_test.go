@@ -197,12 +197,12 @@ func TestWireQueryDataIsTheProtobufRuntimes(t *testing.T) {
 	r := rand.New(rand.NewPCG(8, 5))
 	for i := range 400 {
 		m := randQueryData(r)
-		out, ok, err := marshalQueryData(m)
+		out, ok, err := marshalQueryData(m, nil)
 		if err != nil || !ok {
 			t.Fatalf("response %d: written here %v, error %v", i, ok, err)
 		}
 		checkWire(t, m, out, framesOf(m))
-		viaCodec, err := c.Marshal(m)
+		viaCodec, err := c.Marshal(&reply{msg: m})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -216,7 +216,7 @@ func TestWireChunkIsTheProtobufRuntimes(t *testing.T) {
 	r := rand.New(rand.NewPCG(8, 7))
 	for i := range 400 {
 		m := randChunk(r)
-		out, ok, err := marshalChunk(m)
+		out, ok, err := marshalChunk(m, nil)
 		if err != nil || !ok {
 			t.Fatalf("chunk %d: written here %v, error %v", i, ok, err)
 		}
@@ -237,7 +237,7 @@ func TestWireEdgeValues(t *testing.T) {
 	} {
 		for _, key := range []string{"", "A", strings.Repeat("k", 200)} {
 			m := &pluginv2.QueryDataResponse{Responses: map[string]*pluginv2.DataResponse{key: dr}}
-			out, ok, err := marshalQueryData(m)
+			out, ok, err := marshalQueryData(m, nil)
 			if err != nil || !ok {
 				t.Fatalf("written here %v, error %v", ok, err)
 			}
@@ -245,7 +245,7 @@ func TestWireEdgeValues(t *testing.T) {
 		}
 	}
 	for _, m := range []*pluginv2.QueryDataResponse{{}, {Responses: map[string]*pluginv2.DataResponse{}}} {
-		out, ok, err := marshalQueryData(m)
+		out, ok, err := marshalQueryData(m, nil)
 		if err != nil || !ok || out.Len() != 0 {
 			t.Fatalf("empty response: written here %v, %d bytes, error %v", ok, out.Len(), err)
 		}
@@ -313,6 +313,18 @@ func TestWireOtherMessagesGoThroughUnchanged(t *testing.T) {
 		if wantErr == nil || gotErr == nil || gotErr.Error() != wantErr.Error() {
 			t.Fatalf("%T: error %v, the proto codec's %v", v, gotErr, wantErr)
 		}
+		// The same messages as the service's own reply and chunk.
+		switch m := v.(type) {
+		case *pluginv2.QueryDataResponse:
+			v = &reply{msg: m}
+		case *pluginv2.QueryChunkedDataResponse:
+			v = &chunk{msg: m}
+		default:
+			continue
+		}
+		if _, gotErr := c.Marshal(v); gotErr == nil || gotErr.Error() != wantErr.Error() {
+			t.Fatalf("%T: error %v, the proto codec's %v", v, gotErr, wantErr)
+		}
 	}
 }
 
@@ -332,18 +344,17 @@ func TestRegisterWireCodec(t *testing.T) {
 
 // wireServer answers with fixed responses.
 type wireServer struct {
-	pluginv2.UnimplementedDataServer
-	resp   *pluginv2.QueryDataResponse
-	chunks []*pluginv2.QueryChunkedDataResponse
+	resp *pluginv2.QueryDataResponse
+	sent []*pluginv2.QueryChunkedDataResponse
 }
 
-func (s *wireServer) QueryData(context.Context, *pluginv2.QueryDataRequest) (*pluginv2.QueryDataResponse, error) {
-	return s.resp, nil
+func (s *wireServer) reply(context.Context, *pluginv2.QueryDataRequest) (*reply, error) {
+	return &reply{msg: s.resp}, nil
 }
 
-func (s *wireServer) QueryChunkedData(_ *pluginv2.QueryChunkedDataRequest, stream grpc.ServerStreamingServer[pluginv2.QueryChunkedDataResponse]) error {
-	for _, c := range s.chunks {
-		if err := stream.Send(c); err != nil {
+func (s *wireServer) chunks(_ *pluginv2.QueryChunkedDataRequest, ss grpc.ServerStream) error {
+	for _, c := range s.sent {
+		if err := ss.SendMsg(&chunk{msg: c}); err != nil {
 			return err
 		}
 	}
@@ -352,14 +363,14 @@ func (s *wireServer) QueryChunkedData(_ *pluginv2.QueryChunkedDataRequest, strea
 
 // serveData serves srv on 127.0.0.1 with opts (messages up to 64 MiB) for
 // the test, and returns a client of it.
-func serveData(t *testing.T, srv pluginv2.DataServer, opts ...grpc.ServerOption) pluginv2.DataClient {
+func serveData(t *testing.T, srv dataServer, opts ...grpc.ServerOption) pluginv2.DataClient {
 	t.Helper()
 	lis, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
 	gs := grpc.NewServer(append([]grpc.ServerOption{grpc.MaxRecvMsgSize(64 << 20)}, opts...)...)
-	pluginv2.RegisterDataServer(gs, srv)
+	gs.RegisterService(&dataService, srv)
 	done := make(chan error, 1)
 	go func() { done <- gs.Serve(lis) }()
 	t.Cleanup(func() {
@@ -390,7 +401,7 @@ func TestWireThroughGRPC(t *testing.T) {
 		}
 	}
 	for range 50 {
-		srv.chunks = append(srv.chunks, randChunk(r))
+		srv.sent = append(srv.sent, randChunk(r))
 	}
 	client := serveData(t, srv, grpc.ForceServerCodecV2(wireCodec{next: protoCodec(t)}))
 	ctx := t.Context()
@@ -410,15 +421,15 @@ func TestWireThroughGRPC(t *testing.T) {
 	for i := 0; ; i++ {
 		c, err := stream.Recv()
 		if errors.Is(err, io.EOF) {
-			if i != len(srv.chunks) {
-				t.Fatalf("%d chunks received of %d", i, len(srv.chunks))
+			if i != len(srv.sent) {
+				t.Fatalf("%d chunks received of %d", i, len(srv.sent))
 			}
 			break
 		}
 		if err != nil {
 			t.Fatal(err)
 		}
-		if i >= len(srv.chunks) || !proto.Equal(c, srv.chunks[i]) {
+		if i >= len(srv.sent) || !proto.Equal(c, srv.sent[i]) {
 			t.Fatalf("chunk %d differs", i)
 		}
 	}
@@ -463,7 +474,14 @@ func FuzzWireChunk(f *testing.F) {
 }
 
 func checkFuzzed(t *testing.T, m proto.Message) {
-	out, err := wireCodec{next: protoCodec(t)}.Marshal(m)
+	var v any
+	switch m := m.(type) {
+	case *pluginv2.QueryDataResponse:
+		v = &reply{msg: m}
+	case *pluginv2.QueryChunkedDataResponse:
+		v = &chunk{msg: m}
+	}
+	out, err := wireCodec{next: protoCodec(t)}.Marshal(v)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,0 +1,131 @@
+package plugin
+
+import (
+	"context"
+	"errors"
+	"sync"
+
+	"github.com/grafana/grafana-plugin-sdk-go/genproto/pluginv2"
+	goplugin "github.com/hashicorp/go-plugin"
+	"google.golang.org/grpc"
+)
+
+// The Data service is registered with a descriptor of its own, dataService,
+// instead of the SDK's generated pluginv2.Data_ServiceDesc: the same service,
+// methods and request types, so Grafana's client cannot tell them apart, but
+// its handlers hand gRPC Quiver's own message types, reply and chunk. Those
+// carry the frames kept in pieces (a table's parts, a lent record's
+// buffers) beside the protobuf message, and the wire codec (wire.go) writes
+// them, and only them, with the pieces referenced where each frame goes.
+// Nothing has to look up what a message owns.
+//
+// gRPC hands a handler's message to the codec before it writes anything and
+// frees the buffers the codec returned once written or failed (the unary
+// sendResponse and ServerStream.SendMsg), so a lent record referenced by a
+// reply or a chunk is released on every path: by the buffer the codec wraps
+// its last piece in (wireWriter.frame), or by the codec itself when it
+// writes the message some other way.
+//
+// What else sees these messages: the SDK's interceptors (request metrics,
+// panic recovery) and OpenTelemetry's stats handler pass them on without
+// reading them; gRPC's binary logging, off unless GRPC_BINARY_LOG_FILTER is
+// set, logs only protobuf messages and would log these without their body.
+
+// dataServer is what dataService's handlers call.
+type dataServer interface {
+	// reply answers a QueryData request.
+	reply(ctx context.Context, req *pluginv2.QueryDataRequest) (*reply, error)
+	// chunks answers a QueryChunkedData request, sending chunks on ss.
+	chunks(req *pluginv2.QueryChunkedDataRequest, ss grpc.ServerStream) error
+}
+
+var dataService = grpc.ServiceDesc{
+	ServiceName: "pluginv2.Data",
+	HandlerType: (*dataServer)(nil),
+	Methods:     []grpc.MethodDesc{{MethodName: "QueryData", Handler: queryDataHandler}},
+	Streams: []grpc.StreamDesc{
+		{StreamName: "QueryChunkedData", Handler: queryChunkedDataHandler, ServerStreams: true},
+	},
+	Metadata: "backend.proto",
+}
+
+func queryDataHandler(srv any, ctx context.Context, dec func(any) error, interceptor grpc.UnaryServerInterceptor) (any, error) {
+	in := new(pluginv2.QueryDataRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	answer := func(ctx context.Context, req any) (any, error) {
+		return srv.(dataServer).reply(ctx, req.(*pluginv2.QueryDataRequest))
+	}
+	if interceptor == nil {
+		return answer(ctx, in)
+	}
+	return interceptor(ctx, in, &grpc.UnaryServerInfo{Server: srv, FullMethod: pluginv2.Data_QueryData_FullMethodName}, answer)
+}
+
+func queryChunkedDataHandler(srv any, ss grpc.ServerStream) error {
+	in := new(pluginv2.QueryChunkedDataRequest)
+	if err := ss.RecvMsg(in); err != nil {
+		return err
+	}
+	return srv.(dataServer).chunks(in, ss)
+}
+
+// dataPlugin serves dataService as go-plugin's "data" plugin.
+type dataPlugin struct {
+	goplugin.NetRPCUnsupportedPlugin
+	srv dataServer
+}
+
+var _ goplugin.GRPCPlugin = (*dataPlugin)(nil)
+
+func (p *dataPlugin) GRPCServer(_ *goplugin.GRPCBroker, s *grpc.Server) error {
+	s.RegisterService(&dataService, p.srv)
+	return nil
+}
+
+func (p *dataPlugin) GRPCClient(context.Context, *goplugin.GRPCBroker, *grpc.ClientConn) (any, error) {
+	return nil, errors.New("plugin: the data plugin is served here, not called")
+}
+
+// reply is the answer to one QueryData request on its way to gRPC: the
+// message, whose Frames hold each frame's first piece, and the pieces after
+// those (nil when no frame has more than one).
+type reply struct {
+	msg  *pluginv2.QueryDataResponse
+	rest *tails
+}
+
+// chunk is one QueryChunkedData message on its way to gRPC, with the pieces
+// after its frame's first.
+type chunk struct {
+	msg  *pluginv2.QueryChunkedDataResponse
+	rest *tails
+}
+
+// tails holds the pieces after the first of some frames, and their lent
+// records, for whoever takes them first: the codec that writes the message,
+// or the caller that learns it never will be written.
+type tails struct {
+	mu     sync.Mutex
+	frames piecedFrames
+}
+
+func newTails(frames piecedFrames) *tails {
+	if len(frames) == 0 {
+		return nil
+	}
+	return &tails{frames: frames}
+}
+
+// take returns the frames once (nil afterwards, and for nil t).
+func (t *tails) take() piecedFrames {
+	if t == nil {
+		return nil
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	f := t.frames
+	t.frames = nil
+	return f
+}
