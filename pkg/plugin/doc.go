@@ -17,9 +17,11 @@
 // index when the source closes it (the JSON format declines, and gets the
 // frame whole).
 //
-// The Data service's responses go to gRPC without a copy: a "proto" codec
-// that Serve registers (wire.go) writes them with each frame's own bytes as
-// a buffer of the message, and hands every other message to gRPC's codec.
+// The Data service's responses go to gRPC without a copy: the service is
+// registered with a descriptor of its own (dataservice.go) whose handlers
+// return Quiver's reply and chunk types, and a "proto" codec that Serve
+// registers (wire.go) writes those with each frame's own bytes (or pieces)
+// as buffers of the message, and hands every other message to gRPC's codec.
 //
 // It is the only package besides main that imports the SDK's backend
 // package. Errors from sources are classified here, once, at the edge:
