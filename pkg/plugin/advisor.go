@@ -14,6 +14,7 @@ import (
 	"github.com/quiverdata/quiver/pkg/arrowipc"
 	"github.com/quiverdata/quiver/pkg/codec"
 	"github.com/quiverdata/quiver/pkg/frame"
+	"github.com/quiverdata/quiver/pkg/pipeline"
 	"github.com/quiverdata/quiver/pkg/source"
 )
 
@@ -162,15 +163,15 @@ func (s *Service) measure(ctx context.Context, inst *Instance, ar AdviseRequest)
 		MaxPoints: min(inst.settings.MaxPoints, adviseMaxPoints),
 	}
 	lim.MaxBytes = min(inst.settings.MaxBytes(), lim.MaxPoints*16)
-	acct := s.budget.account()
-	defer acct.close()
+	acct := s.pipeline.Account()
+	defer acct.Close()
 	col := &collector{ctx: ctx, acct: acct, limits: lim}
 	defer col.release()
 	sq := source.Query{
 		RefID: "A", JSON: ar.Query, From: from, To: to,
 		Interval: max(to.Sub(from)/time.Duration(mdp), time.Millisecond), MaxDataPoints: mdp, Limits: lim,
 	}
-	if err := runSource(ctx, inst.source, sq, col); err != nil {
+	if err := s.pipeline.RunSource(ctx, inst.source, sq, col); err != nil {
 		return nil, err
 	}
 	if len(col.inputs) == 0 {
@@ -261,7 +262,7 @@ func measureSetting(ctx context.Context, st adviseSetting, minSavings float64, i
 // frames then draw on the reservation).
 type collector struct {
 	ctx      context.Context
-	acct     *account
+	acct     *pipeline.Account
 	limits   source.Limits
 	reserved int64
 	rows     int64
@@ -275,7 +276,7 @@ var (
 
 // Reserve implements source.Reserver.
 func (c *collector) Reserve(n int64) error {
-	if err := c.acct.acquire(c.ctx, n); err != nil {
+	if err := c.acct.Acquire(c.ctx, n); err != nil {
 		return err
 	}
 	c.reserved += n
@@ -296,12 +297,12 @@ func (c *collector) hold(rows, n int64) error {
 	}
 	n -= c.reserved
 	c.reserved = 0
-	return c.acct.acquire(c.ctx, n)
+	return c.acct.Acquire(c.ctx, n)
 }
 
 // Frame implements source.Sink.
 func (c *collector) Frame(f *data.Frame) error {
-	if err := c.hold(int64(f.Rows()), frameBytes(f)); err != nil {
+	if err := c.hold(int64(f.Rows()), pipeline.FrameBytes(f)); err != nil {
 		return err
 	}
 	c.inputs = append(c.inputs, frame.Input{Frame: f})
@@ -310,7 +311,7 @@ func (c *collector) Frame(f *data.Frame) error {
 
 // Record implements source.Sink.
 func (c *collector) Record(rec arrow.RecordBatch) error {
-	if err := c.hold(rec.NumRows(), recordBytes(rec)); err != nil {
+	if err := c.hold(rec.NumRows(), pipeline.RecordBytes(rec)); err != nil {
 		rec.Release()
 		return err
 	}

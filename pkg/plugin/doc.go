@@ -7,15 +7,9 @@
 // codecs instead of the SDK's MarshalArrow. Queries run through the same
 // handler middlewares as the SDK's own path (middleware.go).
 //
-// Every frame a query holds (waiting to be encoded, or encoded and waiting
-// to be sent) counts against one process-wide memory budget (budget.go);
-// queries wait for it, in order, before they produce.
-//
-// A source may hand a frame over in parts (source.PartSink, parts.go): each
-// part is encoded on the shared encode workers as it arrives, in order, into
-// one Arrow IPC file of several record batches, emitted whole at the frame's
-// index when the source closes it (the JSON format declines, and gets the
-// frame whole).
+// A query runs on package pipeline (the sink, the encode workers, the
+// memory budget, frames in parts), which hands each encoded frame back
+// here to be put in the query's answer (query.go).
 //
 // The Data service's responses go to gRPC without a copy: the service is
 // registered with a descriptor of its own (dataservice.go) whose handlers

@@ -7,6 +7,7 @@ import (
 
 	"github.com/grafana/grafana-plugin-sdk-go/backend"
 
+	"github.com/quiverdata/quiver/pkg/pipeline"
 	"github.com/quiverdata/quiver/pkg/source"
 )
 
@@ -32,9 +33,9 @@ func classify(err error) (backend.Status, backend.ErrorSource, string) {
 		return backend.StatusTimeout, backend.ErrorSourceDownstream, "query cancelled: " + msg
 	case errors.Is(err, errInvalidSettings):
 		return backend.StatusBadRequest, backend.ErrorSourcePlugin, msg
-	case errors.Is(err, errTooLarge):
+	case errors.Is(err, pipeline.ErrTooLarge):
 		return backend.StatusBadRequest, backend.ErrorSourcePlugin, msg
-	case errors.Is(err, errBusy):
+	case errors.Is(err, pipeline.ErrBusy):
 		return backend.StatusTooManyRequests, backend.ErrorSourcePlugin, msg
 	}
 	return backend.StatusInternal, backend.ErrorSourcePlugin, msg

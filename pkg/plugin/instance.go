@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"sync"
 
 	"github.com/grafana/grafana-plugin-sdk-go/backend"
 	"github.com/grafana/grafana-plugin-sdk-go/backend/instancemgmt"
@@ -12,7 +11,7 @@ import (
 
 	"github.com/quiverdata/quiver/pkg/arrowipc"
 	"github.com/quiverdata/quiver/pkg/codec"
-	"github.com/quiverdata/quiver/pkg/frame"
+	"github.com/quiverdata/quiver/pkg/pipeline"
 	"github.com/quiverdata/quiver/pkg/settings"
 	"github.com/quiverdata/quiver/pkg/source"
 	"github.com/quiverdata/quiver/pkg/source/demo"
@@ -36,8 +35,7 @@ type Instance struct {
 	reporter  source.HealthReporter
 	resources backend.CallResourceHandler
 
-	encoders sync.Pool // *frame.Encoder
-	ipcOpts  arrowipc.Options
+	encoders *pipeline.Encoders // configured with the instance's codec
 	metrics  codecMetrics
 }
 
@@ -92,8 +90,7 @@ func newInstance(ctx context.Context, ds backend.DataSourceInstanceSettings, sou
 		inst.invalid = fmt.Errorf("settings: %w", err)
 		return inst
 	}
-	inst.ipcOpts = arrowipc.Options{Codec: c, MinSavings: s.MinSavings, Preference: pref}
-	if _, err := arrowipc.NewEncoder(inst.ipcOpts); err != nil {
+	if inst.encoders, err = pipeline.NewEncoders(arrowipc.Options{Codec: c, MinSavings: s.MinSavings, Preference: pref}); err != nil {
 		inst.invalid = fmt.Errorf("settings: %w", err)
 		return inst
 	}
@@ -110,21 +107,6 @@ func newInstance(ctx context.Context, ds backend.DataSourceInstanceSettings, sou
 	}
 	return inst
 }
-
-// encoder borrows a frame encoder configured with the instance's codec.
-func (inst *Instance) encoder() *frame.Encoder {
-	if e, ok := inst.encoders.Get().(*frame.Encoder); ok {
-		return e
-	}
-	// The options were checked when the instance was built.
-	e, err := frame.NewEncoder(inst.ipcOpts)
-	if err != nil {
-		panic("plugin: frame encoder options were validated at construction: " + err.Error())
-	}
-	return e
-}
-
-func (inst *Instance) putEncoder(e *frame.Encoder) { inst.encoders.Put(e) }
 
 // Dispose closes the instance's source when Grafana replaces the instance
 // (its settings changed) or the plugin stops.

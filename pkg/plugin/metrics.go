@@ -8,6 +8,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/quiverdata/quiver/pkg/arrowipc"
+	"github.com/quiverdata/quiver/pkg/pipeline"
 )
 
 // Prometheus metrics, served with the SDK's diagnostics (Grafana scrapes
@@ -53,17 +54,26 @@ var (
 		Help: "Reservations of the memory budget refused, by reason: too_large (more than the whole budget), busy (waited too long), cancelled.",
 	}, []string{"reason"})
 
-	liveBudget atomic.Pointer[budget]
+	livePipeline atomic.Pointer[pipeline.Pipeline]
 )
 
-func budgetGauge(name, help string, read func(b *budget) float64) prometheus.GaugeFunc {
+func budgetGauge(name, help string, read func(used, peak, limit int64, waiting int) float64) prometheus.GaugeFunc {
 	return prometheus.NewGaugeFunc(prometheus.GaugeOpts{Namespace: "quiver", Name: name, Help: help}, func() float64 {
-		if b := liveBudget.Load(); b != nil {
-			return read(b)
+		if p := livePipeline.Load(); p != nil {
+			return read(p.Stats())
 		}
 		return 0
 	})
 }
+
+// budgetMetrics counts what the memory budget does.
+type budgetMetrics struct{}
+
+var _ pipeline.Observer = budgetMetrics{}
+
+func (budgetMetrics) Waited()               { metricBudgetWaits.Inc() }
+func (budgetMetrics) Overdrawn()            { metricBudgetOverdrafts.Inc() }
+func (budgetMetrics) Refused(reason string) { metricBudgetRefused.WithLabelValues(reason).Inc() }
 
 // heapLive reads the runtime's live heap: the bytes the last collection
 // found reachable (runtime/metrics /gc/heap/live:bytes), which, unlike
@@ -80,20 +90,16 @@ func heapLive() float64 {
 func init() {
 	prometheus.MustRegister(metricFrames, metricRawBytes, metricWireBytes, metricFrameBytes, metricEncodeSeconds,
 		metricBudgetWaits, metricBudgetOverdrafts, metricBudgetRefused,
-		budgetGauge("memory_budget_bytes", "The memory budget of in-flight queries (QUIVER_MEMORY_BUDGET).", func(b *budget) float64 {
-			_, _, limit, _ := b.stats()
+		budgetGauge("memory_budget_bytes", "The memory budget of in-flight queries (QUIVER_MEMORY_BUDGET).", func(_, _, limit int64, _ int) float64 {
 			return float64(limit)
 		}),
-		budgetGauge("memory_budget_used_bytes", "Bytes of the memory budget held by in-flight queries: frames waiting to be encoded or sent.", func(b *budget) float64 {
-			used, _, _, _ := b.stats()
+		budgetGauge("memory_budget_used_bytes", "Bytes of the memory budget held by in-flight queries: frames waiting to be encoded or sent.", func(used, _, _ int64, _ int) float64 {
 			return float64(used)
 		}),
-		budgetGauge("memory_budget_peak_bytes", "The most bytes of the memory budget held at once since the plugin started.", func(b *budget) float64 {
-			_, peak, _, _ := b.stats()
+		budgetGauge("memory_budget_peak_bytes", "The most bytes of the memory budget held at once since the plugin started.", func(_, peak, _ int64, _ int) float64 {
 			return float64(peak)
 		}),
-		budgetGauge("memory_budget_waiting", "Reservations of the memory budget waiting now.", func(b *budget) float64 {
-			_, _, _, waiting := b.stats()
+		budgetGauge("memory_budget_waiting", "Reservations of the memory budget waiting now.", func(_, _, _ int64, waiting int) float64 {
 			return float64(waiting)
 		}),
 		prometheus.NewGaugeFunc(prometheus.GaugeOpts{

@@ -72,7 +72,7 @@ func BenchmarkTableThroughThePlugin(b *testing.B) {
 				cpu += processCPU() - c0
 				b.StartTimer()
 			}
-			_, peak, _, _ := s.budget.stats()
+			_, peak, _, _ := s.pipeline.Stats()
 			b.ReportMetric(float64(cpu.Nanoseconds())/float64(b.N)/float64(rows), "cpu-ns/row")
 			b.ReportMetric(float64(peak), "budget-peak-B")
 		})

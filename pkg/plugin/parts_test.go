@@ -21,6 +21,7 @@ import (
 	"github.com/quiverdata/quiver/pkg/arrowipc/arrowipctest"
 	"github.com/quiverdata/quiver/pkg/frame"
 	"github.com/quiverdata/quiver/pkg/frame/frametest"
+	"github.com/quiverdata/quiver/pkg/pipeline"
 	"github.com/quiverdata/quiver/pkg/source"
 )
 
@@ -249,7 +250,7 @@ func withoutStats(f *data.Frame) (*data.Frame, map[string]float64) {
 
 func assertBudgetEmpty(t *testing.T, s *Service, what string) {
 	t.Helper()
-	if used, _, _, _ := s.budget.stats(); used != 0 {
+	if used, _, _, _ := s.pipeline.Stats(); used != 0 {
 		t.Errorf("%s: %d bytes of budget held after the response", what, used)
 	}
 }
@@ -359,7 +360,7 @@ func TestPartsFrameIsItsPieces(t *testing.T) {
 		t.Fatal(err)
 	}
 	q := backend.FromProto().DataQuery(query("A", partModel(partQuery{Parts: 5, Rows: 3000, Lend: true})))
-	acct := s.budget.account()
+	acct := s.pipeline.Account()
 	var frames frameList
 	if err := s.runQuery(context.Background(), inst, *q, backend.DataFrameFormat_ARROW, acct, frames.add); err != nil {
 		t.Fatal(err)
@@ -367,15 +368,12 @@ func TestPartsFrameIsItsPieces(t *testing.T) {
 	if len(frames.list) != 1 {
 		t.Fatalf("%d frames", len(frames.list))
 	}
-	f := encodedFrame{b: frames.list[0], rest: frames.rest.rest(frames.list[0])}
-	if len(f.rest) < 5+1 { // the parts (each one piece or more), the footer
-		t.Fatalf("a frame of 5 parts in %d pieces", 1+len(f.rest))
+	f := pipeline.Frame{B: frames.list[0], Rest: frames.rest.rest(frames.list[0])}
+	if len(f.Rest) < 5+1 { // the parts (each one piece or more), the footer
+		t.Fatalf("a frame of 5 parts in %d pieces", 1+len(f.Rest))
 	}
-	size := int64(len(f.b))
-	for _, p := range f.rest {
-		size += int64(len(p))
-	}
-	if used, _, _, _ := s.budget.stats(); used != size || frames.bytes != used {
+	size := int64(f.Size())
+	if used, _, _, _ := s.pipeline.Stats(); used != size || frames.bytes != used {
 		t.Errorf("budget %d (the response's frames: %d) for a frame of %d bytes", used, frames.bytes, size)
 	}
 	// Lent parts: their values (3000 float64, 24 KB) are the records'
@@ -383,14 +381,14 @@ func TestPartsFrameIsItsPieces(t *testing.T) {
 	for p, rec := range pre {
 		vals := rec.Column(0).Data().Buffers()[1].Bytes()
 		found := false
-		for _, piece := range f.rest {
+		for _, piece := range f.Rest {
 			found = found || len(piece) > 0 && unsafe.SliceData(piece) == unsafe.SliceData(vals)
 		}
 		if !found {
 			t.Errorf("part %d's values were copied, not borrowed", p)
 		}
 	}
-	got, err := data.UnmarshalArrowFrame(f.joined())
+	got, err := data.UnmarshalArrowFrame(f.Joined())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -398,7 +396,7 @@ func TestPartsFrameIsItsPieces(t *testing.T) {
 	if err := frametest.Equal(partsFrame(partQuery{Parts: 5, Rows: 3000}, "A"), got); err != nil {
 		t.Errorf("the joined pieces: %v", err)
 	}
-	acct.close()
+	acct.Close()
 	assertBudgetEmpty(t, s, "after the response")
 }
 
@@ -413,7 +411,7 @@ func TestLentRecordIsItsPieces(t *testing.T) {
 	defer pre[0].Release()
 	s := newTestService(t, partSource{mem: mem, pre: pre}, 2)
 	vals := pre[0].Column(0).Data().Buffers()[1].Bytes()
-	run := func(settings string, lend bool, format backend.DataFrameFormat) (*data.Frame, encodedFrame) {
+	run := func(settings string, lend bool, format backend.DataFrameFormat) (*data.Frame, pipeline.Frame) {
 		t.Helper()
 		pc := backend.FromProto().PluginContext(pluginContext(settings))
 		inst, err := s.instance(context.Background(), pc)
@@ -421,46 +419,50 @@ func TestLentRecordIsItsPieces(t *testing.T) {
 			t.Fatal(err)
 		}
 		q := backend.FromProto().DataQuery(query("A", partModel(partQuery{Whole: true, Lend: lend})))
-		acct := s.budget.account()
+		acct := s.pipeline.Account()
 		defer func() {
-			acct.close()
+			acct.Close()
 			assertBudgetEmpty(t, s, settings)
 		}()
 		var frames frameList
-		if err := s.runQuery(context.Background(), inst, *q, format, acct, frames.add); err != nil {
+		var f pipeline.Frame // as the pipeline hands it over
+		keep := func(i int, ef pipeline.Frame) error {
+			f = ef
+			return frames.add(i, ef)
+		}
+		if err := s.runQuery(context.Background(), inst, *q, format, acct, keep); err != nil {
 			t.Fatal(err)
 		}
 		if len(frames.list) != 1 {
 			t.Fatalf("%d frames", len(frames.list))
 		}
 		pf := frames.rest.of(frames.list[0])
-		defer pf.lent.release()
-		f := encodedFrame{b: frames.list[0], rest: pf.rest}
+		defer pf.lent.Release()
 		if pf.lent != nil {
-			f.spare = spareOf(pf.lent.rec) // the lent buffers' capacity beyond their bytes
+			spare := f.Held() - int64(f.Size()) // the lent buffers' capacity beyond their bytes
 			var capacity int64
-			for _, col := range pf.lent.rec.Columns() {
+			for _, col := range pre[0].Columns() {
 				for _, b := range col.Data().Buffers() {
 					if b != nil {
 						capacity += int64(cap(b.Buf()))
 					}
 				}
 			}
-			if used, _, _, _ := s.budget.stats(); f.spare == 0 || used < capacity {
-				t.Errorf("%s: budget %d for a lent record whose buffers hold %d bytes (%d beyond their lengths)", settings, used, capacity, f.spare)
+			if used, _, _, _ := s.pipeline.Stats(); spare == 0 || used < capacity {
+				t.Errorf("%s: budget %d for a lent record whose buffers hold %d bytes (%d beyond their lengths)", settings, used, capacity, spare)
 			}
 		}
-		if used, _, _, _ := s.budget.stats(); used != f.held() || frames.bytes != used {
-			t.Errorf("%s: budget %d (the response's frames: %d) for a frame holding %d bytes", settings, used, frames.bytes, f.held())
+		if used, _, _, _ := s.pipeline.Stats(); used != f.Held() || frames.bytes != used {
+			t.Errorf("%s: budget %d (the response's frames: %d) for a frame holding %d bytes", settings, used, frames.bytes, f.Held())
 		}
 		if format == backend.DataFrameFormat_JSON {
 			var got data.Frame
-			if err := json.Unmarshal(f.joined(), &got); err != nil {
+			if err := json.Unmarshal(f.Joined(), &got); err != nil {
 				t.Fatal(err)
 			}
 			return &got, f
 		}
-		got, err := data.UnmarshalArrowFrame(f.joined())
+		got, err := data.UnmarshalArrowFrame(f.Joined())
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -474,17 +476,17 @@ func TestLentRecordIsItsPieces(t *testing.T) {
 			t.Errorf("%s: lent and copied frames differ: %v", settings, err)
 		}
 		borrowed := false
-		for _, piece := range f.rest {
+		for _, piece := range f.Rest {
 			borrowed = borrowed || len(piece) > 0 && unsafe.SliceData(piece) == unsafe.SliceData(vals)
 		}
-		if settings == `{"codec":"none"}` && (!borrowed || len(f.rest) < 2) {
-			t.Errorf("%s: the record's values (24 KB) were copied, not referenced: %d pieces", settings, 1+len(f.rest))
+		if settings == `{"codec":"none"}` && (!borrowed || len(f.Rest) < 2) {
+			t.Errorf("%s: the record's values (24 KB) were copied, not referenced: %d pieces", settings, 1+len(f.Rest))
 		}
 	}
 	want, _ := run(`{}`, false, backend.DataFrameFormat_JSON)
 	got, f := run(`{}`, true, backend.DataFrameFormat_JSON)
-	if err := frametest.Equal(want, got); err != nil || len(f.rest) != 0 {
-		t.Errorf("JSON: lent and copied frames differ (%v), or the lent one is in %d pieces", err, 1+len(f.rest))
+	if err := frametest.Equal(want, got); err != nil || len(f.Rest) != 0 {
+		t.Errorf("JSON: lent and copied frames differ (%v), or the lent one is in %d pieces", err, 1+len(f.Rest))
 	}
 }
 
@@ -511,12 +513,12 @@ func TestOnlyArrowQueriesLend(t *testing.T) {
 		format backend.DataFrameFormat
 		want   bool
 	}{{backend.DataFrameFormat_ARROW, true}, {backend.DataFrameFormat_JSON, false}} {
-		acct := s.budget.account()
+		acct := s.pipeline.Account()
 		var frames frameList
 		if err := s.runQuery(context.Background(), inst, *q, tc.format, acct, frames.add); err != nil {
 			t.Fatal(err)
 		}
-		acct.close()
+		acct.Close()
 		if lends != tc.want {
 			t.Errorf("format %v: the sink lends: %v, want %v", tc.format, lends, tc.want)
 		}

@@ -21,6 +21,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/quiverdata/quiver/pkg/frame/frametest"
+	"github.com/quiverdata/quiver/pkg/pipeline"
 )
 
 // piecedResponse is a reply with frames kept in pieces among whole ones,
@@ -306,7 +307,7 @@ func TestLentFrameReleasedOnceWritten(t *testing.T) {
 	resp := func() (*pluginv2.QueryDataResponse, *memory.CheckedAllocator, piecedFrames, []byte) {
 		rec, mem, vals := lentRecord(t, 1024)
 		head, tail := bytes.Repeat([]byte{1}, 100), bytes.Repeat([]byte{2}, 40)
-		frames := piecedFrames{&head[0]: {rest: [][]byte{vals, tail}, lent: &lentFrame{rec: rec}}}
+		frames := piecedFrames{&head[0]: {rest: [][]byte{vals, tail}, lent: pipeline.NewLent(rec)}}
 		m := &pluginv2.QueryDataResponse{Responses: map[string]*pluginv2.DataResponse{
 			"A": {Frames: [][]byte{head}, Status: 200}}}
 		return m, mem, frames, vals

@@ -4,10 +4,8 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"runtime"
 	"runtime/debug"
 	"strings"
-	"sync"
 
 	"github.com/grafana/grafana-plugin-sdk-go/backend"
 	"github.com/grafana/grafana-plugin-sdk-go/backend/datasource"
@@ -15,6 +13,7 @@ import (
 	"github.com/grafana/grafana-plugin-sdk-go/genproto/pluginv2"
 
 	"github.com/quiverdata/quiver/pkg/codec"
+	"github.com/quiverdata/quiver/pkg/pipeline"
 	"github.com/quiverdata/quiver/pkg/settings"
 )
 
@@ -51,12 +50,10 @@ type Options struct {
 type Service struct {
 	pluginv2.UnimplementedDataServer
 
-	im      instancemgmt.InstanceManager
-	chain   *queryChain // the SDK's handler middlewares, for queries (middleware.go)
-	work    chan func() // to the encode workers; unbuffered, so senders wait for a free one
-	workers sync.WaitGroup
-	queries int
-	budget  *budget
+	im       instancemgmt.InstanceManager
+	chain    *queryChain // the SDK's handler middlewares, for queries (middleware.go)
+	pipeline *pipeline.Pipeline
+	queries  int
 	// budgetErr is a bad budget variable in the environment: the default
 	// applies, and health checks report it.
 	budgetErr error
@@ -68,17 +65,12 @@ func NewService(o Options) *Service {
 	if sources == nil {
 		sources = DefaultSources
 	}
-	workers := o.EncodeWorkers
-	if workers <= 0 {
-		workers = runtime.GOMAXPROCS(0)
-	}
 	queries := o.MaxParallelQueries
 	if queries <= 0 {
 		queries = 4
 	}
 	s := &Service{
 		chain:   newQueryChain(),
-		work:    make(chan func()),
 		queries: queries,
 	}
 	b := o.Budget
@@ -101,19 +93,10 @@ func NewService(o Options) *Service {
 	if b.From == "" {
 		b.From = "set by the plugin's options"
 	}
-	s.budget = newBudget(b)
-	liveBudget.Store(s.budget)
-	// Long-lived workers rather than a goroutine per frame: a worker's stack
-	// has grown to what encoding needs once, not once per frame.
-	for range workers {
-		s.workers.Add(1)
-		go func() {
-			defer s.workers.Done()
-			for fn := range s.work {
-				fn()
-			}
-		}()
-	}
+	s.pipeline = pipeline.New(pipeline.Options{
+		Workers: o.EncodeWorkers, Budget: b, Observer: budgetMetrics{}, Log: backend.Logger.Error,
+	})
+	livePipeline.Store(s.pipeline)
 	s.im = datasource.NewInstanceManager(func(ctx context.Context, ds backend.DataSourceInstanceSettings) (instancemgmt.Instance, error) {
 		return newInstance(ctx, ds, sources), nil
 	})
@@ -123,8 +106,7 @@ func NewService(o Options) *Service {
 // Close stops the encode workers once they are idle. The Service must not be
 // used afterwards.
 func (s *Service) Close() {
-	close(s.work)
-	s.workers.Wait()
+	s.pipeline.Close()
 }
 
 // instance returns the instance of a request's plugin context.
@@ -172,7 +154,7 @@ func (s *Service) CheckHealth(ctx context.Context, req *backend.CheckHealthReque
 	}
 	msg := fmt.Sprintf("%s; frames are sent as %s (%s)", what, inst.codec, inst.codec.Effective())
 	if inst.codec.Kind() == codec.Auto {
-		msg = fmt.Sprintf("%s; frames are sent as auto (none, lz4 or zstd per frame, preferring %s)", what, inst.ipcOpts.Preference.Name)
+		msg = fmt.Sprintf("%s; frames are sent as auto (none, lz4 or zstd per frame, preferring %s)", what, inst.encoders.Options().Preference.Name)
 	}
 	if len(inst.warnings) > 0 {
 		msg += "; warning: " + strings.Join(inst.warnings, "; ")

@@ -11,6 +11,8 @@ import (
 	grpcproto "google.golang.org/grpc/encoding/proto"
 	"google.golang.org/grpc/mem"
 	"google.golang.org/protobuf/encoding/protowire"
+
+	"github.com/quiverdata/quiver/pkg/pipeline"
 )
 
 // The Data service's answers go out without a copy of their frames.
@@ -36,10 +38,10 @@ import (
 // The frames are referenced until gRPC has written them, which is after
 // QueryData returned or Send queued the chunk: a frame handed to the response
 // must not be modified or reused afterwards (the query path gives each frame
-// its own memory and keeps none, query.go and parts.go; a table's lent parts
+// its own memory and keeps none, package pipeline; a table's lent parts
 // are the source's records' memory, which source.PartLender says is not
 // reused, and a lent series record's is held until the transport has
-// written its frame out, see lentFrame).
+// written its frame out, see lentPool).
 type wireCodec struct {
 	next encoding.CodecV2
 }
@@ -231,12 +233,12 @@ func marshalChunk(c *pluginv2.QueryChunkedDataResponse, pieces piecedFrames) (me
 	written := false
 	defer func() {
 		if !written {
-			pf.lent.release()
+			pf.lent.Release()
 		}
 	}()
 	if len(c.ProtoReflect().GetUnknown()) > 0 || !utf8.ValidString(c.RefId) ||
 		!utf8.ValidString(c.FrameId) || !utf8.ValidString(c.Error) || !utf8.ValidString(c.ErrorSource) {
-		c.Frame = encodedFrame{b: c.Frame, rest: rest}.joined()
+		c.Frame = pipeline.Frame{B: c.Frame, Rest: rest}.Joined()
 		return nil, false, nil
 	}
 	flen := frameLen(c.Frame, rest)
@@ -338,11 +340,11 @@ func (w *wireWriter) optVarint(num protowire.Number, v int64) {
 // the last one large enough for gRPC to count its references (every lent
 // piece is) is the buffer whose return to lent releases the record; with
 // none, nothing references it and it is released now.
-func (w *wireWriter) frame(num protowire.Number, f []byte, rest [][]byte, lent *lentFrame) {
+func (w *wireWriter) frame(num protowire.Number, f []byte, rest [][]byte, lent *pipeline.Lent) {
 	n := frameLen(f, rest)
 	w.length(num, n)
 	if n == 0 {
-		lent.release()
+		lent.Release()
 		return
 	}
 	w.cut()
@@ -357,10 +359,10 @@ func (w *wireWriter) frame(num protowire.Number, f []byte, rest [][]byte, lent *
 	switch {
 	case lent == nil:
 	case last < 0:
-		lent.release()
+		lent.Release()
 	default:
 		p := []byte(w.out[last].(mem.SliceBuffer))
-		w.out[last] = mem.NewBuffer(&p, lent)
+		w.out[last] = mem.NewBuffer(&p, lentPool{lent})
 	}
 }
 

@@ -1,4 +1,4 @@
-package plugin
+package pipeline
 
 import (
 	"errors"
@@ -22,13 +22,13 @@ var (
 )
 
 // errWriterDone is returned by a FrameWriter used after Close or Abort.
-var errWriterDone = errors.New("plugin: internal error: a frame was handed a part after it was closed")
+var errWriterDone = errors.New("pipeline: internal error: a frame was handed a part after it was closed")
 
 // Parts opens a frame in parts: it counts as one frame against maxSeries
 // now, and its parts' rows against maxPoints as they come. The JSON
 // data-frame format declines (the source then hands the frame over whole).
 func (k *sink) Parts(schema *arrow.Schema) (source.FrameWriter, error) {
-	if k.json {
+	if k.q.JSON {
 		return nil, nil
 	}
 	idx, err := k.admit(1, 0)
@@ -98,7 +98,7 @@ func (w *partWriter) part(rec arrow.RecordBatch, lent bool) error {
 		rec.Release()
 		return err
 	}
-	n := recordBytes(rec)
+	n := RecordBytes(rec)
 	if err := k.hold(n); err != nil {
 		rec.Release()
 		k.fail(err)
@@ -106,7 +106,7 @@ func (w *partWriter) part(rec arrow.RecordBatch, lent bool) error {
 	}
 	if err := w.wait(); err != nil {
 		rec.Release()
-		k.acct.release(n)
+		k.acct.Release(n)
 		return err
 	}
 	done := make(chan struct{})
@@ -115,7 +115,7 @@ func (w *partWriter) part(rec arrow.RecordBatch, lent bool) error {
 		w.encodePart(rec, n, lent)
 	}, func() {
 		rec.Release()
-		k.acct.release(n)
+		k.acct.Release(n)
 	})
 	if err == nil {
 		w.done = done
@@ -131,7 +131,7 @@ func (w *partWriter) encodePart(rec arrow.RecordBatch, held int64, lent bool) {
 	k := w.k
 	defer func() {
 		rec.Release()
-		k.acct.release(held)
+		k.acct.Release(held)
 	}()
 	var panicked error
 	defer func() {
@@ -141,7 +141,7 @@ func (w *partWriter) encodePart(rec arrow.RecordBatch, held int64, lent bool) {
 		}
 	}()
 	defer k.recoverEncode(&panicked)
-	e := k.inst.encoder()
+	e := k.q.Encoders.Get()
 	start := time.Now()
 	var err error
 	if lent {
@@ -150,14 +150,14 @@ func (w *partWriter) encodePart(rec arrow.RecordBatch, held int64, lent bool) {
 		_, err = e.AppendPart(w.parts, rec)
 	}
 	w.took += time.Since(start)
-	k.inst.putEncoder(e)
+	k.q.Encoders.Put(e)
 	if err != nil {
 		w.err = fmt.Errorf("encoding frame %d: %w", w.idx, err)
 		k.fail(w.err)
 		return
 	}
 	if size := w.parts.Size(); size > w.held {
-		k.acct.force(size - w.held)
+		k.acct.Force(size - w.held)
 		w.held = size
 	}
 }
@@ -197,30 +197,30 @@ func (w *partWriter) Abort() {
 // drop releases the encoded parts and their budget.
 func (w *partWriter) drop() {
 	w.parts.Reset()
-	w.k.acct.release(w.held)
+	w.k.acct.Release(w.held)
 	w.held = 0
 }
 
 // finishAndEmit finishes the frame (with the query's stats when summary is
-// set) and emits it: its header, its parts and its footer, not joined (see
-// pieces.go). The budget the parts held becomes the frame's.
+// set) and emits it: its header, its parts and its footer as the pieces of
+// one Frame, not joined. The budget the parts held becomes the frame's.
 func (w *partWriter) finishAndEmit(summary *frame.Summary) (err error) {
 	k := w.k
 	held := w.held
 	w.held = 0
-	defer func() { k.acct.release(held) }() // what the frame no longer holds
+	defer func() { k.acct.Release(held) }() // what the frame no longer holds
 	defer k.recoverEncode(&err)
 	defer w.parts.Reset() // on error, what FinishPartsPieces left
-	e := k.inst.encoder()
-	defer k.inst.putEncoder(e)
+	e := k.q.Encoders.Get()
+	defer k.q.Encoders.Put(e)
 	start := time.Now()
 	pieces, st, err := e.FinishPartsPieces(w.parts, w.md, summary)
 	if err != nil {
 		return fmt.Errorf("encoding frame %d: %w", w.idx, err)
 	}
-	f := encodedFrame{b: pieces[0], rest: pieces[1:]}
-	k.encoded(st, f.size(), w.took+time.Since(start), summary)
-	held = k.takeOver(f.held(), held)
+	f := Frame{B: pieces[0], Rest: pieces[1:]}
+	k.encoded(st, f.Size(), w.took+time.Since(start), summary)
+	held = k.takeOver(f.Held(), held)
 	return k.emit(w.idx, f)
 }
 

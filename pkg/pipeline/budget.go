@@ -2,7 +2,7 @@
 // size estimates of frames and records are one mechanism whose invariants
 // (held ≤ 2 budgets, every reservation given back once) are read together.
 
-package plugin
+package pipeline
 
 import (
 	"context"
@@ -21,7 +21,7 @@ import (
 	"github.com/quiverdata/quiver/pkg/source"
 )
 
-// budget is the process-wide memory budget: a weighted semaphore of the
+// Budget is the process-wide memory budget: a weighted semaphore of the
 // bytes that in-flight queries hold (frames waiting to be encoded, encoded
 // frames waiting to be sent), shared by every request of every instance.
 //
@@ -39,10 +39,11 @@ import (
 // waiter is then let through over the budget (overdraft), by at most one
 // more budget in all; past that it fails as busy. So the bytes held never
 // exceed twice the budget, and a burst cannot deadlock.
-type budget struct {
-	limit int64
-	wait  time.Duration
-	from  string // how the limit was set, for messages
+type Budget struct {
+	limit    int64
+	wait     time.Duration
+	from     string // how the limit was set, for messages
+	observer Observer
 
 	mu       sync.Mutex
 	used     int64
@@ -64,49 +65,70 @@ type budget struct {
 // waiter is one reservation waiting for budget.
 type waiter struct {
 	n     int64
-	acct  *account
+	acct  *Account
 	ready chan struct{} // closed when granted or refused
 	err   error         // set when refused
 }
 
-// account is what one request (QueryData or QueryChunkedData call) holds.
-type account struct {
-	b       *budget
+// Account is what one request (QueryData or QueryChunkedData call) holds.
+type Account struct {
+	b       *Budget
 	held    int64 // guarded by b.mu
 	waiting int   // guarded by b.mu
 }
 
-// Errors of the budget; classify maps both to 429 (the query may succeed
-// later or with a smaller time range).
+// Errors of the budget: a reservation that waited too long (the query may
+// succeed later) and one that can never fit (it may with a smaller time
+// range).
 var (
-	errBusy     = errors.New("Quiver is busy")
-	errTooLarge = errors.New("query too large for the memory budget")
+	ErrBusy     = errors.New("Quiver is busy")
+	ErrTooLarge = errors.New("query too large for the memory budget")
 )
 
-func newBudget(b settings.Budget) *budget {
-	return &budget{
-		limit: b.Bytes, wait: b.Wait, from: b.From,
+// Observer is told what the budget does, for metrics.
+type Observer interface {
+	// Waited: a reservation had to wait.
+	Waited()
+	// Overdrawn: a reservation was let through over the budget.
+	Overdrawn()
+	// Refused: a reservation was refused, for reason "too_large",
+	// "busy" or "cancelled".
+	Refused(reason string)
+}
+
+type noObserver struct{}
+
+func (noObserver) Waited()        {}
+func (noObserver) Overdrawn()     {}
+func (noObserver) Refused(string) {}
+
+func newBudget(b settings.Budget, o Observer) *Budget {
+	if o == nil {
+		o = noObserver{}
+	}
+	return &Budget{
+		limit: b.Bytes, wait: b.Wait, from: b.From, observer: o,
 		idleAfter: time.Second, idleMin: min(b.Bytes/4, 32<<20), collect: collectTwice,
 	}
 }
 
-func (b *budget) account() *account { return &account{b: b} }
+func (b *Budget) account() *Account { return &Account{b: b} }
 
 // setting names the budget's setting and value for error messages.
-func (b *budget) setting() string {
+func (b *Budget) setting() string {
 	return fmt.Sprintf("%s (%s)", settings.FormatBytes(b.limit), b.from)
 }
 
-// acquire reserves n bytes for a, waiting for them with ctx.
-func (a *account) acquire(ctx context.Context, n int64) error {
+// Acquire reserves n bytes for a, waiting for them with ctx.
+func (a *Account) Acquire(ctx context.Context, n int64) error {
 	if n <= 0 {
 		return nil
 	}
 	b := a.b
 	if n > b.limit {
-		metricBudgetRefused.WithLabelValues("too_large").Inc()
+		b.observer.Refused("too_large")
 		return fmt.Errorf("%w: it needs %s at once, more than the whole budget of %s; narrow the time range or lower seriesCount, or raise %s",
-			errTooLarge, settings.FormatBytes(n), b.setting(), settings.EnvMemoryBudget)
+			ErrTooLarge, settings.FormatBytes(n), b.setting(), settings.EnvMemoryBudget)
 	}
 	b.mu.Lock()
 	if len(b.queue) == 0 && b.used+n <= b.limit {
@@ -119,7 +141,7 @@ func (a *account) acquire(ctx context.Context, n int64) error {
 	a.setWaiting(+1)
 	b.settle()
 	b.mu.Unlock()
-	metricBudgetWaits.Inc()
+	b.observer.Waited()
 
 	err := b.await(ctx, w)
 	if err == nil {
@@ -144,7 +166,7 @@ func (a *account) acquire(ctx context.Context, n int64) error {
 // budget has stalled: nothing released for b.wait while w waits. A queue
 // that moves (a burst on a busy host) is waited out however long it takes;
 // Grafana's cancellation ends the wait at once.
-func (b *budget) await(ctx context.Context, w *waiter) error {
+func (b *Budget) await(ctx context.Context, w *waiter) error {
 	start := time.Now()
 	timer := time.NewTimer(b.wait)
 	defer timer.Stop()
@@ -153,7 +175,7 @@ func (b *budget) await(ctx context.Context, w *waiter) error {
 		case <-w.ready:
 			return nil
 		case <-ctx.Done():
-			metricBudgetRefused.WithLabelValues("cancelled").Inc()
+			b.observer.Refused("cancelled")
 			return context.Cause(ctx)
 		case <-timer.C:
 		}
@@ -168,15 +190,15 @@ func (b *budget) await(ctx context.Context, w *waiter) error {
 			timer.Reset(b.wait - stalled)
 			continue
 		}
-		metricBudgetRefused.WithLabelValues("busy").Inc()
+		b.observer.Refused("busy")
 		return fmt.Errorf("%w: this query waited %s for %s of the memory budget of %s, and the queries holding it released nothing meanwhile; try again, or raise %s or %s",
-			errBusy, time.Since(start).Round(time.Second), settings.FormatBytes(w.n), b.setting(), settings.EnvMemoryBudget, settings.EnvMemoryBudgetWait)
+			ErrBusy, time.Since(start).Round(time.Second), settings.FormatBytes(w.n), b.setting(), settings.EnvMemoryBudget, settings.EnvMemoryBudgetWait)
 	}
 }
 
-// force takes n bytes without waiting: for what an encoded frame weighs
+// Force takes n bytes without waiting: for what an encoded frame weighs
 // above its estimate, which a worker must not wait for.
-func (a *account) force(n int64) {
+func (a *Account) Force(n int64) {
 	if n <= 0 {
 		return
 	}
@@ -185,8 +207,8 @@ func (a *account) force(n int64) {
 	a.b.mu.Unlock()
 }
 
-// release gives back n bytes of a's.
-func (a *account) release(n int64) {
+// Release gives back n bytes of a's.
+func (a *Account) Release(n int64) {
 	if n <= 0 {
 		return
 	}
@@ -197,17 +219,17 @@ func (a *account) release(n int64) {
 	b.mu.Unlock()
 }
 
-// close releases everything a still holds: the request is answered.
-func (a *account) close() {
+// Close releases everything a still holds: the request is answered.
+func (a *Account) Close() {
 	a.b.mu.Lock()
 	n := a.held
 	a.b.mu.Unlock()
-	a.release(n)
+	a.Release(n)
 }
 
 // The methods below run with b.mu held.
 
-func (a *account) setWaiting(d int) {
+func (a *Account) setWaiting(d int) {
 	b := a.b
 	was := a.held > 0 && a.waiting > 0
 	a.waiting += d
@@ -219,7 +241,7 @@ func (a *account) setWaiting(d int) {
 	}
 }
 
-func (b *budget) take(a *account, n int64) {
+func (b *Budget) take(a *Account, n int64) {
 	wasHolder, wasBlocked := a.held > 0, a.held > 0 && a.waiting > 0
 	a.held += n
 	b.used += n
@@ -236,7 +258,7 @@ func (b *budget) take(a *account, n int64) {
 	}
 }
 
-func (b *budget) give(a *account, n int64) {
+func (b *Budget) give(a *Account, n int64) {
 	n = min(n, a.held)
 	a.held -= n
 	b.used -= n
@@ -269,7 +291,7 @@ func collectTwice() {
 	runtime.GC()
 }
 
-func (b *budget) collectIfIdle() {
+func (b *Budget) collectIfIdle() {
 	b.mu.Lock()
 	idle := b.used == 0
 	b.mu.Unlock()
@@ -278,7 +300,7 @@ func (b *budget) collectIfIdle() {
 	}
 }
 
-func (b *budget) remove(w *waiter) {
+func (b *Budget) remove(w *waiter) {
 	for i, q := range b.queue {
 		if q == w {
 			b.queue = append(b.queue[:i], b.queue[i+1:]...)
@@ -292,7 +314,7 @@ func (b *budget) remove(w *waiter) {
 // bytes go first, in arrival order, and a request that holds nothing is let
 // in only while no holder waits: a request admitted into a crowded budget
 // would only add to the requests that each hold part of what they need.
-func (b *budget) settle() {
+func (b *Budget) settle() {
 	for len(b.queue) > 0 {
 		i := 0
 		for j, q := range b.queue {
@@ -306,7 +328,7 @@ func (b *budget) settle() {
 		switch {
 		case b.used+w.n <= b.limit:
 		case holder && b.holders == b.blocked && b.used+w.n <= 2*b.limit:
-			metricBudgetOverdrafts.Inc()
+			b.observer.Overdrawn()
 		case holder && b.holders == b.blocked:
 			w.err = b.refusal(w)
 			b.queue = append(b.queue[:i], b.queue[i+1:]...)
@@ -325,20 +347,20 @@ func (b *budget) settle() {
 
 // refusal is the error of a waiter that would overdraft past twice the
 // budget: its own request's, when that alone needs more than the budget.
-func (b *budget) refusal(w *waiter) error {
+func (b *Budget) refusal(w *waiter) error {
 	if need := w.acct.held + w.n; need > b.limit {
-		metricBudgetRefused.WithLabelValues("too_large").Inc()
+		b.observer.Refused("too_large")
 		return fmt.Errorf("%w: the frames of this request's queries add up to %s or more, more than the whole budget of %s; narrow the time range, lower seriesCount, split the queries, or raise %s",
-			errTooLarge, settings.FormatBytes(need), b.setting(), settings.EnvMemoryBudget)
+			ErrTooLarge, settings.FormatBytes(need), b.setting(), settings.EnvMemoryBudget)
 	}
-	metricBudgetRefused.WithLabelValues("busy").Inc()
+	b.observer.Refused("busy")
 	return fmt.Errorf("%w: the queries in flight hold the whole memory budget of %s and wait for more; try again, or raise %s",
-		errBusy, b.setting(), settings.EnvMemoryBudget)
+		ErrBusy, b.setting(), settings.EnvMemoryBudget)
 }
 
-// stats returns the bytes held, the most held at once, the limit and how
+// Stats returns the bytes held, the most held at once, the limit and how
 // many reservations wait (for the metrics).
-func (b *budget) stats() (used, peak, limit int64, waiting int) {
+func (b *Budget) Stats() (used, peak, limit int64, waiting int) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	return b.used, b.peak, b.limit, len(b.queue)
@@ -357,11 +379,11 @@ var fieldWidth = map[data.FieldType]int64{
 	data.FieldTypeTime: 24,
 }
 
-// frameBytes estimates the memory a frame holds: its values as the SDK's
+// FrameBytes estimates the memory a frame holds: its values as the SDK's
 // vectors hold them (a nullable value adds its pointer), string and JSON
 // bytes with their headers, plus frameOverhead. An encoded frame weighs no
 // more: Arrow stores the same values in fewer bytes, compressed or raw.
-func frameBytes(f *data.Frame) int64 {
+func FrameBytes(f *data.Frame) int64 {
 	total := int64(frameOverhead)
 	for _, fd := range f.Fields {
 		n := int64(fd.Len())
@@ -410,9 +432,9 @@ func varBytes(fd *data.Field) int64 {
 	return total
 }
 
-// recordBytes is the body bytes an Arrow record spans (a slice of a larger
+// RecordBytes is the body bytes an Arrow record spans (a slice of a larger
 // batch counts its own rows only), plus frameOverhead.
-func recordBytes(rec arrow.RecordBatch) int64 {
+func RecordBytes(rec arrow.RecordBatch) int64 {
 	total := int64(frameOverhead)
 	n := rec.NumRows()
 	for _, col := range rec.Columns() {

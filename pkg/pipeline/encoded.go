@@ -1,0 +1,94 @@
+package pipeline
+
+import (
+	"bytes"
+	"sync"
+
+	"github.com/apache/arrow-go/v18/arrow"
+)
+
+// Frame is one encoded frame as a query hands it over: its bytes, or its
+// first piece (B) and the pieces that follow it (Rest); Lent is set when
+// some of those reference a lent record's memory (source.RecordLender),
+// which whoever takes the frame releases once nothing reads the pieces.
+type Frame struct {
+	B    []byte
+	Rest [][]byte
+	Lent *Lent
+	// spare is what the lent record's buffers hold beyond their bytes
+	// (the capacity a pooling allocator rounded them up to, which the
+	// pieces keep alive): counted in Held.
+	spare int64
+}
+
+// Held is the budget the frame holds: the memory of its bytes, their
+// spare capacity included, or of its pieces, their lengths (a piece after
+// the first may be a lent part's buffer, a slice of a received record's
+// memory, which that record's bytes count, or of a lent record, whose
+// buffer shared with other frames each counts: see source.PartLender,
+// source.RecordLender and arrowipc's AppendBatchBorrowing).
+func (f Frame) Held() int64 {
+	n := HeldBytes(f.B) + f.spare
+	for _, p := range f.Rest {
+		n += int64(len(p))
+	}
+	return n
+}
+
+// Size is the frame's length in bytes.
+func (f Frame) Size() int {
+	n := len(f.B)
+	for _, p := range f.Rest {
+		n += len(p)
+	}
+	return n
+}
+
+// Joined is the frame as one buffer (B itself when it has no pieces after
+// it).
+func (f Frame) Joined() []byte {
+	if len(f.Rest) == 0 {
+		return f.B
+	}
+	return bytes.Join(append([][]byte{f.B}, f.Rest...), nil)
+}
+
+// HeldBytes is the budget an encoded frame's bytes hold: the memory they
+// keep alive, the slice's spare capacity included (the encoder writes
+// frames into buffers of exactly their size, the JSON path into grown
+// ones).
+func HeldBytes(b []byte) int64 { return int64(cap(b)) }
+
+// Lent is the lent record whose buffers a frame's pieces reference:
+// released once, when nothing reads the pieces any more (the frame written
+// out by gRPC's transport, joined into a copy, or dropped), so that the
+// source may put its memory back in a pool (source.RecordLender). Nil
+// releases nothing.
+type Lent struct {
+	once sync.Once
+	rec  arrow.RecordBatch
+}
+
+// Release releases the record, once.
+func (l *Lent) Release() {
+	if l != nil {
+		l.once.Do(l.rec.Release)
+	}
+}
+
+// NewLent is the Lent of rec, which its Release releases.
+func NewLent(rec arrow.RecordBatch) *Lent { return &Lent{rec: rec} }
+
+// lend is the Lent of rec, and what rec's buffers hold beyond their
+// lengths.
+func lend(rec arrow.RecordBatch) (*Lent, int64) {
+	var spare int64
+	for _, col := range rec.Columns() {
+		for _, b := range col.Data().Buffers() {
+			if b != nil {
+				spare += int64(cap(b.Buf()) - b.Len())
+			}
+		}
+	}
+	return NewLent(rec), spare
+}

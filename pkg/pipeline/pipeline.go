@@ -1,0 +1,180 @@
+package pipeline
+
+import (
+	"context"
+	"fmt"
+	"runtime"
+	"runtime/debug"
+	"sync"
+	"time"
+
+	"github.com/quiverdata/quiver/pkg/arrowipc"
+	"github.com/quiverdata/quiver/pkg/frame"
+	"github.com/quiverdata/quiver/pkg/settings"
+	"github.com/quiverdata/quiver/pkg/source"
+)
+
+// Pipeline runs queries' sources and encodes their frames on a fixed set
+// of long-lived encode workers, within one memory budget, for every query
+// of every data source of the process.
+type Pipeline struct {
+	work    chan func() // to the encode workers; unbuffered, so senders wait for a free one
+	workers sync.WaitGroup
+	budget  *Budget
+	log     func(msg string, args ...any)
+}
+
+// Options configure a Pipeline.
+type Options struct {
+	// Workers bounds how many frames are encoded at once; GOMAXPROCS when 0.
+	Workers int
+	// Budget is the memory budget of in-flight frames.
+	Budget settings.Budget
+	// Observer is told what the budget does (metrics); none when nil.
+	Observer Observer
+	// Log logs a panic in a source or while encoding (the query fails with
+	// an error); nothing is logged when nil.
+	Log func(msg string, args ...any)
+}
+
+// New starts a Pipeline's encode workers.
+func New(o Options) *Pipeline {
+	workers := o.Workers
+	if workers <= 0 {
+		workers = runtime.GOMAXPROCS(0)
+	}
+	p := &Pipeline{work: make(chan func()), budget: newBudget(o.Budget, o.Observer), log: o.Log}
+	if p.log == nil {
+		p.log = func(string, ...any) {}
+	}
+	// Long-lived workers rather than a goroutine per frame: a worker's stack
+	// has grown to what encoding needs once, not once per frame.
+	for range workers {
+		p.workers.Add(1)
+		go func() {
+			defer p.workers.Done()
+			for fn := range p.work {
+				fn()
+			}
+		}()
+	}
+	return p
+}
+
+// Close stops the encode workers once they are idle. The Pipeline must not
+// be used afterwards.
+func (p *Pipeline) Close() {
+	close(p.work)
+	p.workers.Wait()
+}
+
+// Account opens the budget account of one request: every frame of its
+// queries holds budget in it until the caller releases it, or closes the
+// account.
+func (p *Pipeline) Account() *Account { return p.budget.account() }
+
+// Stats returns the budget's bytes held, the most held at once, its limit
+// and how many reservations wait.
+func (p *Pipeline) Stats() (used, peak, limit int64, waiting int) { return p.budget.Stats() }
+
+// Setting names the budget and how it was set, for messages.
+func (p *Pipeline) Setting() string { return p.budget.setting() }
+
+// Query is one query to run.
+type Query struct {
+	Source source.Source
+	Query  source.Query
+	// JSON: frames are written as the SDK's data-frame JSON; records are
+	// copied, not lent, and frames are not taken in parts.
+	JSON bool
+	// Encoders are the data source's frame encoders.
+	Encoders *Encoders
+	// Observe is told what encoding each frame did; nothing when nil.
+	Observe func(st arrowipc.BodyStats, frameBytes int, took time.Duration)
+}
+
+// Run asks q's source for its frames and encodes them on the encode
+// workers, calling emit with each frame's index (in the order the source
+// produced them) and the frame. The first frame is encoded last: it carries
+// the query's encoding stats.
+//
+// Every frame holds budget in acct from when the source hands it over until
+// emit has it; emit's caller releases what it is given (Frame.Held, and
+// Frame.Lent) when it is done with it.
+func (p *Pipeline) Run(ctx context.Context, q Query, acct *Account, emit func(int, Frame) error) error {
+	ctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	if q.Observe == nil {
+		q.Observe = func(arrowipc.BodyStats, int, time.Duration) {}
+	}
+	k := &sink{ctx: ctx, cancel: cancel, p: p, q: q, acct: acct, emit: emit}
+	defer k.releaseCredit()
+	var to source.Sink = k
+	if !q.JSON {
+		to = lendingSink{k} // the JSON format copies every record: it lends none
+	}
+	err := p.RunSource(ctx, q.Source, q.Query, to)
+	k.wg.Wait() // also after a failure: no worker touches the query afterwards
+	if kerr := k.failure(); kerr != nil {
+		err = kerr // the sink's first error caused the source's
+	}
+	if n := k.abortOpen(); n > 0 && err == nil {
+		err = fmt.Errorf("internal error in Quiver: the source did not close %d frame(s) it handed over in parts", n)
+	}
+	if err != nil {
+		k.drop(k.first)
+		if k.firstParts != nil {
+			k.firstParts.drop()
+		}
+		return err
+	}
+	return k.finish()
+}
+
+// RunSource runs src's query into sink, turning a panic into the query's
+// error.
+func (p *Pipeline) RunSource(ctx context.Context, src source.Source, q source.Query, sink source.Sink) (err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			p.log("panic in a source", "refId", q.RefID, "panic", r, "stack", string(debug.Stack()))
+			err = fmt.Errorf("internal error in Quiver: %v", r)
+		}
+	}()
+	return src.Query(ctx, q, sink)
+}
+
+// Encoders is a data source's pool of frame encoders, all configured with
+// its options.
+type Encoders struct {
+	opts arrowipc.Options
+	pool sync.Pool // *frame.Encoder
+}
+
+// NewEncoders checks opts by building one encoder, and returns the pool.
+func NewEncoders(opts arrowipc.Options) (*Encoders, error) {
+	e, err := frame.NewEncoder(opts)
+	if err != nil {
+		return nil, err
+	}
+	es := &Encoders{opts: opts}
+	es.pool.Put(e)
+	return es, nil
+}
+
+// Get borrows an encoder.
+func (es *Encoders) Get() *frame.Encoder {
+	if e, ok := es.pool.Get().(*frame.Encoder); ok {
+		return e
+	}
+	e, err := frame.NewEncoder(es.opts)
+	if err != nil {
+		panic("pipeline: frame encoder options were validated at construction: " + err.Error())
+	}
+	return e
+}
+
+// Put gives an encoder back.
+func (es *Encoders) Put(e *frame.Encoder) { es.pool.Put(e) }
+
+// Options are the options the encoders were built with.
+func (es *Encoders) Options() arrowipc.Options { return es.opts }

@@ -1,0 +1,350 @@
+// This file is over 400 lines: it is a query's sink (limits, budget, the
+// hand-off to the encode workers, the held-back first frame), whose
+// ordering and release rules are read together.
+
+package pipeline
+
+import (
+	"context"
+	"fmt"
+	"runtime/debug"
+	"sync"
+	"time"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/grafana/grafana-plugin-sdk-go/data"
+
+	"github.com/quiverdata/quiver/pkg/arrowipc"
+	"github.com/quiverdata/quiver/pkg/frame"
+	"github.com/quiverdata/quiver/pkg/source"
+)
+
+// job is one frame to encode: an SDK frame or an Arrow record, and the
+// budget bytes it holds.
+type job struct {
+	frame *data.Frame
+	rec   arrow.RecordBatch
+	lent  bool // rec's larger buffers are referenced, not copied (LendRecord)
+	held  int64
+}
+
+func (j job) bytes() int64 {
+	if j.frame != nil {
+		return FrameBytes(j.frame)
+	}
+	return RecordBytes(j.rec)
+}
+
+func (j job) release() {
+	if j.rec != nil {
+		j.rec.Release()
+	}
+}
+
+// sink receives a query's frames, checks the limits and encodes each frame
+// on a shared encode worker as soon as one is free: the source waits while
+// all are busy, so that neither goroutines nor frames pile up.
+type sink struct {
+	ctx    context.Context
+	cancel context.CancelCauseFunc
+	p      *Pipeline
+	q      Query
+	acct   *Account
+	emit   func(int, Frame) error
+
+	wg      sync.WaitGroup
+	mu      sync.Mutex
+	err     error
+	frames  int
+	rows    int64
+	first   job           // held back until the others are encoded
+	summary frame.Summary // what encoding the others did
+	// The frames in parts (parts.go): every one opened, and the first
+	// frame when it is one, held back once closed as first is.
+	writers    []*partWriter
+	firstParts *partWriter
+	// credit is budget the source reserved (Reserve) that no frame has
+	// drawn yet; reserved says it reserved, so that frames beyond the
+	// estimate take the rest without waiting (a query holding a
+	// reservation must not wait for more: see budget).
+	credit   int64
+	reserved bool
+}
+
+var _ source.Reserver = (*sink)(nil)
+
+// Reserve takes n bytes of the memory budget for the frames the source is
+// about to produce, waiting for them.
+func (k *sink) Reserve(n int64) error {
+	if err := k.acct.Acquire(k.ctx, n); err != nil {
+		return err
+	}
+	k.mu.Lock()
+	k.credit += n
+	k.reserved = true
+	k.mu.Unlock()
+	return nil
+}
+
+// hold takes a frame's bytes from the credit, and the rest from the budget.
+func (k *sink) hold(n int64) error {
+	k.mu.Lock()
+	from := min(k.credit, n)
+	k.credit -= from
+	reserved := k.reserved
+	k.mu.Unlock()
+	if rest := n - from; rest > 0 {
+		if reserved {
+			k.acct.Force(rest)
+			return nil
+		}
+		return k.acct.Acquire(k.ctx, rest)
+	}
+	return nil
+}
+
+func (k *sink) releaseCredit() {
+	k.mu.Lock()
+	n := k.credit
+	k.credit = 0
+	k.mu.Unlock()
+	k.acct.Release(n)
+}
+
+// drop releases a job that will not be encoded, and its budget.
+func (k *sink) drop(j job) {
+	j.release()
+	k.acct.Release(j.held)
+}
+
+var _ source.Sink = (*sink)(nil)
+
+func (k *sink) failure() error {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	return k.err
+}
+
+func (k *sink) fail(err error) {
+	k.mu.Lock()
+	if k.err == nil {
+		k.err = err
+	}
+	k.mu.Unlock()
+	k.cancel(err)
+}
+
+// admit counts frames (0 or 1) of rows rows against the limits and returns
+// the index of the last frame counted.
+func (k *sink) admit(frames int, rows int64) (int, error) {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	if k.err != nil {
+		return 0, k.err
+	}
+	if k.q.Query.Limits.MaxSeries > 0 && k.frames+frames > k.q.Query.Limits.MaxSeries {
+		k.err = source.LimitExceeded("the query returned more than %d series, this data source's limit (setting maxSeries)", k.q.Query.Limits.MaxSeries)
+		return 0, k.err
+	}
+	if k.q.Query.Limits.MaxPoints > 0 && k.rows+rows > k.q.Query.Limits.MaxPoints {
+		k.err = source.LimitExceeded("the query returned more than %d points, this data source's limit (setting maxPoints)", k.q.Query.Limits.MaxPoints)
+		return 0, k.err
+	}
+	k.frames += frames
+	k.rows += rows
+	return k.frames - 1, nil
+}
+
+func (k *sink) Frame(f *data.Frame) error {
+	if f.RefID == "" {
+		f.RefID = k.q.Query.RefID
+	}
+	return k.submit(int64(f.Rows()), job{frame: f})
+}
+
+func (k *sink) Record(rec arrow.RecordBatch) error {
+	return k.submit(rec.NumRows(), job{rec: rec})
+}
+
+// lendingSink is the sink of a query in the Arrow format: it takes lent
+// records (source.RecordLender) besides the sink's other capabilities.
+type lendingSink struct{ *sink }
+
+var _ source.RecordLender = lendingSink{}
+
+// LendRecord is Record referencing rec's larger buffers in the frame
+// instead of copying them.
+func (k lendingSink) LendRecord(rec arrow.RecordBatch) error {
+	return k.submit(rec.NumRows(), job{rec: rec, lent: true})
+}
+
+// submit admits a frame and, but for the first, hands it to a free encode
+// worker (waiting for one), which encodes and emits it.
+func (k *sink) submit(rows int64, j job) error {
+	idx, err := k.admit(1, rows)
+	if err != nil {
+		j.release()
+		return err
+	}
+	n := j.bytes()
+	if err := k.hold(n); err != nil {
+		j.release()
+		k.fail(err)
+		return err
+	}
+	j.held = n
+	if idx == 0 {
+		k.first = j
+		return nil
+	}
+	return k.dispatch(func() {
+		if err := k.encodeAndEmit(idx, j, nil); err != nil {
+			k.fail(err)
+		}
+	}, func() { k.drop(j) })
+}
+
+// dispatch hands work to a free encode worker (waiting for one), counted in
+// k.wg; when the query is cancelled first, it runs dropped instead and
+// returns the cause.
+func (k *sink) dispatch(work, dropped func()) error {
+	// A cancelled request stops at its next frame: a select with an idle
+	// worker ready as well would pick either case at random.
+	if k.ctx.Err() != nil {
+		dropped()
+		return context.Cause(k.ctx)
+	}
+	k.wg.Add(1)
+	select {
+	case k.p.work <- func() { defer k.wg.Done(); work() }:
+		return nil
+	case <-k.ctx.Done():
+		k.wg.Done()
+		dropped()
+		return context.Cause(k.ctx)
+	}
+}
+
+// finish encodes and emits the held-back first frame (whole or in parts)
+// with the query's stats, on an encode worker like the others.
+func (k *sink) finish() error {
+	var work func() error
+	var dropped func()
+	switch {
+	case k.firstParts != nil:
+		w := k.firstParts
+		work, dropped = func() error { return w.finishAndEmit(&k.summary) }, w.drop
+	case k.first.frame != nil || k.first.rec != nil:
+		work = func() error { return k.encodeAndEmit(0, k.first, &k.summary) }
+		dropped = func() { k.drop(k.first) }
+	default:
+		return nil // the query returned no frame
+	}
+	done := make(chan error, 1)
+	if err := k.dispatch(func() { done <- work() }, dropped); err != nil {
+		return err
+	}
+	return <-done
+}
+
+// encodeAndEmit encodes j (with the query's stats when summary is set)
+// into memory of exactly the frame's size, or, for a lent record, into
+// pieces that reference its larger buffers, hands that to emit, and
+// releases j; a lent record the pieces reference goes with the frame
+// instead (Frame.Lent), and emit's caller releases it when nothing
+// reads them any more. The budget j held becomes the encoded frame's:
+// emit's caller releases that.
+// A panic fails the query, not the process.
+func (k *sink) encodeAndEmit(idx int, j job, summary *frame.Summary) (err error) {
+	var f Frame
+	defer func() {
+		if f.Lent == nil { // else the frame's taker releases the record (Frame.Lent)
+			j.release()
+		}
+	}()
+	held := j.held
+	defer func() { k.acct.Release(held) }() // what the frame no longer holds
+	defer k.recoverEncode(&err)
+	if k.q.JSON {
+		f.B, err = k.marshalJSON(j)
+	} else {
+		f, err = k.encode(j, summary)
+	}
+	if err != nil {
+		return fmt.Errorf("encoding frame %d: %w", idx, err)
+	}
+	held = k.takeOver(f.Held(), held)
+	return k.emit(idx, f)
+}
+
+// takeOver gives the budget held for a frame to its encoded memory, n
+// bytes, and returns what of held the encoded frame does not need (for the
+// caller to release). An encoded frame above its estimate takes the
+// difference without waiting.
+func (k *sink) takeOver(n, held int64) int64 {
+	if n > held {
+		k.acct.Force(n - held)
+		return 0
+	}
+	return held - n
+}
+
+// recoverEncode, deferred, turns a panic while encoding a frame into *err
+// and logs it: it fails the query, not the process.
+func (k *sink) recoverEncode(err *error) {
+	if p := recover(); p != nil {
+		k.p.log("panic encoding a frame", "refId", k.q.Query.RefID, "panic", p, "stack", string(debug.Stack()))
+		*err = fmt.Errorf("internal error in Quiver while encoding a frame: %v", p)
+	}
+}
+
+// encode encodes j into a new buffer of exactly its size (Append to nil),
+// written once: no copy of the frame is made to hand it over; a lent
+// record, into pieces that reference its larger buffers (AppendLent).
+func (k *sink) encode(j job, summary *frame.Summary) (Frame, error) {
+	e := k.q.Encoders.Get()
+	defer k.q.Encoders.Put(e)
+	start := time.Now()
+	var f Frame
+	var st arrowipc.BodyStats
+	var err error
+	if j.lent {
+		var pieces [][]byte
+		if pieces, st, err = e.AppendLent(j.rec, summary); err == nil {
+			f = Frame{B: pieces[0], Rest: pieces[1:]}
+			if len(f.Rest) > 0 { // some piece references the record's memory
+				f.Lent, f.spare = lend(j.rec)
+			}
+		}
+	} else {
+		f.B, st, err = e.Append(nil, frame.Input{Frame: j.frame, Record: j.rec}, summary)
+	}
+	if err != nil {
+		return Frame{}, err
+	}
+	k.encoded(st, f.Size(), time.Since(start), summary)
+	return f, nil
+}
+
+// encoded records what encoding one frame of size bytes did: in the
+// metrics, and, but for the frame that carries them (summary set), in the
+// query's stats.
+func (k *sink) encoded(st arrowipc.BodyStats, size int, took time.Duration, summary *frame.Summary) {
+	k.q.Observe(st, size, took)
+	if summary == nil {
+		k.mu.Lock()
+		k.summary.Add(st, took)
+		k.mu.Unlock()
+	}
+}
+
+func (k *sink) marshalJSON(j job) ([]byte, error) {
+	if j.frame != nil {
+		return j.frame.MarshalJSON()
+	}
+	f, err := data.FromArrowRecord(j.rec)
+	if err != nil {
+		return nil, err
+	}
+	return f.MarshalJSON()
+}
