@@ -142,7 +142,7 @@ const minCompressLen = 64
 // the whole buffer raw without compressing the rest. Below probeMin the
 // probe costs more than it saves: compressing a short buffer is mostly the
 // codec's fixed cost of building its tables, paid again for the whole
-// buffer when the prefix does compress (see docs/benchmarks.md).
+// buffer when the prefix does compress (see docs/journal/benchmarks.md).
 const (
 	probeLen = 1 << 10
 	probeMin = 8 << 10

@@ -13,7 +13,7 @@ const (
 	KeyName   = "name"   // schema: the frame's name
 	KeyRefID  = "refId"  // schema: the query's refId
 	KeyMeta   = "meta"   // schema: data.FrameMeta as JSON, only when set
-	KeyTSType = "tstype" // field: the TypeScript type (see TSType)
+	KeyTSType = "tstype" // field: the TypeScript type (TSNumber…)
 	KeyLabels = "labels" // field: data.Labels as JSON, only when non-nil
 	KeyConfig = "config" // field: data.FieldConfig as JSON, only when set
 )
@@ -31,28 +31,6 @@ const (
 // Timestamp is the one timestamp type Grafana's reader interprets correctly:
 // nanoseconds, no time zone (the reader ignores both unit and zone).
 var Timestamp = &arrow.TimestampType{Unit: arrow.Nanosecond}
-
-// TSType returns the TypeScript type the SDK writes for a column of Arrow
-// type t: "time" for timestamps, "number" for integers and floats,
-// "boolean", "string", and "other" for binary (JSON). A uint16 column meant
-// as an enum takes TSEnum instead; the caller says so.
-func TSType(t arrow.DataType) (string, error) {
-	switch t.ID() {
-	case arrow.TIMESTAMP:
-		return TSTime, nil
-	case arrow.INT8, arrow.INT16, arrow.INT32, arrow.INT64,
-		arrow.UINT8, arrow.UINT16, arrow.UINT32, arrow.UINT64,
-		arrow.FLOAT32, arrow.FLOAT64:
-		return TSNumber, nil
-	case arrow.BOOL:
-		return TSBoolean, nil
-	case arrow.STRING:
-		return TSString, nil
-	case arrow.BINARY:
-		return TSOther, nil
-	}
-	return "", fmt.Errorf("frame: arrow type %s has no Grafana field type", t)
-}
 
 // SchemaMetadata returns the schema metadata of a frame as the SDK writes it.
 func SchemaMetadata(name, refID string, meta *data.FrameMeta) (arrow.Metadata, error) {

@@ -17,7 +17,7 @@ import (
 // data.UnmarshalArrowFrame of one frame, for each codec and a spread of
 // minSavings (the setting that stores a buffer raw unless compression saves
 // that fraction, sparing the reader its decompression). Its numbers are
-// behind the default minSavings (docs/benchmarks.md).
+// behind the default minSavings (docs/journal/benchmarks.md).
 func BenchmarkDecode(b *testing.B) {
 	cases := []struct {
 		c          codec.Codec

@@ -15,10 +15,10 @@
 // pieces, its larger buffers referenced rather than copied.
 //
 // A frame may also be written in parts as its rows arrive (Parts,
-// AppendPart, FinishParts, in stream.go): one Arrow IPC file of several
-// record batches, which the SDK's decoder reads as one frame of all their
-// rows, finished with the frame's schema metadata (and stats) once the last
-// part is in.
+// AppendPart, FinishPartsPieces, in stream.go): one Arrow IPC file of
+// several record batches, which the SDK's decoder reads as one frame of all
+// their rows, finished with the frame's schema metadata (and stats) once
+// the last part is in.
 //
 // The frame that carries a query's encoding stats gets them from the
 // caller's Summary and from the body arrowipc has just prepared: the

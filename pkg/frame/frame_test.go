@@ -156,12 +156,9 @@ func TestSameBytesAsRecordPath(t *testing.T) {
 			}
 			fields := tbl.Schema().Fields()
 			for i, fld := range f.Fields {
-				ts, err := frame.TSType(fields[i].Type)
-				if err != nil {
-					t.Fatal(err)
-				}
-				if fld.Type().NonNullableType() == data.FieldTypeEnum {
-					ts = frame.TSEnum
+				ts, ok := fields[i].Metadata.GetValue(frame.KeyTSType) // the type names are the SDK's
+				if !ok {
+					t.Fatalf("field %q: the SDK wrote no %s", fld.Name, frame.KeyTSType)
 				}
 				if fields[i].Metadata, err = frame.FieldMetadata(ts, fld.Labels, fld.Config); err != nil {
 					t.Fatal(err)

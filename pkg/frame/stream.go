@@ -16,8 +16,8 @@ import (
 // whose record batches are the parts, in order (see arrowipc.File), which
 // Grafana's decoder reads as one frame of all their rows. Each part is
 // encoded (AppendPart) as soon as it is handed over, by any Encoder, and the
-// frame is finished (FinishParts) with its schema metadata, known only at
-// the end (notices found while converting, the query's stats).
+// frame is finished (FinishPartsPieces) with its schema metadata, known only
+// at the end (notices found while converting, the query's stats).
 //
 // A Parts is not safe for concurrent use: its parts are encoded one at a
 // time, in order.
@@ -30,7 +30,7 @@ type Parts struct {
 }
 
 // NewParts returns an empty frame of schema's fields (its metadata is not
-// used: FinishParts takes the frame's).
+// used: FinishPartsPieces takes the frame's).
 func NewParts(schema *arrow.Schema) *Parts {
 	return &Parts{schema: schema}
 }
@@ -96,35 +96,19 @@ func (p *Parts) add(st arrowipc.BodyStats) {
 	}
 }
 
-// FinishParts finishes the frame p: its schema carries md, the frame's
-// schema metadata as SchemaMetadata builds it (name, refId, meta); the
-// parts' own schema metadata is not used. A frame of no part is written as
-// one empty batch of its fields. With stats set, it is the frame that
+// FinishPartsPieces finishes the frame p: its schema carries md, the
+// frame's schema metadata as SchemaMetadata builds it (name, refId, meta);
+// the parts' own schema metadata is not used. A frame of no part is written
+// as one empty batch of its fields. With stats set, it is the frame that
 // carries the query's encoding stats, as Append writes them: *stats (the
 // query's other frames) plus this frame, whose body is its parts' and whose
 // encode time their encoding and the finishing.
 //
-// With dst nil, the returned frame is a buffer of exactly its size (the
-// parts joined, see arrowipc.File); otherwise it is appended to dst.
-// It returns too the frame's body stats, summed over its parts (PerBuffer
-// nil; Codec the one most parts declare). p is then empty; on error p is
-// left as it was, for the caller to Reset.
-func (e *Encoder) FinishParts(dst []byte, p *Parts, md arrow.Metadata, stats *Summary) ([]byte, arrowipc.BodyStats, error) {
-	kvs, st, err := e.partsMeta(p, md, stats)
-	if err != nil {
-		return dst, st, err
-	}
-	out, err := e.ipc.FinishFile(dst, &p.file, kvs)
-	if err != nil {
-		return dst, arrowipc.BodyStats{}, fmt.Errorf("frame: %w", err)
-	}
-	p.Reset()
-	return out, st, nil
-}
-
-// FinishPartsPieces is FinishParts without the join: the frame is the
-// returned pieces in order (see arrowipc.FinishFilePieces), its parts
-// among them, for a caller that writes them out one after the other.
+// The frame is the returned pieces in order (see arrowipc.FinishFilePieces),
+// its parts among them, for a caller that writes them out one after the
+// other. It returns too the frame's body stats, summed over its parts
+// (PerBuffer nil; Codec the one most parts declare). p is then empty; on
+// error p is left as it was, for the caller to Reset.
 func (e *Encoder) FinishPartsPieces(p *Parts, md arrow.Metadata, stats *Summary) ([][]byte, arrowipc.BodyStats, error) {
 	kvs, st, err := e.partsMeta(p, md, stats)
 	if err != nil {

@@ -59,7 +59,7 @@ const (
 	// saves at least 10% of it. Below that the bytes saved on the wire do
 	// not pay for Grafana's decompression of the buffer: a float column that
 	// saves 3% under zstd costs Grafana's decoder 8% more CPU for its frame
-	// (docs/benchmarks.md, BenchmarkDecode).
+	// (docs/journal/benchmarks.md, BenchmarkDecode).
 	DefaultMinSavings = 0.1
 	MaxMinSavings     = 0.9
 

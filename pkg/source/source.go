@@ -245,9 +245,42 @@ func Upstream(err error) error {
 	return &Error{Kind: KindUpstream, Err: err}
 }
 
-// LimitExceeded returns a KindLimit error with a formatted message.
+// LimitExceeded returns a KindLimit error with a formatted message. A limit
+// that a setting controls is better named by Limit.Exceeded, whose wording
+// every such error shares.
 func LimitExceeded(format string, args ...any) error {
 	return &Error{Kind: KindLimit, Err: fmt.Errorf(format, args...)}
+}
+
+// Limit is one of a query's limits as its error names it: its value, what
+// it counts and the data-source setting that controls it.
+type Limit struct {
+	Max     int64  // the limit's value
+	Unit    string // what it counts, plural: "points", "series", "rows"
+	Setting string // the setting that controls it: "maxPoints"
+	// Note, optional, says how the setting gives the limit or what counts
+	// towards it: "a row of any scenario counts as a point".
+	Note string
+}
+
+// Exceeded returns a KindLimit error saying that what went over l, in the
+// wording every limit error shares:
+//
+//	<what> more than <Max> <Unit>, this data source's limit per query (setting <Setting>[; <Note>]); [<remedy>, or ]raise <Setting>
+//
+// what names what went over and reads on into "more than" ("flightsql: the
+// query returns", "demo query: seriesCount 50000 is"); remedy, optional,
+// says how to ask for less ("narrow the time range or aggregate").
+func (l Limit) Exceeded(what, remedy string) error {
+	setting := l.Setting
+	if l.Note != "" {
+		setting += "; " + l.Note
+	}
+	if remedy != "" {
+		remedy += ", or "
+	}
+	return &Error{Kind: KindLimit, Err: fmt.Errorf("%s more than %d %s, this data source's limit per query (setting %s); %sraise %s",
+		what, l.Max, l.Unit, setting, remedy, l.Setting)}
 }
 
 // KindOf reports the Kind of err, or 0 when err carries none.

@@ -206,7 +206,7 @@ func TestScenariosUnderEachCodec(t *testing.T) {
 		}
 		series, n := decodeCount(t, resp.Responses["A"], c.codec)
 		// Random-walk values never compress; 1-minute timestamps only do at
-		// zstd's best level (see docs/benchmarks.md).
+		// zstd's best level (see docs/journal/benchmarks.md).
 		if strings.Contains(c.settings, `"level":19`) && n != 25 {
 			t.Errorf("%s: %d of 25 series batches declare zstd, want all (their timestamps compress)", c.settings, n)
 		}
@@ -257,7 +257,7 @@ func TestBadQueryBesideGoodOne(t *testing.T) {
 	for ref, want := range map[string]string{
 		"B": "demo query",
 		"U": `scenario "fractal" is not one of "random_walk", "logs", "table"`,
-		"H": "seriesCount 50000 is above this data source's limit of 10000 series per query (setting maxSeries)",
+		"H": "seriesCount 50000 is more than 10000 series, this data source's limit per query (setting maxSeries)",
 	} {
 		dr := resp.Responses[ref]
 		if !strings.Contains(dr.Error, want) || dr.Status != 400 || len(dr.Frames) != 0 {

@@ -4,7 +4,7 @@
 // Flight SQL path (its server, its raw-client anchors in the benchmark
 // process and in a child process, the meters read from /proc, and the
 // checks of what the plugin answered), whose rows are compared with each
-// other in docs/benchmarks.md.
+// other in docs/journal/benchmarks.md.
 
 package e2e
 

@@ -93,7 +93,7 @@ func (Source) Query(ctx context.Context, q source.Query, sink source.Sink) error
 		if m.Scenario == Logs {
 			what = "log streams (label sets)"
 		}
-		return source.LimitExceeded("seriesCount %d is above this data source's limit of %d %s per query (setting maxSeries)", series, q.Limits.MaxSeries, what)
+		return seriesLimit(q.Limits, what).Exceeded(fmt.Sprintf("demo query: seriesCount %d is", series), "lower seriesCount")
 	}
 	times, err := timeline(q)
 	if err != nil {
@@ -139,14 +139,28 @@ func (Source) Query(ctx context.Context, q source.Query, sink source.Sink) error
 // checkLimits checks rows against MaxPoints and body bytes against
 // MaxBytes, which the plugin derives from maxPoints.
 func checkLimits(l source.Limits, rows int64, unit string, body int64, what string) error {
+	const remedy = "narrow the time range, lower seriesCount"
 	if l.MaxPoints > 0 && rows > l.MaxPoints {
-		return source.LimitExceeded("%s: above this data source's limit of %d points per query (setting maxPoints; a row of any scenario counts as a point); narrow the time range, lower seriesCount or raise the limit", what, l.MaxPoints)
+		lim := pointLimit(l)
+		lim.Note = "a row of any scenario counts as a point"
+		return lim.Exceeded("demo query: "+what+" are", remedy)
 	}
 	if l.MaxBytes > 0 && body > l.MaxBytes {
-		return source.LimitExceeded("%s weigh about %d bytes, above this data source's limit of %d bytes per query (setting maxPoints: %d points × %d bytes; one of these %s weighs about %d points); narrow the time range, lower seriesCount or raise the limit",
-			what, body, l.MaxBytes, l.MaxPoints, source.PointBytes, unit, max(body/max(rows, 1)/source.PointBytes, 1))
+		lim := source.Limit{Max: l.MaxBytes, Unit: "bytes", Setting: "maxPoints",
+			Note: fmt.Sprintf("%d points × %d bytes, one of these %s weighing about %d points", l.MaxPoints, source.PointBytes, unit, max(body/max(rows, 1)/source.PointBytes, 1))}
+		return lim.Exceeded(fmt.Sprintf("demo query: %s (about %d bytes) weigh", what, body), remedy)
 	}
 	return nil
+}
+
+// seriesLimit is l's MaxSeries, counting unit.
+func seriesLimit(l source.Limits, unit string) source.Limit {
+	return source.Limit{Max: int64(l.MaxSeries), Unit: unit, Setting: "maxSeries"}
+}
+
+// pointLimit is l's MaxPoints.
+func pointLimit(l source.Limits) source.Limit {
+	return source.Limit{Max: l.MaxPoints, Unit: "points", Setting: "maxPoints"}
 }
 
 func parse(q source.Query) (Query, error) {

@@ -170,11 +170,11 @@ func TestHostileQueriesAreRefusedCheaply(t *testing.T) {
 		return q
 	}
 	for js, want := range map[string]string{
-		`{"scenario":"logs","seriesCount":50000}`:                "seriesCount 50000 is above this data source's limit of 10000 log streams (label sets) per query (setting maxSeries)",
-		`{"scenario":"logs","seriesCount":9000}`:                 "(setting maxPoints: 10000000 points × 16 bytes; one of these log lines weighs about 15 points)",
+		`{"scenario":"logs","seriesCount":50000}`:                "seriesCount 50000 is more than 10000 log streams (label sets), this data source's limit per query (setting maxSeries)",
+		`{"scenario":"logs","seriesCount":9000}`:                 "(setting maxPoints; 10000000 points × 16 bytes, one of these log lines weighing about 15 points)",
 		`{"scenario":"logs","seriesCount":9223372036854775807}`:  "setting maxSeries",
-		`{"scenario":"table","seriesCount":9223372036854775807}`: "9223372036854775807 rows: above this data source's limit of 10000000 points per query (setting maxPoints",
-		`{"scenario":"table","seriesCount":5000000}`:             "setting maxPoints: 10000000 points × 16 bytes",
+		`{"scenario":"table","seriesCount":9223372036854775807}`: "9223372036854775807 rows are more than 10000000 points, this data source's limit per query (setting maxPoints",
+		`{"scenario":"table","seriesCount":5000000}`:             "more than 160000000 bytes, this data source's limit per query (setting maxPoints; 10000000 points × 16 bytes",
 		`{"seriesCount":9223372036854775807}`:                    "setting maxSeries",
 	} {
 		var r reserving

@@ -65,7 +65,7 @@ func labelValues(q source.Query, series int) (*data.Frame, error) {
 		return nil, source.BadQuery("demo query: label %s is not one of %q", source.Quote(lq.Label), labelNames)
 	}
 	if q.Limits.MaxSeries > 0 && series > q.Limits.MaxSeries {
-		return nil, source.LimitExceeded("seriesCount %d is above this data source's limit of %d series per query (setting maxSeries)", series, q.Limits.MaxSeries)
+		return nil, seriesLimit(q.Limits, "series").Exceeded(fmt.Sprintf("demo query: seriesCount %d is", series), "lower seriesCount")
 	}
 	// Every host is distinct; regions and jobs repeat within the first
 	// len(regions)×len(jobs) series.
@@ -73,7 +73,7 @@ func labelValues(q source.Query, series int) (*data.Frame, error) {
 	if lq.Label != "host" {
 		scan = min(series, len(regions)*len(jobs))
 	} else if q.Limits.MaxPoints > 0 && int64(series) > q.Limits.MaxPoints {
-		return nil, source.LimitExceeded("%d values are above this data source's limit of %d points per query (setting maxPoints)", series, q.Limits.MaxPoints)
+		return nil, pointLimit(q.Limits).Exceeded(fmt.Sprintf("demo query: %d values are", series), "lower seriesCount")
 	}
 	seen := map[string]bool{}
 	var values []string
@@ -85,7 +85,7 @@ func labelValues(q source.Query, series int) (*data.Frame, error) {
 		}
 	}
 	if q.Limits.MaxPoints > 0 && int64(len(values)) > q.Limits.MaxPoints {
-		return nil, source.LimitExceeded("%d values are above this data source's limit of %d points per query (setting maxPoints)", len(values), q.Limits.MaxPoints)
+		return nil, pointLimit(q.Limits).Exceeded(fmt.Sprintf("demo query: %d values are", len(values)), "lower seriesCount")
 	}
 	f := data.NewFrame(lq.Label, data.NewField(lq.Label, nil, values))
 	f.RefID = q.RefID
@@ -137,7 +137,7 @@ func events(q source.Query, series int, seed uint64) (*data.Frame, error) {
 		text, tags = append(text, msg), append(tags, tag)
 	}
 	if q.Limits.MaxPoints > 0 && int64(len(start)) > q.Limits.MaxPoints {
-		return nil, source.LimitExceeded("%d events are above this data source's limit of %d points per query (setting maxPoints)", len(start), q.Limits.MaxPoints)
+		return nil, pointLimit(q.Limits).Exceeded(fmt.Sprintf("demo query: %d events are", len(start)), "narrow the time range")
 	}
 	f := data.NewFrame("events",
 		data.NewField("time", nil, start),

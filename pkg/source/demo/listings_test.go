@@ -56,7 +56,7 @@ func TestLabelsErrorsAndLimits(t *testing.T) {
 		msg   string
 	}{
 		{`{"scenario":"labels","label":"zone"}`, source.KindQuery, `label "zone" is not one of ["host" "region" "job"]`},
-		{`{"scenario":"labels","seriesCount":101}`, source.KindLimit, "seriesCount 101 is above this data source's limit of 100 series per query (setting maxSeries)"},
+		{`{"scenario":"labels","seriesCount":101}`, source.KindLimit, "seriesCount 101 is more than 100 series, this data source's limit per query (setting maxSeries)"},
 		{`{"scenario":"labels","seriesCount":0}`, source.KindQuery, "seriesCount 0 must be at least 1"},
 		{`{"scenario":"lables"}`, source.KindQuery, `scenario "lables" is not one of`},
 	} {
@@ -67,7 +67,7 @@ func TestLabelsErrorsAndLimits(t *testing.T) {
 	}
 	q := query(`{"scenario":"labels","seriesCount":5}`)
 	q.Limits.MaxPoints = 4
-	if _, err := run(t, q); source.KindOf(err) != source.KindLimit || !strings.Contains(err.Error(), "5 values are above") {
+	if _, err := run(t, q); source.KindOf(err) != source.KindLimit || !strings.Contains(err.Error(), "5 values are more than 4 points, this data source's limit per query (setting maxPoints)") {
 		t.Errorf("maxPoints: %v", err)
 	}
 }

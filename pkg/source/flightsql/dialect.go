@@ -111,8 +111,16 @@ var dialects = map[string]*dialect{
 	},
 	settings.DialectANSI: {
 		name: settings.DialectANSI,
-		// Standard SQL: a timestamp literal with a zone displacement.
-		timeLiteral:  layoutLiteral("TIMESTAMP '2006-01-02 15:04:05.000+00:00'"),
+		// The engine is unknown: an untyped literal with a UTC offset takes
+		// the type of the column it is compared with and is the same
+		// instant for zoned and zone-less (UTC) columns, whatever the
+		// session zone (DuckDB, PostgreSQL, DataFusion: see duckdb and
+		// postgres). No typed literal is: TIMESTAMP '…+00:00' is zone-less
+		// to DuckDB and PostgreSQL, so a zoned column reads it in the
+		// session zone (the wrong hour, silently), and the standard's WITH
+		// TIME ZONE reads a zone-less column in the session zone. An engine
+		// that does not compare text with timestamps refuses the query.
+		timeLiteral:  layoutLiteral("'2006-01-02 15:04:05.000+00:00'"),
 		timeGroupWhy: "standard SQL has no time bucketing: set the dialect setting to the server's (datafusion, duckdb, postgres, dremio, mysql), or group an integer column with $__unixEpochGroup",
 		epochGroup:   modFloorGroup,
 		quote:        doubleQuote,
@@ -251,11 +259,15 @@ func (st *dialectState) learn(info serverInfo, err error) {
 	st.d = dialects[name]
 	switch {
 	case err != nil:
-		st.why = "the server does not tell its name (GetSqlInfo); set the dialect setting"
+		st.why = "the server does not tell its name (GetSqlInfo)" + fallbackAdvice
 	case !ok:
-		st.why = fmt.Sprintf("server name %q not recognised; set the dialect setting", info.name)
+		st.why = fmt.Sprintf("server name %q not recognised", info.name) + fallbackAdvice
 	}
 }
+
+// fallbackAdvice says, after why auto fell back to ansi, what ansi does and
+// which settings would do better.
+const fallbackAdvice = ": times are written as UTC literals and $__timeGroup is not available; set the dialect setting to datafusion, duckdb, postgres, dremio or mysql, whichever the server speaks"
 
 // sqlDialect returns the dialect the macros render in. For auto it asks the
 // server once per connection (GetSqlInfo FLIGHT_SQL_SERVER_NAME and

@@ -58,7 +58,7 @@
 //     several points at one time keeps the first (a notice counts the
 //     others). For series that share their times (GROUP BY time bucket): one
 //     time column instead of one per series is about half the bytes and a
-//     fifth of Grafana's decoding (docs/benchmarks.md). A result whose
+//     fifth of Grafana's decoding (docs/journal/benchmarks.md). A result whose
 //     series share so few times that the frame would hold more than four
 //     cells per point is refused: choose time_series.
 //   - table: one frame, the columns as returned (normalised). Grafana's
@@ -207,7 +207,8 @@
 //	    postgres   '2026-01-01 00:00:00.000+00'
 //	    dremio     TIMESTAMP '2026-01-01 00:00:00.000' (Dremio's timestamps hold UTC)
 //	    mysql      '2026-01-01 00:00:00.000' (DATETIME holds UTC)
-//	    ansi       TIMESTAMP '2026-01-01 00:00:00.000+00:00'
+//	    ansi       '2026-01-01 00:00:00.000+00:00' (untyped, as duckdb's and postgres's:
+//	               no typed literal is the instant for zoned and zone-less columns alike)
 //	$__timeGroup(col, 5m[, fill]), buckets aligned on the Unix epoch in UTC:
 //	    datafusion date_bin(INTERVAL '300 seconds', col)
 //	    duckdb     time_bucket(INTERVAL '300 seconds', col), plus an INTERVAL offset

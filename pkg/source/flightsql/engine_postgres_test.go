@@ -78,6 +78,25 @@ func TestPostgresMacros(t *testing.T) {
 	}.run(t)
 }
 
+// TestPostgresANSITimeFilter: in the ansi dialect, the one auto falls back
+// to for a server whose name it does not recognise, $__timeFilter selects
+// exactly the rows of 00:00–01:00Z from timestamptz and zone-less timestamp
+// columns alike, in UTC and America/New_York (a TIMESTAMP '…+00:00' literal
+// is zone-less to PostgreSQL, which ignores the offset, and is read in the
+// session zone against a timestamptz column).
+func TestPostgresANSITimeFilter(t *testing.T) {
+	for _, tz := range []string{"UTC", "America/New_York"} {
+		srv := sqlengine.Postgres(t, tz)
+		postgresTables(t, srv)
+		cfg := baseConfig(srv.Addr)
+		cfg.Dialect = settings.DialectANSI
+		s := newTestSource(t, cfg)
+		for _, col := range []string{"ts", "tsn"} {
+			checkTimeFilterRows(t, s, srv, col)
+		}
+	}
+}
+
 // TestPostgresAutoBeforeHealth: auto picks postgres on the first query,
 // before any health check, from what GetSqlInfo reports.
 func TestPostgresAutoBeforeHealth(t *testing.T) {

@@ -155,18 +155,17 @@ func fillSeries[TS ~int64, T fillable](f *FillSpec, times []TS, values []T, vali
 // fillStep returns the step that fills every series of a query with f over
 // from – to (seriesBuilder.post). Every series gets the same points, one
 // per interval; the points of all series and value columns together may not
-// exceed limit, the setting named setting (maxPoints, or rowLimit when
-// maxPoints is not set), so a fine interval over a long range is refused
-// before it is built.
-func fillStep(f *FillSpec, from, to time.Time, limit int64, setting string) seriesPost {
+// exceed limit (maxPoints, or rowLimit when maxPoints is not set), so a fine
+// interval over a long range is refused before it is built.
+func fillStep(f *FillSpec, from, to time.Time, limit source.Limit) seriesPost {
 	_, n := fillPoints(f, from, to)
 	var used, count int64
 	return func(ss *sortedSeries) error {
 		count++
 		used += n * int64(len(ss.Values))
-		if used > limit {
-			return source.LimitExceeded("flightsql: $__timeGroup fill %s: %s – %s at an interval of %s is %d points per series, more than %d points (%s setting) by series %d: widen the interval, narrow the time range, or raise %s",
-				f, from.UTC().Format(time.RFC3339), to.UTC().Format(time.RFC3339), formatInterval(f.Interval), n, limit, setting, count, setting)
+		if used > limit.Max {
+			return limit.Exceeded(fmt.Sprintf("flightsql: $__timeGroup fill %s: %s – %s at an interval of %s is %d points per series; the first %d series make",
+				f, from.UTC().Format(time.RFC3339), to.UTC().Format(time.RFC3339), formatInterval(f.Interval), n, count), "widen the interval, narrow the time range")
 		}
 		var times []arrow.Timestamp
 		for j, v := range ss.Values {

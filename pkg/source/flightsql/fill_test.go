@@ -283,13 +283,13 @@ func TestFillLimit(t *testing.T) {
 	sql := fmt.Sprintf(fillQuery, "NULL")
 	s := fillServer(t, 0)
 	_, err := runQuery(t, s, sql, FormatTimeSeries, source.Limits{MaxPoints: 27}) // 2 series × 2 columns × 7 points = 28
-	mustKind(t, err, source.KindLimit, "$__timeGroup fill NULL", "7 points per series", "more than 27 points (maxPoints setting)", "raise maxPoints")
+	mustKind(t, err, source.KindLimit, "$__timeGroup fill NULL", "7 points per series", "more than 27 points, this data source's limit per query (setting maxPoints)", "raise maxPoints")
 	_, err = runQuery(t, s, sql, FormatTimeSeriesWide, source.Limits{MaxPoints: 27})
-	mustKind(t, err, source.KindLimit, "(maxPoints setting)")
+	mustKind(t, err, source.KindLimit, "more than 27 points, this data source's limit per query (setting maxPoints)")
 
 	s = fillServer(t, 20)
 	_, err = runQuery(t, s, sql, FormatTimeSeries, source.Limits{})
-	mustKind(t, err, source.KindLimit, "more than 20 points (rowLimit setting)", "raise rowLimit")
+	mustKind(t, err, source.KindLimit, "more than 20 points, this data source's limit per query (setting rowLimit)", "raise rowLimit")
 	if _, err := runQuery(t, s, sql, FormatTable, source.Limits{}); err != nil {
 		t.Fatalf("table format (not filled): %v", err)
 	}

@@ -110,7 +110,7 @@ func TestExpandMacrosPerDialect(t *testing.T) {
 			"$__unixEpochGroup(t, 1w)":  "(t - ((t % 604800) + 604800) % 604800)",
 		}},
 		{settings.DialectANSI, map[string]string{
-			bothFilters:                "(ts >= TIMESTAMP '2024-01-02 02:04:05.006+00:00' AND ts <= TIMESTAMP '2024-01-02 04:04:05.000+00:00') TIMESTAMP '2024-01-02 02:04:05.006+00:00' TIMESTAMP '2024-01-02 04:04:05.000+00:00'",
+			bothFilters:                "(ts >= '2024-01-02 02:04:05.006+00:00' AND ts <= '2024-01-02 04:04:05.000+00:00') '2024-01-02 02:04:05.006+00:00' '2024-01-02 04:04:05.000+00:00'",
 			"$__unixEpochGroup(t, 1w)": "(t - ((t % 604800) + 604800) % 604800)",
 		}},
 	} {

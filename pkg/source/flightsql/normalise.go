@@ -353,31 +353,24 @@ func scaleToNS[T arrow.Timestamp | arrow.Date32 | arrow.Date64, A valueArray[T]]
 				return retype(timestampNS)(mem, a)
 			}
 		}
-		b := array.NewTimestampBuilder(mem, timestampNS)
-		defer b.Release()
-		b.Reserve(a.Len())
 		var f found
-		for i := range a.Len() {
-			if a.IsNull(i) {
-				b.AppendNull()
-				continue
-			}
+		out := eachValid(array.NewTimestampBuilder(mem, timestampNS), a, func(b *array.TimestampBuilder, i int) {
 			v := int64(src.Value(i))
 			if v > math.MaxInt64/mul || v < math.MinInt64/mul || isInfinity(v, maxV) {
 				b.AppendNull()
 				f |= outOfRange
-				continue
+				return
 			}
 			b.UnsafeAppend(arrow.Timestamp(v * mul))
-		}
-		return b.NewArray(), f, nil
+		})
+		return out, f, nil
 	}
 }
 
-// dayTimeToMS makes a day_time interval milliseconds, a day being 24 hours.
-func dayTimeToMS(mem memory.Allocator, a arrow.Array) (arrow.Array, found, error) {
-	src := a.(*array.DayTimeInterval)
-	b := array.NewInt64Builder(mem)
+// eachValid builds b's column from a, row by row: a null row stays null,
+// and put appends to b what each other row i becomes (a value, or a null).
+// It releases b; the column is the caller's.
+func eachValid[B array.Builder](b B, a arrow.Array, put func(b B, i int)) arrow.Array {
 	defer b.Release()
 	b.Reserve(a.Len())
 	for i := range a.Len() {
@@ -385,10 +378,18 @@ func dayTimeToMS(mem memory.Allocator, a arrow.Array) (arrow.Array, found, error
 			b.AppendNull()
 			continue
 		}
+		put(b, i)
+	}
+	return b.NewArray()
+}
+
+// dayTimeToMS makes a day_time interval milliseconds, a day being 24 hours.
+func dayTimeToMS(mem memory.Allocator, a arrow.Array) (arrow.Array, found, error) {
+	src := a.(*array.DayTimeInterval)
+	return eachValid(array.NewInt64Builder(mem), a, func(b *array.Int64Builder, i int) {
 		v := src.Value(i)
 		b.UnsafeAppend(int64(v.Days)*86_400_000 + int64(v.Milliseconds))
-	}
-	return b.NewArray(), 0, nil
+	}), 0, nil
 }
 
 // decimalToFloat converts a decimal column to float64, each value correctly
@@ -400,23 +401,16 @@ func decimalToFloat(mem memory.Allocator, a arrow.Array) (arrow.Array, found, er
 
 // exactToFloat converts exact numbers read by d (at scale) to float64.
 func exactToFloat(mem memory.Allocator, a arrow.Array, d decimalReader, scale int32) (arrow.Array, found, error) {
-	b := array.NewFloat64Builder(mem)
-	defer b.Release()
-	b.Reserve(a.Len())
 	var f found
 	var buf []byte
-	for i := range a.Len() {
-		if a.IsNull(i) {
-			b.AppendNull()
-			continue
-		}
+	out := eachValid(array.NewFloat64Builder(mem), a, func(b *array.Float64Builder, i int) {
 		v, lossy := decimalFloat(d, a, i, scale, &buf)
 		if lossy {
 			f |= lostPrecision
 		}
 		b.UnsafeAppend(v)
-	}
-	return b.NewArray(), f, nil
+	})
+	return out, f, nil
 }
 
 // pow10 holds the powers of ten a float64 represents exactly.
@@ -466,32 +460,16 @@ func readsBack(v float64, exact []byte, scale int32, buf *[]byte) bool {
 
 func convertFloat16(mem memory.Allocator, a arrow.Array) (arrow.Array, found, error) {
 	src := a.(valueArray[float16.Num])
-	b := array.NewFloat32Builder(mem)
-	defer b.Release()
-	b.Reserve(a.Len())
-	for i := range a.Len() {
-		if a.IsNull(i) {
-			b.AppendNull()
-			continue
-		}
+	return eachValid(array.NewFloat32Builder(mem), a, func(b *array.Float32Builder, i int) {
 		b.UnsafeAppend(src.Value(i).Float32())
-	}
-	return b.NewArray(), 0, nil
+	}), 0, nil
 }
 
 func bool8ToBool(mem memory.Allocator, a arrow.Array) (arrow.Array, found, error) {
 	src := a.(*extensions.Bool8Array)
-	b := array.NewBooleanBuilder(mem)
-	defer b.Release()
-	b.Reserve(a.Len())
-	for i := range a.Len() {
-		if a.IsNull(i) {
-			b.AppendNull()
-			continue
-		}
+	return eachValid(array.NewBooleanBuilder(mem), a, func(b *array.BooleanBuilder, i int) {
 		b.UnsafeAppend(src.Value(i))
-	}
-	return b.NewArray(), 0, nil
+	}), 0, nil
 }
 
 func toString[A valueArray[string]](mem memory.Allocator, a arrow.Array) (arrow.Array, found, error) {
@@ -523,19 +501,11 @@ func allNull(mem memory.Allocator, a arrow.Array) (arrow.Array, found, error) {
 }
 
 func buildStrings(mem memory.Allocator, a arrow.Array, text func(dst []byte, i int) []byte) (arrow.Array, found, error) {
-	b := array.NewStringBuilder(mem)
-	defer b.Release()
-	b.Reserve(a.Len())
 	var buf []byte
-	for i := range a.Len() {
-		if a.IsNull(i) {
-			b.AppendNull()
-			continue
-		}
+	return eachValid(array.NewStringBuilder(mem), a, func(b *array.StringBuilder, i int) {
 		buf = text(buf[:0], i)
 		b.BinaryBuilder.Append(buf)
-	}
-	return b.NewArray(), 0, nil
+	}), 0, nil
 }
 
 // toJSON writes nested values (lists, structs, maps, unions) and JSON
@@ -548,23 +518,15 @@ func toJSON(string, arrow.DataType) conversion {
 // convertJSON writes a value whose JSON is null (a union holding a null) as a
 // null.
 func convertJSON(mem memory.Allocator, a arrow.Array) (arrow.Array, found, error) {
-	b := array.NewBinaryBuilder(mem, arrow.BinaryTypes.Binary)
-	defer b.Release()
-	b.Reserve(a.Len())
 	var buf []byte
-	for i := range a.Len() {
-		if a.IsNull(i) {
-			b.AppendNull()
-			continue
-		}
+	return eachValid(array.NewBinaryBuilder(mem, arrow.BinaryTypes.Binary), a, func(b *array.BinaryBuilder, i int) {
 		buf = appendJSON(buf[:0], a, i)
 		if string(buf) == "null" { // a union whose value is null, say
 			b.AppendNull()
-			continue
+			return
 		}
 		b.Append(buf)
-	}
-	return b.NewArray(), 0, nil
+	}), 0, nil
 }
 
 // normaliseDictionary decodes a dictionary into its (normalised) values.
@@ -599,17 +561,9 @@ func decoded(name string, valueType arrow.DataType, values func(arrow.Array) (ar
 			defer v.Release()
 			vals, f = v, vf
 		}
-		b := array.NewBuilder(mem, vc.out)
-		defer b.Release()
-		b.Reserve(a.Len())
-		for i := range a.Len() {
-			if a.IsNull(i) {
-				b.AppendNull()
-				continue
-			}
+		return eachValid(array.NewBuilder(mem, vc.out), a, func(b array.Builder, i int) {
 			col.appendAt(b, vals, index(i))
-		}
-		return b.NewArray(), f, nil
+		}), f, nil
 	}}
 }
 

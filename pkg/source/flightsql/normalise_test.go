@@ -944,3 +944,26 @@ func TestHasInfinity(t *testing.T) {
 		t.Error("no values hold an infinity")
 	}
 }
+
+// BenchmarkScaleToNS converts 8192 microsecond timestamps (DuckDB's), one
+// in 16 null, to nanoseconds: the null-skipping loop of every converter.
+func BenchmarkScaleToNS(b *testing.B) {
+	tb := array.NewTimestampBuilder(memory.DefaultAllocator, &arrow.TimestampType{Unit: arrow.Microsecond})
+	for i := range 8192 {
+		if i%16 == 0 {
+			tb.AppendNull()
+			continue
+		}
+		tb.Append(arrow.Timestamp(1_700_000_000_000_000 + int64(i)*1_000_000))
+	}
+	a := tb.NewArray()
+	tb.Release()
+	defer a.Release()
+	conv := normaliseTimestamp("time", a.DataType()).convert
+	b.Run("unit=us/rows=8192", func(b *testing.B) {
+		for range b.N {
+			out, _, _ := conv(memory.DefaultAllocator, a)
+			out.Release()
+		}
+	})
+}

@@ -411,7 +411,7 @@ func TestReceiveOptionsChangeNothingServersSee(t *testing.T) {
 		}),
 	}
 	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
-	s, err := New(baseConfig(startServer(t, srv, serverOpts{})), WithAllocator(mem), WithDialOptions(watch...))
+	s, err := New(baseConfig(startServer(t, srv, serverOpts{})), WithAllocator(mem), func(o *options) { o.dialOpts = watch })
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -386,7 +386,7 @@ func (b *seriesBuilder) add(rec arrow.RecordBatch) error {
 	}
 	b.points += int64(n) * int64(len(b.valueIdx))
 	if b.limits.MaxPoints > 0 && b.points > b.limits.MaxPoints {
-		return source.LimitExceeded("flightsql: the query returns more than %d points (maxPoints setting); narrow the time range or aggregate, or raise maxPoints", b.limits.MaxPoints)
+		return source.Limit{Max: b.limits.MaxPoints, Unit: "points", Setting: "maxPoints"}.Exceeded("flightsql: the query returns", "narrow the time range or aggregate")
 	}
 	tcol, times := b.clock.read(rec.Column(b.timeIdx))
 	b.bind(rec)

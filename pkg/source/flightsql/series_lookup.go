@@ -300,7 +300,7 @@ func (b *seriesBuilder) sameLabels(i int, id int32) bool {
 // create adds the series of row i (whose labels hash to h) in slot.
 func (b *seriesBuilder) create(i int, h uint64, slot uint64) (int32, error) {
 	if max := b.limits.MaxSeries; max > 0 && (len(b.series)+1)*len(b.valueIdx) > max {
-		return 0, source.LimitExceeded("flightsql: the query returns more than %d series (maxSeries setting); filter or group by fewer labels, or raise maxSeries", max)
+		return 0, source.Limit{Max: int64(max), Unit: "series", Setting: "maxSeries"}.Exceeded("flightsql: the query returns", "filter or group by fewer labels")
 	}
 	s := &series{id: int32(len(b.series)), keys: make([]string, len(b.labelIdx)), present: make([]bool, len(b.labelIdx))}
 	if len(b.labelIdx) > 0 {

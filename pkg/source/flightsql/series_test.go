@@ -1115,7 +1115,7 @@ func TestSeriesLendsItsOwnMemory(t *testing.T) {
 			}
 		})}
 	}
-	fill := fillStep(&FillSpec{Mode: FillNull, Interval: time.Second}, time.Unix(0, 0), time.Unix(points-1, 0), 1e6, "maxPoints")
+	fill := fillStep(&FillSpec{Mode: FillNull, Interval: time.Second}, time.Unix(0, 0), time.Unix(points-1, 0), source.Limit{Max: 1e6, Unit: "points", Setting: "maxPoints"})
 	for _, tc := range []struct {
 		name       string
 		descending bool

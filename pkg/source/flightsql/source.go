@@ -53,7 +53,7 @@ type Option func(*options)
 
 type options struct {
 	mem      memory.Allocator
-	dialOpts []grpc.DialOption
+	dialOpts []grpc.DialOption // tests' interceptors; credentials come from the settings
 }
 
 // WithAllocator sets the allocator of the Arrow buffers the Source makes
@@ -64,12 +64,6 @@ type options struct {
 // records are released. The columns of time-series frames are Go memory
 // built by the series split and freed by the garbage collector.
 func WithAllocator(mem memory.Allocator) Option { return func(o *options) { o.mem = mem } }
-
-// WithDialOptions adds gRPC dial options (a custom dialer, say). Transport
-// credentials come from the settings and cannot be replaced.
-func WithDialOptions(opts ...grpc.DialOption) Option {
-	return func(o *options) { o.dialOpts = append(o.dialOpts, opts...) }
-}
 
 // New validates cfg and returns a Source for it. It does not contact the
 // server: connection problems show in CheckHealth and in queries.
@@ -155,11 +149,11 @@ func (s *Source) Query(ctx context.Context, q source.Query, sink source.Sink) (e
 				return nil, err // not a typed nil in the interface
 			}
 			if exp.Fill != nil {
-				limit, setting := q.Limits.MaxPoints, "maxPoints"
-				if limit <= 0 {
-					limit, setting = s.cfg.RowLimit, "rowLimit"
+				limit := source.Limit{Max: q.Limits.MaxPoints, Unit: "points", Setting: "maxPoints"}
+				if limit.Max <= 0 {
+					limit = source.Limit{Max: s.cfg.RowLimit, Unit: "points", Setting: "rowLimit"}
 				}
-				b.post = fillStep(exp.Fill, q.From, q.To, limit, setting)
+				b.post = fillStep(exp.Fill, q.From, q.To, limit)
 			}
 			return b, nil
 		case FormatLogs:

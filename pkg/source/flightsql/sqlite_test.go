@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -81,6 +82,29 @@ func TestSQLiteTimeSeries(t *testing.T) {
 	}
 	if total != 20 {
 		t.Fatalf("%d rows, want 20", total)
+	}
+}
+
+// TestSQLiteTimeFilter: the ansi dialect auto picks for SQLite writes time
+// literals SQLite reads (a TIMESTAMP '…' literal is a syntax error there),
+// and $__timeFilter compares them with times stored as ISO text. The range
+// is 2023-11-14 22:13:20Z – 23:13:20Z.
+func TestSQLiteTimeFilter(t *testing.T) {
+	s := newTestSource(t, baseConfig(startSQLite(t)))
+	const sql = `SELECT at FROM (SELECT '2023-11-14 22:13:00' AS at UNION ALL SELECT '2023-11-14 22:30:00'
+		UNION ALL SELECT '2023-11-14 23:13:00' UNION ALL SELECT '2023-11-14 23:14:00')
+		WHERE $__timeFilter(at) AND at < $__timeTo() ORDER BY at`
+	sink, err := runQuery(t, s, sql, FormatTable, source.Limits{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for i := range sink.frames[0].Rows() {
+		v, _ := sink.frames[0].Fields[0].ConcreteAt(i)
+		got = append(got, fmt.Sprint(v))
+	}
+	if !slices.Equal(got, []string{"2023-11-14 22:30:00", "2023-11-14 23:13:00"}) {
+		t.Fatalf("selected %q, want 22:30 and 23:13", got)
 	}
 }
 

@@ -72,7 +72,7 @@ func (b *tableBuilder) add(rec arrow.RecordBatch) error { return b.addBatch(rec,
 func (b *tableBuilder) addBatch(rec arrow.RecordBatch, whole bool) error {
 	b.rows += rec.NumRows()
 	if b.limits.MaxPoints > 0 && b.rows > b.limits.MaxPoints {
-		return source.LimitExceeded("flightsql: the query returns more than %d rows (maxPoints setting); add a LIMIT or a filter, or raise maxPoints", b.limits.MaxPoints)
+		return source.Limit{Max: b.limits.MaxPoints, Unit: "rows", Setting: "maxPoints"}.Exceeded("flightsql: the query returns", "add a LIMIT or a filter")
 	}
 	if b.w != nil && rec.NumRows() == 0 {
 		return nil // a part of no row adds nothing but its overhead
@@ -307,7 +307,7 @@ func (b *logsBuilder) add(rec arrow.RecordBatch) error {
 		}
 		b.rows++
 		if b.limits.MaxPoints > 0 && b.rows > b.limits.MaxPoints {
-			return source.LimitExceeded("flightsql: the query returns more than %d log lines (maxPoints setting); add a LIMIT or a filter, or raise maxPoints", b.limits.MaxPoints)
+			return source.Limit{Max: b.limits.MaxPoints, Unit: "log lines", Setting: "maxPoints"}.Exceeded("flightsql: the query returns", "add a LIMIT or a filter")
 		}
 		b.times.Append(times[i])
 		if body.IsNull(i) {

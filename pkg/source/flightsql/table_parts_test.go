@@ -1,6 +1,7 @@
 package flightsql
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"testing"
@@ -78,10 +79,11 @@ func (w *partsWriter) Part(rec arrow.RecordBatch) error {
 
 func (w *partsWriter) Close(md arrow.Metadata) error {
 	w.done = true
-	b, _, err := w.s.enc.FinishParts(nil, w.p, md, nil)
+	pieces, _, err := w.s.enc.FinishPartsPieces(w.p, md, nil)
 	if err != nil {
 		return err
 	}
+	b := bytes.Join(pieces, nil)
 	f, err := data.UnmarshalArrowFrame(b)
 	if err != nil {
 		return fmt.Errorf("the SDK cannot read the frame in parts: %w", err)
