@@ -3,7 +3,7 @@ import { CodeEditor, type monacoTypes } from '@grafana/ui';
 
 import { cachedSchema } from '../completion';
 import { completionProvider } from '../completionProvider';
-import { DataSource } from '../datasource';
+import type { DataSource } from '../datasource';
 import { Wrap } from './Wrap';
 
 /** The Monaco editor instance CodeEditor hands to onEditorDidMount. */

@@ -174,7 +174,8 @@ function App() {
   return (
     <ThemeContext.Provider value={theme}>
       <GlobalStyles />
-      <main style={{ padding: 16, display: 'grid', gridTemplateColumns: '1fr 1fr', gap: 32 }}>
+      {/* The layout, two columns or one, is in index.html. */}
+      <main>
         <section id="config">
           <h2>Settings</h2>
           <ConfigEditor options={options} onOptionsChange={setOptions} />

@@ -157,6 +157,47 @@ function startServer(root) {
   return new Promise((resolve) => server.listen(0, '127.0.0.1', () => resolve(server)));
 }
 
+/**
+ * Runs in the page: the header cells of `table` a reader cannot bring into view without scrolling the page
+ * sideways, as "name: left–right px, visible from–to px". A cell is reachable when it lies within the page's
+ * visible width, or inside a scroll box (overflow-x auto or scroll) that lies within that width and scrolls to it.
+ */
+function unreachableHeaders(table) {
+  window.scrollTo(0, window.scrollY);
+  const pageWidth = document.documentElement.clientWidth;
+  const scrollBox = (el) => {
+    for (let p = el.parentElement; p && p !== document.body && p !== document.documentElement; p = p.parentElement) {
+      if (/auto|scroll/.test(getComputedStyle(p).overflowX)) {
+        return p;
+      }
+    }
+    return null;
+  };
+  const unreachable = [];
+  for (const th of table.querySelectorAll('thead th')) {
+    const name = th.textContent.trim() || th.title || '(use)';
+    const box = scrollBox(th);
+    let [from, to] = [0, pageWidth];
+    if (box) {
+      // Scroll the box until the cell's left edge meets the box's (or as far as the box scrolls).
+      const b = box.getBoundingClientRect();
+      box.scrollLeft += th.getBoundingClientRect().left - b.left - box.clientLeft;
+      from = Math.max(from, b.left + box.clientLeft);
+      to = Math.min(to, b.left + box.clientLeft + box.clientWidth);
+    }
+    const r = th.getBoundingClientRect();
+    if (r.left < from - 1 || r.right > to + 1) {
+      unreachable.push(
+        `${name}: ${Math.round(r.left)}–${Math.round(r.right)} px, visible ${Math.round(from)}–${Math.round(to)} px`
+      );
+    }
+    if (box) {
+      box.scrollLeft = 0;
+    }
+  }
+  return unreachable;
+}
+
 const steps = [];
 async function step(name, fn) {
   process.stdout.write(`  ${name} … `);
@@ -243,6 +284,23 @@ async function main() {
       assert.match(await effective.innerText(), /default \(levels 3–5\)/);
       assert.match(await byTestId('quiver-config-compatibility').innerText(), /10\.3.*8\.4/s);
     });
+
+    await step(
+      'at 800 px wide the advisor table fits: each header is on the page or in a box that scrolls to it',
+      async () => {
+        await page.setViewportSize({ width: 800, height: 1400 });
+        try {
+          const table = byTestId('quiver-config-advisor').locator('table');
+          assert.equal(await table.locator('thead th').count(), 10);
+          assert.deepEqual(await table.evaluate(unreachableHeaders), [], 'advisor headers out of reach at 800 px');
+          const page800 = await page.evaluate(() => [document.documentElement.scrollWidth, window.innerWidth]);
+          assert.deepEqual(page800, [800, 800], 'the page does not scroll sideways at 800 px');
+          await byTestId('quiver-config-advisor').screenshot({ path: path.join(artifacts, 'codec-advisor-800.png') });
+        } finally {
+          await page.setViewportSize({ width: 1600, height: 1400 });
+        }
+      }
+    );
 
     await step('switching to lz4 resets the level to 0 and the slider range to 0–9', async () => {
       await radio('quiver-config-codec', 'lz4').click();
