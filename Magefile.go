@@ -24,7 +24,7 @@ import (
 	"github.com/magefile/mage/mg"
 	"github.com/magefile/mage/sh"
 
-	"github.com/quiverdata/quiver/pkg/harness"
+	"github.com/quiverdata/quiver/tests/harness"
 )
 
 // Default builds the backend for every platform the SDK supports.

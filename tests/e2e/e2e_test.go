@@ -19,7 +19,7 @@ import (
 	"github.com/quiverdata/quiver/pkg/arrowipc/arrowipctest"
 	"github.com/quiverdata/quiver/pkg/frame"
 	"github.com/quiverdata/quiver/pkg/frame/frametest"
-	"github.com/quiverdata/quiver/pkg/harness"
+	"github.com/quiverdata/quiver/tests/harness"
 
 	// The binary's code: importing it makes a change to it invalidate
 	// cached results of these tests, which build and run the binary.

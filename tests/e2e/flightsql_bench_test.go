@@ -35,7 +35,7 @@ import (
 	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/status"
 
-	"github.com/quiverdata/quiver/pkg/harness"
+	"github.com/quiverdata/quiver/tests/harness"
 	"github.com/quiverdata/quiver/pkg/settings"
 	"github.com/quiverdata/quiver/tests/walks"
 )

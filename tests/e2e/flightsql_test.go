@@ -21,7 +21,7 @@ import (
 	"google.golang.org/grpc/status"
 
 	"github.com/quiverdata/quiver/pkg/arrowipc/arrowipctest"
-	"github.com/quiverdata/quiver/pkg/harness"
+	"github.com/quiverdata/quiver/tests/harness"
 )
 
 // startSQLite serves arrow-go's SQLite example Flight SQL server on

@@ -7,7 +7,7 @@ import (
 
 	"github.com/grafana/grafana-plugin-sdk-go/genproto/pluginv2"
 
-	"github.com/quiverdata/quiver/pkg/harness"
+	"github.com/quiverdata/quiver/tests/harness"
 )
 
 // maxMessage bounds every error message a hostile input may get back.

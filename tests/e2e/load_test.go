@@ -17,7 +17,7 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
-	"github.com/quiverdata/quiver/pkg/harness"
+	"github.com/quiverdata/quiver/tests/harness"
 )
 
 // The load tests start their own plugin process with a small memory budget,

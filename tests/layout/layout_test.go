@@ -32,7 +32,6 @@ var allowed = map[string][]string{
 	"pkg/arrowipc/internal/format": {},                               // the format's slots and enums, shared with arrowipctest
 	"pkg/arrowipc/arrowipctest":    {"pkg/arrowipc/internal/format"}, // Inspect: reads back what batches declare, for tests
 	"pkg/codec":                    {},
-	"pkg/harness":                  {"pkg/frame"},
 }
 
 // Third-party rules: what must stay out of a package.
@@ -49,9 +48,8 @@ var forbidden = map[string][]string{
 const sdkBackend = "github.com/grafana/grafana-plugin-sdk-go/backend"
 
 var sdkBackendAllowed = map[string][]string{
-	"pkg":         {sdkBackend + "/log"},
-	"pkg/plugin":  {""},
-	"pkg/harness": {sdkBackend + "/grpcplugin"}, // the plugin protocol's client side
+	"pkg":        {sdkBackend + "/log"},
+	"pkg/plugin": {""},
 }
 
 func sdkBackendOK(pkg, imp string) bool {
@@ -66,8 +64,8 @@ func sdkBackendOK(pkg, imp string) bool {
 	return false
 }
 
-// TestPackageGraph checks every package under pkg/, harness and test
-// helpers included (their non-test files).
+// TestPackageGraph checks every package under pkg/, test helpers included
+// (their non-test files).
 func TestPackageGraph(t *testing.T) {
 	root, err := filepath.Abs("../..")
 	if err != nil {
