@@ -72,7 +72,7 @@ func Generate() error {
 // GoLint fails when gofmt would change a file, go vet finds a problem or a
 // file generated from the settings table is stale.
 func GoLint() error {
-	if err := sh.RunV("go", "test", "-tags", "arrow_json_stdlib", "-run", "^TestGeneratedFilesAreCurrent$", "./pkg/settings/internal/gen"); err != nil {
+	if err := sh.RunV("go", "test", "-tags", "arrow_json_stdlib", "-run", "^TestGeneratedFilesAreCurrent$", "./internal/settingsgen"); err != nil {
 		return fmt.Errorf("generated settings files are stale (go tool mage generate): %w", err)
 	}
 	out, err := sh.Output("gofmt", "-l", "pkg", "tests", "Magefile.go")

@@ -236,7 +236,7 @@ func TestCloseLeavesNoGoroutine(t *testing.T) {
 
 func TestSettingsRangesMatchTheCodecs(t *testing.T) {
 	// settings' codec table is generated from codec.Specs (a test in
-	// pkg/settings/internal/gen fails when it is stale); this checks that
+	// internal/settingsgen fails when it is stale); this checks that
 	// every level settings accepts builds a codec and the next ones do not.
 	for _, c := range settings.Codecs() {
 		kind, err := codec.ParseKind(c.Name)

@@ -7,7 +7,7 @@
 // from the health check.
 //
 // Package codec owns the codecs' names, level ranges and what each level
-// becomes; codecs_gen.go carries them here, and `go generate` (internal/gen)
+// becomes; codecs_gen.go carries them here, and `go generate` (internal/settingsgen)
 // writes it, src/generated/settings.ts (the editor's facts and message
 // templates) and README's settings table from the table. A test fails when
 // any of them is stale.
@@ -21,4 +21,4 @@
 // settings imports the standard library only.
 package settings
 
-//go:generate go run ./internal/gen
+//go:generate go run ../../internal/settingsgen

@@ -25,7 +25,6 @@ var allowed = map[string][]string{
 	"pkg/source/flightsql":         {"pkg/frame", "pkg/settings", "pkg/source"},
 	"pkg/source":                   {},
 	"pkg/settings":                 {},
-	"pkg/settings/internal/gen":    {"pkg/codec", "pkg/settings"}, // go generate: writes the settings files
 	"pkg/frame":                    {"pkg/arrowipc", "pkg/codec"},
 	"pkg/frame/frametest":          {},
 	"pkg/arrowipc":                 {"pkg/arrowipc/internal/format", "pkg/codec"},

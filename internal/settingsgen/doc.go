@@ -17,7 +17,7 @@
 // package settings, so pkg/settings/codecs_gen.go must compile for it to
 // run: change codec.Specs, then run it.
 //
-// It may import package codec and package settings (tests/layout), which
+// It imports package codec and package settings, which
 // package settings itself may not: this is how codec's facts reach the
 // settings table without settings importing anything but the standard
 // library.

@@ -10,7 +10,7 @@ import (
 // TestGeneratedFilesAreCurrent regenerates every file in memory and fails
 // when the one in the tree differs: run `go generate ./pkg/settings`.
 func TestGeneratedFilesAreCurrent(t *testing.T) {
-	root := filepath.Join("..", "..", "..", "..")
+	root := filepath.Join("..", "..")
 	files, err := generate(root)
 	if err != nil {
 		t.Fatal(err)
