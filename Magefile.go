@@ -75,7 +75,7 @@ func GoLint() error {
 	if err := sh.RunV("go", "test", "-tags", "arrow_json_stdlib", "-run", "^TestGeneratedFilesAreCurrent$", "./internal/settingsgen"); err != nil {
 		return fmt.Errorf("generated settings files are stale (go tool mage generate): %w", err)
 	}
-	out, err := sh.Output("gofmt", "-l", "pkg", "tests", "Magefile.go")
+	out, err := sh.Output("gofmt", "-l", "pkg", "internal", "tests", "Magefile.go")
 	if err != nil {
 		return err
 	}

@@ -35,8 +35,8 @@ import (
 	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/status"
 
-	"github.com/quiverdata/quiver/tests/harness"
 	"github.com/quiverdata/quiver/pkg/settings"
+	"github.com/quiverdata/quiver/tests/harness"
 	"github.com/quiverdata/quiver/tests/walks"
 )
 
