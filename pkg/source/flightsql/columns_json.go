@@ -5,6 +5,7 @@ package flightsql
 import (
 	"math"
 	"strconv"
+	"unicode/utf8"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
@@ -15,7 +16,7 @@ func appendJSON(dst []byte, a arrow.Array, i int) []byte {
 	if a.IsNull(i) {
 		return append(dst, "null"...)
 	}
-	if w, ok := jsonWriters[a.DataType().ID()]; ok {
+	if w := typeOf(a.DataType().ID()).json; w != nil {
 		return w(dst, a, i)
 	}
 	start := len(dst)
@@ -91,6 +92,37 @@ func jsonUnion(dst []byte, u array.Union, child, i int) []byte {
 	return append(dst, '}')
 }
 
+func sparseUnionJSON(dst []byte, a arrow.Array, i int) []byte {
+	u := a.(*array.SparseUnion)
+	return jsonUnion(dst, u, u.ChildID(i), i)
+}
+
+func denseUnionJSON(dst []byte, a arrow.Array, i int) []byte {
+	u := a.(*array.DenseUnion)
+	return jsonUnion(dst, u, u.ChildID(i), int(u.ValueOffset(i)))
+}
+
+// dictionaryJSON and runEndJSON write an encoded value as its value's JSON.
+func dictionaryJSON(dst []byte, a arrow.Array, i int) []byte {
+	d := a.(*array.Dictionary)
+	return appendJSON(dst, d.Dictionary(), d.GetValueIndex(i))
+}
+
+func runEndJSON(dst []byte, a arrow.Array, i int) []byte {
+	r := a.(*array.RunEndEncoded)
+	return appendJSON(dst, r.Values(), r.GetPhysicalIndex(i))
+}
+
+func boolJSON(dst []byte, a arrow.Array, i int) []byte {
+	return strconv.AppendBool(dst, a.(*array.Boolean).Value(i))
+}
+
+func float16JSON(dst []byte, a arrow.Array, i int) []byte {
+	return jsonFloat(dst, float64(a.(*array.Float16).Value(i).Float32()), 32)
+}
+
+func nullJSON(dst []byte, _ arrow.Array, _ int) []byte { return append(dst, "null"...) }
+
 // jsonFloat writes a float as encoding/json does; NaN and infinities as strings.
 func jsonFloat(dst []byte, f float64, bits int) []byte {
 	switch {
@@ -112,4 +144,33 @@ func jsonFloat(dst []byte, f float64, bits int) []byte {
 		dst = dst[:n-1]
 	}
 	return dst
+}
+
+// appendJSONString appends s as a JSON string.
+func appendJSONString(dst []byte, s string) []byte {
+	const hex = "0123456789abcdef"
+	dst = append(dst, '"')
+	for i := 0; i < len(s); {
+		c := s[i]
+		switch {
+		case c == '"' || c == '\\':
+			dst = append(dst, '\\', c)
+			i++
+		case c < 0x20:
+			dst = append(dst, '\\', 'u', '0', '0', hex[c>>4], hex[c&0xf])
+			i++
+		case c < utf8.RuneSelf:
+			dst = append(dst, c)
+			i++
+		default:
+			r, n := utf8.DecodeRuneInString(s[i:])
+			if r == utf8.RuneError && n == 1 {
+				dst = append(dst, `\ufffd`...)
+			} else {
+				dst = append(dst, s[i:i+n]...)
+			}
+			i += n
+		}
+	}
+	return append(dst, '"')
 }

@@ -1,4 +1,5 @@
-// Dates, times, timestamps and intervals as text, in DuckDB's forms.
+// Dates, times, timestamps and intervals: normalised for Grafana, and as
+// text in DuckDB's forms.
 
 package flightsql
 
@@ -11,6 +12,7 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/memory"
 )
 
 func floorDiv(a, b int64) int64 {
@@ -99,6 +101,14 @@ func dateText(dst []byte, days, maxV int64) []byte {
 		return append(dst, "-infinity"...)
 	}
 	return appendDate(dst, days)
+}
+
+func date32Text(dst []byte, a arrow.Array, i int) []byte {
+	return dateText(dst, int64(a.(*array.Date32).Value(i)), math.MaxInt32)
+}
+
+func date64Text(dst []byte, a arrow.Array, i int) []byte {
+	return dateText(dst, floorDiv(int64(a.(*array.Date64).Value(i)), 86_400_000), math.MaxInt64)
 }
 
 // zones caches the time zones of timestamp types.
@@ -246,6 +256,10 @@ func appendClockU(dst []byte, ns uint64) []byte {
 	return appendClock(dst, math.MaxInt64) // only |math.MinInt64| gets here
 }
 
+func monthsText(dst []byte, a arrow.Array, i int) []byte {
+	return intervalText(dst, int32(a.(*array.MonthInterval).Value(i)), 0, 0)
+}
+
 func monthDayNanoText(dst []byte, a arrow.Array, i int) []byte {
 	v := a.(*array.MonthDayNanoInterval).Value(i)
 	return intervalText(dst, v.Months, v.Days, v.Nanoseconds)
@@ -266,4 +280,93 @@ func durationText(dst []byte, a arrow.Array, i int) []byte {
 		return append(dst, d.ValueStr(i)...) // beyond 292 years of nanoseconds
 	}
 	return intervalText(dst, 0, 0, v*per)
+}
+
+var unitNS = map[arrow.TimeUnit]int64{arrow.Second: 1e9, arrow.Millisecond: 1e6, arrow.Microsecond: 1e3, arrow.Nanosecond: 1}
+
+// unitName is the Grafana unit of a duration in each Arrow time unit.
+var unitName = map[arrow.TimeUnit]string{arrow.Second: "s", arrow.Millisecond: "ms", arrow.Microsecond: "µs", arrow.Nanosecond: "ns"}
+
+// normaliseTimestamp makes any timestamp nanoseconds without a time zone.
+// Arrow stores timestamps as UTC instants whatever the zone says, so dropping
+// the zone keeps the instant; Grafana renders it in the viewer's zone.
+func normaliseTimestamp(_ string, dt arrow.DataType) conversion {
+	unit := dt.(*arrow.TimestampType).Unit
+	return conversion{out: timestampNS, convert: scaleToNS[arrow.Timestamp, *array.Timestamp](unitNS[unit])}
+}
+
+// normaliseDuration keeps the integer value and says its unit in the field
+// config, so Grafana formats it as a duration.
+func normaliseDuration(name string, dt arrow.DataType) conversion {
+	return withUnit(arrow.PrimitiveTypes.Int64, retype(arrow.PrimitiveTypes.Int64), unitName[dt.(*arrow.DurationType).Unit])(name, dt)
+}
+
+// isInfinity tells DuckDB's infinity and -infinity of timestamps and dates
+// (the largest value of the type, and its negation) and the type's minimum.
+func isInfinity[T int32 | int64](v, maxV T) bool { return v == maxV || v == -maxV || v == -maxV-1 }
+
+// hasInfinity says whether a value of vals is an infinity (isInfinity with
+// maxV, T's largest value) in one pass without a branch per value: v −
+// maxV, wrapping in T, is 0, 1 or 2 for exactly the three infinities
+// (maxV, then T's smallest value and the one after it), so the least of
+// those differences, read unsigned, tells. Four lanes, so that each step
+// does not wait for the one before.
+func hasInfinity[T ~int32 | ~int64](vals []T, maxV int64) bool {
+	m := T(maxV)
+	var d [4]uint64
+	for k := range d {
+		d[k] = math.MaxUint64
+	}
+	i := 0
+	for ; i+4 <= len(vals); i += 4 {
+		v := vals[i : i+4 : i+4]
+		d[0] = min(d[0], uint64(int64(v[0]-m)))
+		d[1] = min(d[1], uint64(int64(v[1]-m)))
+		d[2] = min(d[2], uint64(int64(v[2]-m)))
+		d[3] = min(d[3], uint64(int64(v[3]-m)))
+	}
+	for _, v := range vals[i:] {
+		d[0] = min(d[0], uint64(int64(v-m)))
+	}
+	return min(d[0], d[1], d[2], d[3]) <= 2
+}
+
+// scaleToNS converts timestamps and dates to timestamp[ns]; a value outside
+// what int64 nanoseconds hold, or an infinity, becomes null (outOfRange).
+// Nanosecond timestamps without an infinity keep their buffers.
+func scaleToNS[T arrow.Timestamp | arrow.Date32 | arrow.Date64, A valueArray[T]](mul int64) converter {
+	return func(mem memory.Allocator, a arrow.Array) (arrow.Array, found, error) {
+		src := a.(A)
+		maxV := int64(math.MaxInt64)
+		if a.DataType().ID() == arrow.DATE32 {
+			maxV = math.MaxInt32
+		}
+		if mul == 1 {
+			// The values slice, nulls' slots included: an infinity there
+			// only sends the column to the careful loop below.
+			if !hasInfinity(a.(interface{ Values() []T }).Values(), maxV) {
+				return retype(timestampNS)(mem, a)
+			}
+		}
+		var f found
+		out := eachValid(array.NewTimestampBuilder(mem, timestampNS), a, func(b *array.TimestampBuilder, i int) {
+			v := int64(src.Value(i))
+			if v > math.MaxInt64/mul || v < math.MinInt64/mul || isInfinity(v, maxV) {
+				b.AppendNull()
+				f |= outOfRange
+				return
+			}
+			b.UnsafeAppend(arrow.Timestamp(v * mul))
+		})
+		return out, f, nil
+	}
+}
+
+// dayTimeToMS makes a day_time interval milliseconds, a day being 24 hours.
+func dayTimeToMS(mem memory.Allocator, a arrow.Array) (arrow.Array, found, error) {
+	src := a.(*array.DayTimeInterval)
+	return eachValid(array.NewInt64Builder(mem), a, func(b *array.Int64Builder, i int) {
+		v := src.Value(i)
+		b.UnsafeAppend(int64(v.Days)*86_400_000 + int64(v.Milliseconds))
+	}), 0, nil
 }

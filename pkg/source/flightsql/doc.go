@@ -116,10 +116,12 @@
 //
 // # Types
 //
-// One table (conversions, keyed by Arrow type ID) says what each type
-// becomes, and it is the only place that decides what happens to a type it
-// does not know: such a column becomes text (Arrow's own text form) with a
-// notice naming it. No column type fails the query, and a column whose
+// Each Arrow type is registered once (types.go), and that registration says
+// everything the package does with it: what a column becomes, its text and
+// JSON, whether Grafana reads it, whether it is a series value or can be the
+// time column. normalise is the only place that decides what happens to a
+// type not registered: such a column becomes text (Arrow's own text form)
+// with a notice naming it. No column type fails the query, and a column whose
 // conversion fails on some value is left out (all null) with a notice naming
 // it; the other columns are still shown.
 //

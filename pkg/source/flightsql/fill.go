@@ -169,7 +169,7 @@ func fillStep(f *FillSpec, from, to time.Time, limit source.Limit) seriesPost {
 		}
 		var times []arrow.Timestamp
 		for j, v := range ss.Values {
-			t, out, err := numerics[v.DataType().ID()].fill(f, ss.Times, v, from, to, int(max(n, 1)))
+			t, out, err := typeOf(v.DataType().ID()).numeric.fill(f, ss.Times, v, from, to, int(max(n, 1)))
 			if err != nil {
 				return err
 			}

@@ -38,7 +38,7 @@ func (f *outField) metadata() (arrow.Metadata, error) {
 // fieldMetadata is the metadata of a field of type dt with labels and
 // config (see outField) as the SDK writes it.
 func fieldMetadata(dt arrow.DataType, labels data.Labels, config string) (arrow.Metadata, error) {
-	md, err := frame.FieldMetadata(columns[dt.ID()].tstype, labels, nil)
+	md, err := frame.FieldMetadata(typeOf(dt.ID()).grafana.tstype, labels, nil)
 	if err != nil {
 		return arrow.Metadata{}, err
 	}
@@ -75,7 +75,7 @@ func newFrameRecordMD(md arrow.Metadata, fields []outField) (arrow.RecordBatch, 
 	cols := make([]arrow.Array, len(fields))
 	rows := -1
 	for i, f := range fields {
-		if _, ok := columns[f.arr.DataType().ID()]; !ok {
+		if typeOf(f.arr.DataType().ID()).grafana == nil {
 			return nil, fmt.Errorf("flightsql: internal: column %q has type %s after normalisation", f.name, f.arr.DataType())
 		}
 		if rows >= 0 && f.arr.Len() != rows {

@@ -252,7 +252,7 @@ func TestNormaliseEveryType(t *testing.T) {
 		if tt, ok := fld.Type.(*arrow.TimestampType); ok && (tt.Unit != arrow.Nanosecond || tt.TimeZone != "") {
 			t.Errorf("%s: %s", fld.Name, tt)
 		}
-		if _, ok := columns[fld.Type.ID()]; !ok {
+		if typeOf(fld.Type.ID()).grafana == nil {
 			t.Errorf("%s: %s is not a type Grafana reads", fld.Name, fld.Type)
 		}
 	}
@@ -323,7 +323,11 @@ func withDictTimestamps(t *testing.T, rec arrow.RecordBatch) arrow.RecordBatch {
 }
 
 func TestNormaliseEveryTableEntryLandsOnGrafanaType(t *testing.T) {
-	for id, n := range conversions {
+	for i, reg := range registry {
+		id, n := arrow.Type(i), reg.normalise
+		if n == nil {
+			continue
+		}
 		var dt arrow.DataType
 		switch id {
 		case arrow.DICTIONARY, arrow.EXTENSION, arrow.LIST, arrow.LARGE_LIST, arrow.FIXED_SIZE_LIST, arrow.LIST_VIEW,
@@ -333,7 +337,7 @@ func TestNormaliseEveryTableEntryLandsOnGrafanaType(t *testing.T) {
 		}
 		dt = primitiveOf(t, id)
 		c := n("c", dt)
-		if _, ok := columns[c.out.ID()]; !ok {
+		if typeOf(c.out.ID()).grafana == nil {
 			t.Errorf("%s normalises to %s, which Grafana does not read", id, c.out)
 		}
 	}
@@ -464,7 +468,7 @@ func TestDecimalsCorrectlyRounded(t *testing.T) {
 				t.Error("the null is not null")
 			}
 			var lossy, oldWrong int
-			d := decimals[a.DataType().ID()]
+			d := *typeOf(a.DataType().ID()).decimal
 			for i, n := range ns {
 				text := exactDecimalText(n, scale)
 				want, err := strconv.ParseFloat(text, 64)
@@ -808,9 +812,9 @@ func TestExtensionTypes(t *testing.T) {
 // TestTypeMissingFromTheTableIsText: a type the table does not know is
 // text with a notice naming the column, never a failed query.
 func TestTypeMissingFromTheTableIsText(t *testing.T) {
-	saved := conversions[arrow.INTERVAL_MONTHS]
-	delete(conversions, arrow.INTERVAL_MONTHS)
-	defer func() { conversions[arrow.INTERVAL_MONTHS] = saved }()
+	saved := registry[arrow.INTERVAL_MONTHS].normalise
+	registry[arrow.INTERVAL_MONTHS].normalise = nil
+	defer func() { registry[arrow.INTERVAL_MONTHS].normalise = saved }()
 	schema := arrow.NewSchema([]arrow.Field{{Name: "ok", Type: arrow.PrimitiveTypes.Int64}, {Name: "span", Type: arrow.FixedWidthTypes.MonthInterval, Nullable: true}}, nil)
 	rec := batch(schema, func(b *array.RecordBuilder) {
 		b.Field(0).(*array.Int64Builder).AppendValues([]int64{1, 2}, nil)

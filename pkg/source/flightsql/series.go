@@ -66,7 +66,7 @@ func timeColumn(s *arrow.Schema) (idx int, epoch, ok bool) {
 		}
 	}
 	if named >= 0 {
-		if _, ok := timeValues[s.Field(named).Type.ID()]; ok {
+		if typeOf(s.Field(named).Type.ID()).times != nil {
 			return named, true, true
 		}
 	}
@@ -98,16 +98,16 @@ func epochNS(v int64) (ns int64, ok bool) {
 }
 
 // timeValues reads a whole time column as nanoseconds: a timestamp[ns]
-// column's own values, or integer Unix times converted into dst. bad counts
-// the integer times out of range (see epochNS); when it is not 0, valid is
-// the column's validity (in the memory of valid) with those rows cleared.
-// Null slots hold any value; check the column's validity.
-var timeValues = map[arrow.Type]func(a arrow.Array, dst []arrow.Timestamp, valid []byte) (times []arrow.Timestamp, _ []byte, bad int){
-	arrow.TIMESTAMP: func(a arrow.Array, _ []arrow.Timestamp, valid []byte) ([]arrow.Timestamp, []byte, int) {
-		return a.(*array.Timestamp).Values(), valid, 0
-	},
-	arrow.INT64: epochValues[int64],
-	arrow.INT32: epochValues[int32],
+// column's own values (timestampValues), or integer Unix times converted
+// into dst (epochValues). bad counts the integer times out of range (see
+// epochNS); when it is not 0, valid is the column's validity (in the memory
+// of valid) with those rows cleared. Null slots hold any value; check the
+// column's validity. The types that may be a time column say so in their
+// registration (types.go).
+type timeValues func(a arrow.Array, dst []arrow.Timestamp, valid []byte) (times []arrow.Timestamp, _ []byte, bad int)
+
+func timestampValues(a arrow.Array, _ []arrow.Timestamp, valid []byte) ([]arrow.Timestamp, []byte, int) {
+	return a.(*array.Timestamp).Values(), valid, 0
 }
 
 func epochValues[T int32 | int64](a arrow.Array, dst []arrow.Timestamp, valid []byte) ([]arrow.Timestamp, []byte, int) {
@@ -162,7 +162,7 @@ func newTimeReader(f arrow.Field) timeReader { return timeReader{field: f} }
 // a's validity (col is a); an integer Unix time out of range is null in col
 // (Go memory, valid until the next read), never a wrapped time.
 func (r *timeReader) read(a arrow.Array) (col arrow.Array, times []arrow.Timestamp) {
-	times, valid, bad := timeValues[a.DataType().ID()](a, r.epoch, r.valid)
+	times, valid, bad := typeOf(a.DataType().ID()).times(a, r.epoch, r.valid)
 	if a.DataType().ID() == arrow.TIMESTAMP {
 		return a, times
 	}
@@ -353,10 +353,10 @@ func newSeriesBuilder(fi frameInfo, wide bool, s *arrow.Schema) (*seriesBuilder,
 		if i == ti {
 			continue
 		}
-		if columns[f.Type.ID()].numeric {
+		if n := typeOf(f.Type.ID()).numeric; n != nil {
 			b.valueIdx = append(b.valueIdx, i)
-			b.numerics = append(b.numerics, numerics[f.Type.ID()])
-			b.stores = append(b.stores, numerics[f.Type.ID()].newStore(&b.segMem, &b.scratchMem))
+			b.numerics = append(b.numerics, n)
+			b.stores = append(b.stores, n.newStore(&b.segMem, &b.scratchMem))
 		} else {
 			b.labelIdx = append(b.labelIdx, i)
 		}

@@ -1,4 +1,8 @@
 // Typed storage of the series' columns: each flush's rows grouped by series (segments), arrays built without boxing.
+//
+// This file is over 400 lines: the stores, their segments and the pooled
+// memory those live in (scratchPool, recycler, lentMemory) are one
+// mechanism, which docs/performance.md and docs/memory.md cite by this file.
 
 package flightsql
 
@@ -35,7 +39,8 @@ type valueStore interface {
 // flush's times are shared: see flushSharedTimes).
 type run struct{ seg, start, tstart, n uint32 }
 
-// numeric is what the series split does with one numeric value type.
+// numeric is what the series split does with one numeric value type (the
+// numeric of its registration, types.go: numberType).
 type numeric struct {
 	// newStore returns an empty store whose segments and pending rows are
 	// memory from segs and scratch.
@@ -45,20 +50,6 @@ type numeric struct {
 	spread func(a arrow.Array, pos []int32, n int) arrow.Array
 	// fill fills a series' column of this type (fillArray).
 	fill func(f *FillSpec, times []arrow.Timestamp, a arrow.Array, from, to time.Time, maxPoints int) ([]arrow.Timestamp, arrow.Array, error)
-}
-
-// numerics holds every type whose columns entry is numeric (a test checks).
-var numerics = map[arrow.Type]*numeric{
-	arrow.INT8:    numericOf[int8](),
-	arrow.INT16:   numericOf[int16](),
-	arrow.INT32:   numericOf[int32](),
-	arrow.INT64:   numericOf[int64](),
-	arrow.UINT8:   numericOf[uint8](),
-	arrow.UINT16:  numericOf[uint16](),
-	arrow.UINT32:  numericOf[uint32](),
-	arrow.UINT64:  numericOf[uint64](),
-	arrow.FLOAT32: numericOf[float32](),
-	arrow.FLOAT64: numericOf[float64](),
 }
 
 type number interface {

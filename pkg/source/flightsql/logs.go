@@ -1,0 +1,205 @@
+// The logs format: one log-lines frame following Grafana's logs data-plane
+// contract.
+
+package flightsql
+
+import (
+	"strings"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/grafana/grafana-plugin-sdk-go/data"
+
+	"github.com/quiverdata/quiver/pkg/source"
+)
+
+// Field names of Grafana's logs data-plane contract (log-lines frames), as
+// its logs view finds them (public/app/features/logs/logsFrame.ts): by name
+// and type.
+const (
+	logsTimestamp = "timestamp" // time, required
+	logsBody      = "body"      // string, required
+	logsSeverity  = "severity"  // string
+	logsID        = "id"        // string
+	logsLabels    = "labels"    // JSON object (Arrow binary: tstype other)
+)
+
+// Column names taken, case-insensitively and in order of preference, as the
+// log line, its severity and its id.
+var (
+	bodyNames     = []string{"body", "message", "msg", "line", "log"}
+	severityNames = []string{"severity", "level", "lvl", "loglevel", "log_level", "severity_text", "detected_level"}
+	idNames       = []string{"id"}
+)
+
+// logsBuilder builds one log-lines frame: timestamp, body, severity (when a
+// column has one of severityNames), id (when a column is named id), and a
+// JSON labels column holding every other column of the row as text.
+type logsBuilder struct {
+	frameInfo
+	schema   *arrow.Schema
+	timeIdx  int
+	bodyIdx  int
+	severity int // -1: none
+	id       int // -1: none
+	others   []int
+
+	times      *array.TimestampBuilder
+	bodies     *array.StringBuilder
+	severities *array.StringBuilder
+	ids        *array.StringBuilder
+	labels     *array.BinaryBuilder
+	rows       int64
+	nulls      int64
+	clock      timeReader
+	buf        []byte
+}
+
+// pickColumn returns the first column (not taken, accepted by ok) named one
+// of names, in the order of names; -1 when there is none.
+func pickColumn(s *arrow.Schema, names []string, taken func(int) bool, ok func(arrow.Field) bool) int {
+	for _, name := range names {
+		for i, f := range s.Fields() {
+			if !taken(i) && ok(f) && strings.EqualFold(f.Name, name) {
+				return i
+			}
+		}
+	}
+	return -1
+}
+
+func newLogsBuilder(mem memory.Allocator, fi frameInfo, s *arrow.Schema) (*logsBuilder, error) {
+	ti, _, ok := timeColumn(s)
+	if !ok {
+		return nil, source.BadQuery("flightsql: format logs needs a timestamp column; the result has %s", describeColumns(s))
+	}
+	b := &logsBuilder{frameInfo: fi, schema: s, timeIdx: ti, clock: newTimeReader(s.Field(ti))}
+	isText := func(f arrow.Field) bool { return f.Type.ID() == arrow.STRING }
+	anyType := func(arrow.Field) bool { return true }
+	b.severity = pickColumn(s, severityNames, func(i int) bool { return i == ti }, anyType)
+	b.id = pickColumn(s, idNames, func(i int) bool { return i == ti || i == b.severity }, anyType)
+	taken := func(i int) bool { return i == ti || i == b.severity || i == b.id }
+	b.bodyIdx = pickColumn(s, bodyNames, taken, isText)
+	if b.bodyIdx < 0 {
+		for i, f := range s.Fields() {
+			if !taken(i) && isText(f) {
+				b.bodyIdx = i
+				break
+			}
+		}
+	}
+	if b.bodyIdx < 0 {
+		return nil, source.BadQuery("flightsql: format logs needs a text column for the log line (named one of %s, or the first text column); the result has %s", strings.Join(bodyNames, ", "), describeColumns(s))
+	}
+	for i := range s.Fields() {
+		if !taken(i) && i != b.bodyIdx {
+			b.others = append(b.others, i)
+		}
+	}
+	b.times = array.NewTimestampBuilder(mem, timestampNS)
+	b.bodies = array.NewStringBuilder(mem)
+	b.labels = array.NewBinaryBuilder(mem, arrow.BinaryTypes.Binary)
+	if b.severity >= 0 {
+		b.severities = array.NewStringBuilder(mem)
+	}
+	if b.id >= 0 {
+		b.ids = array.NewStringBuilder(mem)
+	}
+	return b, nil
+}
+
+func (b *logsBuilder) add(rec arrow.RecordBatch) error {
+	tcol, times := b.clock.read(rec.Column(b.timeIdx))
+	body := rec.Column(b.bodyIdx).(*array.String)
+	for i := range int(rec.NumRows()) {
+		if tcol.IsNull(i) {
+			b.nulls++
+			continue
+		}
+		b.rows++
+		if b.limits.MaxPoints > 0 && b.rows > b.limits.MaxPoints {
+			return source.Limit{Max: b.limits.MaxPoints, Unit: "log lines", Setting: "maxPoints"}.Exceeded("flightsql: the query returns", "add a LIMIT or a filter")
+		}
+		b.times.Append(times[i])
+		if body.IsNull(i) {
+			b.bodies.AppendNull()
+		} else {
+			b.bodies.Append(body.Value(i))
+		}
+		if b.severities != nil {
+			b.appendText(b.severities, rec.Column(b.severity), i)
+		}
+		if b.ids != nil {
+			b.appendText(b.ids, rec.Column(b.id), i)
+		}
+		buf := append(b.buf[:0], '{')
+		first := true
+		for _, c := range b.others {
+			a := rec.Column(c)
+			if a.IsNull(i) {
+				continue
+			}
+			if !first {
+				buf = append(buf, ',')
+			}
+			first = false
+			buf = appendJSONString(buf, b.schema.Field(c).Name)
+			buf = append(buf, ':')
+			start := len(buf)
+			buf = typeOf(a.DataType().ID()).grafana.text(buf, a, i)
+			text := string(buf[start:])
+			buf = appendJSONString(buf[:start], text)
+		}
+		b.buf = append(buf, '}')
+		b.labels.Append(b.buf)
+	}
+	return nil
+}
+
+// appendText appends a[i] as text (a string column's own value) or a null.
+func (b *logsBuilder) appendText(sb *array.StringBuilder, a arrow.Array, i int) {
+	switch {
+	case a.IsNull(i):
+		sb.AppendNull()
+	case a.DataType().ID() == arrow.STRING:
+		sb.Append(a.(*array.String).Value(i))
+	default:
+		b.buf = typeOf(a.DataType().ID()).grafana.text(b.buf[:0], a, i)
+		sb.BinaryBuilder.Append(b.buf)
+	}
+}
+
+func (b *logsBuilder) finish(sink source.Sink, notices []data.Notice) error {
+	notices = b.clock.notices(notices, b.nulls)
+	meta := b.meta(data.FrameTypeLogLines, data.FrameTypeVersion{0, 0}, notices)
+	meta.PreferredVisualization = data.VisTypeLogs
+	fields := []outField{
+		{name: logsTimestamp, arr: b.times.NewArray()},
+		{name: logsBody, arr: b.bodies.NewArray()},
+	}
+	if b.severities != nil {
+		fields = append(fields, outField{name: logsSeverity, arr: b.severities.NewArray()})
+	}
+	if b.ids != nil {
+		fields = append(fields, outField{name: logsID, arr: b.ids.NewArray()})
+	}
+	fields = append(fields, outField{name: logsLabels, arr: b.labels.NewArray()})
+	rec, err := newFrameRecord("", b.refID, meta, fields)
+	if err != nil {
+		return err
+	}
+	return sink.Record(rec)
+}
+
+func (b *logsBuilder) release() {
+	b.times.Release()
+	b.bodies.Release()
+	b.labels.Release()
+	if b.severities != nil {
+		b.severities.Release()
+	}
+	if b.ids != nil {
+		b.ids.Release()
+	}
+}

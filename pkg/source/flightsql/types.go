@@ -1,0 +1,242 @@
+// The one registration of each Arrow type: every table this package keys by
+// Arrow type is an entry here, filled once.
+
+package flightsql
+
+import (
+	"fmt"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/decimal"
+	"github.com/apache/arrow-go/v18/arrow/extensions"
+)
+
+// typeInfo is everything this package does with one Arrow type ID. Each type
+// is registered once (init, below), and every decision the package makes by
+// type reads its entry: there is no other table keyed by Arrow type.
+type typeInfo struct {
+	// normalise plans how a column of the type reaches a type Grafana reads
+	// (normalise.go). nil: the type is not registered, and normalise makes
+	// it text with a notice (asText), the one place that decides so.
+	normalise normaliser
+	// text appends a value as the engine's text (appendText); nil: Arrow's
+	// ValueStr.
+	text valueWriter
+	// json appends a value as JSON (appendJSON); nil: its text, as a JSON
+	// string.
+	json valueWriter
+	// grafana is set for the types Grafana reads, which every column has
+	// after normalisation: the field's type, how to copy and print a value.
+	grafana *column
+	// numeric is set for the numbers among those, the value columns of
+	// series (the other columns are labels).
+	numeric *numeric
+	// decimal reads the unscaled values of a decimal type.
+	decimal *decimalReader
+	// times reads a column of the type as a time column (timeValues); nil:
+	// the type cannot be the time column.
+	times timeValues
+}
+
+// typeIDs bounds the Arrow type IDs (arrow-go v18 has 44): an ID beyond it
+// is a type this package does not know, as an unregistered one is.
+const typeIDs = 64
+
+// registry is indexed by Arrow type ID: appendText and appendJSON look a
+// type up for every value, which an array index does faster than a map.
+var registry [typeIDs]typeInfo
+
+// unregistered is the entry of the IDs beyond typeIDs: all nil.
+var unregistered typeInfo
+
+// typeOf returns the registration of type id (all nil when there is none).
+func typeOf(id arrow.Type) *typeInfo {
+	if uint(id) < typeIDs {
+		return &registry[id]
+	}
+	return &unregistered
+}
+
+// register declares type id, once, with its normaliser.
+func register(id arrow.Type, t typeInfo) {
+	switch {
+	case uint(id) >= typeIDs:
+		panic(fmt.Sprintf("flightsql: internal: type %s has ID %d, beyond typeIDs", id, id))
+	case registry[id].normalise != nil:
+		panic(fmt.Sprintf("flightsql: internal: type %s registered twice", id))
+	case t.normalise == nil:
+		panic(fmt.Sprintf("flightsql: internal: type %s registered without a normaliser", id))
+	}
+	registry[id] = t
+}
+
+// withTimes and withColumn return t reading a time column with f, and read
+// by Grafana as c.
+func (t typeInfo) withTimes(f timeValues) typeInfo { t.times = f; return t }
+func (t typeInfo) withColumn(c *column) typeInfo   { t.grafana = c; return t }
+
+func init() {
+	registerNumbers()
+	registerTimes()
+	registerBytes()
+	registerNested()
+	registerExtensions()
+}
+
+// registerNumbers: numbers pass through and are the values of series;
+// integer Unix times (int32, int64) may be the time column; float16,
+// which Grafana does not read, becomes float32; decimals become float64.
+func registerNumbers() {
+	register(arrow.INT8, intType[int8, *array.Int8, *array.Int8Builder]())
+	register(arrow.INT16, intType[int16, *array.Int16, *array.Int16Builder]())
+	register(arrow.INT32, intType[int32, *array.Int32, *array.Int32Builder]().withTimes(epochValues[int32]))
+	register(arrow.INT64, intType[int64, *array.Int64, *array.Int64Builder]().withTimes(epochValues[int64]))
+	register(arrow.UINT8, uintType[uint8, *array.Uint8, *array.Uint8Builder]())
+	register(arrow.UINT16, uintType[uint16, *array.Uint16, *array.Uint16Builder]())
+	register(arrow.UINT32, uintType[uint32, *array.Uint32, *array.Uint32Builder]())
+	register(arrow.UINT64, uintType[uint64, *array.Uint64, *array.Uint64Builder]())
+	register(arrow.FLOAT32, floatType[float32, *array.Float32, *array.Float32Builder](32))
+	register(arrow.FLOAT64, floatType[float64, *array.Float64, *array.Float64Builder](64))
+
+	register(arrow.FLOAT16, typeInfo{normalise: fixed(arrow.PrimitiveTypes.Float32, convertFloat16), json: float16JSON})
+	register(arrow.DECIMAL32, decimalType(intDecimal[decimal.Decimal32, *array.Decimal32]()))
+	register(arrow.DECIMAL64, decimalType(intDecimal[decimal.Decimal64, *array.Decimal64]()))
+	register(arrow.DECIMAL128, decimalType(decimal128Reader))
+	register(arrow.DECIMAL256, decimalType(decimal256Reader))
+
+	register(arrow.BOOL, typeInfo{normalise: passThrough, json: boolJSON,
+		grafana: valueColumn[bool, *array.Boolean, *array.BooleanBuilder]("boolean", boolText)})
+	register(arrow.NULL, typeInfo{normalise: fixed(arrow.BinaryTypes.String, allNull), json: nullJSON})
+}
+
+// registerTimes: timestamps and dates become timestamp[ns]; pure time spans
+// are numbers with a duration unit; times of day and intervals that count
+// months (which have no fixed length) are text.
+func registerTimes() {
+	register(arrow.TIMESTAMP, typeInfo{normalise: normaliseTimestamp, text: timestampText, times: timestampValues,
+		grafana: valueColumn[arrow.Timestamp, *array.Timestamp, *array.TimestampBuilder]("time", timeText)})
+	register(arrow.DATE32, typeInfo{normalise: fixed(timestampNS, scaleToNS[arrow.Date32, *array.Date32](int64(24*3600*1e9))), text: date32Text})
+	register(arrow.DATE64, typeInfo{normalise: fixed(timestampNS, scaleToNS[arrow.Date64, *array.Date64](1e6)), text: date64Text})
+	register(arrow.TIME32, textType(time32Text))
+	register(arrow.TIME64, textType(time64Text))
+
+	register(arrow.DURATION, typeInfo{normalise: normaliseDuration, text: durationText})
+	register(arrow.INTERVAL_DAY_TIME, typeInfo{normalise: withUnit(arrow.PrimitiveTypes.Int64, dayTimeToMS, "ms"), text: dayTimeText})
+	register(arrow.INTERVAL_MONTHS, textType(monthsText))
+	register(arrow.INTERVAL_MONTH_DAY_NANO, textType(monthDayNanoText))
+}
+
+// registerBytes: text is utf8; opaque bytes are base64 text. A normalised
+// binary column holds JSON (Grafana reads an Arrow binary column as JSON).
+func registerBytes() {
+	register(arrow.STRING, typeInfo{normalise: passThrough,
+		grafana: valueColumn[string, *array.String, *array.StringBuilder]("string", stringText)})
+	register(arrow.LARGE_STRING, typeInfo{normalise: fixed(arrow.BinaryTypes.String, toString[*array.LargeString])})
+	register(arrow.STRING_VIEW, typeInfo{normalise: fixed(arrow.BinaryTypes.String, toString[*array.StringView])})
+
+	register(arrow.BINARY, base64Type[*array.Binary]().withColumn(
+		valueColumn[[]byte, *array.Binary, *array.BinaryBuilder]("other", bytesText)))
+	register(arrow.LARGE_BINARY, base64Type[*array.LargeBinary]())
+	register(arrow.BINARY_VIEW, base64Type[*array.BinaryView]())
+	register(arrow.FIXED_SIZE_BINARY, base64Type[*array.FixedSizeBinary]())
+}
+
+// registerNested: lists, structs, maps and unions become JSON; encoded
+// columns their values, normalised; extension types by name
+// (extensionTypes), others as their storage.
+func registerNested() {
+	register(arrow.LIST, nestedType(jsonList))
+	register(arrow.LARGE_LIST, nestedType(jsonList))
+	register(arrow.FIXED_SIZE_LIST, nestedType(jsonList))
+	register(arrow.LIST_VIEW, nestedType(jsonList))
+	register(arrow.LARGE_LIST_VIEW, nestedType(jsonList))
+	register(arrow.STRUCT, nestedType(jsonStruct))
+	register(arrow.MAP, nestedType(jsonMap))
+	register(arrow.SPARSE_UNION, nestedType(sparseUnionJSON))
+	register(arrow.DENSE_UNION, nestedType(denseUnionJSON))
+
+	register(arrow.DICTIONARY, typeInfo{normalise: normaliseDictionary, text: dictionaryText, json: dictionaryJSON})
+	register(arrow.RUN_END_ENCODED, typeInfo{normalise: normaliseRunEnd, text: runEndText, json: runEndJSON})
+	register(arrow.EXTENSION, typeInfo{normalise: normaliseExtension, text: extensionText, json: extensionJSON})
+}
+
+// extensionInfo is what this package does with one canonical extension type
+// (by extension name); an extension type not registered is normalised,
+// written and read as its storage type.
+type extensionInfo struct {
+	normalise  normaliser
+	text, json valueWriter // nil: see extensionText, extensionJSON
+}
+
+// extensionTypes are the canonical extension types, read with arrow-go's
+// registry (package arrow/extensions, so the IPC reader builds them):
+// arrow.uuid is its text 8-4-4-4-12, bool8 a boolean, arrow.json JSON (a
+// JSON string when it is not valid JSON); arrow.opaque as opaqueForms says.
+var extensionTypes map[string]extensionInfo
+
+func registerExtensions() {
+	extensionTypes = map[string]extensionInfo{
+		extensions.NewUUIDType().ExtensionName():   {normalise: fixed(arrow.BinaryTypes.String, textOf), text: valueStrText, json: uuidJSON},
+		extensions.NewBool8Type().ExtensionName():  {normalise: fixed(arrow.FixedWidthTypes.Boolean, bool8ToBool), text: valueStrText, json: bool8JSON},
+		(&extensions.JSONType{}).ExtensionName():   {normalise: toJSON, text: valueStrText, json: jsonExtensionJSON},
+		(&extensions.OpaqueType{}).ExtensionName(): {normalise: normaliseOpaque},
+	}
+}
+
+// opaqueForms are the types DuckDB's lossless Arrow export
+// (arrow_lossless_conversion) marks opaque: HUGEINT and UHUGEINT (16 bytes,
+// little-endian) become numbers, TIMETZ and BIT their DuckDB text. Others
+// (BIGNUM, say) are shown as base64 with a notice.
+var opaqueForms = map[opaqueKey]opaqueForm{
+	{"DuckDB", "hugeint"}:  {width: 16, number: &int128Reader},
+	{"DuckDB", "uhugeint"}: {width: 16, number: &uint128Reader},
+	{"DuckDB", "time_tz"}:  {width: 8, text: timeTZText},
+	{"DuckDB", "bit"}:      {text: bitText},
+}
+
+// The helpers below derive a type's whole entry from what tells it apart.
+
+// numberType is a number T: passed through, Grafana's "number", the values
+// of series, its text (and, unless json says otherwise, its JSON) written
+// by text.
+func numberType[T number, A valueArray[T], B valueBuilder[T]](text func([]byte, T) []byte) typeInfo {
+	c := valueColumn[T, A, B]("number", text)
+	return typeInfo{normalise: passThrough, text: c.text, json: c.text, grafana: c, numeric: numericOf[T]()}
+}
+
+func intType[T int8 | int16 | int32 | int64, A valueArray[T], B valueBuilder[T]]() typeInfo {
+	return numberType[T, A, B](intText[T])
+}
+
+func uintType[T uint8 | uint16 | uint32 | uint64, A valueArray[T], B valueBuilder[T]]() typeInfo {
+	return numberType[T, A, B](uintText[T])
+}
+
+// floatType is a float of bits bits; in JSON NaN and infinities are strings.
+func floatType[T float32 | float64, A valueArray[T], B valueBuilder[T]](bits int) typeInfo {
+	t := numberType[T, A, B](floatText[T](bits))
+	t.json = func(dst []byte, a arrow.Array, i int) []byte { return jsonFloat(dst, float64(a.(A).Value(i)), bits) }
+	return t
+}
+
+// decimalType is a decimal read by r: float64, its text and JSON its exact
+// digits.
+func decimalType(r decimalReader) typeInfo {
+	return typeInfo{normalise: fixed(arrow.PrimitiveTypes.Float64, decimalToFloat), text: decimalText, json: decimalText, decimal: &r}
+}
+
+// textType is a type shown as its engine text, written by text.
+func textType(text valueWriter) typeInfo {
+	return typeInfo{normalise: fixed(arrow.BinaryTypes.String, textOf), text: text}
+}
+
+// base64Type is opaque bytes, shown (and written as text) in base64.
+func base64Type[A valueArray[[]byte]]() typeInfo {
+	return typeInfo{normalise: fixed(arrow.BinaryTypes.String, toBase64[A]), text: base64Text[A]}
+}
+
+// nestedType is a nested type, shown as JSON written by json.
+func nestedType(json valueWriter) typeInfo {
+	return typeInfo{normalise: toJSON, json: json}
+}
