@@ -22,7 +22,8 @@ var allowed = map[string][]string{
 	"pkg/plugin":                   {"pkg/arrowipc", "pkg/codec", "pkg/frame", "pkg/pipeline", "pkg/settings", "pkg/source", "pkg/source/demo", "pkg/source/flightsql"},
 	"pkg/pipeline":                 {"pkg/arrowipc", "pkg/frame", "pkg/settings", "pkg/source"},
 	"pkg/source/demo":              {"pkg/frame", "pkg/source"},
-	"pkg/source/flightsql":         {"pkg/frame", "pkg/settings", "pkg/source"},
+	"pkg/source/flightsql":         {"pkg/frame", "pkg/settings", "pkg/source", "pkg/source/flightsql/series"},
+	"pkg/source/flightsql/series":  {"pkg/frame", "pkg/source"}, // the per-series split, below the Flight SQL client
 	"pkg/source":                   {},
 	"pkg/settings":                 {},
 	"pkg/frame":                    {"pkg/arrowipc", "pkg/codec"},
@@ -36,6 +37,7 @@ var allowed = map[string][]string{
 // Third-party rules: what must stay out of a package.
 var forbidden = map[string][]string{
 	"pkg/pipeline":                 {"github.com/grafana/grafana-plugin-sdk-go/genproto", "google.golang.org/grpc"}, // the gRPC edge is the plugin's
+	"pkg/source/flightsql/series":  {"google.golang.org/grpc", "github.com/apache/arrow-go/v18/arrow/flight"},       // the split knows batches, not the wire
 	"pkg/codec":                    {"github.com/apache/arrow-go", "github.com/grafana/"},
 	"pkg/arrowipc":                 {"github.com/grafana/"},
 	"pkg/arrowipc/internal/format": {"github.com/"},

@@ -6,10 +6,14 @@
 // server name; authentication none, bearer token, or username + password
 // through the Flight SQL basic handshake, re-authenticating once when the
 // server rejects the bearer token; custom gRPC headers), the macros, the
-// normalisation of Arrow types to what Grafana reads, the split into frames,
-// the row and byte limits, the health check and the schema-browsing
-// resources. It imports pkg/source, pkg/settings, arrow-go and the SDK's data
-// package; never the SDK's backend package, never pkg/plugin.
+// normalisation of Arrow types to what Grafana reads, the table and logs
+// frames, the row and byte limits, the health check and the schema-browsing
+// resources. The split into series (formats time_series and
+// time_series_wide, and the fill) is package series below it
+// (pkg/source/flightsql/series), which the query loop feeds batch by batch
+// and finishes, handing it its part of each type's registration. It imports
+// pkg/source, pkg/settings, pkg/frame, package series, arrow-go and the
+// SDK's data package; never the SDK's backend package, never pkg/plugin.
 //
 // # Reading
 //
@@ -87,39 +91,19 @@
 //
 // # Splitting into series
 //
-// Batches are split as they arrive, column-wise: each row's label values are
-// hashed where they lie (no strings built), and its series found in an
-// open-addressing table and confirmed by comparing the values; a result with
-// one text label column first tries the previous row's series and the series
-// one period back (results ordered by series, or by time with every series
-// at every time), the guess that hit last first, comparing the row's text
-// with that row's (a whole batch that repeats its period is checked in two
-// passes). A batch's values are copied out and the batch released (its
-// message's body then holds a later message's: bodies.go); every
-// 64Ki rows the pending rows are grouped by series (a counting sort, or,
-// when they cycle through every series, every period-th row) and each column
-// is gathered in that order into one segment per flush, exactly as long as
-// its rows. The segments and the pending rows are the builder's own memory,
-// taken from a pool kept across queries (scratchPool) and given back when
-// the builder is released (the segments only if no frame handed over
-// references them). At the end each series' runs are copied together once,
-// into memory recycled from the series whose frames the sink has released;
-// or, for a sink that lends (source.RecordLender: the plugin, for the Arrow
-// format), into memory from another pool (lentMemory) that the frames
-// reference rather than copy and that goes back to it when the sink
-// releases them, once they are sent; a series whose times are the previous
-// series' shares them, and a series of one run (its arrays slices of
-// segments other series share) is handed over to be copied. A
-// $__timeGroup fill is the series builder's post step (fillStep), which sees
-// each series sorted. Batches are read from the stream on a goroutine of
-// their own, two ahead of the split.
+// Batches are split into series as they arrive, column-wise, by package
+// series (its doc.go says how, and what memory it keeps across queries). A
+// batch's values are copied out and the batch released (its message's body
+// then holds a later message's: bodies.go). Batches are read from the
+// stream on a goroutine of their own, two ahead of the split.
 //
 // # Types
 //
 // Each Arrow type is registered once (types.go), and that registration says
 // everything the package does with it: what a column becomes, its text and
 // JSON, whether Grafana reads it, whether it is a series value or can be the
-// time column. normalise is the only place that decides what happens to a
+// time column (what package series does with those, which it builds and
+// seriesType hands it). normalise is the only place that decides what happens to a
 // type not registered: such a column becomes text (Arrow's own text form)
 // with a notice naming it. No column type fails the query, and a column whose
 // conversion fails on some value is left out (all null) with a notice naming
@@ -237,9 +221,10 @@
 // The fill of $__timeGroup / $__timeGroupAlias is NULL, previous or a
 // number, as in Grafana's SQL data sources; it leaves the SQL alone (a query
 // has one fill) and fills every series of the time_series and
-// time_series_wide frames after the query (fill.go): each series gets one
-// point per interval, at the multiples of the interval since the Unix epoch
-// from the one at or before the range's start to its end included. A point
+// time_series_wide frames after the query (package series): each series
+// gets one point per interval, at the multiples of the interval since the
+// Unix epoch from the one at or before the range's start to its end
+// included. A point
 // takes the value of the series' last row in (point − interval, point] (so
 // a $__timeGroup bucket keeps its own row); a point without one is null, the
 // number (converted to the column's type, integers towards zero), or for

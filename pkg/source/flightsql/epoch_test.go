@@ -1,7 +1,6 @@
 package flightsql
 
 import (
-	"math"
 	"strings"
 	"testing"
 	"time"
@@ -10,53 +9,9 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/grafana/grafana-plugin-sdk-go/data"
-)
 
-// TestEpochNSBounds: each unit's largest and smallest value that fits in
-// int64 nanoseconds converts exactly; one past it is out of range, never a
-// wrapped time.
-func TestEpochNSBounds(t *testing.T) {
-	for _, c := range []struct {
-		v, ns int64
-		ok    bool
-	}{
-		{0, 0, true},
-		{1, 1e9, true},
-		{-1, -1e9, true},
-		// seconds: 2262-04-11T23:47:16Z is the last whole second.
-		{9_223_372_036, 9_223_372_036_000_000_000, true},
-		{9_223_372_037, 0, false},
-		{-9_223_372_036, -9_223_372_036_000_000_000, true},
-		{-9_223_372_037, 0, false},
-		{99_999_999_999, 0, false}, // the largest read as seconds
-		{-99_999_999_999, 0, false},
-		// milliseconds
-		{100_000_000_000, 100_000_000_000_000_000, true}, // the smallest read as ms
-		{9_223_372_036_854, 9_223_372_036_854_000_000, true},
-		{9_223_372_036_855, 0, false},
-		{-9_223_372_036_854, -9_223_372_036_854_000_000, true},
-		{-9_223_372_036_855, 0, false},
-		// microseconds
-		{100_000_000_000_000, 100_000_000_000_000_000, true},
-		{9_223_372_036_854_775, 9_223_372_036_854_775_000, true},
-		{9_223_372_036_854_776, 0, false},
-		{-9_223_372_036_854_775, -9_223_372_036_854_775_000, true},
-		{-9_223_372_036_854_776, 0, false},
-		{99_999_999_999_999_999, 0, false},
-		// nanoseconds: every value fits
-		{100_000_000_000_000_000, 100_000_000_000_000_000, true},
-		{math.MaxInt64, math.MaxInt64, true},
-		{math.MinInt64, math.MinInt64, true},
-	} {
-		ns, ok := epochNS(c.v)
-		if ok != c.ok || (ok && ns != c.ns) {
-			t.Errorf("epochNS(%d) = %d, %v; want %d, %v", c.v, ns, ok, c.ns, c.ok)
-		}
-	}
-	if got := time.Unix(9_223_372_036, 0).UTC().Format(time.RFC3339); got != "2262-04-11T23:47:16Z" {
-		t.Errorf("last second: %s", got)
-	}
-}
+	"github.com/quiverdata/quiver/pkg/source/flightsql/series"
+)
 
 // epochBatch is a batch of integer Unix times in seconds (two out of range,
 // one null) with a value and a log line, sliced so that its columns start at
@@ -103,7 +58,17 @@ func TestEpochOutOfRangeIsNull(t *testing.T) {
 	wantTimes := []int64{1e9, 2e9, 9_223_372_036e9}
 
 	sink := &frameSink{t: t}
-	splitInto(t, sink, schema, []arrow.RecordBatch{rec})
+	sb, err := series.New(series.Config{RefID: "A", Types: seriesType}, schema)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := sb.Add(rec); err != nil {
+		t.Fatal(err)
+	}
+	if err := sb.Finish(sink, nil); err != nil {
+		t.Fatal(err)
+	}
+	sb.Release()
 	if len(sink.frames) != 1 || sink.frames[0].Rows() != len(wantTimes) {
 		t.Fatalf("series frames %v", sink.frames)
 	}
@@ -121,14 +86,14 @@ func TestEpochOutOfRangeIsNull(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := lb.add(rec); err != nil {
+	if err := lb.Add(rec); err != nil {
 		t.Fatal(err)
 	}
 	sink = &frameSink{t: t}
-	if err := lb.finish(sink, nil); err != nil {
+	if err := lb.Finish(sink, nil); err != nil {
 		t.Fatal(err)
 	}
-	lb.release()
+	lb.Release()
 	if len(sink.frames) != 1 || sink.frames[0].Rows() != len(wantTimes) {
 		t.Fatalf("logs frames %v", sink.frames)
 	}

@@ -3,13 +3,60 @@ package flightsql
 import (
 	"encoding/json"
 	"fmt"
+	"strings"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/grafana/grafana-plugin-sdk-go/data"
 
 	"github.com/quiverdata/quiver/pkg/frame"
+	"github.com/quiverdata/quiver/pkg/source"
 )
+
+// frameBuilder turns the normalised batches of one query into frames: the
+// table and logs builders, and the series split (series.Builder).
+type frameBuilder interface {
+	// Add routes the rows of one batch; rec is not kept unless retained.
+	Add(rec arrow.RecordBatch) error
+	// Finish hands the frames to sink, the notices on the first one.
+	Finish(sink source.Sink, notices []data.Notice) error
+	// Release frees what Finish did not hand over.
+	Release()
+}
+
+// frameInfo is what every frame of one query carries.
+type frameInfo struct {
+	refID  string
+	sql    string // the SQL sent, after macros: meta.executedQueryString
+	limits source.Limits
+}
+
+// meta is the FrameMeta of one frame of the query.
+func (fi *frameInfo) meta(typ data.FrameType, version data.FrameTypeVersion, notices []data.Notice) *data.FrameMeta {
+	return &data.FrameMeta{Type: typ, TypeVersion: version, ExecutedQueryString: fi.sql, Notices: notices}
+}
+
+// describeColumns names the columns of s and their types, for errors.
+func describeColumns(s *arrow.Schema) string {
+	if s.NumFields() == 0 {
+		return "no columns"
+	}
+	parts := make([]string, s.NumFields())
+	for i, f := range s.Fields() {
+		parts[i] = fmt.Sprintf("%s (%s)", f.Name, f.Type)
+	}
+	return "columns " + strings.Join(parts, ", ")
+}
+
+// releaseArrays releases the arrays of as and clears them.
+func releaseArrays(as []arrow.Array) {
+	for i, a := range as {
+		if a != nil {
+			a.Release()
+			as[i] = nil
+		}
+	}
+}
 
 // Metadata keys of Grafana's Arrow frames (package frame owns them).
 const (

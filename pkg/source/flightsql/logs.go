@@ -12,6 +12,7 @@ import (
 	"github.com/grafana/grafana-plugin-sdk-go/data"
 
 	"github.com/quiverdata/quiver/pkg/source"
+	"github.com/quiverdata/quiver/pkg/source/flightsql/series"
 )
 
 // Field names of Grafana's logs data-plane contract (log-lines frames), as
@@ -52,7 +53,7 @@ type logsBuilder struct {
 	labels     *array.BinaryBuilder
 	rows       int64
 	nulls      int64
-	clock      timeReader
+	clock      series.TimeReader
 	buf        []byte
 }
 
@@ -70,11 +71,11 @@ func pickColumn(s *arrow.Schema, names []string, taken func(int) bool, ok func(a
 }
 
 func newLogsBuilder(mem memory.Allocator, fi frameInfo, s *arrow.Schema) (*logsBuilder, error) {
-	ti, _, ok := timeColumn(s)
+	ti, ok := series.TimeColumn(s, seriesType)
 	if !ok {
 		return nil, source.BadQuery("flightsql: format logs needs a timestamp column; the result has %s", describeColumns(s))
 	}
-	b := &logsBuilder{frameInfo: fi, schema: s, timeIdx: ti, clock: newTimeReader(s.Field(ti))}
+	b := &logsBuilder{frameInfo: fi, schema: s, timeIdx: ti, clock: series.NewTimeReader(s.Field(ti), seriesType)}
 	isText := func(f arrow.Field) bool { return f.Type.ID() == arrow.STRING }
 	anyType := func(arrow.Field) bool { return true }
 	b.severity = pickColumn(s, severityNames, func(i int) bool { return i == ti }, anyType)
@@ -109,8 +110,8 @@ func newLogsBuilder(mem memory.Allocator, fi frameInfo, s *arrow.Schema) (*logsB
 	return b, nil
 }
 
-func (b *logsBuilder) add(rec arrow.RecordBatch) error {
-	tcol, times := b.clock.read(rec.Column(b.timeIdx))
+func (b *logsBuilder) Add(rec arrow.RecordBatch) error {
+	tcol, times := b.clock.Read(rec.Column(b.timeIdx))
 	body := rec.Column(b.bodyIdx).(*array.String)
 	for i := range int(rec.NumRows()) {
 		if tcol.IsNull(i) {
@@ -170,8 +171,8 @@ func (b *logsBuilder) appendText(sb *array.StringBuilder, a arrow.Array, i int) 
 	}
 }
 
-func (b *logsBuilder) finish(sink source.Sink, notices []data.Notice) error {
-	notices = b.clock.notices(notices, b.nulls)
+func (b *logsBuilder) Finish(sink source.Sink, notices []data.Notice) error {
+	notices = b.clock.Notices(notices, b.nulls)
 	meta := b.meta(data.FrameTypeLogLines, data.FrameTypeVersion{0, 0}, notices)
 	meta.PreferredVisualization = data.VisTypeLogs
 	fields := []outField{
@@ -192,7 +193,7 @@ func (b *logsBuilder) finish(sink source.Sink, notices []data.Notice) error {
 	return sink.Record(rec)
 }
 
-func (b *logsBuilder) release() {
+func (b *logsBuilder) Release() {
 	b.times.Release()
 	b.bodies.Release()
 	b.labels.Release()

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/quiverdata/quiver/pkg/source"
+	"github.com/quiverdata/quiver/pkg/source/flightsql/series"
 )
 
 // Limits of macro expansion (doc.go, "Macros"). Expansion is linear in the
@@ -50,8 +51,8 @@ type expansion struct {
 	SQL string
 	// Fill is the fill of a $__timeGroup / $__timeGroupAlias third
 	// argument, nil without one. The time_series frames of the query are to
-	// be filled with it (fillStep).
-	Fill *FillSpec
+	// be filled with it (series.Fill).
+	Fill *series.FillSpec
 }
 
 type macro struct {
@@ -173,7 +174,7 @@ func timeGroup(alias bool) func(*expander, []string) (string, error) {
 			return "", fmt.Errorf("no rendering in the %s SQL dialect: %s", d.name, d.timeGroupWhy)
 		}
 		if len(a) == 3 {
-			f, err := parseFill(a[2], iv)
+			f, err := series.ParseFill(a[2], iv)
 			if err != nil {
 				return "", err
 			}
@@ -200,7 +201,7 @@ type expander struct {
 	budget int // bytes the expansion may still produce
 	calls  int // macros expanded so far
 	d      *dialect
-	fill   *FillSpec
+	fill   *series.FillSpec
 }
 
 // errBudget is returned when the expanded text would exceed its bound.

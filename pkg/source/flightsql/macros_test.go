@@ -10,6 +10,7 @@ import (
 
 	"github.com/quiverdata/quiver/pkg/settings"
 	"github.com/quiverdata/quiver/pkg/source"
+	"github.com/quiverdata/quiver/pkg/source/flightsql/series"
 )
 
 // testEnv is the environment of the expansion tests, in dialect name.
@@ -188,12 +189,12 @@ func TestExpandMacrosNoRendering(t *testing.T) {
 
 func TestExpandMacrosFill(t *testing.T) {
 	env := testEnv(settings.DialectDataFusion)
-	for in, want := range map[string]*FillSpec{
-		"$__timeGroup(ts, 5m, NULL)":                        {Mode: FillNull, Interval: 5 * time.Minute},
-		"$__timeGroup(ts, 5m, null)":                        {Mode: FillNull, Interval: 5 * time.Minute},
-		"$__timeGroupAlias(ts, $__interval, previous)":      {Mode: FillPrevious, Interval: 5 * time.Minute},
-		"$__timeGroup(ts, '1h', -2.5)":                      {Mode: FillValue, Value: -2.5, Interval: time.Hour},
-		"$__timeGroup(ts, 1h, 0) x $__timeGroup(ts, 1h, 0)": {Mode: FillValue, Interval: time.Hour},
+	for in, want := range map[string]*series.FillSpec{
+		"$__timeGroup(ts, 5m, NULL)":                        {Mode: series.FillNull, Interval: 5 * time.Minute},
+		"$__timeGroup(ts, 5m, null)":                        {Mode: series.FillNull, Interval: 5 * time.Minute},
+		"$__timeGroupAlias(ts, $__interval, previous)":      {Mode: series.FillPrevious, Interval: 5 * time.Minute},
+		"$__timeGroup(ts, '1h', -2.5)":                      {Mode: series.FillValue, Value: -2.5, Interval: time.Hour},
+		"$__timeGroup(ts, 1h, 0) x $__timeGroup(ts, 1h, 0)": {Mode: series.FillValue, Interval: time.Hour},
 		"$__timeGroup(ts, 1h)":                              nil,
 	} {
 		got, err := expand(t, in, env)

@@ -13,6 +13,7 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"unsafe"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
@@ -970,4 +971,71 @@ func BenchmarkScaleToNS(b *testing.B) {
 			out.Release()
 		}
 	})
+}
+
+// TestNormaliseKeepsBuffers: the types Grafana reads as they are (a
+// timestamp[ns] with a zone and no infinity, utf8, float64, int64) pass
+// normalisation without a copy: every buffer of the normalised batch is the
+// received one.
+func TestNormaliseKeepsBuffers(t *testing.T) {
+	schema := arrow.NewSchema([]arrow.Field{
+		{Name: "time", Type: &arrow.TimestampType{Unit: arrow.Nanosecond, TimeZone: "UTC"}},
+		{Name: "host", Type: arrow.BinaryTypes.String, Nullable: true},
+		{Name: "value", Type: arrow.PrimitiveTypes.Float64, Nullable: true},
+		{Name: "n", Type: arrow.PrimitiveTypes.Int64},
+	}, nil)
+	rec := batch(schema, func(b *array.RecordBuilder) {
+		for i := range 100 {
+			b.Field(0).(*array.TimestampBuilder).Append(arrow.Timestamp(int64(i) * 1e9))
+			if i%7 == 0 {
+				b.Field(1).AppendNull()
+				b.Field(2).AppendNull()
+			} else {
+				b.Field(1).(*array.StringBuilder).Append(fmt.Sprintf("h%d", i%3))
+				b.Field(2).(*array.Float64Builder).Append(float64(i))
+			}
+			b.Field(3).(*array.Int64Builder).Append(int64(i))
+		}
+	})
+	defer rec.Release()
+	plan, err := newPlan(schema)
+	if err != nil {
+		t.Fatal(err)
+	}
+	norm, err := plan.apply(memory.DefaultAllocator, rec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer norm.Release()
+	for c := range schema.NumFields() {
+		in, out := rec.Column(c).Data().Buffers(), norm.Column(c).Data().Buffers()
+		if len(in) != len(out) {
+			t.Fatalf("column %d: %d buffers, want %d", c, len(out), len(in))
+		}
+		for i := range in {
+			if in[i] == nil || in[i].Len() == 0 {
+				continue
+			}
+			if out[i] == nil || unsafe.SliceData(out[i].Bytes()) != unsafe.SliceData(in[i].Bytes()) {
+				t.Errorf("column %s buffer %d was copied by normalisation", schema.Field(c).Name, i)
+			}
+		}
+	}
+	// A nanosecond column with an infinity is converted (the infinity
+	// becomes null), so the check above can fail.
+	inf := batch(schema, func(b *array.RecordBuilder) {
+		b.Field(0).(*array.TimestampBuilder).Append(arrow.Timestamp(math.MaxInt64))
+		b.Field(1).(*array.StringBuilder).Append("h")
+		b.Field(2).(*array.Float64Builder).Append(1)
+		b.Field(3).(*array.Int64Builder).Append(1)
+	})
+	defer inf.Release()
+	n2, err := plan.apply(memory.DefaultAllocator, inf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer n2.Release()
+	if !n2.Column(0).IsNull(0) {
+		t.Errorf("infinity was not made null")
+	}
 }

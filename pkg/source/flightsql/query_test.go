@@ -554,3 +554,69 @@ func TestNoGoroutineLeak(t *testing.T) {
 		time.Sleep(20 * time.Millisecond)
 	}
 }
+
+// seriesRows is hosts × points rows, every host in every point, the two dc
+// values alternating; dc is null for every third host.
+func seriesRows(hosts, points int) []metricRow {
+	eu, us := "eu", "us"
+	var rows []metricRow
+	for p := range points {
+		for h := range hosts {
+			var dc *string
+			switch h % 3 {
+			case 0:
+				dc = &eu
+			case 1:
+				dc = &us
+			}
+			rows = append(rows, metricRow{ts: 1_700_000_000_000 + int64(p)*1000, host: fmt.Sprintf("h%03d", h), dc: dc,
+				cpu: float64(h) + float64(p)/10, reqs: int64(h*100 + p)})
+		}
+	}
+	return rows
+}
+
+// TestExecutedQueryStringOnEveryFrame: every frame of every format carries
+// the SQL after macros.
+func TestExecutedQueryStringOnEveryFrame(t *testing.T) {
+	const sent = "SELECT * FROM m WHERE x > 60000"
+	srv := newMemServer()
+	srv.set(sent, &dataset{schema: metricsSchema, endpoints: [][]arrow.RecordBatch{metricBatches(t, seriesRows(3, 2), 4)}})
+	s := newTestSource(t, baseConfig(startServer(t, srv, serverOpts{})))
+	for _, format := range []string{FormatTimeSeries, FormatTimeSeriesWide, FormatTable, FormatLogs} {
+		sink, err := runQuery(t, s, "SELECT * FROM m WHERE x > $__interval_ms", format, source.Limits{})
+		if err != nil {
+			t.Fatalf("%s: %v", format, err)
+		}
+		if len(sink.frames) == 0 {
+			t.Fatalf("%s: no frames", format)
+		}
+		for i, f := range sink.frames {
+			if f.Meta == nil || f.Meta.ExecutedQueryString != sent {
+				t.Errorf("%s frame %d: meta %+v", format, i, f.Meta)
+			}
+		}
+	}
+}
+
+// TestUpstreamErrorShowsShortenedSQL: the SQL sent is in the error, cut
+// after 500 bytes.
+func TestUpstreamErrorShowsShortenedSQL(t *testing.T) {
+	srv := newMemServer()
+	s := newTestSource(t, baseConfig(startServer(t, srv, serverOpts{})))
+	long := "SELECT " + strings.Repeat("é", 400) + " FROM nowhere"
+	sink := &frameSink{t: t}
+	err := s.Query(context.Background(), source.Query{RefID: "A", JSON: []byte(fmt.Sprintf(`{"rawSql":%q,"format":"table"}`, long))}, sink)
+	mustKind(t, err, source.KindUpstream, "executing the query", "(SQL sent: SELECT ééé")
+	msg := err.Error()
+	if strings.Contains(msg, "FROM nowhere)") {
+		t.Errorf("the whole SQL is in the error: %d bytes", len(msg))
+	}
+	_, shown, _ := strings.Cut(msg, "(SQL sent: ")
+	if !strings.HasSuffix(shown, "…)") || len(shown) > sqlShown+len("…)") || len(shown) < sqlShown-1 {
+		t.Errorf("shown SQL is %d bytes: %q", len(shown), shown)
+	}
+	if got := shortSQL("SELECT 1"); got != "SELECT 1" {
+		t.Errorf("short SQL changed: %q", got)
+	}
+}

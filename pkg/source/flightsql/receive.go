@@ -2,8 +2,6 @@ package flightsql
 
 import (
 	"bytes"
-	"math/bits"
-	"sync"
 
 	flightgen "github.com/apache/arrow-go/v18/arrow/flight/gen/flight"
 	"google.golang.org/grpc"
@@ -12,6 +10,8 @@ import (
 	"google.golang.org/grpc/experimental"
 	"google.golang.org/grpc/mem"
 	"google.golang.org/protobuf/encoding/protowire"
+
+	"github.com/quiverdata/quiver/pkg/source/flightsql/series"
 )
 
 // Receiving a stream costs what copying it costs. With gRPC's "proto"
@@ -234,54 +234,4 @@ func (r *pieceReader) skip(n int) {
 // data frame's whole length into the buffer it gets, and gRPC's message
 // reader and decompressor use only the bytes they wrote, so what a buffer
 // held before is never read.
-var receivePool mem.BufferPool = newDirtyPool(10, 20)
-
-// dirtyPool is receivePool's type.
-type dirtyPool struct {
-	minShift, maxShift int
-	tiers              []sync.Pool // tiers[i] holds buffers of capacity 1 << (minShift+i)
-}
-
-func newDirtyPool(minShift, maxShift int) *dirtyPool {
-	return &dirtyPool{minShift: minShift, maxShift: maxShift, tiers: make([]sync.Pool, maxShift-minShift+1)}
-}
-
-// tier is the index of the smallest tier that holds n bytes, -1 above the
-// largest.
-func (p *dirtyPool) tier(n int) int {
-	shift := p.minShift
-	if n > 1 {
-		shift = max(bits.Len(uint(n-1)), p.minShift)
-	}
-	if shift > p.maxShift {
-		return -1
-	}
-	return shift - p.minShift
-}
-
-// Get returns a buffer of length n whose bytes are whatever it held.
-func (p *dirtyPool) Get(n int) *[]byte {
-	t := p.tier(n)
-	if t < 0 {
-		b := make([]byte, n)
-		return &b
-	}
-	if b, ok := p.tiers[t].Get().(*[]byte); ok {
-		*b = (*b)[:n]
-		return b
-	}
-	b := make([]byte, n, 1<<(p.minShift+t))
-	return &b
-}
-
-// Put keeps a buffer whose capacity is one of the tiers and drops any
-// other (a large one, or one not from Get).
-func (p *dirtyPool) Put(b *[]byte) {
-	c := cap(*b)
-	t := p.tier(c)
-	if t < 0 || 1<<(p.minShift+t) != c {
-		return
-	}
-	*b = (*b)[:0]
-	p.tiers[t].Put(b)
-}
+var receivePool mem.BufferPool = series.NewDirtyPool(10, 20)

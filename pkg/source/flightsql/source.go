@@ -23,6 +23,7 @@ import (
 
 	"github.com/quiverdata/quiver/pkg/settings"
 	"github.com/quiverdata/quiver/pkg/source"
+	"github.com/quiverdata/quiver/pkg/source/flightsql/series"
 )
 
 // Compile-time checks of the capabilities Source offers.
@@ -130,30 +131,31 @@ func (s *Source) Query(ctx context.Context, q source.Query, sink source.Sink) (e
 	var fb frameBuilder
 	defer func() {
 		if fb != nil {
-			fb.release()
+			fb.Release()
 		}
 	}()
 	newBuilder := func(schema *arrow.Schema) (frameBuilder, error) {
 		format := m.Format
 		if format == "" {
 			format = FormatTable
-			if _, _, ok := timeColumn(schema); ok {
+			if _, ok := series.TimeColumn(schema, seriesType); ok {
 				format = FormatTimeSeries
 			}
 		}
 		fi := frameInfo{refID: q.RefID, sql: sql, limits: q.Limits}
 		switch format {
 		case FormatTimeSeries, FormatTimeSeriesWide:
-			b, err := newSeriesBuilder(fi, format == FormatTimeSeriesWide, schema)
-			if err != nil {
-				return nil, err // not a typed nil in the interface
-			}
+			cfg := series.Config{RefID: q.RefID, SQL: sql, Limits: q.Limits, Wide: format == FormatTimeSeriesWide, Types: seriesType}
 			if exp.Fill != nil {
 				limit := source.Limit{Max: q.Limits.MaxPoints, Unit: "points", Setting: "maxPoints"}
 				if limit.Max <= 0 {
 					limit = source.Limit{Max: s.cfg.RowLimit, Unit: "points", Setting: "rowLimit"}
 				}
-				b.post = fillStep(exp.Fill, q.From, q.To, limit)
+				cfg.Fill = &series.Fill{Spec: exp.Fill, From: q.From, To: q.To, Limit: limit}
+			}
+			b, err := series.New(cfg, schema)
+			if err != nil {
+				return nil, err // not a typed nil in the interface
 			}
 			return b, nil
 		case FormatLogs:
@@ -175,13 +177,13 @@ func (s *Source) Query(ctx context.Context, q source.Query, sink source.Sink) (e
 				return false, err
 			}
 		}
-		_, series := fb.(*seriesBuilder) // it copies out what it keeps of a batch
-		return series, nil
+		_, split := fb.(*series.Builder) // it copies out what it keeps of a batch
+		return split, nil
 	}, func(rec arrow.RecordBatch, whole bool) error {
 		if tb, ok := fb.(*tableBuilder); ok {
 			return tb.addBatch(rec, whole)
 		}
-		return fb.add(rec)
+		return fb.Add(rec)
 	})
 	if err != nil {
 		if cerr := ctx.Err(); cerr != nil {
@@ -198,7 +200,7 @@ func (s *Source) Query(ctx context.Context, q source.Query, sink source.Sink) (e
 	if fb == nil {
 		return nil // no endpoint: no data
 	}
-	return fb.finish(sink, notices)
+	return fb.Finish(sink, notices)
 }
 
 // sqlShown is how much of the SQL an error shows.

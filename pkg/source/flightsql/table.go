@@ -61,9 +61,9 @@ func (b *tableBuilder) stream(sink source.Sink) error {
 	return nil
 }
 
-func (b *tableBuilder) add(rec arrow.RecordBatch) error { return b.addBatch(rec, false) }
+func (b *tableBuilder) Add(rec arrow.RecordBatch) error { return b.addBatch(rec, false) }
 
-// addBatch is add, told whether rec is whole (see batchFunc): a part that
+// addBatch is Add, told whether rec is whole (see batchFunc): a part that
 // is one whole batch, or several joined (into memory of their own), is
 // lent to a sink that borrows (source.PartLender), any other handed over
 // to be copied.
@@ -145,7 +145,7 @@ func (b *tableBuilder) joined(meta *data.FrameMeta) (arrow.RecordBatch, error) {
 	return newFrameRecord("", b.refID, meta, owned)
 }
 
-func (b *tableBuilder) finish(sink source.Sink, notices []data.Notice) error {
+func (b *tableBuilder) Finish(sink source.Sink, notices []data.Notice) error {
 	var meta *data.FrameMeta
 	if b.sql != "" || len(notices) > 0 {
 		meta = b.meta("", data.FrameTypeVersion{}, notices)
@@ -190,7 +190,7 @@ func joinArrays(mem memory.Allocator, dt arrow.DataType, parts []arrow.Array) (a
 	return array.Concatenate(parts, mem)
 }
 
-func (b *tableBuilder) release() {
+func (b *tableBuilder) Release() {
 	for _, p := range b.parts {
 		releaseArrays(p)
 	}

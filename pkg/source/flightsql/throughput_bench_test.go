@@ -423,11 +423,11 @@ func longFrame(client *flightsql.Client) (*data.Frame, error) {
 	return data.NewFrame("", data.NewField("time", nil, times), data.NewField("host", nil, hosts), data.NewField("value", nil, values)), nil
 }
 
-// BenchmarkSeriesSplit is the split alone (no server, no network): the
-// throughput result's batches, normalised once, through a seriesBuilder or
-// a tableBuilder up to a sink that drops the frames (sink=lend: one that
-// takes them lent, as the plugin's sink does for the Arrow format).
-func BenchmarkSeriesSplit(b *testing.B) {
+// BenchmarkTableBuilder is the table builder alone (no server, no
+// network): the throughput result's batches, normalised once, through a
+// tableBuilder up to a sink that drops the frames. Package series'
+// BenchmarkSeriesSplit is the same for the series formats.
+func BenchmarkTableBuilder(b *testing.B) {
 	batches := throughputBatches()
 	plan, err := newPlan(walks.Schema)
 	if err != nil {
@@ -441,46 +441,24 @@ func BenchmarkSeriesSplit(b *testing.B) {
 		}
 		norms = append(norms, n)
 	}
-	for _, row := range []struct {
-		format string
-		lend   bool
-	}{{FormatTimeSeries, false}, {FormatTimeSeries, true}, {FormatTimeSeriesWide, false}, {FormatTimeSeriesWide, true}, {FormatTable, false}} {
-		format, lend, name := row.format, row.lend, "format="+row.format
-		if lend {
-			name += "/sink=lend" // the series' arrays lent, as to the plugin
-		}
-		b.Run(name, func(b *testing.B) {
-			b.ReportAllocs()
-			var cpu time.Duration
-			for b.Loop() {
-				c0 := cpuTime()
-				var fb frameBuilder
-				if format == FormatTable {
-					fb = newTableBuilder(memory.DefaultAllocator, frameInfo{refID: "A"}, plan.out)
-				} else {
-					sb, err := newSeriesBuilder(frameInfo{refID: "A"}, format == FormatTimeSeriesWide, plan.out)
-					if err != nil {
-						b.Fatal(err)
-					}
-					fb = sb
-				}
-				for _, n := range norms {
-					if err := fb.add(n); err != nil {
-						b.Fatal(err)
-					}
-				}
-				var sink source.Sink = &discardSink{}
-				if lend {
-					sink = &lendingDiscard{}
-				}
-				if err := fb.finish(sink, nil); err != nil {
+	b.Run("format="+FormatTable, func(b *testing.B) {
+		b.ReportAllocs()
+		var cpu time.Duration
+		for b.Loop() {
+			c0 := cpuTime()
+			tb := newTableBuilder(memory.DefaultAllocator, frameInfo{refID: "A"}, plan.out)
+			for _, n := range norms {
+				if err := tb.Add(n); err != nil {
 					b.Fatal(err)
 				}
-				fb.release()
-				cpu += cpuTime() - c0
 			}
-			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(walks.Hosts*walks.Points), "ns/row")
-			b.ReportMetric(float64(cpu.Nanoseconds())/float64(b.N)/float64(walks.Hosts*walks.Points), "cpu-ns/row")
-		})
-	}
+			if err := tb.Finish(&discardSink{}, nil); err != nil {
+				b.Fatal(err)
+			}
+			tb.Release()
+			cpu += cpuTime() - c0
+		}
+		b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(walks.Hosts*walks.Points), "ns/row")
+		b.ReportMetric(float64(cpu.Nanoseconds())/float64(b.N)/float64(walks.Hosts*walks.Points), "cpu-ns/row")
+	})
 }

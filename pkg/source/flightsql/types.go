@@ -10,6 +10,8 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/decimal"
 	"github.com/apache/arrow-go/v18/arrow/extensions"
+
+	"github.com/quiverdata/quiver/pkg/source/flightsql/series"
 )
 
 // typeInfo is everything this package does with one Arrow type ID. Each type
@@ -30,13 +32,14 @@ type typeInfo struct {
 	// after normalisation: the field's type, how to copy and print a value.
 	grafana *column
 	// numeric is set for the numbers among those, the value columns of
-	// series (the other columns are labels).
-	numeric *numeric
+	// series (the other columns are labels): how package series stores,
+	// spreads and fills them.
+	numeric *series.Numeric
 	// decimal reads the unscaled values of a decimal type.
 	decimal *decimalReader
-	// times reads a column of the type as a time column (timeValues); nil:
-	// the type cannot be the time column.
-	times timeValues
+	// times reads a column of the type as a time column
+	// (series.TimeValues); nil: the type cannot be the time column.
+	times series.TimeValues
 }
 
 // typeIDs bounds the Arrow type IDs (arrow-go v18 has 44): an ID beyond it
@@ -71,10 +74,22 @@ func register(id arrow.Type, t typeInfo) {
 	registry[id] = t
 }
 
+// seriesType is the series split's part of the registration of type id,
+// handed to package series (series.Config.Types): its numeric store, its
+// time values, and Grafana's text of its values as labels.
+func seriesType(id arrow.Type) series.Type {
+	t := typeOf(id)
+	st := series.Type{Numeric: t.numeric, Times: t.times}
+	if t.grafana != nil {
+		st.Text = t.grafana.text
+	}
+	return st
+}
+
 // withTimes and withColumn return t reading a time column with f, and read
 // by Grafana as c.
-func (t typeInfo) withTimes(f timeValues) typeInfo { t.times = f; return t }
-func (t typeInfo) withColumn(c *column) typeInfo   { t.grafana = c; return t }
+func (t typeInfo) withTimes(f series.TimeValues) typeInfo { t.times = f; return t }
+func (t typeInfo) withColumn(c *column) typeInfo          { t.grafana = c; return t }
 
 func init() {
 	registerNumbers()
@@ -90,8 +105,8 @@ func init() {
 func registerNumbers() {
 	register(arrow.INT8, intType[int8, *array.Int8, *array.Int8Builder]())
 	register(arrow.INT16, intType[int16, *array.Int16, *array.Int16Builder]())
-	register(arrow.INT32, intType[int32, *array.Int32, *array.Int32Builder]().withTimes(epochValues[int32]))
-	register(arrow.INT64, intType[int64, *array.Int64, *array.Int64Builder]().withTimes(epochValues[int64]))
+	register(arrow.INT32, intType[int32, *array.Int32, *array.Int32Builder]().withTimes(series.EpochValues[int32]))
+	register(arrow.INT64, intType[int64, *array.Int64, *array.Int64Builder]().withTimes(series.EpochValues[int64]))
 	register(arrow.UINT8, uintType[uint8, *array.Uint8, *array.Uint8Builder]())
 	register(arrow.UINT16, uintType[uint16, *array.Uint16, *array.Uint16Builder]())
 	register(arrow.UINT32, uintType[uint32, *array.Uint32, *array.Uint32Builder]())
@@ -114,7 +129,7 @@ func registerNumbers() {
 // are numbers with a duration unit; times of day and intervals that count
 // months (which have no fixed length) are text.
 func registerTimes() {
-	register(arrow.TIMESTAMP, typeInfo{normalise: normaliseTimestamp, text: timestampText, times: timestampValues,
+	register(arrow.TIMESTAMP, typeInfo{normalise: normaliseTimestamp, text: timestampText, times: series.TimestampValues,
 		grafana: valueColumn[arrow.Timestamp, *array.Timestamp, *array.TimestampBuilder]("time", timeText)})
 	register(arrow.DATE32, typeInfo{normalise: fixed(timestampNS, scaleToNS[arrow.Date32, *array.Date32](int64(24*3600*1e9))), text: date32Text})
 	register(arrow.DATE64, typeInfo{normalise: fixed(timestampNS, scaleToNS[arrow.Date64, *array.Date64](1e6)), text: date64Text})
@@ -200,9 +215,9 @@ var opaqueForms = map[opaqueKey]opaqueForm{
 // numberType is a number T: passed through, Grafana's "number", the values
 // of series, its text (and, unless json says otherwise, its JSON) written
 // by text.
-func numberType[T number, A valueArray[T], B valueBuilder[T]](text func([]byte, T) []byte) typeInfo {
+func numberType[T series.Number, A valueArray[T], B valueBuilder[T]](text func([]byte, T) []byte) typeInfo {
 	c := valueColumn[T, A, B]("number", text)
-	return typeInfo{normalise: passThrough, text: c.text, json: c.text, grafana: c, numeric: numericOf[T]()}
+	return typeInfo{normalise: passThrough, text: c.text, json: c.text, grafana: c, numeric: series.NumericOf[T]()}
 }
 
 func intType[T int8 | int16 | int32 | int64, A valueArray[T], B valueBuilder[T]]() typeInfo {

@@ -101,3 +101,14 @@ func TestRegisterOnce(t *testing.T) {
 		t.Error("an ID beyond the registry has an entry")
 	}
 }
+
+// TestNumericsCoverColumns: exactly the types Grafana reads as numbers
+// have their typed gather.
+func TestNumericsCoverColumns(t *testing.T) {
+	for i, reg := range registry {
+		number := reg.grafana != nil && reg.grafana.tstype == "number"
+		if (reg.numeric != nil) != number {
+			t.Errorf("%s: Grafana number %v but numeric entry %v", arrow.Type(i), number, reg.numeric != nil)
+		}
+	}
+}

@@ -1,5 +1,5 @@
 //go:build !race
 
-package flightsql
+package series
 
 const raceEnabled = false

@@ -1,6 +1,9 @@
 // Finding each row's series: label values hashed where they lie, an open-addressing table, guesses before hashing.
+//
+// lookupText is over 80 lines: it is the split's hottest loop; its comment
+// says why it stays one function.
 
-package flightsql
+package series
 
 import (
 	"bytes"
@@ -11,11 +14,12 @@ import (
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/grafana/grafana-plugin-sdk-go/data"
+
 	"github.com/quiverdata/quiver/pkg/source"
 )
 
 // lookupRows sets ids[i] to the series of row i (-1 for a null time).
-func (b *seriesBuilder) lookupRows(tcol arrow.Array, timeNulls bool, ids []int32) error {
+func (b *Builder) lookupRows(tcol arrow.Array, timeNulls bool, ids []int32) error {
 	b.hashRows(len(ids))
 	for i, h := range b.hashes[:len(ids)] {
 		if timeNulls && tcol.IsNull(i) {
@@ -48,7 +52,7 @@ func (b *seriesBuilder) lookupRows(tcol arrow.Array, timeNulls bool, ids []int32
 // It is over 80 lines: it is the split's hottest loop (BenchmarkSeriesSplit),
 // whose guesses, hand-inlined comparison and probe share the loop's state
 // (i, d, words), so it stays one function.
-func (b *seriesBuilder) lookupText(str *array.String, all []int32, k int) (cyclic bool, err error) {
+func (b *Builder) lookupText(str *array.String, all []int32, k int) (cyclic bool, err error) {
 	ids := all[k:]
 	slow := false
 	offs, data := str.ValueOffsets(), str.ValueBytes()
@@ -206,17 +210,17 @@ func sameText(data []byte, o1, n1, o2, n2 int) bool {
 }
 
 // bind points the label accessors at the columns of rec.
-func (b *seriesBuilder) bind(rec arrow.RecordBatch) {
+func (b *Builder) bind(rec arrow.RecordBatch) {
 	for k, li := range b.labelIdx {
 		a := rec.Column(li)
 		str, _ := a.(*array.String)
-		b.labels[k] = labelAccess{a: a, str: str, nulls: a.NullN() > 0, text: typeOf(a.DataType().ID()).grafana.text}
+		b.labels[k] = labelAccess{a: a, str: str, nulls: a.NullN() > 0, text: b.labels[k].text}
 	}
 }
 
 // lookup returns the series of row i of the bound batch, whose labels hash
 // to h, creating it when new.
-func (b *seriesBuilder) lookup(i int, h uint64) (int32, error) {
+func (b *Builder) lookup(i int, h uint64) (int32, error) {
 	mask := uint64(len(b.slots) - 1)
 	for p := h & mask; ; p = (p + 1) & mask {
 		sid := b.slots[p]
@@ -245,7 +249,7 @@ func mixHash(h, v uint64) uint64 { return (bits.RotateLeft64(h, 27) ^ v) * 0xff5
 // hashRows sets b.hashes[i] to the hash of row i's label values, one label
 // column at a time. Text columns hash their bytes in place; other label
 // types (bool, timestamp, JSON) hash their label text.
-func (b *seriesBuilder) hashRows(n int) {
+func (b *Builder) hashRows(n int) {
 	h := grow(b.hashes, n)
 	b.hashes = h
 	clear(h)
@@ -274,7 +278,7 @@ func (b *seriesBuilder) hashRows(n int) {
 }
 
 // sameLabels reports whether row i of the batch has the labels of series id.
-func (b *seriesBuilder) sameLabels(i int, id int32) bool {
+func (b *Builder) sameLabels(i int, id int32) bool {
 	base := int(id) * len(b.labels)
 	for k := range b.labels {
 		la := &b.labels[k]
@@ -302,8 +306,8 @@ func (b *seriesBuilder) sameLabels(i int, id int32) bool {
 }
 
 // create adds the series of row i (whose labels hash to h) in slot.
-func (b *seriesBuilder) create(i int, h uint64, slot uint64) (int32, error) {
-	if max := b.limits.MaxSeries; max > 0 && (len(b.series)+1)*len(b.valueIdx) > max {
+func (b *Builder) create(i int, h uint64, slot uint64) (int32, error) {
+	if max := b.cfg.Limits.MaxSeries; max > 0 && (len(b.series)+1)*len(b.valueIdx) > max {
 		return 0, source.Limit{Max: int64(max), Unit: "series", Setting: "maxSeries"}.Exceeded("flightsql: the query returns", "filter or group by fewer labels")
 	}
 	s := &series{id: int32(len(b.series)), keys: make([]string, len(b.labelIdx)), present: make([]bool, len(b.labelIdx))}
@@ -336,7 +340,7 @@ func (b *seriesBuilder) create(i int, h uint64, slot uint64) (int32, error) {
 }
 
 // rehash doubles the slot table.
-func (b *seriesBuilder) rehash() {
+func (b *Builder) rehash() {
 	b.slots = make([]int32, 2*len(b.slots))
 	mask := uint64(len(b.slots) - 1)
 	for id, h := range b.hashOf {

@@ -1,20 +1,13 @@
 // Typed storage of the series' columns: each flush's rows grouped by series (segments), arrays built without boxing.
-//
-// This file is over 400 lines: the stores, their segments and the pooled
-// memory those live in (scratchPool, recycler, lentMemory) are one
-// mechanism, which docs/performance.md and docs/memory.md cite by this file.
 
-package flightsql
+package series
 
 import (
 	"bytes"
 	"slices"
-	"sync"
-	"time"
 	"unsafe"
 
 	"github.com/apache/arrow-go/v18/arrow"
-	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/bitutil"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 )
@@ -39,33 +32,10 @@ type valueStore interface {
 // flush's times are shared: see flushSharedTimes).
 type run struct{ seg, start, tstart, n uint32 }
 
-// numeric is what the series split does with one numeric value type (the
-// numeric of its registration, types.go: numberType).
-type numeric struct {
-	// newStore returns an empty store whose segments and pending rows are
-	// memory from segs and scratch.
-	newStore func(segs, scratch *pooled) valueStore
-	// spread returns an array of n slots holding a[k] at pos[k] (pos[k] < 0:
-	// left out) and null elsewhere.
-	spread func(a arrow.Array, pos []int32, n int) arrow.Array
-	// fill fills a series' column of this type (fillArray).
-	fill func(f *FillSpec, times []arrow.Timestamp, a arrow.Array, from, to time.Time, maxPoints int) ([]arrow.Timestamp, arrow.Array, error)
-}
-
-type number interface {
-	int8 | int16 | int32 | int64 | uint8 | uint16 | uint32 | uint64 | float32 | float64
-}
-
-func numericOf[T number]() *numeric {
-	return &numeric{newStore: func(segs, scratch *pooled) valueStore {
-		return &numStore[T]{vals: segments[T]{mem: segs, scratch: scratch}}
-	}, spread: spread[T], fill: fillArray[T]}
-}
-
 // numStore holds a value column: its segments, with their validity (nil
 // for a segment without nulls), and its pending values, with their
 // validity when a pending row is null (pnulls).
-type numStore[T number] struct {
+type numStore[T Number] struct {
 	vals   segments[T]
 	valid  [][]bool
 	pvalid []bool
@@ -390,181 +360,4 @@ func permute[T any](vals []T, perm []int32) []T {
 		out[i] = vals[p]
 	}
 	return out
-}
-
-// scratchPool keeps the series builders' own memory from one query to the
-// next: the flushes' segments and the pending rows, which are written in
-// full before they are read (a segment once, the pending rows as batches
-// arrive) and which no frame references once the builder is released (see
-// seriesBuilder.release). Memory a query takes from it is memory the
-// runtime neither clears nor, freed by the collector and returned to the
-// system meanwhile, faults in again. Tiers from 64 KiB (smaller buffers
-// are allocated each time) to 4 MiB (larger ones too); what it holds is
-// dropped over two garbage collections, as any sync.Pool's.
-var scratchPool = newDirtyPool(16, 22)
-
-// tierOf is the capacity of p's buffers for n bytes (n within its tiers).
-func tierOf(p *dirtyPool, n int) int {
-	t := p.tier(n)
-	if t < 0 {
-		return n
-	}
-	return 1 << (p.minShift + t)
-}
-
-// pooled is the memory one builder took from scratchPool.
-type pooled struct{ bufs []*[]byte }
-
-// pooledSlice returns a slice of length n and capacity at least c (n ≤ c)
-// whose values are whatever the memory held: from p's pool when c values
-// fill one of its tiers, else new memory. With p nil it is new memory. T
-// must hold no pointers (numbers, times): the pool's memory is bytes.
-func pooledSlice[T any](p *pooled, n, c int) []T {
-	var zero T
-	size := int(unsafe.Sizeof(zero))
-	t := scratchPool.tier(c * size)
-	if p == nil || c*size < 1<<scratchPool.minShift || t < 0 {
-		return make([]T, n, c)
-	}
-	h := scratchPool.Get(c * size)
-	p.bufs = append(p.bufs, h)
-	b := (*h)[:cap(*h)]
-	return unsafe.Slice((*T)(unsafe.Pointer(unsafe.SliceData(b))), len(b)/size)[:n]
-}
-
-// appendPending appends src to the pending values dst: in memory from p
-// of room for flushRows rows more than src when dst has none yet (the
-// pending rows' usual size, allocated once), else as append grows it.
-func appendPending[T any](p *pooled, dst, src []T) []T {
-	if cap(dst) == 0 {
-		dst = pooledSlice[T](p, 0, flushRows+len(src))
-	}
-	return append(dst, src...)
-}
-
-// giveBack returns p's memory to the pool; nothing may use it afterwards.
-func (p *pooled) giveBack() {
-	for i, h := range p.bufs {
-		scratchPool.Put(h)
-		p.bufs[i] = nil
-	}
-	p.bufs = p.bufs[:0]
-}
-
-// drop forgets p's memory, leaving it to the collector (a frame may still
-// reference it).
-func (p *pooled) drop() { p.bufs = nil }
-
-// recycler is the memory of the series' arrays: a memory.Allocator that
-// keeps a few freed buffers (recycleKeep) for the next series, so that the
-// arrays of a series the sink has encoded and released hold the next one's
-// instead of becoming garbage. Its memory is not zeroed: callers write all
-// of it. With lend set (the sink lends) it keeps none, and collect takes
-// lentMemory instead: a lent frame's arrays are read until it is sent,
-// long after the next series is built (lend keeps a buffer that would
-// still come through from being reused). Safe for concurrent use (the sink
-// releases frames on its workers).
-type recycler struct {
-	mu   sync.Mutex
-	free [][]byte
-	out  int // buffers handed out and not yet freed
-	lend bool
-}
-
-const recycleKeep = 8
-
-func (r *recycler) Allocate(size int) []byte {
-	r.mu.Lock()
-	for i, b := range r.free {
-		if cap(b) >= size {
-			last := len(r.free) - 1
-			r.free[i], r.free[last] = r.free[last], nil
-			r.free = r.free[:last]
-			r.out++
-			r.mu.Unlock()
-			return b[:size]
-		}
-	}
-	r.out++
-	r.mu.Unlock()
-	return make([]byte, size)
-}
-
-func (r *recycler) Reallocate(size int, b []byte) []byte { return reallocate(r, size, b) }
-
-// reallocate is a Reallocate of a's: b itself when it has the room, else
-// size bytes from a holding b's, b freed.
-func reallocate(a memory.Allocator, size int, b []byte) []byte {
-	if cap(b) >= size {
-		return b[:size]
-	}
-	nb := a.Allocate(size)
-	copy(nb, b)
-	a.Free(b)
-	return nb
-}
-
-func (r *recycler) Free(b []byte) {
-	r.mu.Lock()
-	r.out--
-	if !r.lend && len(r.free) < recycleKeep {
-		r.free = append(r.free, b[:cap(b)])
-	}
-	r.mu.Unlock()
-}
-
-// lentMemory is the memory of the arrays a series builder lends to its
-// sink (source.RecordLender): a memory.Allocator over lentPool, to which a
-// buffer goes back when its last reference is released, which a lending
-// sink does once the frame is sent or dropped. A query's lent arrays are
-// then the sent arrays of an earlier one, memory the runtime neither
-// clears nor faults in again. Not cleared: collect writes all of it.
-var lentMemory memory.Allocator = lentAllocator{}
-
-// lentPool holds lentMemory's buffers from 4 KiB (a 512-point series of
-// float64; smaller ones are allocated each time) to 4 MiB.
-var lentPool = newDirtyPool(12, 22)
-
-type lentAllocator struct{}
-
-func (lentAllocator) Allocate(size int) []byte {
-	if size < 1<<lentPool.minShift || lentPool.tier(size) < 0 {
-		return make([]byte, size)
-	}
-	return *lentPool.Get(size)
-}
-
-func (a lentAllocator) Reallocate(size int, b []byte) []byte { return reallocate(a, size, b) }
-
-// Free keeps b when its capacity is one of lentPool's tiers (one
-// Allocate took from it).
-func (lentAllocator) Free(b []byte) { lentPool.Put(&b) }
-
-// arrayOn returns an array of type dt and n values over buf (which it takes
-// over), with a validity bitmap (Go memory) when nulls > 0.
-func arrayOn(dt arrow.DataType, buf *memory.Buffer, n int, validity []byte, nulls int) arrow.Array {
-	var bm *memory.Buffer
-	if nulls > 0 {
-		bm = memory.NewBufferBytes(validity)
-	}
-	d := array.NewData(dt, n, []*memory.Buffer{bm, buf}, nil, nulls, 0)
-	buf.Release() // d holds it
-	defer d.Release()
-	return array.MakeFromData(d)
-}
-
-func spread[T number](a arrow.Array, pos []int32, n int) arrow.Array {
-	src := a.(interface{ Values() []T }).Values()
-	vals := make([]T, n)
-	bm := make([]byte, bitutil.BytesForBits(int64(n)))
-	valid := 0
-	for k, p := range pos {
-		if p < 0 || a.IsNull(k) {
-			continue
-		}
-		vals[p] = src[k]
-		bitutil.SetBit(bm, int(p))
-		valid++
-	}
-	return arrayOver(a.DataType(), vals, bm, n-valid)
 }

@@ -1,13 +1,16 @@
 // The time_series_wide format: the series of one query as one frame with a shared time column.
 
-package flightsql
+package series
 
 import (
 	"fmt"
 	"slices"
 
 	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/bitutil"
 	"github.com/grafana/grafana-plugin-sdk-go/data"
+
+	"github.com/quiverdata/quiver/pkg/frame"
 	"github.com/quiverdata/quiver/pkg/source"
 )
 
@@ -51,7 +54,7 @@ func unionTimes(all []*sortedSeries) (times []arrow.Timestamp, same bool) {
 // times, and every (series × value column) as a field with its labels, null
 // where the series has no point. A series with several points at one time
 // keeps the first.
-func (b *seriesBuilder) emitWide(sink source.Sink, all []*sortedSeries, notices []data.Notice) error {
+func (b *Builder) emitWide(sink source.Sink, all []*sortedSeries, notices []data.Notice) error {
 	times, same := unionTimes(all)
 	var points int64
 	for _, ss := range all {
@@ -87,7 +90,7 @@ func (b *seriesBuilder) emitWide(sink source.Sink, all []*sortedSeries, notices 
 		}
 		for j, varr := range ss.Values {
 			vf := b.schema.Field(b.valueIdx[j])
-			config, _ := vf.Metadata.GetValue(mdConfig)
+			config, _ := vf.Metadata.GetValue(frame.KeyConfig)
 			out := varr
 			if aligned {
 				varr.Retain()
@@ -101,7 +104,7 @@ func (b *seriesBuilder) emitWide(sink source.Sink, all []*sortedSeries, notices 
 		notices = append(notices, data.Notice{Severity: data.NoticeSeverityWarning,
 			Text: fmt.Sprintf("%d points were left out of the wide frame: their series has another point at the same time. Choose format time_series to see them.", dropped)})
 	}
-	rec, err := newFrameRecord("", b.refID, b.meta(data.FrameTypeTimeSeriesWide, data.FrameTypeVersion{0, 1}, notices), fields)
+	rec, err := newFrameRecord("", b.cfg.RefID, b.cfg.meta(data.FrameTypeTimeSeriesWide, data.FrameTypeVersion{0, 1}, notices), fields)
 	if err != nil {
 		return err
 	}
@@ -111,4 +114,21 @@ func (b *seriesBuilder) emitWide(sink source.Sink, all []*sortedSeries, notices 
 	}
 	b.segmentsOut = b.segmentsOut || !lendable
 	return b.hand(sink, rec, lendable)
+}
+
+// spread is the Numeric spread of T (see Numeric).
+func spread[T Number](a arrow.Array, pos []int32, n int) arrow.Array {
+	src := a.(interface{ Values() []T }).Values()
+	vals := make([]T, n)
+	bm := make([]byte, bitutil.BytesForBits(int64(n)))
+	valid := 0
+	for k, p := range pos {
+		if p < 0 || a.IsNull(k) {
+			continue
+		}
+		vals[p] = src[k]
+		bitutil.SetBit(bm, int(p))
+		valid++
+	}
+	return arrayOver(a.DataType(), vals, bm, n-valid)
 }

@@ -1,4 +1,4 @@
-package flightsql
+package series
 
 import (
 	"fmt"
@@ -13,7 +13,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 
-	"github.com/quiverdata/quiver/pkg/source"
+	"github.com/quiverdata/quiver/pkg/frame"
 )
 
 // oracleRow is one row of TestSeriesSplitOracle: nil pointers are nulls.
@@ -140,7 +140,7 @@ func oracleRows(rng *rand.Rand, sh oracleShape) []oracleRow {
 
 func oracleBatches(rng *rand.Rand, sh oracleShape, rows []oracleRow) ([]arrow.RecordBatch, *arrow.Schema) {
 	fields := []arrow.Field{
-		{Name: "time", Type: timestampNS, Nullable: true},
+		{Name: "time", Type: frame.Timestamp, Nullable: true},
 		{Name: "host", Type: arrow.BinaryTypes.String, Nullable: true},
 		{Name: "v", Type: arrow.PrimitiveTypes.Float64, Nullable: true},
 		{Name: "n", Type: arrow.PrimitiveTypes.Int64},
@@ -233,30 +233,4 @@ func appendPoint(b []byte, t int64, v any, ok bool) []byte {
 		b = append(b, "null"...)
 	}
 	return append(b, ' ')
-}
-
-// splitInto runs recs (which stay the caller's) through a time_series
-// builder into sink, and returns the builder, released.
-func splitInto(t *testing.T, sink source.Sink, schema *arrow.Schema, recs []arrow.RecordBatch) *seriesBuilder {
-	t.Helper()
-	return splitAs(t, false, sink, schema, recs)
-}
-
-// splitAs is splitInto in format time_series_wide when wide is set.
-func splitAs(t *testing.T, wide bool, sink source.Sink, schema *arrow.Schema, recs []arrow.RecordBatch) *seriesBuilder {
-	t.Helper()
-	b, err := newSeriesBuilder(frameInfo{refID: "A"}, wide, schema)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, rec := range recs {
-		if err := b.add(rec); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if err := b.finish(sink, nil); err != nil {
-		t.Fatal(err)
-	}
-	b.release()
-	return b
 }

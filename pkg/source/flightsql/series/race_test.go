@@ -1,6 +1,6 @@
 //go:build race
 
-package flightsql
+package series
 
 // raceEnabled: the race detector makes sync.Pool drop items at random, so
 // what a pool gives back is only measurable without it.

@@ -1,4 +1,7 @@
-package flightsql
+// The fill of $__timeGroup: every series resampled at the query's interval
+// after the query, as Grafana's SQL data sources do.
+
+package series
 
 import (
 	"errors"
@@ -46,9 +49,9 @@ func (f FillSpec) String() string {
 	return strconv.FormatFloat(f.Value, 'g', -1, 64)
 }
 
-// parseFill reads the fill argument: NULL, previous (either in any case) or
-// a finite number.
-func parseFill(s string, interval time.Duration) (*FillSpec, error) {
+// ParseFill reads the fill argument of $__timeGroup: NULL, previous (either
+// in any case) or a finite number; interval is the macro's.
+func ParseFill(s string, interval time.Duration) (*FillSpec, error) {
 	f := &FillSpec{Interval: interval}
 	switch t := strings.TrimSpace(s); {
 	case strings.EqualFold(t, "null"):
@@ -63,6 +66,19 @@ func parseFill(s string, interval time.Duration) (*FillSpec, error) {
 		f.Mode, f.Value = FillValue, v
 	}
 	return f, nil
+}
+
+// Fill is a $__timeGroup fill of every series of a query over its range
+// (Config.Fill): each series gets one point per interval, at the multiples
+// of the interval since the Unix epoch from the one at or before From to
+// To included (fillSeries).
+type Fill struct {
+	Spec     *FillSpec
+	From, To time.Time
+	// Limit bounds the points of all series and value columns together
+	// (maxPoints, or rowLimit when maxPoints is not set): past it the query
+	// fails with an error naming the setting.
+	Limit source.Limit
 }
 
 // fillable are the value types a fill works on.
@@ -100,7 +116,8 @@ func fillPoints(f *FillSpec, from, to time.Time) (start, n int64) {
 // value of each row and valid its validity (nil: all valid). The output
 // arrays are new. More than maxPoints points (which must be positive) is an
 // error, so a tiny interval over a long range cannot exhaust memory; the
-// Source checks its own limit first (fillStep), with the setting's name.
+// builder checks the query's limit first (fillStep), with the setting's
+// name.
 func fillSeries[TS ~int64, T fillable](f *FillSpec, times []TS, values []T, valid []bool, from, to time.Time, maxPoints int) (outTimes []TS, outValues []T, outValid []bool, err error) {
 	if len(values) != len(times) || valid != nil && len(valid) != len(times) {
 		return nil, nil, nil, fmt.Errorf("flightsql: fill: %d times, %d values, %d validity flags", len(times), len(values), len(valid))
@@ -153,11 +170,12 @@ func fillSeries[TS ~int64, T fillable](f *FillSpec, times []TS, values []T, vali
 }
 
 // fillStep returns the step that fills every series of a query with f over
-// from – to (seriesBuilder.post). Every series gets the same points, one
-// per interval; the points of all series and value columns together may not
-// exceed limit (maxPoints, or rowLimit when maxPoints is not set), so a fine
-// interval over a long range is refused before it is built.
-func fillStep(f *FillSpec, from, to time.Time, limit source.Limit) seriesPost {
+// from – to (Builder.post), numerics being those of its value columns.
+// Every series gets the same points, one per interval; the points of all
+// series and value columns together may not exceed limit (maxPoints, or
+// rowLimit when maxPoints is not set), so a fine interval over a long range
+// is refused before it is built.
+func fillStep(f *FillSpec, from, to time.Time, limit source.Limit, numerics []*Numeric) seriesPost {
 	_, n := fillPoints(f, from, to)
 	var used, count int64
 	return func(ss *sortedSeries) error {
@@ -169,7 +187,7 @@ func fillStep(f *FillSpec, from, to time.Time, limit source.Limit) seriesPost {
 		}
 		var times []arrow.Timestamp
 		for j, v := range ss.Values {
-			t, out, err := typeOf(v.DataType().ID()).numeric.fill(f, ss.Times, v, from, to, int(max(n, 1)))
+			t, out, err := numerics[j].fill(f, ss.Times, v, from, to, int(max(n, 1)))
 			if err != nil {
 				return err
 			}
@@ -183,7 +201,7 @@ func fillStep(f *FillSpec, from, to time.Time, limit source.Limit) seriesPost {
 
 // fillArray fills one value column of a series (see fillSeries): new times
 // and a new array, in Go memory.
-func fillArray[T number](f *FillSpec, times []arrow.Timestamp, a arrow.Array, from, to time.Time, maxPoints int) ([]arrow.Timestamp, arrow.Array, error) {
+func fillArray[T Number](f *FillSpec, times []arrow.Timestamp, a arrow.Array, from, to time.Time, maxPoints int) ([]arrow.Timestamp, arrow.Array, error) {
 	var valid []bool
 	if a.NullN() > 0 {
 		valid = make([]bool, a.Len())
@@ -205,4 +223,28 @@ func fillArray[T number](f *FillSpec, times []arrow.Timestamp, a arrow.Array, fr
 		}
 	}
 	return ts, arrayOver(a.DataType(), vals, bm, nulls), nil
+}
+
+// floorDiv is a / b rounded towards minus infinity.
+func floorDiv(a, b int64) int64 {
+	q := a / b
+	if (a%b != 0) && ((a < 0) != (b < 0)) {
+		q--
+	}
+	return q
+}
+
+// formatInterval writes d the way Grafana writes $__interval (1m, 30s,
+// 500ms), as flightsql's macros do: the fill's messages name the interval
+// as the macro shows it.
+func formatInterval(d time.Duration) string {
+	for _, u := range []struct {
+		d time.Duration
+		s string
+	}{{7 * 24 * time.Hour, "w"}, {24 * time.Hour, "d"}, {time.Hour, "h"}, {time.Minute, "m"}, {time.Second, "s"}} {
+		if d >= u.d && d%u.d == 0 {
+			return strconv.FormatInt(int64(d/u.d), 10) + u.s
+		}
+	}
+	return strconv.FormatInt(d.Milliseconds(), 10) + "ms"
 }

@@ -1,0 +1,314 @@
+// The frames: one per series and value column, handed to the sink lent or
+// copied, and the records they are.
+
+package series
+
+import (
+	"fmt"
+	"unsafe"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/grafana/grafana-plugin-sdk-go/data"
+
+	"github.com/quiverdata/quiver/pkg/frame"
+	"github.com/quiverdata/quiver/pkg/source"
+)
+
+// seriesPost is a per-series step that runs on every series once it is
+// sorted by time, in the order of the frames, before its frames are built:
+// $__timeGroup fill (fillStep). It may replace s.Times and s.Values (keeping them aligned); a value
+// array it replaces it must release. What it sets must be memory of its own
+// (Go memory, not changed afterwards); when it replaces Times and every
+// value array, it clears s.inSegments.
+type seriesPost func(s *sortedSeries) error
+
+// sortedSeries is one series as a seriesPost step sees it.
+type sortedSeries struct {
+	Labels data.Labels
+	Times  []arrow.Timestamp // ascending; no nulls
+	Values []arrow.Array     // one per value column, aligned with Times
+
+	timesBuf *memory.Buffer // Times' buffer when collected (a recycler's or, lending, lentMemory's); nil when Times lies elsewhere
+
+	// inSegments: Times or a value array is a slice of the builder's
+	// segments (a series of one run), memory it shares with other series,
+	// so its frames are not lent (see source.RecordLender).
+	inSegments bool
+}
+
+// timesArray is Times as a timestamp[ns] array (no copy).
+func (ss *sortedSeries) timesArray() arrow.Array {
+	if ss.timesBuf == nil || unsafe.SliceData(ss.Times) != (*arrow.Timestamp)(unsafe.Pointer(unsafe.SliceData(ss.timesBuf.Bytes()))) {
+		return timesArray(ss.Times)
+	}
+	ss.timesBuf.Retain()
+	return arrayOn(frame.Timestamp, ss.timesBuf, len(ss.Times), nil, 0)
+}
+
+// release drops the series' arrays.
+func (ss *sortedSeries) release() {
+	releaseArrays(ss.Values)
+	if ss.timesBuf != nil {
+		ss.timesBuf.Release()
+		ss.timesBuf = nil
+	}
+}
+
+// emit hands one frame per value column of ss to sink.
+func (b *Builder) emit(sink source.Sink, ss *sortedSeries, notices *[]data.Notice) error {
+	tarr := b.timesArrayOf(ss)
+	defer tarr.Release()
+	tname := b.schema.Field(b.timeIdx).Name
+	if b.timeMD == nil {
+		md, err := fieldMetadata(frame.TSTime, nil, "")
+		if err != nil {
+			return fmt.Errorf("flightsql: metadata of %q: %w", tname, err)
+		}
+		b.timeMD = &md
+	}
+	for j, varr := range ss.Values {
+		ss.Values[j] = nil
+		vf := b.schema.Field(b.valueIdx[j])
+		md, err := b.frameMD(*notices)
+		if err != nil {
+			releaseArrays(ss.Values)
+			varr.Release()
+			return err
+		}
+		*notices = nil
+		config, _ := vf.Metadata.GetValue(frame.KeyConfig)
+		tarr.Retain()
+		rec, err := newRecord(md, []outField{
+			{name: tname, arr: tarr, md: b.timeMD},
+			{name: vf.Name, arr: varr, labels: ss.Labels, config: config},
+		})
+		if err != nil {
+			releaseArrays(ss.Values)
+			return err
+		}
+		b.segmentsOut = b.segmentsOut || ss.inSegments
+		if err := b.hand(sink, rec, !ss.inSegments); err != nil {
+			releaseArrays(ss.Values)
+			return err
+		}
+	}
+	return nil
+}
+
+// timesArrayOf is ss.timesArray, the same array for every series whose
+// times are still lastTimes (built for the first; a post step may have
+// replaced a series' times since).
+func (b *Builder) timesArrayOf(ss *sortedSeries) arrow.Array {
+	if ss.timesBuf == nil || ss.timesBuf != b.lastTimesBuf ||
+		len(ss.Times) != len(b.lastTimes) || unsafe.SliceData(ss.Times) != unsafe.SliceData(b.lastTimes) {
+		return ss.timesArray()
+	}
+	if b.lastTimesArr == nil {
+		b.lastTimesArr = ss.timesArray()
+	}
+	b.lastTimesArr.Retain()
+	return b.lastTimesArr
+}
+
+// setLastTimes makes times, collected from runs into tbuf, the times the
+// next series may share, holding a reference to tbuf (and dropping the one
+// to the previous times').
+func (b *Builder) setLastTimes(times []arrow.Timestamp, runs []run, tbuf *memory.Buffer) {
+	tbuf.Retain()
+	b.dropLastTimes()
+	b.lastTimes, b.lastRuns, b.lastTimesBuf = times, runs, tbuf
+}
+
+// dropLastTimes drops the builder's references to lastTimes.
+func (b *Builder) dropLastTimes() {
+	if b.lastTimesArr != nil {
+		b.lastTimesArr.Release()
+	}
+	if b.lastTimesBuf != nil {
+		b.lastTimesBuf.Release()
+	}
+	b.lastTimes, b.lastRuns, b.lastTimesBuf, b.lastTimesArr = nil, nil, nil, nil
+}
+
+// hand hands rec to sink: lent when the sink lends and rec's memory is its
+// own (lendable), else as a record to copy.
+func (b *Builder) hand(sink source.Sink, rec arrow.RecordBatch, lendable bool) error {
+	if b.lender != nil && lendable {
+		return b.lender.LendRecord(rec)
+	}
+	return sink.Record(rec)
+}
+
+// sameTimes says whether runs hold the times b.lastTimes holds, compared
+// where they lie (not collected first); a run that reads the same times'
+// segment place as the last series' run at its position is the same.
+func (b *Builder) sameTimes(runs []run) bool {
+	last := b.lastTimes
+	if last == nil {
+		return false
+	}
+	pos, lpos := 0, 0 // where run i's times begin in these times, and the last series' run i's
+	for i, r := range runs {
+		if i < len(b.lastRuns) {
+			l := b.lastRuns[i]
+			same := pos == lpos && l.seg == r.seg && l.tstart == r.tstart && l.n == r.n
+			lpos += int(l.n)
+			if same { // the very times lastTimes holds from pos
+				pos += int(r.n)
+				continue
+			}
+		}
+		ts := b.times.of(r)
+		if len(ts) > len(last)-pos || !equalTimes(ts, last[pos:pos+len(ts)]) {
+			return false
+		}
+		pos += len(ts)
+	}
+	return pos == len(last)
+}
+
+// frameMD is the schema metadata of a timeseries-multi frame. Without
+// notices it is the same for every frame of the query, so it is built
+// (its meta marshalled to JSON) once.
+func (b *Builder) frameMD(notices []data.Notice) (arrow.Metadata, error) {
+	if len(notices) == 0 && b.plainMD != nil {
+		return *b.plainMD, nil
+	}
+	md, err := frame.SchemaMetadata("", b.cfg.RefID, b.cfg.meta(data.FrameTypeTimeSeriesMulti, data.FrameTypeVersion{0, 1}, notices))
+	if err != nil {
+		return arrow.Metadata{}, fmt.Errorf("flightsql: %w", err)
+	}
+	if len(notices) == 0 {
+		b.plainMD = &md
+	}
+	return md, nil
+}
+
+// outField is one column of a frame on its way to the sink: its time column
+// (a timestamp, Grafana's "time") or a value column (a number, Grafana's
+// "number"), the only columns the split's frames have.
+type outField struct {
+	name   string
+	arr    arrow.Array
+	labels data.Labels // nil: no labels key
+	config string      // FieldConfig JSON (the column's, from normalisation); "": no config key
+	// md, when set, is the field's metadata as the labels and config
+	// above make it (fieldMetadata), built once for many frames.
+	md *arrow.Metadata
+}
+
+// metadata is f's field metadata: md, or built from the labels and config.
+func (f *outField) metadata() (arrow.Metadata, error) {
+	if f.md != nil {
+		return *f.md, nil
+	}
+	tstype := frame.TSNumber
+	if f.arr.DataType().ID() == arrow.TIMESTAMP {
+		tstype = frame.TSTime
+	}
+	return fieldMetadata(tstype, f.labels, f.config)
+}
+
+// fieldMetadata is the metadata of a field of Grafana type tstype with
+// labels and config (see outField) as the SDK writes it (flightsql's
+// grafana.go writes its frames' fields alike).
+func fieldMetadata(tstype string, labels data.Labels, config string) (arrow.Metadata, error) {
+	md, err := frame.FieldMetadata(tstype, labels, nil)
+	if err != nil {
+		return arrow.Metadata{}, err
+	}
+	if config != "" { // "config" sorts first, as the SDK writes it
+		md = arrow.NewMetadata(append([]string{frame.KeyConfig}, md.Keys()...), append([]string{config}, md.Values()...))
+	}
+	return md, nil
+}
+
+// newFrameRecord builds the record of one frame: the schema carries
+// Grafana's metadata exactly as the SDK writes it, and a field is nullable
+// exactly when its column holds nulls. It takes over the arrays of fields
+// (releasing them in every case), so the caller only owns the returned
+// record.
+func newFrameRecord(name, refID string, meta *data.FrameMeta, fields []outField) (arrow.RecordBatch, error) {
+	md, err := frame.SchemaMetadata(name, refID, meta)
+	if err != nil {
+		for _, f := range fields {
+			f.arr.Release()
+		}
+		return nil, fmt.Errorf("flightsql: %w", err)
+	}
+	return newRecord(md, fields)
+}
+
+// newRecord is newFrameRecord with the frame's schema metadata
+// (frame.SchemaMetadata) given.
+func newRecord(md arrow.Metadata, fields []outField) (arrow.RecordBatch, error) {
+	defer func() {
+		for _, f := range fields {
+			f.arr.Release()
+		}
+	}()
+	afs := make([]arrow.Field, len(fields))
+	cols := make([]arrow.Array, len(fields))
+	rows := -1
+	for i, f := range fields {
+		if rows >= 0 && f.arr.Len() != rows {
+			return nil, fmt.Errorf("flightsql: internal: column %q has %d rows, want %d", f.name, f.arr.Len(), rows)
+		}
+		rows = f.arr.Len()
+		fmd, err := f.metadata()
+		if err != nil {
+			return nil, fmt.Errorf("flightsql: metadata of %q: %w", f.name, err)
+		}
+		afs[i] = arrow.Field{Name: f.name, Type: f.arr.DataType(), Nullable: f.arr.NullN() > 0, Metadata: fmd}
+		cols[i] = f.arr
+	}
+	if rows < 0 {
+		rows = 0
+	}
+	return array.NewRecordBatch(arrow.NewSchema(afs, &md), cols, int64(rows)), nil
+}
+
+// releaseArrays releases the arrays of as and clears them.
+func releaseArrays(as []arrow.Array) {
+	for i, a := range as {
+		if a != nil {
+			a.Release()
+			as[i] = nil
+		}
+	}
+}
+
+// timesArray is a timestamp[ns] array over times (no copy).
+func timesArray(times []arrow.Timestamp) arrow.Array {
+	return arrayOver(frame.Timestamp, times, nil, 0)
+}
+
+// arrayOver returns an array of type dt over the memory of vals (no copy),
+// with a validity bitmap when nulls > 0. Its buffers are Go memory, freed
+// by the garbage collector once the array is released and dropped.
+func arrayOver[T any](dt arrow.DataType, vals []T, validity []byte, nulls int) arrow.Array {
+	var zero T
+	raw := unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(vals))), len(vals)*int(unsafe.Sizeof(zero)))
+	var bm *memory.Buffer
+	if nulls > 0 {
+		bm = memory.NewBufferBytes(validity)
+	}
+	d := array.NewData(dt, len(vals), []*memory.Buffer{bm, memory.NewBufferBytes(raw)}, nil, nulls, 0)
+	defer d.Release()
+	return array.MakeFromData(d)
+}
+
+// arrayOn returns an array of type dt and n values over buf (which it takes
+// over), with a validity bitmap (Go memory) when nulls > 0.
+func arrayOn(dt arrow.DataType, buf *memory.Buffer, n int, validity []byte, nulls int) arrow.Array {
+	var bm *memory.Buffer
+	if nulls > 0 {
+		bm = memory.NewBufferBytes(validity)
+	}
+	d := array.NewData(dt, n, []*memory.Buffer{bm, buf}, nil, nulls, 0)
+	buf.Release() // d holds it
+	defer d.Release()
+	return array.MakeFromData(d)
+}

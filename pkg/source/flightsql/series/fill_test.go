@@ -1,0 +1,167 @@
+package series
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+)
+
+const fillMinute = int64(time.Minute)
+
+func TestFillSeries(t *testing.T) {
+	from, to := time.Unix(0, 10*fillMinute+5), time.Unix(0, 15*fillMinute) // from is aligned down to 10m
+	times := []int64{8 * fillMinute, 11 * fillMinute, 11*fillMinute + 30, 14*fillMinute - 1, 15 * fillMinute, 16 * fillMinute}
+	values := []float64{8, 11, 11.5, 14, 15, 16}
+	valid := []bool{true, true, true, false, true, true}
+	wantTimes := []int64{10 * fillMinute, 11 * fillMinute, 12 * fillMinute, 13 * fillMinute, 14 * fillMinute, 15 * fillMinute}
+	for _, tc := range []struct {
+		fill      FillSpec
+		values    []float64
+		valid     []bool
+		wantTimes []int64
+	}{
+		// 10: nothing in (9m, 10m]; 11: the 11m row; 12: the 11m30 row;
+		// 13: nothing; 14: the null row at 14m-1ns; 15: the 15m row;
+		// 16m is after to.
+		{FillSpec{Mode: FillNull, Interval: time.Minute}, []float64{0, 11, 11.5, 0, 0, 15}, []bool{false, true, true, false, false, true}, wantTimes},
+		{FillSpec{Mode: FillValue, Value: -1, Interval: time.Minute}, []float64{-1, 11, 11.5, -1, 0, 15}, []bool{true, true, true, true, false, true}, wantTimes},
+		// previous: the 8m row (before the range) fills 10m; 13m repeats 11m30.
+		{FillSpec{Mode: FillPrevious, Interval: time.Minute}, []float64{8, 11, 11.5, 11.5, 0, 15}, []bool{true, true, true, true, false, true}, wantTimes},
+		{FillSpec{Mode: FillNull, Interval: 2 * time.Minute}, []float64{0, 11.5, 0}, []bool{false, true, false}, []int64{10 * fillMinute, 12 * fillMinute, 14 * fillMinute}},
+	} {
+		gotTimes, gotValues, gotValid, err := fillSeries(&tc.fill, times, values, valid, from, to, 100)
+		if err != nil {
+			t.Fatalf("%s: %v", tc.fill, err)
+		}
+		if !slices.Equal(gotTimes, tc.wantTimes) || !slices.Equal(gotValues, tc.values) || !slices.Equal(gotValid, tc.valid) {
+			t.Errorf("%s %s:\n got %v %v %v\nwant %v %v %v", tc.fill, tc.fill.Interval, gotTimes, gotValues, gotValid, tc.wantTimes, tc.values, tc.valid)
+		}
+	}
+}
+
+func TestFillSeriesEdges(t *testing.T) {
+	f := &FillSpec{Mode: FillValue, Value: 7.9, Interval: time.Minute}
+	// No rows at all: every point filled; integer values take the value
+	// converted as Go converts (towards zero).
+	ts, vs, ok, err := fillSeries(f, []int64(nil), []int64(nil), nil, time.Unix(0, -2*fillMinute), time.Unix(0, 0), 10)
+	if err != nil || !slices.Equal(ts, []int64{-2 * fillMinute, -fillMinute, 0}) || !slices.Equal(vs, []int64{7, 7, 7}) || !slices.Equal(ok, []bool{true, true, true}) {
+		t.Fatalf("got %v %v %v %v", ts, vs, ok, err)
+	}
+	// Before 1970 the start is aligned down, not towards zero.
+	ts, _, _, err = fillSeries(f, []int64(nil), []float64(nil), nil, time.Unix(0, -fillMinute-1), time.Unix(0, -fillMinute), 10)
+	if err != nil || !slices.Equal(ts, []int64{-2 * fillMinute, -fillMinute}) {
+		t.Fatalf("got %v %v", ts, err)
+	}
+	// An empty range.
+	ts, _, _, err = fillSeries(f, []int64(nil), []float64(nil), nil, time.Unix(0, 3*fillMinute), time.Unix(0, fillMinute), 10)
+	if err != nil || len(ts) != 0 {
+		t.Fatalf("got %v %v", ts, err)
+	}
+	for _, tc := range []struct {
+		f          *FillSpec
+		times      []int64
+		values     []float64
+		valid      []bool
+		from, to   int64
+		max        int
+		wantErrSub string
+	}{
+		{f, []int64{2, 1}, []float64{1, 2}, nil, 0, 10, 10, "not in ascending order"},
+		{f, []int64{1}, []float64{1, 2}, nil, 0, 10, 10, "1 times, 2 values"},
+		{f, []int64{1}, []float64{1}, []bool{true, true}, 0, 10, 10, "2 validity flags"},
+		{&FillSpec{Mode: FillNull}, nil, nil, nil, 0, 10, 10, "interval 0s is not positive"},
+		{f, nil, nil, nil, 0, 10 * fillMinute, 10, "has 11 points, more than the limit of 10: widen the interval"},
+		{f, nil, nil, nil, 0, 10 * fillMinute, 0, "no point limit"},
+		{&FillSpec{Mode: FillNull, Interval: time.Millisecond}, nil, nil, nil, 0, int64(365 * 24 * time.Hour), 1 << 20, "more than the limit"},
+	} {
+		_, _, _, err := fillSeries(tc.f, tc.times, tc.values, tc.valid, time.Unix(0, tc.from), time.Unix(0, tc.to), tc.max)
+		if err == nil || !strings.Contains(err.Error(), tc.wantErrSub) || !strings.HasPrefix(err.Error(), "flightsql: fill: ") {
+			t.Errorf("got %v, want %q", err, tc.wantErrSub)
+		}
+	}
+}
+
+// TestFillSeriesOracle compares fillSeries with a direct reading of the
+// rule on random series: for each point, the last row in (point − interval,
+// point], else the fill.
+func TestFillSeriesOracle(t *testing.T) {
+	r := rand.New(rand.NewPCG(1, 2))
+	for iter := range 500 {
+		step := int64(1+r.IntN(5)) * int64(time.Second)
+		n := r.IntN(30)
+		times := make([]int64, n)
+		values := make([]float64, n)
+		valid := make([]bool, n)
+		for i := range times {
+			times[i] = int64(r.IntN(60)-20) * int64(time.Second) / int64(1+r.IntN(3))
+			values[i] = float64(i)
+			valid[i] = r.IntN(5) > 0
+		}
+		slices.Sort(times)
+		from := time.Unix(0, int64(r.IntN(20)-10)*int64(time.Second))
+		to := from.Add(time.Duration(r.IntN(40)) * time.Second)
+		f := &FillSpec{Mode: FillMode(1 + r.IntN(3)), Value: 99, Interval: time.Duration(step)}
+		gt, gv, gok, err := fillSeries(f, times, values, valid, from, to, 1000)
+		if err != nil {
+			t.Fatal(err)
+		}
+		start := floorDiv(from.UnixNano(), step) * step
+		k := 0
+		for g := start; g <= to.UnixNano(); g += step {
+			wantV, wantOK := 0.0, false
+			last, hit := -1, -1
+			for i, tm := range times {
+				if tm <= g {
+					last = i
+					if tm > g-step {
+						hit = i
+					}
+				}
+			}
+			switch {
+			case hit >= 0:
+				wantV, wantOK = values[hit], valid[hit]
+			case f.Mode == FillValue:
+				wantV, wantOK = 99, true
+			case f.Mode == FillPrevious && last >= 0:
+				wantV, wantOK = values[last], valid[last]
+			}
+			if !wantOK {
+				wantV = 0
+			}
+			if k >= len(gt) || gt[k] != g || gv[k] != wantV || gok[k] != wantOK {
+				t.Fatalf("iter %d %s point %d (%d): got %v, want %d %v %v", iter, f, k, g, describe(gt, gv, gok, k), g, wantV, wantOK)
+			}
+			k++
+		}
+		if k != len(gt) {
+			t.Fatalf("iter %d: %d points, want %d", iter, len(gt), k)
+		}
+	}
+}
+
+func describe(ts []int64, vs []float64, ok []bool, k int) string {
+	if k >= len(ts) {
+		return "nothing"
+	}
+	return fmt.Sprint(ts[k], vs[k], ok[k])
+}
+
+// TestFillSeriesAllocs: one allocation per output array, whatever the input.
+func TestFillSeriesAllocs(t *testing.T) {
+	times := make([]int64, 1000)
+	values := make([]float64, 1000)
+	for i := range times {
+		times[i] = int64(i) * 2 * fillMinute
+	}
+	f := &FillSpec{Mode: FillPrevious, Interval: time.Minute}
+	allocs := testing.AllocsPerRun(10, func() {
+		_, _, _, _ = fillSeries(f, times, values, nil, time.Unix(0, 0), time.Unix(0, 2000*fillMinute), 10_000)
+	})
+	if allocs > 3 {
+		t.Fatalf("%.0f allocations, want 3", allocs)
+	}
+}

@@ -1,0 +1,218 @@
+// The pooled memory of the split: its scratch (scratchPool), the memory of
+// the series' arrays (recycler, lentMemory) and the pool type both are
+// (DirtyPool).
+
+package series
+
+import (
+	"math/bits"
+	"sync"
+	"unsafe"
+
+	"github.com/apache/arrow-go/v18/arrow/memory"
+)
+
+// scratchPool keeps the series builders' own memory from one query to the
+// next: the flushes' segments and the pending rows, which are written in
+// full before they are read (a segment once, the pending rows as batches
+// arrive) and which no frame references once the builder is released (see
+// Builder.Release). Memory a query takes from it is memory the
+// runtime neither clears nor, freed by the collector and returned to the
+// system meanwhile, faults in again. Tiers from 64 KiB (smaller buffers
+// are allocated each time) to 4 MiB (larger ones too); what it holds is
+// dropped over two garbage collections, as any sync.Pool's.
+var scratchPool = NewDirtyPool(16, 22)
+
+// tierOf is the capacity of p's buffers for n bytes (n within its tiers).
+func tierOf(p *DirtyPool, n int) int {
+	t := p.tier(n)
+	if t < 0 {
+		return n
+	}
+	return 1 << (p.minShift + t)
+}
+
+// pooled is the memory one builder took from scratchPool.
+type pooled struct{ bufs []*[]byte }
+
+// pooledSlice returns a slice of length n and capacity at least c (n ≤ c)
+// whose values are whatever the memory held: from p's pool when c values
+// fill one of its tiers, else new memory. With p nil it is new memory. T
+// must hold no pointers (numbers, times): the pool's memory is bytes.
+func pooledSlice[T any](p *pooled, n, c int) []T {
+	var zero T
+	size := int(unsafe.Sizeof(zero))
+	t := scratchPool.tier(c * size)
+	if p == nil || c*size < 1<<scratchPool.minShift || t < 0 {
+		return make([]T, n, c)
+	}
+	h := scratchPool.Get(c * size)
+	p.bufs = append(p.bufs, h)
+	b := (*h)[:cap(*h)]
+	return unsafe.Slice((*T)(unsafe.Pointer(unsafe.SliceData(b))), len(b)/size)[:n]
+}
+
+// appendPending appends src to the pending values dst: in memory from p
+// of room for flushRows rows more than src when dst has none yet (the
+// pending rows' usual size, allocated once), else as append grows it.
+func appendPending[T any](p *pooled, dst, src []T) []T {
+	if cap(dst) == 0 {
+		dst = pooledSlice[T](p, 0, flushRows+len(src))
+	}
+	return append(dst, src...)
+}
+
+// giveBack returns p's memory to the pool; nothing may use it afterwards.
+func (p *pooled) giveBack() {
+	for i, h := range p.bufs {
+		scratchPool.Put(h)
+		p.bufs[i] = nil
+	}
+	p.bufs = p.bufs[:0]
+}
+
+// drop forgets p's memory, leaving it to the collector (a frame may still
+// reference it).
+func (p *pooled) drop() { p.bufs = nil }
+
+// recycler is the memory of the series' arrays: a memory.Allocator that
+// keeps a few freed buffers (recycleKeep) for the next series, so that the
+// arrays of a series the sink has encoded and released hold the next one's
+// instead of becoming garbage. Its memory is not zeroed: callers write all
+// of it. With lend set (the sink lends) it keeps none, and collect takes
+// lentMemory instead: a lent frame's arrays are read until it is sent,
+// long after the next series is built (lend keeps a buffer that would
+// still come through from being reused). Safe for concurrent use (the sink
+// releases frames on its workers).
+type recycler struct {
+	mu   sync.Mutex
+	free [][]byte
+	out  int // buffers handed out and not yet freed
+	lend bool
+}
+
+const recycleKeep = 8
+
+func (r *recycler) Allocate(size int) []byte {
+	r.mu.Lock()
+	for i, b := range r.free {
+		if cap(b) >= size {
+			last := len(r.free) - 1
+			r.free[i], r.free[last] = r.free[last], nil
+			r.free = r.free[:last]
+			r.out++
+			r.mu.Unlock()
+			return b[:size]
+		}
+	}
+	r.out++
+	r.mu.Unlock()
+	return make([]byte, size)
+}
+
+func (r *recycler) Reallocate(size int, b []byte) []byte { return reallocate(r, size, b) }
+
+// reallocate is a Reallocate of a's: b itself when it has the room, else
+// size bytes from a holding b's, b freed.
+func reallocate(a memory.Allocator, size int, b []byte) []byte {
+	if cap(b) >= size {
+		return b[:size]
+	}
+	nb := a.Allocate(size)
+	copy(nb, b)
+	a.Free(b)
+	return nb
+}
+
+func (r *recycler) Free(b []byte) {
+	r.mu.Lock()
+	r.out--
+	if !r.lend && len(r.free) < recycleKeep {
+		r.free = append(r.free, b[:cap(b)])
+	}
+	r.mu.Unlock()
+}
+
+// lentMemory is the memory of the arrays a series builder lends to its
+// sink (source.RecordLender): a memory.Allocator over lentPool, to which a
+// buffer goes back when its last reference is released, which a lending
+// sink does once the frame is sent or dropped. A query's lent arrays are
+// then the sent arrays of an earlier one, memory the runtime neither
+// clears nor faults in again. Not cleared: collect writes all of it.
+var lentMemory memory.Allocator = lentAllocator{}
+
+// lentPool holds lentMemory's buffers from 4 KiB (a 512-point series of
+// float64; smaller ones are allocated each time) to 4 MiB.
+var lentPool = NewDirtyPool(12, 22)
+
+type lentAllocator struct{}
+
+func (lentAllocator) Allocate(size int) []byte {
+	if size < 1<<lentPool.minShift || lentPool.tier(size) < 0 {
+		return make([]byte, size)
+	}
+	return *lentPool.Get(size)
+}
+
+func (a lentAllocator) Reallocate(size int, b []byte) []byte { return reallocate(a, size, b) }
+
+// Free keeps b when its capacity is one of lentPool's tiers (one
+// Allocate took from it).
+func (lentAllocator) Free(b []byte) { lentPool.Put(&b) }
+
+// DirtyPool is a pool of byte buffers that are not cleared: one sync.Pool
+// per power of two from 1 << minShift to 1 << maxShift bytes, larger
+// buffers allocated each time. Its users write every byte they read: the
+// split's scratch (scratchPool) and lent memory (lentPool), and package
+// flightsql's transport buffers (receive.go: gRPC's mem.BufferPool, which
+// it implements). Safe for concurrent use.
+type DirtyPool struct {
+	minShift, maxShift int
+	tiers              []sync.Pool // tiers[i] holds buffers of capacity 1 << (minShift+i)
+}
+
+// NewDirtyPool returns a pool of tiers from 1 << minShift to 1 << maxShift
+// bytes.
+func NewDirtyPool(minShift, maxShift int) *DirtyPool {
+	return &DirtyPool{minShift: minShift, maxShift: maxShift, tiers: make([]sync.Pool, maxShift-minShift+1)}
+}
+
+// tier is the index of the smallest tier that holds n bytes, -1 above the
+// largest.
+func (p *DirtyPool) tier(n int) int {
+	shift := p.minShift
+	if n > 1 {
+		shift = max(bits.Len(uint(n-1)), p.minShift)
+	}
+	if shift > p.maxShift {
+		return -1
+	}
+	return shift - p.minShift
+}
+
+// Get returns a buffer of length n whose bytes are whatever it held.
+func (p *DirtyPool) Get(n int) *[]byte {
+	t := p.tier(n)
+	if t < 0 {
+		b := make([]byte, n)
+		return &b
+	}
+	if b, ok := p.tiers[t].Get().(*[]byte); ok {
+		*b = (*b)[:n]
+		return b
+	}
+	b := make([]byte, n, 1<<(p.minShift+t))
+	return &b
+}
+
+// Put keeps a buffer whose capacity is one of the tiers and drops any
+// other (a large one, or one not from Get).
+func (p *DirtyPool) Put(b *[]byte) {
+	c := cap(*b)
+	t := p.tier(c)
+	if t < 0 || 1<<(p.minShift+t) != c {
+		return
+	}
+	*b = (*b)[:0]
+	p.tiers[t].Put(b)
+}

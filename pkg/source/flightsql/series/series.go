@@ -1,0 +1,377 @@
+// The series builder: batches in (Add), series out (Finish).
+
+package series
+
+import (
+	"cmp"
+	"hash/maphash"
+	"slices"
+	"strings"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/grafana/grafana-plugin-sdk-go/data"
+
+	"github.com/quiverdata/quiver/pkg/source"
+)
+
+// Builder splits rows into series (one per label set) while the batches
+// stream, column-wise: for each batch it finds every row's series (guesses
+// first, then label values hashed where they lie, no strings built; an
+// open-addressing table; the values compared to confirm), groups the rows
+// by series (a counting sort), then appends each column's values to every
+// series at once, in segments that never move (see segments). The batch is
+// not kept. At the end the series are sorted by time and by label set, and
+// become one frame per (series × value column) (format time_series), or one
+// wide frame (format time_series_wide). Made by New, fed by Add, ended by
+// Finish; one query's, used by one goroutine.
+type Builder struct {
+	cfg  Config
+	post seriesPost // nil: none
+
+	plainMD *arrow.Metadata // frameMD without notices, once built
+
+	schema   *arrow.Schema
+	timeIdx  int
+	valueIdx []int
+	labelIdx []int
+	numerics []*Numeric // of each value column
+
+	series []*series
+	points int64
+	nulls  int64 // rows dropped for a null time
+
+	// The points: by series index, where its rows are (runs); the time
+	// column and one store per value column, each by flush (segments).
+	runs    [][]run
+	times   segments[arrow.Timestamp]
+	tstarts []uint32 // flushSharedTimes' scratch
+	stores  []valueStore
+
+	// The lookup table, flat for the row loop: slots (open addressing) hold
+	// a series index + 1 (0 is empty); per series index, its hash and, per
+	// label column, its value and whether it is present (not null).
+	slots       []int32
+	hashOf      []uint64
+	periodFirst bool // lookupText tries the row one period back first
+	keys        []string
+	present     []bool
+	words       []keyWords // with one label column: its label by series
+
+	// The rows not yet flushed: their series (-1 for a null time) from
+	// ids[pend] on, after up to one period of rows of earlier flushes
+	// (which lookupText's guesses look back at); times and the stores hold
+	// their values.
+	ids    []int32
+	pend   int
+	cyclic bool // every pending row has the series of the row one period (every series) back
+
+	// The memory of the series' arrays, recycled once the sink releases
+	// them, unless the sink lends (lender set, at finish): then every
+	// array's memory is lentMemory's, back in its pool once the frame is
+	// sent (but a one-run series', inSegments), and a series whose times
+	// are the previous one's shares them (lastTimes: the last times
+	// collected, sorted).
+	mem          recycler
+	lender       source.RecordLender
+	lastTimes    []arrow.Timestamp
+	lastRuns     []run           // where lastTimes were collected from
+	lastTimesBuf *memory.Buffer  // lastTimes' memory, a reference the builder holds
+	lastTimesArr arrow.Array     // lastTimes as an array, once a frame needs it (timesArrayOf)
+	timeMD       *arrow.Metadata // the time field's metadata, once built
+
+	// The builder's own memory, from scratchPool: the segments (segMem)
+	// and the pending rows (scratchMem), given back at release; the
+	// segments only when no frame handed over references them
+	// (segmentsOut: a series of one run, inSegments, was).
+	segMem, scratchMem pooled
+	segmentsOut        bool
+
+	// scratch
+	groups rowGroups
+	labels []labelAccess
+	hashes []uint64
+	clock  TimeReader
+	text   []byte
+}
+
+// labelAccess reads one label column of the current batch (text, its
+// type's, is set once, by New).
+type labelAccess struct {
+	a     arrow.Array
+	str   *array.String // the column when it is text (no copies, no text building)
+	nulls bool
+	text  func(dst []byte, a arrow.Array, i int) []byte
+}
+
+type series struct {
+	id      int32    // index of its points in the builder
+	keys    []string // label column values (as text); "" when null
+	present []bool   // label column is not null
+	labels  data.Labels
+	sortKey string // labels.String(): the order of the frames
+}
+
+var labelSeed = maphash.MakeSeed()
+
+// New returns the builder of a query whose batches have the normalised
+// schema s: its time column (TimeColumn), its numeric columns as values and
+// every other column as a label. It fails, naming the columns, when s has
+// no time column or no value column.
+func New(cfg Config, s *arrow.Schema) (*Builder, error) {
+	ti, ok := TimeColumn(s, cfg.Types)
+	if !ok {
+		return nil, source.BadQuery("flightsql: format %s needs a timestamp column, or an integer Unix-time column named time; the result has %s. Choose format table, or select a time column", cfg.format(), describeColumns(s))
+	}
+	b := &Builder{cfg: cfg, schema: s, timeIdx: ti, slots: make([]int32, 64), clock: NewTimeReader(s.Field(ti), cfg.Types), cyclic: true}
+	b.times = segments[arrow.Timestamp]{times: true, mem: &b.segMem, scratch: &b.scratchMem}
+	for i, f := range s.Fields() {
+		if i == ti {
+			continue
+		}
+		if n := cfg.Types(f.Type.ID()).Numeric; n != nil {
+			b.valueIdx = append(b.valueIdx, i)
+			b.numerics = append(b.numerics, n)
+			b.stores = append(b.stores, n.newStore(&b.segMem, &b.scratchMem))
+		} else {
+			b.labelIdx = append(b.labelIdx, i)
+		}
+	}
+	if len(b.valueIdx) == 0 {
+		return nil, source.BadQuery("flightsql: format %s needs at least one numeric value column; the result has %s. Choose format table, or select a number", cfg.format(), describeColumns(s))
+	}
+	b.labels = make([]labelAccess, len(b.labelIdx))
+	for k, li := range b.labelIdx {
+		b.labels[k].text = cfg.Types(s.Field(li).Type.ID()).Text
+	}
+	if f := cfg.Fill; f != nil {
+		b.post = fillStep(f.Spec, f.From, f.To, f.Limit, b.numerics)
+	}
+	return b, nil
+}
+
+// flushRows is how many rows the builder collects (from one batch or
+// several) before it moves them into their series: with ~64 rows per series
+// and column at a time, the writes to each series are runs of whole cache
+// lines rather than a line or two per batch.
+const flushRows = 1 << 16
+
+// lookBack is how many rows of earlier flushes the series guesses may look
+// back at: a period of up to that many series is guessed from the first row
+// of a flush on.
+const lookBack = 1 << 14
+
+// Add routes the rows of one batch of the builder's schema to their series.
+// The builder copies out what it keeps: rec is not retained, and its
+// memory may be reused once Add returns. It fails when the rows or series
+// pass the limits of the query (Config.Limits).
+func (b *Builder) Add(rec arrow.RecordBatch) error {
+	n := int(rec.NumRows())
+	if n == 0 {
+		return nil
+	}
+	b.points += int64(n) * int64(len(b.valueIdx))
+	if b.cfg.Limits.MaxPoints > 0 && b.points > b.cfg.Limits.MaxPoints {
+		return source.Limit{Max: b.cfg.Limits.MaxPoints, Unit: "points", Setting: "maxPoints"}.Exceeded("flightsql: the query returns", "narrow the time range or aggregate")
+	}
+	tcol, times := b.clock.Read(rec.Column(b.timeIdx))
+	b.bind(rec)
+
+	// The series of every row.
+	k := len(b.ids)
+	if cap(b.ids) == 0 {
+		b.ids = pooledSlice[int32](&b.scratchMem, 0, lookBack+flushRows+n)
+	}
+	b.ids = slices.Grow(b.ids, n)[:k+n]
+	timeNulls := tcol.NullN() > 0
+	if len(b.labels) == 1 && b.labels[0].str != nil && !b.labels[0].nulls && !timeNulls {
+		cyclic, err := b.lookupText(b.labels[0].str, b.ids, k)
+		if err != nil {
+			return err
+		}
+		b.cyclic = b.cyclic && cyclic
+	} else {
+		b.cyclic = false
+		if err := b.lookupRows(tcol, timeNulls, b.ids[k:]); err != nil {
+			return err
+		}
+	}
+	b.times.pend = appendPending(&b.scratchMem, b.times.pend, times)
+	for j, vi := range b.valueIdx {
+		b.stores[j].take(rec.Column(vi))
+	}
+	if len(b.times.pend) >= flushRows {
+		b.flush()
+	}
+	return nil
+}
+
+// flush moves the pending rows into segments: the rows grouped by series (a
+// counting sort), then each column gathered in that order into a new
+// segment, every series noting its run in it.
+func (b *Builder) flush() {
+	g := &b.groups
+	ids := b.ids[b.pend:]
+	cyclic := b.cyclic && g.cycle(ids, len(b.series))
+	if !cyclic {
+		g.group(ids, len(b.series))
+	}
+	b.cyclic = true
+	seg := uint32(len(b.times.segs))
+	shared := false
+	if cyclic {
+		b.tstarts, shared = flushSharedTimes(&b.times, len(b.series), b.tstarts)
+	}
+	for j, id := range g.touch { // for a cycle, j is the series' position in it
+		n := g.counts[id]
+		r := run{seg: seg, start: uint32(g.ends[id] - n), n: uint32(n)}
+		r.tstart = r.start
+		if shared {
+			r.tstart = b.tstarts[j]
+		}
+		b.runs[id] = append(b.runs[id], r)
+	}
+	if !shared {
+		b.times.flush(g)
+	}
+	for _, st := range b.stores {
+		st.flush(g)
+	}
+	keep := min(len(b.ids), len(b.series), lookBack)
+	copy(b.ids, b.ids[len(b.ids)-keep:])
+	b.ids, b.pend = b.ids[:keep], keep
+}
+
+// compareSeries orders series by their label set as Grafana prints it, then
+// by the label values column by column (which tells apart the rare label
+// sets that print alike).
+func compareSeries(x, y *series) int {
+	if c := strings.Compare(x.sortKey, y.sortKey); c != 0 {
+		return c
+	}
+	for k := range x.keys {
+		if c := cmp.Compare(b2i(x.present[k]), b2i(y.present[k])); c != 0 {
+			return c
+		}
+		if c := strings.Compare(x.keys[k], y.keys[k]); c != 0 {
+			return c
+		}
+	}
+	return 0
+}
+
+func b2i(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// Finish hands the frames to sink, notices (and the builder's own: rows
+// left out for their time, points left out of a wide frame) on the first
+// one, lending their records when sink is a source.RecordLender, and
+// releases the builder.
+func (b *Builder) Finish(sink source.Sink, notices []data.Notice) error {
+	notices = b.clock.Notices(notices, b.nulls)
+	b.flush()
+	b.lender, _ = sink.(source.RecordLender)
+	b.mem.lend = b.lender != nil
+	all := slices.Clone(b.series)
+	defer b.Release()
+	slices.SortFunc(all, compareSeries)
+	sorted := make([]*sortedSeries, 0, len(all))
+	defer func() {
+		for _, ss := range sorted {
+			ss.release()
+		}
+	}()
+	for i, s := range all {
+		ss, err := b.sortSeries(s)
+		if err != nil {
+			return err
+		}
+		all[i] = nil // its points now belong to ss
+		if !b.cfg.Wide {
+			err := b.emit(sink, ss, &notices)
+			ss.release()
+			if err != nil {
+				return err
+			}
+			continue
+		}
+		if len(sorted) > 0 && equalTimes(ss.Times, sorted[0].Times) {
+			// The same times as the first series (a wide frame's usual
+			// case): share them, and give the memory to the next series.
+			if ss.timesBuf != nil {
+				ss.timesBuf.Release()
+				ss.timesBuf = nil
+			}
+			ss.Times = sorted[0].Times
+		}
+		sorted = append(sorted, ss)
+	}
+	if b.cfg.Wide {
+		return b.emitWide(sink, sorted, notices)
+	}
+	return nil
+}
+
+// sortSeries gathers the points of s, sorted by time (stable: rows of one
+// time keep their order), and runs the post-processing step on it.
+func (b *Builder) sortSeries(s *series) (*sortedSeries, error) {
+	runs := b.runs[s.id]
+	b.runs[s.id] = nil
+	var times []arrow.Timestamp
+	var tbuf *memory.Buffer
+	shared := b.lender != nil && b.sameTimes(runs)
+	if shared {
+		times, tbuf = b.lastTimes, b.lastTimesBuf // sorted: kept only when it needed no sort
+		tbuf.Retain()
+	} else {
+		times, tbuf = b.times.collect(runs, &b.mem)
+	}
+	var perm []int32
+	if !shared && !slices.IsSorted(times) {
+		perm = make([]int32, len(times))
+		for i := range perm {
+			perm[i] = int32(i)
+		}
+		slices.SortStableFunc(perm, func(x, y int32) int { return cmp.Compare(times[x], times[y]) })
+		times = permute(times, perm)
+		if tbuf != nil {
+			tbuf.Release()
+			tbuf = nil
+		}
+	}
+	ss := &sortedSeries{Labels: s.labels, Times: times, Values: make([]arrow.Array, len(b.stores)), timesBuf: tbuf,
+		inSegments: len(runs) == 1 && perm == nil}
+	if b.lender != nil && !shared && perm == nil && !ss.inSegments && tbuf != nil {
+		b.setLastTimes(times, runs, tbuf)
+	}
+	for j, st := range b.stores {
+		ss.Values[j] = st.array(runs, b.schema.Field(b.valueIdx[j]).Type, perm, &b.mem)
+	}
+	if b.post != nil {
+		if err := b.post(ss); err != nil {
+			ss.release()
+			return nil, err
+		}
+	}
+	return ss, nil
+}
+
+// Release frees what Finish did not hand over; it is safe to call more than
+// once, and after Finish.
+func (b *Builder) Release() {
+	b.scratchMem.giveBack()
+	if b.segmentsOut {
+		b.segMem.drop()
+	} else {
+		b.segMem.giveBack()
+	}
+	b.series, b.slots, b.hashOf, b.keys, b.present, b.words = nil, nil, nil, nil, nil, nil
+	b.runs, b.times, b.tstarts, b.stores, b.ids = nil, segments[arrow.Timestamp]{times: true}, nil, nil, nil
+	b.dropLastTimes()
+	b.groups = rowGroups{}
+}
