@@ -34,6 +34,16 @@ type piece struct {
 	borrowed bool
 }
 
+// borrows says whether some piece of the assembly is borrowed.
+func (j *joiner) borrows() bool {
+	for _, p := range j.pieces {
+		if p.borrowed {
+			return true
+		}
+	}
+	return false
+}
+
 // begin readies j for a new assembly, forgetting any pieces left.
 func (j *joiner) begin() {
 	clear(j.pieces)

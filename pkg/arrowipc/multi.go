@@ -72,34 +72,40 @@ func (f *File) Reset() { *f = File{} }
 // whatever the outcome. Without a prepared batch it returns the error of
 // the failed Prepare, or ErrState; for a batch whose fields differ from
 // f's, an error wrapping ErrBatch (f is unchanged).
-func (e *Encoder) AppendBatch(f *File) error { return e.appendBatch(f, false) }
+func (e *Encoder) AppendBatch(f *File) error {
+	_, err := e.appendBatch(f, false)
+	return err
+}
 
 // AppendBatchBorrowing is AppendBatch referencing, rather than copying, the
 // batch's buffers of minBorrow bytes and more when it stores none
 // compressed: a record's arrays, or the columns given to Prepare, not what
-// the encoder normalised into its scratch. The caller must then leave that
-// memory as it is, and not let it be reused (as a pooling allocator's Free
-// would), until the file is finished and its bytes or pieces written out;
-// and it holds all the memory those buffers lie in (a received message's
-// whole body, say), not only their bytes, which Size does not count.
-func (e *Encoder) AppendBatchBorrowing(f *File) error { return e.appendBatch(f, true) }
+// the encoder normalised into its scratch. It reports whether it referenced
+// any. When it did, the caller must leave that memory as it is, and not let
+// it be reused (as a pooling allocator's Free would), until the file is
+// finished and its bytes or pieces written out; and it holds all the memory
+// those buffers lie in (a received message's whole body, say), not only
+// their bytes, which Size does not count.
+func (e *Encoder) AppendBatchBorrowing(f *File) (borrowed bool, err error) {
+	return e.appendBatch(f, true)
+}
 
-func (e *Encoder) appendBatch(f *File, borrow bool) error {
+func (e *Encoder) appendBatch(f *File, borrow bool) (borrowed bool, err error) {
 	if !e.batch.ready {
 		if e.err != nil {
-			return e.err
+			return false, e.err
 		}
-		return ErrState
+		return false, ErrState
 	}
 	defer e.batch.drop()
 	if f.done {
-		return ErrFinished
+		return false, ErrFinished
 	}
 	p := &e.batch
 	if len(f.blocks) == 0 {
 		f.setFields(p.fields, p.infos)
 	} else if err := f.match(p.fields); err != nil {
-		return err
+		return false, err
 	}
 	j := &e.join
 	j.begin()
@@ -107,7 +113,7 @@ func (e *Encoder) appendBatch(f *File, borrow bool) error {
 	blk.metaLength = j.framed(finishMessage(e.rb, format.HeaderRecordBatch, e.writeRecordBatch(), p.length))
 	e.addBody(j, borrow)
 	f.size += int64(j.size)
-	if borrow {
+	if borrowed = borrow && j.borrows(); borrowed {
 		f.pieces = j.split(f.pieces)
 	} else {
 		f.pieces = append(f.pieces, j.join(nil))
@@ -117,7 +123,7 @@ func (e *Encoder) appendBatch(f *File, borrow bool) error {
 	for i := range p.fields {
 		f.fields[i].Nullable = f.fields[i].Nullable || p.fields[i].Nullable
 	}
-	return nil
+	return borrowed, nil
 }
 
 // setFields keeps a copy of fields, their names and metadata included

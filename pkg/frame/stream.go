@@ -54,33 +54,36 @@ func (p *Parts) Reset() { *p = Parts{schema: p.schema} }
 // p unchanged), and a field is nullable in the frame when it is in any
 // part. rec is not referenced once AppendPart returns.
 func (e *Encoder) AppendPart(p *Parts, rec arrow.RecordBatch) (arrowipc.BodyStats, error) {
-	return e.appendPart(p, rec, false)
+	st, _, err := e.appendPart(p, rec, false)
+	return st, err
 }
 
 // AppendLentPart is AppendPart referencing rec's larger buffers rather than
-// copying them (arrowipc.AppendBatchBorrowing): rec's memory must stay as it
-// is, and not be reused, after rec is released, until the frame is finished
-// and written out, and it should be only rec's own (see source.PartLender).
-func (e *Encoder) AppendLentPart(p *Parts, rec arrow.RecordBatch) (arrowipc.BodyStats, error) {
+// copying them (arrowipc.AppendBatchBorrowing), and reports whether it
+// referenced any: rec's memory must then stay as it is until the frame is
+// finished and written out, and it should be only rec's own (see
+// source.PartLender).
+func (e *Encoder) AppendLentPart(p *Parts, rec arrow.RecordBatch) (arrowipc.BodyStats, bool, error) {
 	return e.appendPart(p, rec, true)
 }
 
-func (e *Encoder) appendPart(p *Parts, rec arrow.RecordBatch, lent bool) (arrowipc.BodyStats, error) {
+func (e *Encoder) appendPart(p *Parts, rec arrow.RecordBatch, lent bool) (arrowipc.BodyStats, bool, error) {
 	start := time.Now()
 	st, err := e.ipc.PrepareRecord(rec)
+	borrowed := false
 	if err == nil {
 		if lent {
-			err = e.ipc.AppendBatchBorrowing(&p.file)
+			borrowed, err = e.ipc.AppendBatchBorrowing(&p.file)
 		} else {
 			err = e.ipc.AppendBatch(&p.file)
 		}
 	}
 	if err != nil {
-		return arrowipc.BodyStats{}, fmt.Errorf("frame: part %d: %w", p.Len(), err)
+		return arrowipc.BodyStats{}, false, fmt.Errorf("frame: part %d: %w", p.Len(), err)
 	}
 	p.add(st)
 	p.took += time.Since(start)
-	return st, nil
+	return st, borrowed, nil
 }
 
 func (p *Parts) add(st arrowipc.BodyStats) {

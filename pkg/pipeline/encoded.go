@@ -59,29 +59,39 @@ func (f Frame) Joined() []byte {
 // ones).
 func HeldBytes(b []byte) int64 { return int64(cap(b)) }
 
-// Lent is the lent record whose buffers a frame's pieces reference:
-// released once, when nothing reads the pieces any more (the frame written
-// out by gRPC's transport, joined into a copy, or dropped), so that the
-// source may put its memory back in a pool (source.RecordLender). Nil
-// releases nothing.
+// Lent is the lent records whose buffers a frame's pieces reference (a lent
+// series record, or a table's lent parts): released once, when nothing reads
+// the pieces any more (the frame written out by gRPC's transport, joined
+// into a copy, or dropped), so that the source may put their memory back in
+// a pool (source.RecordLender, source.PartLender). Nil releases nothing.
 type Lent struct {
 	once sync.Once
-	rec  arrow.RecordBatch
+	recs []arrow.RecordBatch
 }
 
-// Release releases the record, once.
+// Release releases the records, once.
 func (l *Lent) Release() {
 	if l != nil {
-		l.once.Do(l.rec.Release)
+		l.once.Do(func() {
+			for _, r := range l.recs {
+				r.Release()
+			}
+		})
 	}
 }
 
-// NewLent is the Lent of rec, which its Release releases.
-func NewLent(rec arrow.RecordBatch) *Lent { return &Lent{rec: rec} }
+// NewLent is the Lent of recs, which its Release releases; nil for none.
+func NewLent(recs ...arrow.RecordBatch) *Lent {
+	if len(recs) == 0 {
+		return nil
+	}
+	return &Lent{recs: recs}
+}
 
-// lend is the Lent of rec, and what rec's buffers hold beyond their
-// lengths.
-func lend(rec arrow.RecordBatch) (*Lent, int64) {
+// spareOf is what rec's buffers hold beyond their lengths: memory a lent
+// record's pieces keep alive that its bytes do not count (the capacity a
+// pooling allocator rounded them up to).
+func spareOf(rec arrow.RecordBatch) int64 {
 	var spare int64
 	for _, col := range rec.Columns() {
 		for _, b := range col.Data().Buffers() {
@@ -90,5 +100,5 @@ func lend(rec arrow.RecordBatch) (*Lent, int64) {
 			}
 		}
 	}
-	return NewLent(rec), spare
+	return spare
 }

@@ -64,6 +64,11 @@ type partWriter struct {
 	err  error         // why a part failed
 	held int64         // budget the encoded parts hold
 	took time.Duration // encoding the parts
+	// lent are the lent parts whose memory the encoded parts reference:
+	// held until the frame is written out (Frame.Lent), as a lent record
+	// is; spare is what their buffers hold beyond their bytes (in held).
+	lent  []arrow.RecordBatch
+	spare int64
 }
 
 type writerState uint8
@@ -123,14 +128,18 @@ func (w *partWriter) part(rec arrow.RecordBatch, lent bool) error {
 	return err
 }
 
-// encodePart encodes rec as the next part and releases it and the budget
-// it held; the encoded part's bytes are taken from the budget without
-// waiting.
+// encodePart encodes rec as the next part and releases the budget it held,
+// and rec unless the part references its memory (a lent part: rec is then
+// released with the frame); the encoded part's bytes are taken from the
+// budget without waiting.
 // A failure (a panic included) fails the query.
 func (w *partWriter) encodePart(rec arrow.RecordBatch, held int64, lent bool) {
 	k := w.k
+	kept := false
 	defer func() {
-		rec.Release()
+		if !kept {
+			rec.Release()
+		}
 		k.acct.Release(held)
 	}()
 	var panicked error
@@ -145,7 +154,7 @@ func (w *partWriter) encodePart(rec arrow.RecordBatch, held int64, lent bool) {
 	start := time.Now()
 	var err error
 	if lent {
-		_, err = e.AppendLentPart(w.parts, rec)
+		_, kept, err = e.AppendLentPart(w.parts, rec)
 	} else {
 		_, err = e.AppendPart(w.parts, rec)
 	}
@@ -156,7 +165,11 @@ func (w *partWriter) encodePart(rec arrow.RecordBatch, held int64, lent bool) {
 		k.fail(w.err)
 		return
 	}
-	if size := w.parts.Size(); size > w.held {
+	if kept {
+		w.lent = append(w.lent, rec)
+		w.spare += spareOf(rec)
+	}
+	if size := w.parts.Size() + w.spare; size > w.held {
 		k.acct.Force(size - w.held)
 		w.held = size
 	}
@@ -194,11 +207,19 @@ func (w *partWriter) Abort() {
 	w.drop()
 }
 
-// drop releases the encoded parts and their budget.
+// drop releases the encoded parts, the lent parts they reference and their
+// budget.
 func (w *partWriter) drop() {
 	w.parts.Reset()
+	w.releaseLent()
 	w.k.acct.Release(w.held)
 	w.held = 0
+}
+
+// releaseLent releases the lent parts the frame will not reference.
+func (w *partWriter) releaseLent() {
+	NewLent(w.lent...).Release()
+	w.lent, w.spare = nil, 0
 }
 
 // finishAndEmit finishes the frame (with the query's stats when summary is
@@ -209,6 +230,7 @@ func (w *partWriter) finishAndEmit(summary *frame.Summary) (err error) {
 	held := w.held
 	w.held = 0
 	defer func() { k.acct.Release(held) }() // what the frame no longer holds
+	defer w.releaseLent()                   // when the frame did not take them
 	defer k.recoverEncode(&err)
 	defer w.parts.Reset() // on error, what FinishPartsPieces left
 	e := k.q.Encoders.Get()
@@ -218,7 +240,8 @@ func (w *partWriter) finishAndEmit(summary *frame.Summary) (err error) {
 	if err != nil {
 		return fmt.Errorf("encoding frame %d: %w", w.idx, err)
 	}
-	f := Frame{B: pieces[0], Rest: pieces[1:]}
+	f := Frame{B: pieces[0], Rest: pieces[1:], Lent: NewLent(w.lent...), spare: w.spare}
+	w.lent, w.spare = nil, 0 // the frame's taker releases them (Frame.Lent)
 	k.encoded(st, f.Size(), w.took+time.Since(start), summary)
 	held = k.takeOver(f.Held(), held)
 	return k.emit(w.idx, f)

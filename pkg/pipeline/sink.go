@@ -313,7 +313,7 @@ func (k *sink) encode(j job, summary *frame.Summary) (Frame, error) {
 		if pieces, st, err = e.AppendLent(j.rec, summary); err == nil {
 			f = Frame{B: pieces[0], Rest: pieces[1:]}
 			if len(f.Rest) > 0 { // some piece references the record's memory
-				f.Lent, f.spare = lend(j.rec)
+				f.Lent, f.spare = NewLent(j.rec), spareOf(j.rec)
 			}
 		}
 	} else {

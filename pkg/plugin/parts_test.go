@@ -344,14 +344,24 @@ func TestPartsThroughThePlugin(t *testing.T) {
 
 // A finished frame in parts is handed over as its pieces (its header, its
 // parts, its footer), not joined; lent parts are borrowed, their larger
-// buffers the records' own memory; the budget counts exactly their memory
+// buffers the records' own memory, and held with the frame (its lent
+// records) until it is written, then released, as a lent record is; the
+// budget counts exactly their memory, the buffers' spare capacity included,
 // while the frame waits in a response; and the pieces joined are the frame.
 func TestPartsFrameIsItsPieces(t *testing.T) {
-	mem := memory.NewGoAllocator()
+	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+	defer mem.AssertSize(t, 0)
 	var pre []arrow.RecordBatch
+	var spare int64 // what the parts' buffers hold beyond their bytes
 	for p := range 5 {
 		pre = append(pre, partRecord(mem, p, 3000))
-		defer pre[p].Release()
+		for _, col := range pre[p].Columns() {
+			for _, b := range col.Data().Buffers() {
+				if b != nil {
+					spare += int64(cap(b.Buf()) - b.Len())
+				}
+			}
+		}
 	}
 	s := newTestService(t, partSource{mem: mem, pre: pre}, 2)
 	pc := backend.FromProto().PluginContext(pluginContext(`{"codec":"none"}`))
@@ -373,8 +383,8 @@ func TestPartsFrameIsItsPieces(t *testing.T) {
 		t.Fatalf("a frame of 5 parts in %d pieces", 1+len(f.Rest))
 	}
 	size := int64(f.Size())
-	if used, _, _, _ := s.pipeline.Stats(); used != size || frames.bytes != used {
-		t.Errorf("budget %d (the response's frames: %d) for a frame of %d bytes", used, frames.bytes, size)
+	if used, _, _, _ := s.pipeline.Stats(); used != size+spare || frames.bytes != used {
+		t.Errorf("budget %d (the response's frames: %d) for a frame of %d bytes and %d of spare capacity", used, frames.bytes, size, spare)
 	}
 	// Lent parts: their values (3000 float64, 24 KB) are the records'
 	// memory, not copies.
@@ -398,6 +408,14 @@ func TestPartsFrameIsItsPieces(t *testing.T) {
 	}
 	acct.Close()
 	assertBudgetEmpty(t, s, "after the response")
+	// The source has let go of its parts; the frame still references them.
+	for _, rec := range pre {
+		rec.Release()
+	}
+	if mem.CurrentAlloc() == 0 {
+		t.Fatal("the lent parts were released while the frame's pieces still reference them")
+	}
+	frames.rest.release() // as the transport does once it has written the frame
 }
 
 // A lent record (source.RecordLender) is a frame in pieces that references

@@ -38,10 +38,9 @@ import (
 // The frames are referenced until gRPC has written them, which is after
 // QueryData returned or Send queued the chunk: a frame handed to the response
 // must not be modified or reused afterwards (the query path gives each frame
-// its own memory and keeps none, package pipeline; a table's lent parts
-// are the source's records' memory, which source.PartLender says is not
-// reused, and a lent series record's is held until the transport has
-// written its frame out, see lentPool).
+// its own memory and keeps none, package pipeline; the records a frame
+// references, a table's lent parts or a lent series record, are held until
+// the transport has written the frame out, see lentPool).
 type wireCodec struct {
 	next encoding.CodecV2
 }

@@ -136,28 +136,30 @@ type FrameWriter interface {
 	Abort()
 }
 
+// Lending. A lent record is handed over for its buffers to be referenced
+// in the frame instead of copied. One contract covers both ways of lending,
+// a whole frame (RecordLender) and a part of one (PartLender):
+//
+//   - the taker holds the record until nothing reads the frame any more
+//     (the frame written out to Grafana, joined into a copy, or dropped)
+//     and releases it then; the source's memory may go back to a pool on
+//     that release (its buffers' allocator), to be written by a later
+//     query;
+//   - the record's memory is its buffers' alone (no sliced-off rows, no
+//     column it replaced, nothing else of a message it came in: the taker
+//     counts only the record's bytes and its buffers' capacity) and is not
+//     changed while the taker holds it;
+//   - the records of one query may share a buffer (series sharing their
+//     times): the taker then counts it in each of them.
+
 // PartLender is an optional capability of a FrameWriter: LendPart is Part
-// for a record the writer may go on reading after it releases it, until the
-// frame is sent, instead of copying it. The source promises that the
-// record's memory is its buffers' alone (no sliced-off rows, no column it
-// replaced, nothing else of a message it came in: the writer counts only
-// the record's bytes) and that it will not be changed or reused once
-// handed over (Go memory, as memory.GoAllocator's, whose Free does
-// nothing; not a pooling allocator's).
+// for a lent record (see Lending above).
 type PartLender interface {
 	LendPart(rec arrow.RecordBatch) error
 }
 
 // RecordLender is an optional capability of a Sink: LendRecord is Record
-// for a record whose buffers the sink references in its frame instead of
-// copying them. The sink holds the record until nothing reads the frame
-// any more (the frame written out to Grafana, or dropped) and releases it
-// then: the source's memory may go back to a pool on that release (its
-// buffers' allocator), to be written by a later query. The record's memory
-// is its buffers' alone (no sliced-off rows, nothing else of a message it
-// came in: the sink counts only the record's bytes) and is not changed
-// while the sink holds it; the records of one query may share a buffer
-// (series sharing their times): the sink then counts it in each of them.
+// for a lent record (see Lending above).
 type RecordLender interface {
 	LendRecord(rec arrow.RecordBatch) error
 }

@@ -59,11 +59,10 @@ type options struct {
 
 // WithAllocator sets the allocator of the Arrow buffers the Source makes
 // while reading and normalising, and of table and logs frames (default: a
-// memory.GoAllocator, whatever memory.DefaultAllocator is built as). It
-// must not reuse memory it was given back: a table's parts are lent to a
-// sink that takes them (source.PartLender), which reads them after their
-// records are released. The columns of time-series frames are Go memory
-// built by the series split and freed by the garbage collector.
+// memory.GoAllocator, whatever memory.DefaultAllocator is built as). A
+// table's parts are lent to a sink that takes them (source.PartLender),
+// which releases them once their frame is written out. The arrays of
+// time-series frames are the series split's own memory (package series).
 func WithAllocator(mem memory.Allocator) Option { return func(o *options) { o.mem = mem } }
 
 // New validates cfg and returns a Source for it. It does not contact the

@@ -53,21 +53,36 @@ func (s *partsSink) Parts(schema *arrow.Schema) (source.FrameWriter, error) {
 	return w, nil
 }
 
-// lendingWriter borrows the parts lent to it, as the plugin's writer does.
+// lendingWriter borrows the parts lent to it, as the plugin's writer does:
+// a part whose memory the frame references is held until the frame is
+// written (source.PartLender).
 type lendingWriter struct{ *partsWriter }
 
 func (w lendingWriter) LendPart(rec arrow.RecordBatch) error {
-	defer rec.Release()
 	w.s.parts++
 	w.s.lent++
-	_, err := w.s.enc.AppendLentPart(w.p, rec)
-	return err
+	_, borrowed, err := w.s.enc.AppendLentPart(w.p, rec)
+	if err != nil || !borrowed {
+		rec.Release()
+		return err
+	}
+	w.kept = append(w.kept, rec)
+	return nil
 }
 
 type partsWriter struct {
 	s    *partsSink
 	p    *frame.Parts
 	done bool
+	kept []arrow.RecordBatch // lent parts the frame references
+}
+
+// release releases the lent parts the frame referenced.
+func (w *partsWriter) release() {
+	for _, r := range w.kept {
+		r.Release()
+	}
+	w.kept = nil
 }
 
 func (w *partsWriter) Part(rec arrow.RecordBatch) error {
@@ -79,6 +94,7 @@ func (w *partsWriter) Part(rec arrow.RecordBatch) error {
 
 func (w *partsWriter) Close(md arrow.Metadata) error {
 	w.done = true
+	defer w.release() // the pieces are joined below: written
 	pieces, _, err := w.s.enc.FinishPartsPieces(w.p, md, nil)
 	if err != nil {
 		return err
@@ -98,6 +114,7 @@ func (w *partsWriter) Abort() {
 		w.done = true
 		w.s.aborted++
 		w.p.Reset()
+		w.release()
 	}
 }
 
