@@ -7,6 +7,7 @@ import (
 	"math"
 	"net/http"
 	"strconv"
+	"strings"
 	"time"
 	"unicode/utf8"
 
@@ -283,6 +284,19 @@ func (l Limit) Exceeded(what, remedy string) error {
 	}
 	return &Error{Kind: KindLimit, Err: fmt.Errorf("%s more than %d %s, this data source's limit per query (setting %s); %sraise %s",
 		what, l.Max, l.Unit, setting, remedy, l.Setting)}
+}
+
+// DescribeColumns names the columns of s and their types, for errors that
+// say what a result has.
+func DescribeColumns(s *arrow.Schema) string {
+	if s.NumFields() == 0 {
+		return "no columns"
+	}
+	parts := make([]string, s.NumFields())
+	for i, f := range s.Fields() {
+		parts[i] = fmt.Sprintf("%s (%s)", f.Name, f.Type)
+	}
+	return "columns " + strings.Join(parts, ", ")
 }
 
 // KindOf reports the Kind of err, or 0 when err carries none.

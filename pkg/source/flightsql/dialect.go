@@ -15,6 +15,7 @@ import (
 
 	"github.com/quiverdata/quiver/pkg/settings"
 	"github.com/quiverdata/quiver/pkg/source"
+	"github.com/quiverdata/quiver/pkg/source/flightsql/series"
 )
 
 // Compile-time check of the health capability.
@@ -85,7 +86,7 @@ var dialects = map[string]*dialect{
 		timeLiteral: layoutLiteral("TIMESTAMP '2006-01-02 15:04:05.000'"),
 		timeGroup: func(col string, d time.Duration) (string, error) {
 			if d%time.Second != 0 {
-				return "", fmt.Errorf("the dremio SQL dialect has no rendering for an interval below whole seconds (%s): EXTRACT(EPOCH) counts whole seconds", formatInterval(d))
+				return "", fmt.Errorf("the dremio SQL dialect has no rendering for an interval below whole seconds (%s): EXTRACT(EPOCH) counts whole seconds", series.FormatInterval(d))
 			}
 			n := int64(d / time.Second)
 			return fmt.Sprintf("TO_TIMESTAMP(FLOOR(EXTRACT(EPOCH FROM %s) / %d) * %d)", col, n, n), nil
@@ -101,7 +102,7 @@ var dialects = map[string]*dialect{
 		// (UNIX_TIMESTAMP / FROM_UNIXTIME would read it in the session zone).
 		timeGroup: func(col string, d time.Duration) (string, error) {
 			if d%time.Second != 0 {
-				return "", fmt.Errorf("the mysql SQL dialect has no rendering for an interval below whole seconds (%s)", formatInterval(d))
+				return "", fmt.Errorf("the mysql SQL dialect has no rendering for an interval below whole seconds (%s)", series.FormatInterval(d))
 			}
 			n := int64(d / time.Second)
 			return fmt.Sprintf("DATE_ADD(CAST('1970-01-01 00:00:00' AS DATETIME), INTERVAL FLOOR(TIMESTAMPDIFF(SECOND, CAST('1970-01-01 00:00:00' AS DATETIME), %s) / %d) * %d SECOND)", col, n, n), nil

@@ -11,6 +11,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/grafana/grafana-plugin-sdk-go/data"
 
+	"github.com/quiverdata/quiver/pkg/frame"
 	"github.com/quiverdata/quiver/pkg/source"
 	"github.com/quiverdata/quiver/pkg/source/flightsql/series"
 )
@@ -73,7 +74,7 @@ func pickColumn(s *arrow.Schema, names []string, taken func(int) bool, ok func(a
 func newLogsBuilder(mem memory.Allocator, fi frameInfo, s *arrow.Schema) (*logsBuilder, error) {
 	ti, ok := series.TimeColumn(s, seriesType)
 	if !ok {
-		return nil, source.BadQuery("flightsql: format logs needs a timestamp column; the result has %s", describeColumns(s))
+		return nil, source.BadQuery("flightsql: format logs needs a timestamp column; the result has %s", source.DescribeColumns(s))
 	}
 	b := &logsBuilder{frameInfo: fi, schema: s, timeIdx: ti, clock: series.NewTimeReader(s.Field(ti), seriesType)}
 	isText := func(f arrow.Field) bool { return f.Type.ID() == arrow.STRING }
@@ -91,7 +92,7 @@ func newLogsBuilder(mem memory.Allocator, fi frameInfo, s *arrow.Schema) (*logsB
 		}
 	}
 	if b.bodyIdx < 0 {
-		return nil, source.BadQuery("flightsql: format logs needs a text column for the log line (named one of %s, or the first text column); the result has %s", strings.Join(bodyNames, ", "), describeColumns(s))
+		return nil, source.BadQuery("flightsql: format logs needs a text column for the log line (named one of %s, or the first text column); the result has %s", strings.Join(bodyNames, ", "), source.DescribeColumns(s))
 	}
 	for i := range s.Fields() {
 		if !taken(i) && i != b.bodyIdx {
@@ -175,17 +176,17 @@ func (b *logsBuilder) Finish(sink source.Sink, notices []data.Notice) error {
 	notices = b.clock.Notices(notices, b.nulls)
 	meta := b.meta(data.FrameTypeLogLines, data.FrameTypeVersion{0, 0}, notices)
 	meta.PreferredVisualization = data.VisTypeLogs
-	fields := []outField{
-		{name: logsTimestamp, arr: b.times.NewArray()},
-		{name: logsBody, arr: b.bodies.NewArray()},
+	fields := []frame.Column{
+		{Name: logsTimestamp, Array: b.times.NewArray()},
+		{Name: logsBody, Array: b.bodies.NewArray()},
 	}
 	if b.severities != nil {
-		fields = append(fields, outField{name: logsSeverity, arr: b.severities.NewArray()})
+		fields = append(fields, frame.Column{Name: logsSeverity, Array: b.severities.NewArray()})
 	}
 	if b.ids != nil {
-		fields = append(fields, outField{name: logsID, arr: b.ids.NewArray()})
+		fields = append(fields, frame.Column{Name: logsID, Array: b.ids.NewArray()})
 	}
-	fields = append(fields, outField{name: logsLabels, arr: b.labels.NewArray()})
+	fields = append(fields, frame.Column{Name: logsLabels, Array: b.labels.NewArray()})
 	rec, err := newFrameRecord("", b.refID, meta, fields)
 	if err != nil {
 		return err

@@ -84,7 +84,7 @@ var macros = map[string]macro{
 	"unixEpochNanoFrom":   {0, 0, epochBound(time.Nanosecond, true)},
 	"unixEpochNanoTo":     {0, 0, epochBound(time.Nanosecond, false)},
 
-	"interval": {-1, 0, func(x *expander, _ []string) (string, error) { return formatInterval(x.env.interval), nil }},
+	"interval": {-1, 0, func(x *expander, _ []string) (string, error) { return series.FormatInterval(x.env.interval), nil }},
 	"interval_ms": {-1, 0, func(x *expander, _ []string) (string, error) {
 		return strconv.FormatInt(x.env.interval.Milliseconds(), 10), nil
 	}},
@@ -413,19 +413,6 @@ func parseInterval(s string) (time.Duration, error) {
 		return 0, fmt.Errorf("interval %s is not a duration of whole milliseconds such as 500ms, 10s, 5m, 1h, 1d", s)
 	}
 	return d, nil
-}
-
-// formatInterval writes d the way Grafana writes $__interval (1m, 30s, 500ms).
-func formatInterval(d time.Duration) string {
-	for _, u := range []struct {
-		d time.Duration
-		s string
-	}{{7 * 24 * time.Hour, "w"}, {24 * time.Hour, "d"}, {time.Hour, "h"}, {time.Minute, "m"}, {time.Second, "s"}} {
-		if d >= u.d && d%u.d == 0 {
-			return strconv.FormatInt(int64(d/u.d), 10) + u.s
-		}
-	}
-	return strconv.FormatInt(d.Milliseconds(), 10) + "ms"
 }
 
 func epoch(t time.Time, unit time.Duration) int64 {

@@ -360,7 +360,7 @@ func TestFormatInterval(t *testing.T) {
 		time.Millisecond: "1ms", 1500 * time.Millisecond: "1500ms", time.Second: "1s", 90 * time.Second: "90s",
 		time.Minute: "1m", time.Hour: "1h", 36 * time.Hour: "36h", 48 * time.Hour: "2d", 14 * 24 * time.Hour: "2w",
 	} {
-		if got := formatInterval(d); got != want {
+		if got := series.FormatInterval(d); got != want {
 			t.Errorf("%v: %s, want %s", d, got, want)
 		}
 	}

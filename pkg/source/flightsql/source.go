@@ -383,7 +383,7 @@ func (s *Source) readEndpoint(ctx context.Context, st *streamState, ep *flight.F
 			return false, err
 		}
 		if st.out != nil && !st.out.Equal(p.out) {
-			return false, source.Upstream(fmt.Errorf("flightsql: %s: its schema differs from the first endpoint's: %s", what, describeColumns(rdr.Schema())))
+			return false, source.Upstream(fmt.Errorf("flightsql: %s: its schema differs from the first endpoint's: %s", what, source.DescribeColumns(rdr.Schema())))
 		}
 		st.plan, st.out = p, p.out
 		for _, n := range p.notices() {

@@ -124,10 +124,10 @@ func (b *tableBuilder) flushPart() error {
 // joined joins the kept batches column by column into one frame record
 // with meta. Columns not joined when it fails stay kept, for release.
 func (b *tableBuilder) joined(meta *data.FrameMeta) (arrow.RecordBatch, error) {
-	fields := make([]outField, 0, len(b.parts))
+	fields := make([]frame.Column, 0, len(b.parts))
 	defer func() {
 		for _, f := range fields {
-			f.arr.Release()
+			f.Array.Release()
 		}
 	}()
 	for c, parts := range b.parts {
@@ -138,7 +138,7 @@ func (b *tableBuilder) joined(meta *data.FrameMeta) (arrow.RecordBatch, error) {
 		}
 		f := b.schema.Field(c)
 		config, _ := f.Metadata.GetValue(mdConfig)
-		fields = append(fields, outField{name: f.Name, arr: arr, config: config})
+		fields = append(fields, frame.Column{Name: f.Name, Array: arr, Config: config})
 	}
 	owned := fields
 	fields = nil // newFrameRecord takes them over

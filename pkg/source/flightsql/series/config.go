@@ -5,8 +5,6 @@
 package series
 
 import (
-	"fmt"
-	"strings"
 	"time"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -92,16 +90,4 @@ func (c *Config) format() string {
 // meta is the FrameMeta of one frame of the query.
 func (c *Config) meta(typ data.FrameType, version data.FrameTypeVersion, notices []data.Notice) *data.FrameMeta {
 	return &data.FrameMeta{Type: typ, TypeVersion: version, ExecutedQueryString: c.SQL, Notices: notices}
-}
-
-// describeColumns names the columns of s and their types, for errors.
-func describeColumns(s *arrow.Schema) string {
-	if s.NumFields() == 0 {
-		return "no columns"
-	}
-	parts := make([]string, s.NumFields())
-	for i, f := range s.Fields() {
-		parts[i] = fmt.Sprintf("%s (%s)", f.Name, f.Type)
-	}
-	return "columns " + strings.Join(parts, ", ")
 }

@@ -62,7 +62,7 @@ func (b *Builder) emit(sink source.Sink, ss *sortedSeries, notices *[]data.Notic
 	defer tarr.Release()
 	tname := b.schema.Field(b.timeIdx).Name
 	if b.timeMD == nil {
-		md, err := fieldMetadata(frame.TSTime, nil, "")
+		md, err := frame.ColumnMetadata(frame.TSTime, nil, "")
 		if err != nil {
 			return fmt.Errorf("flightsql: metadata of %q: %w", tname, err)
 		}
@@ -80,13 +80,13 @@ func (b *Builder) emit(sink source.Sink, ss *sortedSeries, notices *[]data.Notic
 		*notices = nil
 		config, _ := vf.Metadata.GetValue(frame.KeyConfig)
 		tarr.Retain()
-		rec, err := newRecord(md, []outField{
-			{name: tname, arr: tarr, md: b.timeMD},
-			{name: vf.Name, arr: varr, labels: ss.Labels, config: config},
+		rec, err := frame.NewRecordMD(md, []frame.Column{
+			{Name: tname, Array: tarr, Metadata: b.timeMD},
+			{Name: vf.Name, Array: varr, TSType: frame.TSNumber, Labels: ss.Labels, Config: config},
 		})
 		if err != nil {
 			releaseArrays(ss.Values)
-			return err
+			return fmt.Errorf("flightsql: %w", err)
 		}
 		b.segmentsOut = b.segmentsOut || ss.inSegments
 		if err := b.hand(sink, rec, !ss.inSegments); err != nil {
@@ -184,90 +184,6 @@ func (b *Builder) frameMD(notices []data.Notice) (arrow.Metadata, error) {
 		b.plainMD = &md
 	}
 	return md, nil
-}
-
-// outField is one column of a frame on its way to the sink: its time column
-// (a timestamp, Grafana's "time") or a value column (a number, Grafana's
-// "number"), the only columns the split's frames have.
-type outField struct {
-	name   string
-	arr    arrow.Array
-	labels data.Labels // nil: no labels key
-	config string      // FieldConfig JSON (the column's, from normalisation); "": no config key
-	// md, when set, is the field's metadata as the labels and config
-	// above make it (fieldMetadata), built once for many frames.
-	md *arrow.Metadata
-}
-
-// metadata is f's field metadata: md, or built from the labels and config.
-func (f *outField) metadata() (arrow.Metadata, error) {
-	if f.md != nil {
-		return *f.md, nil
-	}
-	tstype := frame.TSNumber
-	if f.arr.DataType().ID() == arrow.TIMESTAMP {
-		tstype = frame.TSTime
-	}
-	return fieldMetadata(tstype, f.labels, f.config)
-}
-
-// fieldMetadata is the metadata of a field of Grafana type tstype with
-// labels and config (see outField) as the SDK writes it (flightsql's
-// grafana.go writes its frames' fields alike).
-func fieldMetadata(tstype string, labels data.Labels, config string) (arrow.Metadata, error) {
-	md, err := frame.FieldMetadata(tstype, labels, nil)
-	if err != nil {
-		return arrow.Metadata{}, err
-	}
-	if config != "" { // "config" sorts first, as the SDK writes it
-		md = arrow.NewMetadata(append([]string{frame.KeyConfig}, md.Keys()...), append([]string{config}, md.Values()...))
-	}
-	return md, nil
-}
-
-// newFrameRecord builds the record of one frame: the schema carries
-// Grafana's metadata exactly as the SDK writes it, and a field is nullable
-// exactly when its column holds nulls. It takes over the arrays of fields
-// (releasing them in every case), so the caller only owns the returned
-// record.
-func newFrameRecord(name, refID string, meta *data.FrameMeta, fields []outField) (arrow.RecordBatch, error) {
-	md, err := frame.SchemaMetadata(name, refID, meta)
-	if err != nil {
-		for _, f := range fields {
-			f.arr.Release()
-		}
-		return nil, fmt.Errorf("flightsql: %w", err)
-	}
-	return newRecord(md, fields)
-}
-
-// newRecord is newFrameRecord with the frame's schema metadata
-// (frame.SchemaMetadata) given.
-func newRecord(md arrow.Metadata, fields []outField) (arrow.RecordBatch, error) {
-	defer func() {
-		for _, f := range fields {
-			f.arr.Release()
-		}
-	}()
-	afs := make([]arrow.Field, len(fields))
-	cols := make([]arrow.Array, len(fields))
-	rows := -1
-	for i, f := range fields {
-		if rows >= 0 && f.arr.Len() != rows {
-			return nil, fmt.Errorf("flightsql: internal: column %q has %d rows, want %d", f.name, f.arr.Len(), rows)
-		}
-		rows = f.arr.Len()
-		fmd, err := f.metadata()
-		if err != nil {
-			return nil, fmt.Errorf("flightsql: metadata of %q: %w", f.name, err)
-		}
-		afs[i] = arrow.Field{Name: f.name, Type: f.arr.DataType(), Nullable: f.arr.NullN() > 0, Metadata: fmd}
-		cols[i] = f.arr
-	}
-	if rows < 0 {
-		rows = 0
-	}
-	return array.NewRecordBatch(arrow.NewSchema(afs, &md), cols, int64(rows)), nil
 }
 
 // releaseArrays releases the arrays of as and clears them.

@@ -137,7 +137,7 @@ func fillSeries[TS ~int64, T fillable](f *FillSpec, times []TS, values []T, vali
 	start, n := fillPoints(f, from, to)
 	if n > int64(maxPoints) || n < 0 {
 		return nil, nil, nil, fmt.Errorf("flightsql: fill: the range %s – %s at an interval of %s has %d points, more than the limit of %d: widen the interval",
-			from.UTC().Format(time.RFC3339), to.UTC().Format(time.RFC3339), formatInterval(f.Interval), n, maxPoints)
+			from.UTC().Format(time.RFC3339), to.UTC().Format(time.RFC3339), FormatInterval(f.Interval), n, maxPoints)
 	}
 	isValid := func(i int) bool { return valid == nil || valid[i] }
 	outTimes, outValues, outValid = make([]TS, n), make([]T, n), make([]bool, n)
@@ -183,7 +183,7 @@ func fillStep(f *FillSpec, from, to time.Time, limit source.Limit, numerics []*N
 		used += n * int64(len(ss.Values))
 		if used > limit.Max {
 			return limit.Exceeded(fmt.Sprintf("flightsql: $__timeGroup fill %s: %s – %s at an interval of %s is %d points per series; the first %d series make",
-				f, from.UTC().Format(time.RFC3339), to.UTC().Format(time.RFC3339), formatInterval(f.Interval), n, count), "widen the interval, narrow the time range")
+				f, from.UTC().Format(time.RFC3339), to.UTC().Format(time.RFC3339), FormatInterval(f.Interval), n, count), "widen the interval, narrow the time range")
 		}
 		var times []arrow.Timestamp
 		for j, v := range ss.Values {
@@ -234,10 +234,10 @@ func floorDiv(a, b int64) int64 {
 	return q
 }
 
-// formatInterval writes d the way Grafana writes $__interval (1m, 30s,
-// 500ms), as flightsql's macros do: the fill's messages name the interval
-// as the macro shows it.
-func formatInterval(d time.Duration) string {
+// FormatInterval writes d the way Grafana writes $__interval (1m, 30s,
+// 500ms): the fill's messages, and the macros', name an interval as the
+// macro shows it.
+func FormatInterval(d time.Duration) string {
 	for _, u := range []struct {
 		d time.Duration
 		s string

@@ -122,7 +122,7 @@ var labelSeed = maphash.MakeSeed()
 func New(cfg Config, s *arrow.Schema) (*Builder, error) {
 	ti, ok := TimeColumn(s, cfg.Types)
 	if !ok {
-		return nil, source.BadQuery("flightsql: format %s needs a timestamp column, or an integer Unix-time column named time; the result has %s. Choose format table, or select a time column", cfg.format(), describeColumns(s))
+		return nil, source.BadQuery("flightsql: format %s needs a timestamp column, or an integer Unix-time column named time; the result has %s. Choose format table, or select a time column", cfg.format(), source.DescribeColumns(s))
 	}
 	b := &Builder{cfg: cfg, schema: s, timeIdx: ti, slots: make([]int32, 64), clock: NewTimeReader(s.Field(ti), cfg.Types), cyclic: true}
 	b.times = segments[arrow.Timestamp]{times: true, mem: &b.segMem, scratch: &b.scratchMem}
@@ -139,7 +139,7 @@ func New(cfg Config, s *arrow.Schema) (*Builder, error) {
 		}
 	}
 	if len(b.valueIdx) == 0 {
-		return nil, source.BadQuery("flightsql: format %s needs at least one numeric value column; the result has %s. Choose format table, or select a number", cfg.format(), describeColumns(s))
+		return nil, source.BadQuery("flightsql: format %s needs at least one numeric value column; the result has %s. Choose format table, or select a number", cfg.format(), source.DescribeColumns(s))
 	}
 	b.labels = make([]labelAccess, len(b.labelIdx))
 	for k, li := range b.labelIdx {

@@ -64,7 +64,7 @@ func (b *Builder) emitWide(sink source.Sink, all []*sortedSeries, notices []data
 		return source.BadQuery("flightsql: format time_series_wide: the %d series share few timestamps (%d distinct times for %d points): one frame would be mostly empty. Choose format time_series, or align the times with $__timeGroup", len(all), len(times), points)
 	}
 
-	fields := []outField{{name: b.schema.Field(b.timeIdx).Name, arr: timesArray(times)}}
+	fields := []frame.Column{{Name: b.schema.Field(b.timeIdx).Name, Array: timesArray(times), TSType: frame.TSTime}}
 	var dropped int64
 	pos := make([]int32, 0, len(times))
 	// Every series has the union's times, none twice: no positions to find.
@@ -97,16 +97,16 @@ func (b *Builder) emitWide(sink source.Sink, all []*sortedSeries, notices []data
 			} else {
 				out = b.numerics[j].spread(varr, pos, len(times))
 			}
-			fields = append(fields, outField{name: vf.Name, arr: out, labels: ss.Labels, config: config})
+			fields = append(fields, frame.Column{Name: vf.Name, Array: out, TSType: frame.TSNumber, Labels: ss.Labels, Config: config})
 		}
 	}
 	if dropped > 0 {
 		notices = append(notices, data.Notice{Severity: data.NoticeSeverityWarning,
 			Text: fmt.Sprintf("%d points were left out of the wide frame: their series has another point at the same time. Choose format time_series to see them.", dropped)})
 	}
-	rec, err := newFrameRecord("", b.cfg.RefID, b.cfg.meta(data.FrameTypeTimeSeriesWide, data.FrameTypeVersion{0, 1}, notices), fields)
+	rec, err := frame.NewRecord("", b.cfg.RefID, b.cfg.meta(data.FrameTypeTimeSeriesWide, data.FrameTypeVersion{0, 1}, notices), fields)
 	if err != nil {
-		return err
+		return fmt.Errorf("flightsql: %w", err)
 	}
 	lendable := true
 	for _, ss := range all {

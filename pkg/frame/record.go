@@ -1,0 +1,87 @@
+package frame
+
+import (
+	"fmt"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/grafana/grafana-plugin-sdk-go/data"
+)
+
+// Column is one field of a frame's record as NewRecord builds it.
+type Column struct {
+	Name  string
+	Array arrow.Array // NewRecord takes it over
+	// TSType is Grafana's type of the field (TSNumber, TSTime, …).
+	TSType string
+	Labels data.Labels // nil: no labels key
+	Config string      // FieldConfig JSON; "": no config key
+	// Metadata, when set, is the field's metadata as ColumnMetadata makes
+	// it, built once for many frames; TSType, Labels and Config are then
+	// not read.
+	Metadata *arrow.Metadata
+}
+
+// ColumnMetadata is the metadata of a field of Grafana type tstype with
+// labels and a FieldConfig's JSON (none when ""), as the SDK writes it.
+func ColumnMetadata(tstype string, labels data.Labels, config string) (arrow.Metadata, error) {
+	md, err := FieldMetadata(tstype, labels, nil)
+	if err != nil {
+		return arrow.Metadata{}, err
+	}
+	if config != "" { // "config" sorts first, as the SDK writes it
+		md = arrow.NewMetadata(append([]string{KeyConfig}, md.Keys()...), append([]string{config}, md.Values()...))
+	}
+	return md, nil
+}
+
+// NewRecord builds the record of one frame: its schema carries Grafana's
+// metadata exactly as the SDK writes it, and a field is nullable exactly
+// when its column holds nulls. It takes over the columns' arrays (releasing
+// them in every case), so the caller only owns the returned record.
+func NewRecord(name, refID string, meta *data.FrameMeta, cols []Column) (arrow.RecordBatch, error) {
+	md, err := SchemaMetadata(name, refID, meta)
+	if err != nil {
+		releaseColumns(cols)
+		return nil, fmt.Errorf("frame: %w", err)
+	}
+	return NewRecordMD(md, cols)
+}
+
+// NewRecordMD is NewRecord with the frame's schema metadata (SchemaMetadata)
+// given.
+func NewRecordMD(md arrow.Metadata, cols []Column) (arrow.RecordBatch, error) {
+	defer releaseColumns(cols)
+	afs := make([]arrow.Field, len(cols))
+	arrs := make([]arrow.Array, len(cols))
+	rows := -1
+	for i, c := range cols {
+		if rows >= 0 && c.Array.Len() != rows {
+			return nil, fmt.Errorf("frame: internal: column %q has %d rows, want %d", c.Name, c.Array.Len(), rows)
+		}
+		rows = c.Array.Len()
+		fmd, err := c.metadata()
+		if err != nil {
+			return nil, fmt.Errorf("frame: metadata of %q: %w", c.Name, err)
+		}
+		afs[i] = arrow.Field{Name: c.Name, Type: c.Array.DataType(), Nullable: c.Array.NullN() > 0, Metadata: fmd}
+		arrs[i] = c.Array
+	}
+	if rows < 0 {
+		rows = 0
+	}
+	return array.NewRecordBatch(arrow.NewSchema(afs, &md), arrs, int64(rows)), nil
+}
+
+func (c *Column) metadata() (arrow.Metadata, error) {
+	if c.Metadata != nil {
+		return *c.Metadata, nil
+	}
+	return ColumnMetadata(c.TSType, c.Labels, c.Config)
+}
+
+func releaseColumns(cols []Column) {
+	for _, c := range cols {
+		c.Array.Release()
+	}
+}
