@@ -1,7 +1,3 @@
-// This file is over 400 lines: it is a query's sink (limits, budget, the
-// hand-off to the encode workers, the held-back first frame), whose
-// ordering and release rules are read together.
-
 package pipeline
 
 import (

@@ -133,46 +133,9 @@ func (s *Source) Query(ctx context.Context, q source.Query, sink source.Sink) (e
 			fb.Release()
 		}
 	}()
-	newBuilder := func(schema *arrow.Schema) (frameBuilder, error) {
-		format := m.Format
-		if format == "" {
-			format = FormatTable
-			if _, ok := series.TimeColumn(schema, seriesType); ok {
-				format = FormatTimeSeries
-			}
-		}
-		fi := frameInfo{refID: q.RefID, sql: sql, limits: q.Limits}
-		switch format {
-		case FormatTimeSeries, FormatTimeSeriesWide:
-			cfg := series.Config{RefID: q.RefID, SQL: sql, Limits: q.Limits, Wide: format == FormatTimeSeriesWide, Types: seriesType}
-			if exp.Fill != nil {
-				limit := source.Limit{Max: q.Limits.MaxPoints, Unit: "points", Setting: "maxPoints"}
-				if limit.Max <= 0 {
-					limit = source.Limit{Max: s.cfg.RowLimit, Unit: "points", Setting: "rowLimit"}
-				}
-				cfg.Fill = &series.Fill{Spec: exp.Fill, From: q.From, To: q.To, Limit: limit}
-			}
-			b, err := series.New(cfg, schema)
-			if err != nil {
-				return nil, err // not a typed nil in the interface
-			}
-			return b, nil
-		case FormatLogs:
-			b, err := newLogsBuilder(s.mem, fi, schema)
-			if err != nil {
-				return nil, err
-			}
-			return b, nil
-		}
-		b := newTableBuilder(s.mem, fi, schema)
-		if err := b.stream(sink); err != nil {
-			return nil, err
-		}
-		return b, nil
-	}
 	notices, err := s.stream(qctx, sql, func(p *plan) (bool, error) {
 		if fb == nil {
-			if fb, err = newBuilder(p.out); err != nil {
+			if fb, err = s.newBuilder(p.out, m.Format, q, sql, exp.Fill, sink); err != nil {
 				return false, err
 			}
 		}
@@ -200,6 +163,45 @@ func (s *Source) Query(ctx context.Context, q source.Query, sink source.Sink) (e
 		return nil // no endpoint: no data
 	}
 	return fb.Finish(sink, notices)
+}
+
+// newBuilder is the builder of a result of schema in format (chosen from
+// the schema when ""), for query q whose SQL, after macros, is sql.
+func (s *Source) newBuilder(schema *arrow.Schema, format string, q source.Query, sql string, fill *series.FillSpec, sink source.Sink) (frameBuilder, error) {
+	if format == "" {
+		format = FormatTable
+		if _, ok := series.TimeColumn(schema, seriesType); ok {
+			format = FormatTimeSeries
+		}
+	}
+	fi := frameInfo{refID: q.RefID, sql: sql, limits: q.Limits}
+	switch format {
+	case FormatTimeSeries, FormatTimeSeriesWide:
+		cfg := series.Config{RefID: q.RefID, SQL: sql, Limits: q.Limits, Wide: format == FormatTimeSeriesWide, Types: seriesType}
+		if fill != nil {
+			limit := source.Limit{Max: q.Limits.MaxPoints, Unit: "points", Setting: "maxPoints"}
+			if limit.Max <= 0 {
+				limit = source.Limit{Max: s.cfg.RowLimit, Unit: "points", Setting: "rowLimit"}
+			}
+			cfg.Fill = &series.Fill{Spec: fill, From: q.From, To: q.To, Limit: limit}
+		}
+		b, err := series.New(cfg, schema)
+		if err != nil {
+			return nil, err // not a typed nil in the interface
+		}
+		return b, nil
+	case FormatLogs:
+		b, err := newLogsBuilder(s.mem, fi, schema)
+		if err != nil {
+			return nil, err
+		}
+		return b, nil
+	}
+	b := newTableBuilder(s.mem, fi, schema)
+	if err := b.stream(sink); err != nil {
+		return nil, err
+	}
+	return b, nil
 }
 
 // sqlShown is how much of the SQL an error shows.
