@@ -8,8 +8,9 @@
 // byte-identical output for the same data:
 //   - a *data.Frame, whose field vectors are read in place (no arrow.Table
 //     copy, no boxing per value);
-//   - an Arrow record whose schema carries Grafana's metadata (built with
-//     SchemaMetadata and FieldMetadata), as a streaming source produces it.
+//   - an Arrow record whose schema carries Grafana's metadata, as a
+//     streaming source produces it (NewRecord builds one from its columns,
+//     record.go; SchemaMetadata and FieldMetadata are its parts).
 //
 // A record the source lends (AppendLent) is written as the same bytes in
 // pieces, its larger buffers referenced rather than copied.
