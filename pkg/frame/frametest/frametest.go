@@ -1,8 +1,9 @@
-// Package frametest helps tests compare Grafana frames exactly and build
-// frames of every field type. Test code only: no production package imports it.
+// Package frametest helps tests compare Grafana frames exactly, build
+// frames of every field type, and read a record back as Grafana would. Test code only: no production package imports it.
 package frametest
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"math"
@@ -11,6 +12,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/ipc"
 	"github.com/grafana/grafana-plugin-sdk-go/data"
 )
 
@@ -185,4 +188,21 @@ func ptrTo(v any) any {
 	p := reflect.New(rv.Type())
 	p.Elem().Set(rv)
 	return p.Interface()
+}
+
+// Decode writes rec with arrow-go's IPC file writer and reads it back with
+// the SDK's decoder, as Grafana reads a frame: the frame Grafana would see.
+func Decode(rec arrow.RecordBatch) (*data.Frame, error) {
+	var buf bytes.Buffer
+	w, err := ipc.NewFileWriter(&buf, ipc.WithSchema(rec.Schema()))
+	if err != nil {
+		return nil, err
+	}
+	if err := w.Write(rec); err != nil {
+		return nil, err
+	}
+	if err := w.Close(); err != nil {
+		return nil, err
+	}
+	return data.UnmarshalArrowFrame(buf.Bytes())
 }

@@ -1,7 +1,6 @@
 package flightsql
 
 import (
-	"bytes"
 	"context"
 	"crypto/ecdsa"
 	"crypto/elliptic"
@@ -24,7 +23,6 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/flight"
 	"github.com/apache/arrow-go/v18/arrow/flight/flightsql"
-	"github.com/apache/arrow-go/v18/arrow/ipc"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/grafana/grafana-plugin-sdk-go/data"
 	"google.golang.org/grpc"
@@ -35,6 +33,7 @@ import (
 
 	"github.com/quiverdata/quiver/pkg/arrowipc"
 	"github.com/quiverdata/quiver/pkg/frame"
+	"github.com/quiverdata/quiver/pkg/frame/frametest"
 	"github.com/quiverdata/quiver/pkg/settings"
 	"github.com/quiverdata/quiver/pkg/source"
 )
@@ -346,18 +345,7 @@ func (s *frameSink) Record(rec arrow.RecordBatch) error {
 		return s.err
 	}
 	s.t.Helper()
-	var buf bytes.Buffer
-	w, err := ipc.NewFileWriter(&buf, ipc.WithSchema(rec.Schema()))
-	if err != nil {
-		s.t.Fatal(err)
-	}
-	if err := w.Write(rec); err != nil {
-		s.t.Fatal(err)
-	}
-	if err := w.Close(); err != nil {
-		s.t.Fatal(err)
-	}
-	f, err := data.UnmarshalArrowFrame(buf.Bytes())
+	f, err := frametest.Decode(rec)
 	if err != nil {
 		s.t.Fatalf("the SDK cannot read the frame: %v\nschema: %s", err, rec.Schema())
 	}

@@ -10,11 +10,11 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
-	"github.com/apache/arrow-go/v18/arrow/ipc"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/grafana/grafana-plugin-sdk-go/data"
 
 	"github.com/quiverdata/quiver/pkg/frame"
+	"github.com/quiverdata/quiver/pkg/frame/frametest"
 	"github.com/quiverdata/quiver/pkg/source"
 )
 
@@ -104,18 +104,7 @@ func (s *frameSink) Frame(f *data.Frame) error {
 func (s *frameSink) Record(rec arrow.RecordBatch) error {
 	defer rec.Release()
 	s.t.Helper()
-	var buf bytes.Buffer
-	w, err := ipc.NewFileWriter(&buf, ipc.WithSchema(rec.Schema()))
-	if err != nil {
-		s.t.Fatal(err)
-	}
-	if err := w.Write(rec); err != nil {
-		s.t.Fatal(err)
-	}
-	if err := w.Close(); err != nil {
-		s.t.Fatal(err)
-	}
-	f, err := data.UnmarshalArrowFrame(buf.Bytes())
+	f, err := frametest.Decode(rec)
 	if err != nil {
 		s.t.Fatalf("the SDK cannot read the frame: %v\nschema: %s", err, rec.Schema())
 	}
