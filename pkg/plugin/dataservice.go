@@ -20,11 +20,13 @@ import (
 // Nothing has to look up what a message owns.
 //
 // gRPC hands a handler's message to the codec before it writes anything and
-// frees the buffers the codec returned once written or failed (the unary
-// sendResponse and ServerStream.SendMsg), so a lent record referenced by a
-// reply or a chunk is released on every path: by the buffer the codec wraps
-// its last piece in (wireWriter.frame), or by the codec itself when it
-// writes the message some other way.
+// frees the buffers the codec returned once written or failed
+// (ServerStream.SendMsg, which a unary reply goes through too in grpc-go
+// v1.85), so a lent record referenced by a reply or a chunk is released on
+// every path: by the buffer the codec wraps its last piece in
+// (wireWriter.frame), by the codec itself when it writes the message some
+// other way, or by the caller when no message is sent (answer, and
+// queryChunkedData's send).
 //
 // What else sees these messages: the SDK's interceptors (request metrics,
 // panic recovery) pass them on without reading them, OpenTelemetry's stats
