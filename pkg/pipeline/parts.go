@@ -191,6 +191,10 @@ func (w *partWriter) Close(md arrow.Metadata) error {
 		k.mu.Unlock()
 		return nil
 	}
+	if err := k.room(); err != nil {
+		w.drop()
+		return err
+	}
 	return k.dispatch(func() {
 		if err := w.finishAndEmit(nil); err != nil {
 			k.fail(err)

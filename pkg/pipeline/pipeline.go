@@ -91,6 +91,13 @@ type Query struct {
 	Encoders *Encoders
 	// Observe is told what encoding each frame did; nothing when nil.
 	Observe func(st arrowipc.BodyStats, frameBytes int, took time.Duration)
+	// Room, when set, is called on the query's own goroutine before each
+	// frame goes to an encode worker, and waits until the caller has room
+	// for another encoded frame (its sends caught up); an error ends the
+	// query. Emit runs on the encode workers, which every query of every
+	// request shares, so it must never wait on a client: a caller that
+	// sends frames as they come queues them, and bounds the queue here.
+	Room func(ctx context.Context) error
 }
 
 // Run asks q's source for its frames and encodes them on the encode
@@ -100,7 +107,8 @@ type Query struct {
 //
 // Every frame holds budget in acct from when the source hands it over until
 // emit has it; emit's caller releases what it is given (Frame.Held, and
-// Frame.Lent) when it is done with it.
+// Frame.Lent) when it is done with it. Emit runs on an encode worker: it
+// must not wait (see Query.Room).
 func (p *Pipeline) Run(ctx context.Context, q Query, acct *Account, emit func(int, Frame) error) error {
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)

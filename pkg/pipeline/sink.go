@@ -178,6 +178,9 @@ func (k lendingSink) LendRecord(rec arrow.RecordBatch) error {
 // worker (waiting for one), which encodes and emits it.
 func (k *sink) submit(rows int64, j job) error {
 	idx, err := k.admit(1, rows)
+	if err == nil && idx > 0 {
+		err = k.room()
+	}
 	if err != nil {
 		j.release()
 		return err
@@ -198,6 +201,19 @@ func (k *sink) submit(rows int64, j job) error {
 			k.fail(err)
 		}
 	}, func() { k.drop(j) })
+}
+
+// room waits until the query's caller has room for another encoded frame
+// (Query.Room); an error fails the query.
+func (k *sink) room() error {
+	if k.q.Room == nil {
+		return nil
+	}
+	err := k.q.Room(k.ctx)
+	if err != nil {
+		k.fail(err)
+	}
+	return err
 }
 
 // dispatch hands work to a free encode worker (waiting for one), counted in
@@ -235,6 +251,10 @@ func (k *sink) finish() error {
 		dropped = func() { k.drop(k.first) }
 	default:
 		return nil // the query returned no frame
+	}
+	if err := k.room(); err != nil {
+		dropped()
+		return err
 	}
 	done := make(chan error, 1)
 	if err := k.dispatch(func() { done <- work() }, dropped); err != nil {

@@ -55,6 +55,11 @@ var (
 	}, []string{"reason"})
 
 	livePipeline atomic.Pointer[pipeline.Pipeline]
+
+	metricUnsent = prometheus.NewGauge(prometheus.GaugeOpts{
+		Namespace: "quiver", Name: "chunks_unsent_bytes",
+		Help: "Encoded bytes of chunked responses waiting for their clients to read them.",
+	})
 )
 
 func budgetGauge(name, help string, read func(used, peak, limit int64, waiting int) float64) prometheus.GaugeFunc {
@@ -89,7 +94,7 @@ func heapLive() float64 {
 
 func init() {
 	prometheus.MustRegister(metricFrames, metricRawBytes, metricWireBytes, metricFrameBytes, metricEncodeSeconds,
-		metricBudgetWaits, metricBudgetOverdrafts, metricBudgetRefused,
+		metricBudgetWaits, metricBudgetOverdrafts, metricBudgetRefused, metricUnsent,
 		budgetGauge("memory_budget_bytes", "The memory budget of in-flight queries (QUIVER_MEMORY_BUDGET).", func(_, _, limit int64, _ int) float64 {
 			return float64(limit)
 		}),

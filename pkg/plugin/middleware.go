@@ -337,7 +337,7 @@ func (s *Service) streamChunks(preq *pluginv2.QueryChunkedDataRequest, ctx conte
 	var sendErr error
 	err := s.chain.run(ctx, backend.EndpointQueryChunkedData, qreq, func(ctx context.Context, _ *backend.QueryDataRequest) (*backend.QueryDataResponse, error) {
 		out := &backend.QueryDataResponse{Responses: backend.Responses{}}
-		// Called under queryChunkedData's send lock.
+		// Called by queryChunkedData's one sending goroutine, a chunk at a time.
 		record := func(c *chunk) error {
 			m := c.msg
 			m.Error = redactIdentity(ctx, m.Error)

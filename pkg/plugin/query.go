@@ -38,7 +38,7 @@ func (s *Service) queryData(ctx context.Context, preq *pluginv2.QueryDataRequest
 		dr := &pluginv2.DataResponse{Format: preq.Format}
 		var frames frameList
 		if err == nil {
-			err = s.runQuery(ctx, inst, q, req.Format, acct, frames.add)
+			err = s.runQuery(ctx, inst, q, req.Format, acct, nil, frames.add)
 			dr.Frames = frames.list
 			if err != nil {
 				acct.Release(frames.bytes) // dropped below
@@ -102,33 +102,33 @@ func (l *frameList) add(i int, f pipeline.Frame) error {
 // Frames in pieces stay in pieces for the wire codec when pieced is set,
 // and are joined otherwise. streamChunks (middleware.go) calls it through
 // the query chain.
+//
+// The encode workers queue the chunks (outbox) and this request's own
+// goroutine sends them, one at a time, out of order never: a client that
+// stops reading holds up its own request, never a worker another tenant's
+// query waits for. A failed send ends the request's queries.
 func (s *Service) queryChunkedData(ctx context.Context, preq *pluginv2.QueryChunkedDataRequest, req *backend.QueryChunkedDataRequest, out func(*chunk) error, pieced bool) error {
 	pre := precheck(preq.Queries)
 	acct := s.pipeline.Account()
 	defer acct.Close()
-	var (
-		mu      sync.Mutex // a stream's Send is not safe for concurrent use
-		sendErr error
-	)
-	send := func(c *chunk) error {
-		mu.Lock()
-		defer mu.Unlock()
-		if sendErr == nil {
-			sendErr = out(c)
-		}
-		c.rest.take().release() // unless the codec took them to write
-		return sendErr
-	}
+	ctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	box := newOutbox(func(q queued) {
+		q.c.rest.take().release() // unless the codec took them to write
+		acct.Release(q.held)      // sent (or never will be)
+	})
+	sent := make(chan error, 1)
+	go func() { sent <- box.run(out, cancel) }()
 	s.eachQuery(ctx, req.PluginContext, req.Queries, pre, func(q backend.DataQuery, inst *Instance, err error) {
 		ctx, end := s.traceQuery(ctx, q)
 		defer func() { end(err) }()
 		if err == nil {
-			err = s.runQuery(ctx, inst, q, req.Format, acct, func(i int, f pipeline.Frame) error {
-				defer acct.Release(f.Held()) // sent (or never will be)
+			err = s.runQuery(ctx, inst, q, req.Format, acct, box.room, func(i int, f pipeline.Frame) error {
 				c := &chunk{msg: &pluginv2.QueryChunkedDataResponse{
 					RefId: q.RefID, FrameId: strconv.Itoa(i), Frame: f.B,
 					Status: int32(backend.StatusOK), Format: preq.Format,
 				}}
+				held := f.Held()
 				switch {
 				case len(f.Rest) == 0:
 					f.Lent.Release() // nothing references it
@@ -137,22 +137,23 @@ func (s *Service) queryChunkedData(ctx context.Context, preq *pluginv2.QueryChun
 				default:
 					c.msg.Frame = f.Joined()
 					f.Lent.Release()
-					acct.Force(pipeline.HeldBytes(c.msg.Frame))
-					defer acct.Release(pipeline.HeldBytes(c.msg.Frame))
+					joined := pipeline.HeldBytes(c.msg.Frame)
+					acct.Force(joined)
+					held += joined
 				}
-				return send(c)
+				box.put(queued{c: c, held: held})
+				return nil
 			})
 		}
 		if err != nil {
 			status, src, msg := classify(err)
-			_ = send(&chunk{msg: &pluginv2.QueryChunkedDataResponse{
+			box.put(queued{c: &chunk{msg: &pluginv2.QueryChunkedDataResponse{
 				RefId: q.RefID, Error: msg, Status: int32(status), ErrorSource: string(src), Format: preq.Format,
-			}})
+			}}})
 		}
 	})
-	mu.Lock()
-	defer mu.Unlock()
-	return sendErr
+	box.close()
+	return <-sent
 }
 
 // MaxQueryJSON is the most bytes of JSON a query may have: a bigger query is
@@ -228,8 +229,9 @@ func (s *Service) eachQuery(ctx context.Context, pc backend.PluginContext, queri
 
 // runQuery runs one query of the request on the pipeline, with the
 // instance's source, limits and encoders, calling emit with each encoded
-// frame (pipeline.Pipeline.Run).
-func (s *Service) runQuery(ctx context.Context, inst *Instance, q backend.DataQuery, format backend.DataFrameFormat, acct *pipeline.Account, emit func(int, pipeline.Frame) error) error {
+// frame (pipeline.Pipeline.Run) once room, when set, says there is room
+// for it (pipeline.Query.Room).
+func (s *Service) runQuery(ctx context.Context, inst *Instance, q backend.DataQuery, format backend.DataFrameFormat, acct *pipeline.Account, room func(context.Context) error, emit func(int, pipeline.Frame) error) error {
 	return s.pipeline.Run(ctx, pipeline.Query{
 		Source: inst.source,
 		Query: source.Query{
@@ -241,5 +243,6 @@ func (s *Service) runQuery(ctx context.Context, inst *Instance, q backend.DataQu
 		JSON:     format == backend.DataFrameFormat_JSON,
 		Encoders: inst.encoders,
 		Observe:  inst.metrics.observe,
+		Room:     room,
 	}, acct, emit)
 }

@@ -1,0 +1,127 @@
+package plugin
+
+import (
+	"context"
+	"sync"
+)
+
+// MaxUnsent bounds the encoded bytes of one chunked request that wait to be
+// sent: while more wait, the request's sources hold their next frame back
+// (outbox.room). A client that stops reading so holds up its own request,
+// with at most this much memory (and the frames already on an encode
+// worker), until its deadline.
+const MaxUnsent = 8 << 20
+
+// outbox passes a chunked request's chunks from the encode workers, which
+// must never wait on a client, to the one goroutine that sends them (run).
+// Putting never blocks; the request's sources wait for room instead.
+type outbox struct {
+	mu      sync.Mutex
+	queue   []queued
+	unsent  int64         // bytes queued or being sent
+	closed  bool          // no more puts: run returns once the queue is empty
+	err     error         // the first failed send: later chunks are dropped
+	changed chan struct{} // closed, and replaced, when any of the above moves
+	release func(queued)  // gives back what a chunk holds, sent or not
+}
+
+// queued is one chunk and the budget bytes it holds until sent.
+type queued struct {
+	c    *chunk
+	held int64
+}
+
+func newOutbox(release func(queued)) *outbox {
+	return &outbox{changed: make(chan struct{}), release: release}
+}
+
+// signal wakes whoever waits on the current state; called under o.mu.
+func (o *outbox) signal() {
+	close(o.changed)
+	o.changed = make(chan struct{})
+}
+
+// put queues a chunk for run to send, or releases it at once after a failed
+// send.
+func (o *outbox) put(q queued) {
+	o.mu.Lock()
+	if o.err != nil {
+		o.mu.Unlock()
+		o.release(q)
+		return
+	}
+	o.queue = append(o.queue, q)
+	o.unsent += q.held
+	metricUnsent.Add(float64(q.held))
+	o.signal()
+	o.mu.Unlock()
+}
+
+// room waits until fewer than MaxUnsent bytes wait to be sent, and returns
+// the failed send's error, or the context's cause.
+func (o *outbox) room(ctx context.Context) error {
+	for {
+		o.mu.Lock()
+		err, full, changed := o.err, o.unsent >= MaxUnsent, o.changed
+		o.mu.Unlock()
+		if err != nil || !full {
+			return err
+		}
+		select {
+		case <-changed:
+		case <-ctx.Done():
+			return context.Cause(ctx)
+		}
+	}
+}
+
+// close says no more chunks come: run returns once it has sent the rest.
+func (o *outbox) close() {
+	o.mu.Lock()
+	o.closed = true
+	o.signal()
+	o.mu.Unlock()
+}
+
+// run sends the chunks with send, in the order they were put, until the
+// outbox is closed and empty, and returns the first failed send's error.
+// After a failure it releases the chunks unsent, and calls failed once.
+func (o *outbox) run(send func(*chunk) error, failed func(error)) error {
+	for {
+		o.mu.Lock()
+		for len(o.queue) == 0 && !o.closed {
+			changed := o.changed
+			o.mu.Unlock()
+			<-changed
+			o.mu.Lock()
+		}
+		if len(o.queue) == 0 {
+			err := o.err
+			o.mu.Unlock()
+			return err
+		}
+		q := o.queue[0]
+		o.queue[0] = queued{}
+		o.queue = o.queue[1:]
+		err := o.err
+		o.mu.Unlock()
+
+		if err == nil {
+			err = send(q.c)
+		}
+		o.release(q)
+
+		o.mu.Lock()
+		o.unsent -= q.held
+		metricUnsent.Sub(float64(q.held))
+		first := err != nil && o.err == nil
+		if first {
+			o.err = err
+		}
+		o.signal()
+		o.mu.Unlock()
+		if first {
+			failed(err)
+		}
+	}
+}
