@@ -25,20 +25,28 @@ import (
 // bytes that in-flight queries hold (frames waiting to be encoded, encoded
 // frames waiting to be sent), shared by every request of every instance.
 //
-// A reservation that does not fit waits, in arrival order, with the
-// request's context (Grafana's cancellation frees its place at once), while
-// the budget moves; when nothing is released for the configured wait it
-// fails as busy. One that can never fit (more than the whole budget) fails
-// at once.
+// Fair shares: every account belongs to a share, one tenant's data source
+// (Pipeline.Account's key). A share holds at most three quarters of the
+// budget (shareOf), so a burst of one leaves room for the others, and the
+// waiters are served share by share, the share that holds least first
+// (within one, a waiter of a request that holds bytes first, then in
+// arrival order). A waiter that does not fit holds up those behind it,
+// as no share that holds more may pass it: a small query of a quiet share
+// goes ahead of another's queue, and a large one is not starved by a
+// stream of small ones.
+//
+// A reservation that does not fit waits with the request's context
+// (Grafana's cancellation frees its place at once) while the budget moves;
+// when nothing is released for the configured wait it fails as busy. One
+// that can never fit (more than a share's most) fails at once.
 //
 // A unary response keeps its frames until the whole response is returned,
 // so a request can hold bytes while another of its queries waits for more.
-// So waiters of requests that hold bytes go first, and a request holding
-// nothing is let in only while no holder waits. When every request that
-// holds bytes is waiting all the same, no release can come: the oldest
-// waiter is then let through over the budget (overdraft), by at most one
-// more budget in all; past that it fails as busy. So the bytes held never
-// exceed twice the budget, and a burst cannot deadlock.
+// When every request that holds bytes is waiting, no release can come: the
+// first such waiter in the order above is then let through over the budget
+// and its share's most (overdraft), by at most one more budget in all;
+// past that it fails as busy. So the bytes held never exceed twice the
+// budget, and a burst cannot deadlock.
 type Budget struct {
 	limit    int64
 	wait     time.Duration
@@ -49,9 +57,10 @@ type Budget struct {
 	used     int64
 	peak     int64
 	queue    []*waiter
-	released time.Time // when bytes were last released: the queue moves
-	holders  int       // accounts holding bytes
-	blocked  int       // accounts holding bytes with a waiting reservation
+	released time.Time        // when bytes were last released: the queue moves
+	holders  int              // accounts holding bytes
+	blocked  int              // accounts holding bytes with a waiting reservation
+	shares   map[string]int64 // bytes held by each share holding any
 	// idle GC: after a burst, once nothing is held, collect once so that
 	// the burst's garbage goes back to the OS now rather than at the next
 	// forced GC minutes later.
@@ -73,6 +82,7 @@ type waiter struct {
 // Account is what one request (QueryData or QueryChunkedData call) holds.
 type Account struct {
 	b       *Budget
+	share   string
 	held    int64 // guarded by b.mu
 	waiting int   // guarded by b.mu
 }
@@ -107,12 +117,16 @@ func newBudget(b settings.Budget, o Observer) *Budget {
 		o = noObserver{}
 	}
 	return &Budget{
-		limit: b.Bytes, wait: b.Wait, from: b.From, observer: o,
+		limit: b.Bytes, wait: b.Wait, from: b.From, observer: o, shares: map[string]int64{},
 		idleAfter: time.Second, idleMin: min(b.Bytes/4, 32<<20), collect: collectTwice,
 	}
 }
 
-func (b *Budget) account() *Account { return &Account{b: b} }
+func (b *Budget) account(share string) *Account { return &Account{b: b, share: share} }
+
+// shareOf is the most one share may hold, but by overdraft: three quarters
+// of the budget.
+func (b *Budget) shareOf() int64 { return b.limit - b.limit/4 }
 
 // setting names the budget's setting and value for error messages.
 func (b *Budget) setting() string {
@@ -125,13 +139,13 @@ func (a *Account) Acquire(ctx context.Context, n int64) error {
 		return nil
 	}
 	b := a.b
-	if n > b.limit {
+	if n > b.shareOf() {
 		b.observer.Refused("too_large")
-		return fmt.Errorf("%w: it needs %s at once, more than the whole budget of %s; narrow the time range or lower seriesCount, or raise %s",
-			ErrTooLarge, settings.FormatBytes(n), b.setting(), settings.EnvMemoryBudget)
+		return fmt.Errorf("%w: it needs %s at once, more than the %s one data source may hold of the memory budget of %s (three quarters: the rest stays free for the others); narrow the time range or lower seriesCount, or raise %s",
+			ErrTooLarge, settings.FormatBytes(n), settings.FormatBytes(b.shareOf()), b.setting(), settings.EnvMemoryBudget)
 	}
 	b.mu.Lock()
-	if len(b.queue) == 0 && b.used+n <= b.limit {
+	if len(b.queue) == 0 && b.fits(a, n) {
 		b.take(a, n)
 		b.mu.Unlock()
 		return nil
@@ -141,6 +155,11 @@ func (a *Account) Acquire(ctx context.Context, n int64) error {
 	a.setWaiting(+1)
 	b.settle()
 	b.mu.Unlock()
+	select {
+	case <-w.ready: // its share's turn came at once
+		return w.err
+	default:
+	}
 	b.observer.Waited()
 
 	err := b.await(ctx, w)
@@ -244,6 +263,7 @@ func (a *Account) setWaiting(d int) {
 func (b *Budget) take(a *Account, n int64) {
 	wasHolder, wasBlocked := a.held > 0, a.held > 0 && a.waiting > 0
 	a.held += n
+	b.shares[a.share] += n
 	b.used += n
 	b.peak = max(b.peak, b.used)
 	b.burst = max(b.burst, b.used)
@@ -261,6 +281,9 @@ func (b *Budget) take(a *Account, n int64) {
 func (b *Budget) give(a *Account, n int64) {
 	n = min(n, a.held)
 	a.held -= n
+	if b.shares[a.share] -= n; b.shares[a.share] <= 0 {
+		delete(b.shares, a.share)
+	}
 	b.used -= n
 	if n > 0 {
 		b.released = time.Now()
@@ -309,34 +332,52 @@ func (b *Budget) remove(w *waiter) {
 	}
 }
 
-// settle grants waiters while one fits, then breaks a deadlock (see
-// budget) by overdraft or refusal. Waiters of requests that already hold
-// bytes go first, in arrival order, and a request that holds nothing is let
-// in only while no holder waits: a request admitted into a crowded budget
-// would only add to the requests that each hold part of what they need.
+// fits says whether n more bytes for a fit the budget and a's share.
+func (b *Budget) fits(a *Account, n int64) bool {
+	return b.used+n <= b.limit && b.shares[a.share]+n <= b.shareOf()
+}
+
+// next returns the index in b.queue of the waiter to serve next (see
+// Budget), among those of requests that hold bytes when holders is set.
+func (b *Budget) next(holders bool) int {
+	best := -1
+	var bestShare int64
+	var bestHolder bool
+	for i, w := range b.queue {
+		holder := w.acct.held > 0
+		if holders && !holder {
+			continue
+		}
+		share := b.shares[w.acct.share]
+		if best < 0 || share < bestShare || (share == bestShare && holder && !bestHolder) {
+			best, bestShare, bestHolder = i, share, holder
+		}
+	}
+	return best
+}
+
+// settle grants waiters, in the order next gives, while the next fits,
+// then breaks a deadlock (see Budget) by overdraft or refusal.
 func (b *Budget) settle() {
 	for len(b.queue) > 0 {
-		i := 0
-		for j, q := range b.queue {
-			if q.acct.held > 0 {
-				i = j
-				break
-			}
-		}
+		i := b.next(false)
 		w := b.queue[i]
-		holder := w.acct.held > 0
-		switch {
-		case b.used+w.n <= b.limit:
-		case holder && b.holders == b.blocked && b.used+w.n <= 2*b.limit:
+		if !b.fits(w.acct, w.n) {
+			if b.holders == 0 || b.holders != b.blocked {
+				return // a release will come
+			}
+			// Every request holding bytes waits: none releases until one
+			// is let through.
+			i = b.next(true)
+			w = b.queue[i]
+			if b.used+w.n > 2*b.limit {
+				w.err = b.refusal(w)
+				b.queue = append(b.queue[:i], b.queue[i+1:]...)
+				w.acct.setWaiting(-1)
+				close(w.ready)
+				continue
+			}
 			b.observer.Overdrawn()
-		case holder && b.holders == b.blocked:
-			w.err = b.refusal(w)
-			b.queue = append(b.queue[:i], b.queue[i+1:]...)
-			w.acct.setWaiting(-1)
-			close(w.ready)
-			continue
-		default:
-			return
 		}
 		b.queue = append(b.queue[:i], b.queue[i+1:]...)
 		w.acct.setWaiting(-1)

@@ -3,6 +3,7 @@ package pipeline
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 	"sync"
 	"testing"
@@ -49,18 +50,19 @@ func expectResult(t *testing.T, ch chan error, what string) error {
 	}
 }
 
+// Within one share, waiters are served first come, first served: a small
+// one waits behind a larger one that does not fit.
 func TestBudgetWaitsAndGrantsInOrder(t *testing.T) {
-	b := testBudget(100, time.Minute)
-	a1, a2, a3 := b.account(), b.account(), b.account()
-	if err := a1.Acquire(context.Background(), 80); err != nil {
+	b := testBudget(100, time.Minute) // a share holds at most 75
+	a1, a2, a3 := b.account("s"), b.account("s"), b.account("s")
+	if err := a1.Acquire(context.Background(), 60); err != nil {
 		t.Fatal(err)
 	}
-	w2 := acquireAsync(a2, context.Background(), 50)
-	expectPending(t, w2, "50 of 100 with 80 held")
-	// A small one behind it waits too: first come, first served.
+	w2 := acquireAsync(a2, context.Background(), 30)
+	expectPending(t, w2, "30 more with 60 of the share's 75 held")
 	w3 := acquireAsync(a3, context.Background(), 10)
-	expectPending(t, w3, "10 behind a waiter")
-	a1.Release(80)
+	expectPending(t, w3, "10 behind a waiter of its share")
+	a1.Release(60)
 	if err := expectResult(t, w2, "a2"); err != nil {
 		t.Fatal(err)
 	}
@@ -69,32 +71,32 @@ func TestBudgetWaitsAndGrantsInOrder(t *testing.T) {
 	}
 	a2.Close()
 	a3.Close()
-	if used, peak, _, waiting := b.Stats(); used != 0 || peak != 80 || waiting != 0 {
-		t.Errorf("used %d peak %d waiting %d, want 0 80 0", used, peak, waiting)
+	if used, peak, _, waiting := b.Stats(); used != 0 || peak != 60 || waiting != 0 {
+		t.Errorf("used %d peak %d waiting %d, want 0 60 0", used, peak, waiting)
 	}
 }
 
 func TestBudgetRefusesWhatCanNeverFit(t *testing.T) {
 	b := testBudget(100, time.Minute)
-	err := b.account().Acquire(context.Background(), 101)
-	if !errors.Is(err, ErrTooLarge) || !strings.Contains(err.Error(), settings.EnvMemoryBudget) {
-		t.Fatalf("err %v, want ErrTooLarge naming %s", err, settings.EnvMemoryBudget)
+	err := b.account("s").Acquire(context.Background(), 76)
+	if !errors.Is(err, ErrTooLarge) || !strings.Contains(err.Error(), settings.EnvMemoryBudget) || !strings.Contains(err.Error(), "75 B one data source may hold") {
+		t.Fatalf("err %v, want ErrTooLarge naming the share's 75 B and %s", err, settings.EnvMemoryBudget)
 	}
 }
 
 func TestBudgetCancelAndTimeout(t *testing.T) {
 	b := testBudget(100, 100*time.Millisecond)
-	holder := b.account()
-	if err := holder.Acquire(context.Background(), 100); err != nil {
+	holder := b.account("s")
+	if err := holder.Acquire(context.Background(), 75); err != nil {
 		t.Fatal(err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	w := acquireAsync(b.account(), ctx, 10)
+	w := acquireAsync(b.account("s"), ctx, 10)
 	cancel()
 	if err := expectResult(t, w, "cancelled"); !errors.Is(err, context.Canceled) {
 		t.Errorf("cancelled waiter: %v", err)
 	}
-	err := b.account().Acquire(context.Background(), 10)
+	err := b.account("s").Acquire(context.Background(), 10)
 	if !errors.Is(err, ErrBusy) || !strings.Contains(err.Error(), "Quiver is busy") || !strings.Contains(err.Error(), settings.EnvMemoryBudgetWait) {
 		t.Errorf("timed-out waiter: %v", err)
 	}
@@ -114,13 +116,13 @@ func TestBudgetWaitsOutAMovingQueue(t *testing.T) {
 	// loaded machine's late wake-ups do not look like a stall; the whole
 	// wait (1.2 s) is well above it.
 	b := testBudget(100, 500*time.Millisecond)
-	holder := b.account()
-	if err := holder.Acquire(context.Background(), 100); err != nil {
+	holder := b.account("s")
+	if err := holder.Acquire(context.Background(), 75); err != nil {
 		t.Fatal(err)
 	}
-	w := acquireAsync(b.account(), context.Background(), 60)
+	w := acquireAsync(b.account("s"), context.Background(), 60)
 	start := time.Now()
-	for range 60 { // 1 byte every 20 ms: fits after 1.2 s
+	for range 60 { // 1 byte every 20 ms: fits the share after 1.2 s
 		time.Sleep(20 * time.Millisecond)
 		holder.Release(1)
 	}
@@ -130,12 +132,13 @@ func TestBudgetWaitsOutAMovingQueue(t *testing.T) {
 	holder.Close()
 }
 
-// Two unary requests each hold most of the budget and each want more: only
+// Two unary requests each hold part of the budget and each want more: only
 // their own completion would free it. The budget lets them through over the
-// limit (up to twice it) rather than deadlock, and refuses past that.
+// limit (up to twice it) rather than deadlock, the one whose share holds
+// least first, and refuses past that.
 func TestBudgetBreaksHoldAndWait(t *testing.T) {
 	b := testBudget(100, time.Minute)
-	r1, r2 := b.account(), b.account()
+	r1, r2 := b.account("one"), b.account("two")
 	if err := r1.Acquire(context.Background(), 70); err != nil {
 		t.Fatal(err)
 	}
@@ -144,27 +147,110 @@ func TestBudgetBreaksHoldAndWait(t *testing.T) {
 	}
 	w1 := acquireAsync(r1, context.Background(), 40)
 	expectPending(t, w1, "r1 while r2 can still finish")
-	// Now both wait on each other: the oldest waiter goes over the limit.
+	// Now both wait on each other: r2, whose share holds least, goes over
+	// the limit (150 of 100).
 	w2 := acquireAsync(r2, context.Background(), 60)
-	if err := expectResult(t, w1, "r1 with every holder waiting"); err != nil {
-		t.Fatalf("r1: %v", err)
-	}
-	expectPending(t, w2, "r2 while r1 can finish")
-	// r1 asks again: r2's 60 goes through (190 of 100); r1's 100 cannot
-	// (290) and waits while r2 can finish.
-	w1 = acquireAsync(r1, context.Background(), 100)
 	if err := expectResult(t, w2, "r2 with every holder waiting"); err != nil {
 		t.Fatalf("r2: %v", err)
 	}
 	expectPending(t, w1, "r1 while r2 can finish")
-	// r2 finishes: r1 alone would hold 210, more than twice the budget.
+	// r2 asks again: now r1's share holds least, and its 40 goes through
+	// (190); r2's 50 waits while r1 can finish.
+	w2 = acquireAsync(r2, context.Background(), 50)
+	if err := expectResult(t, w1, "r1 with every holder waiting"); err != nil {
+		t.Fatalf("r1: %v", err)
+	}
+	expectPending(t, w2, "r2 while r1 can finish")
+	// r1 asks again too: r2's share holds least, but its 50 would make 240,
+	// more than twice the budget, and its request alone needs 130.
+	w1 = acquireAsync(r1, context.Background(), 30)
+	if err := expectResult(t, w2, "r2 beyond twice the budget"); !errors.Is(err, ErrTooLarge) {
+		t.Fatalf("r2: %v, want too large (its own request needs more than the budget)", err)
+	}
+	expectPending(t, w1, "r1 while r2 can finish")
 	r2.Close()
-	if err := expectResult(t, w1, "r1 beyond twice the budget"); !errors.Is(err, ErrTooLarge) {
-		t.Fatalf("r1: %v, want too large (its own request needs more than the budget)", err)
+	if err := expectResult(t, w1, "r1 alone, every holder waiting"); err != nil {
+		t.Fatalf("r1: %v", err)
 	}
 	r1.Close()
 	if used, peak, _, _ := b.Stats(); used != 0 || peak != 190 {
 		t.Errorf("used %d, peak %d: want 0 and 190", used, peak)
+	}
+}
+
+// A quiet share's small reservation goes ahead of another share's queue:
+// the busy share holds at most three quarters, and the share that holds
+// least is served first.
+func TestBudgetServesTheQuietShareFirst(t *testing.T) {
+	b := testBudget(100, time.Minute)
+	busy := b.account("busy")
+	if err := busy.Acquire(context.Background(), 70); err != nil {
+		t.Fatal(err)
+	}
+	// The busy share's queue: each waiter, once served, gives its bytes
+	// back when drain is closed.
+	drain := make(chan struct{})
+	var queued []chan error
+	for range 30 {
+		got := make(chan error, 1)
+		go func() {
+			a := b.account("busy")
+			err := a.Acquire(context.Background(), 20)
+			got <- err
+			<-drain
+			a.Close()
+		}()
+		queued = append(queued, got)
+	}
+	for _, w := range queued {
+		expectPending(t, w, "the busy share past its three quarters")
+	}
+	quiet := b.account("quiet")
+	if err := quiet.Acquire(context.Background(), 1); err != nil {
+		t.Fatal(err)
+	}
+	// With nothing free at all, the quiet share's next reservation is the
+	// next served, before any of the busy share's queue.
+	if err := quiet.Acquire(context.Background(), 29); err != nil {
+		t.Fatal(err)
+	}
+	late := acquireAsync(b.account("quiet"), context.Background(), 10)
+	expectPending(t, late, "the quiet share with the budget full")
+	busy.Release(10)
+	if err := expectResult(t, late, "the quiet share after a release"); err != nil {
+		t.Fatal(err)
+	}
+	for _, w := range queued {
+		expectPending(t, w, "the busy share while it holds more than the quiet one")
+	}
+	busy.Close()
+	quiet.Close()
+	close(drain)
+	for i, w := range queued {
+		if err := expectResult(t, w, "the busy share's queue"); err != nil {
+			t.Fatalf("busy waiter %d: %v", i, err)
+		}
+	}
+}
+
+// A large reservation of the share that holds least is not passed by the
+// small ones of a share that holds more: it is served as soon as it fits.
+func TestBudgetDoesNotStarveALargeReservation(t *testing.T) {
+	b := testBudget(100, time.Minute)
+	small := b.account("small")
+	if err := small.Acquire(context.Background(), 40); err != nil {
+		t.Fatal(err)
+	}
+	large := acquireAsync(b.account("large"), context.Background(), 70)
+	expectPending(t, large, "70 with 40 held")
+	more := acquireAsync(b.account("small"), context.Background(), 5)
+	expectPending(t, more, "the small share behind the large reservation of a share holding less")
+	small.Close()
+	if err := expectResult(t, large, "the large reservation"); err != nil {
+		t.Fatal(err)
+	}
+	if err := expectResult(t, more, "the small share once the large one is in"); err != nil {
+		t.Fatal(err)
 	}
 }
 
@@ -182,7 +268,7 @@ func TestBudgetConcurrent(t *testing.T) {
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
-				a := b.account()
+				a := b.account(fmt.Sprint("share", i%4))
 				defer a.Close()
 				for j := range 50 {
 					n := int64(10 + (i*j)%300)

@@ -70,8 +70,9 @@ func (p *Pipeline) Close() {
 
 // Account opens the budget account of one request: every frame of its
 // queries holds budget in it until the caller releases it, or closes the
-// account.
-func (p *Pipeline) Account() *Account { return p.budget.account() }
+// account. share names the budget's share the request draws on (see
+// Budget): one per tenant's data source.
+func (p *Pipeline) Account(share string) *Account { return p.budget.account(share) }
 
 // Stats returns the budget's bytes held, the most held at once, its limit
 // and how many reservations wait.

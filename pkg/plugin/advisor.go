@@ -163,7 +163,7 @@ func (s *Service) measure(ctx context.Context, inst *Instance, ar AdviseRequest)
 		MaxPoints: min(inst.settings.MaxPoints, adviseMaxPoints),
 	}
 	lim.MaxBytes = min(inst.settings.MaxBytes(), lim.MaxPoints*16)
-	acct := s.pipeline.Account()
+	acct := s.pipeline.Account(budgetShare(ctx, backend.PluginConfigFromContext(ctx)))
 	defer acct.Close()
 	col := &collector{ctx: ctx, acct: acct, limits: lim}
 	defer col.release()

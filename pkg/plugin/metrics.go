@@ -51,7 +51,7 @@ var (
 	})
 	metricBudgetRefused = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Namespace: "quiver", Name: "memory_budget_refused_total",
-		Help: "Reservations of the memory budget refused, by reason: too_large (more than the whole budget), busy (waited too long), cancelled.",
+		Help: "Reservations of the memory budget refused, by reason: too_large (more than one share of the budget, or a request more than the whole), busy (waited too long), cancelled.",
 	}, []string{"reason"})
 
 	livePipeline atomic.Pointer[pipeline.Pipeline]

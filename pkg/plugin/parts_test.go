@@ -370,7 +370,7 @@ func TestPartsFrameIsItsPieces(t *testing.T) {
 		t.Fatal(err)
 	}
 	q := backend.FromProto().DataQuery(query("A", partModel(partQuery{Parts: 5, Rows: 3000, Lend: true})))
-	acct := s.pipeline.Account()
+	acct := s.pipeline.Account("")
 	var frames frameList
 	if err := s.runQuery(context.Background(), inst, *q, backend.DataFrameFormat_ARROW, acct, nil, frames.add); err != nil {
 		t.Fatal(err)
@@ -437,7 +437,7 @@ func TestLentRecordIsItsPieces(t *testing.T) {
 			t.Fatal(err)
 		}
 		q := backend.FromProto().DataQuery(query("A", partModel(partQuery{Whole: true, Lend: lend})))
-		acct := s.pipeline.Account()
+		acct := s.pipeline.Account("")
 		defer func() {
 			acct.Close()
 			assertBudgetEmpty(t, s, settings)
@@ -531,7 +531,7 @@ func TestOnlyArrowQueriesLend(t *testing.T) {
 		format backend.DataFrameFormat
 		want   bool
 	}{{backend.DataFrameFormat_ARROW, true}, {backend.DataFrameFormat_JSON, false}} {
-		acct := s.pipeline.Account()
+		acct := s.pipeline.Account("")
 		var frames frameList
 		if err := s.runQuery(context.Background(), inst, *q, tc.format, acct, nil, frames.add); err != nil {
 			t.Fatal(err)

@@ -12,6 +12,7 @@ import (
 
 	"github.com/grafana/grafana-plugin-sdk-go/backend"
 	"github.com/grafana/grafana-plugin-sdk-go/genproto/pluginv2"
+	"google.golang.org/grpc/metadata"
 
 	"github.com/quiverdata/quiver/pkg/pipeline"
 	"github.com/quiverdata/quiver/pkg/source"
@@ -26,7 +27,7 @@ func (s *Service) queryData(ctx context.Context, preq *pluginv2.QueryDataRequest
 	resp := &pluginv2.QueryDataResponse{Responses: make(map[string]*pluginv2.DataResponse, len(req.Queries))}
 	// The response's frames hold their budget until the response is
 	// returned (gRPC then marshals and drops it).
-	acct := s.pipeline.Account()
+	acct := s.pipeline.Account(budgetShare(ctx, req.PluginContext))
 	defer acct.Close()
 	var (
 		mu     sync.Mutex
@@ -109,7 +110,7 @@ func (l *frameList) add(i int, f pipeline.Frame) error {
 // query waits for. A failed send ends the request's queries.
 func (s *Service) queryChunkedData(ctx context.Context, preq *pluginv2.QueryChunkedDataRequest, req *backend.QueryChunkedDataRequest, out func(*chunk) error, pieced bool) error {
 	pre := precheck(preq.Queries)
-	acct := s.pipeline.Account()
+	acct := s.pipeline.Account(budgetShare(ctx, req.PluginContext))
 	defer acct.Close()
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
@@ -154,6 +155,21 @@ func (s *Service) queryChunkedData(ctx context.Context, preq *pluginv2.QueryChun
 	})
 	box.close()
 	return <-sent
+}
+
+// budgetShare names the share of the memory budget a request draws on
+// (pipeline.Budget): its tenant's (as Grafana sends it) data source.
+func budgetShare(ctx context.Context, pc backend.PluginContext) string {
+	var tenant, ds string
+	if md, ok := metadata.FromIncomingContext(ctx); ok {
+		if v := md.Get(tenantMetadataKey); len(v) > 0 {
+			tenant = v[0]
+		}
+	}
+	if pc.DataSourceInstanceSettings != nil {
+		ds = pc.DataSourceInstanceSettings.UID
+	}
+	return tenant + "/" + strconv.FormatInt(pc.OrgID, 10) + "/" + ds
 }
 
 // MaxQueryJSON is the most bytes of JSON a query may have: a bigger query is

@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 	"slices"
+	"sync"
 	"testing"
 	"time"
 
@@ -123,4 +124,80 @@ func TestStalledChunkedClientStallsNoOne(t *testing.T) {
 	// client having read nothing more.
 	<-sctx.Done()
 	settle(t, p, base)
+}
+
+// One tenant sends 200 large requests at once; another tenant's small
+// queries keep their idle latency: the memory budget serves the share that
+// holds least first, and one share holds at most three quarters of it.
+//
+// The large requests are chunked and read slowly (a dashboard on a slow
+// link): they hold the budget for long while using little CPU, so that
+// what is measured is the budget's fairness. CPU is shared by the Go
+// scheduler, not by the budget, and two cores busy encoding would slow
+// any query.
+func TestBudgetBurstOfOneTenantSlowsNoOther(t *testing.T) {
+	if testing.Short() {
+		t.Skip("fairness test; skipped with -short")
+	}
+	p := startLoadPlugin(t)
+	small := instance(`{"codec":"lz4"}`, nil)
+	large := instance(`{"codec":"none"}`, nil)
+
+	smallQueryP99(t, p, small, 20) // warm
+	base := metricsOf(t, p)
+	idle := smallQueryP99(t, p, small, 100)
+
+	bctx, stop := context.WithCancel(withTenant(ctx(t), "tenant-a"))
+	defer stop()
+	var wg sync.WaitGroup
+	for range 200 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			stream, err := p.Data.QueryChunkedData(bctx, &pluginv2.QueryChunkedDataRequest{
+				PluginContext: large, Format: pluginv2.DataFrameFormat_ARROW, Queries: []*pluginv2.DataQuery{walk("A", 1500)},
+			})
+			if err != nil {
+				return
+			}
+			for {
+				if _, err := stream.Recv(); err != nil {
+					return // cancelled at the end of the test
+				}
+				time.Sleep(2 * time.Millisecond)
+			}
+		}()
+	}
+	// The burst fills its share of the budget and the rest of it waits; the
+	// requests let in fill their backlogs of unsent chunks, and from then on
+	// move at their readers' pace.
+	waitFor(t, p, "the large tenant's requests to queue and fill their backlogs", func(m map[string]float64) bool {
+		return m["quiver_memory_budget_waiting"] >= 100 && m["quiver_chunks_unsent_bytes"] >= 3*plugin.MaxUnsent
+	})
+
+	busy := smallQueryP99(t, p, small, 100)
+	m := metricsOf(t, p)
+	t.Logf("small query p99: idle %v, beside another tenant's 200 large requests %v (%.0f of them waiting, %.1f MiB of the %d MiB budget held)",
+		idle, busy, m["quiver_memory_budget_waiting"], m["quiver_memory_budget_used_bytes"]/(1<<20), loadBudget>>20)
+	if busy > notSlowed(idle) {
+		t.Errorf("the small tenant's p99 went from %v idle to %v beside the large tenant's burst (limit %v)", idle, busy, notSlowed(idle))
+	}
+	if m["quiver_memory_budget_waiting"] < 50 {
+		t.Errorf("only %.0f of the large tenant's requests still wait: the burst was over before the measurement was", m["quiver_memory_budget_waiting"])
+	}
+	stop()
+	wg.Wait()
+	settle(t, p, base)
+}
+
+// waitFor polls the plugin's metrics (at most 20 s) until ok says yes.
+func waitFor(t *testing.T, p *harness.Plugin, what string, ok func(map[string]float64) bool) {
+	t.Helper()
+	var m map[string]float64
+	for deadline := time.Now().Add(20 * time.Second); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
+		if m = metricsOf(t, p); ok(m) {
+			return
+		}
+	}
+	t.Fatalf("waited 20 s for %s: budget used %.0f bytes, %.0f waiting", what, m["quiver_memory_budget_used_bytes"], m["quiver_memory_budget_waiting"])
 }
