@@ -620,3 +620,84 @@ func TestUpstreamErrorShowsShortenedSQL(t *testing.T) {
 		t.Errorf("short SQL changed: %q", got)
 	}
 }
+
+// reservingSink is a frameSink with the budget's capability: it records
+// each reservation and how many frames it had been handed by then, and
+// fails a reservation past limit with errBudgetFull.
+type reservingSink struct {
+	*frameSink
+	reserved     int64
+	beforeFrames []int
+	limit        int64
+}
+
+var errBudgetFull = errors.New("the budget is full")
+
+func (s *reservingSink) Reserve(n int64) error {
+	if s.limit > 0 && s.reserved+n > s.limit {
+		return errBudgetFull
+	}
+	s.reserved += n
+	s.beforeFrames = append(s.beforeFrames, len(s.frames))
+	return nil
+}
+
+// A series or logs result, kept until its stream ends, is reserved batch
+// by batch as it is received, before any of its frames is handed over; a
+// refused reservation ends the query with the budget's error, unchanged,
+// and releases what was received.
+func TestKeptResultsAreReservedAsReceived(t *testing.T) {
+	var rows []metricRow
+	for p := range 50 {
+		for h := range 40 {
+			rows = append(rows, metricRow{ts: 1_700_000_000_000 + int64(p)*1000, host: fmt.Sprint("h", h), cpu: float64(p), reqs: int64(h)})
+		}
+	}
+	batches := metricBatches(t, rows, 100)
+	var received int64
+	for _, b := range batches {
+		received += recordBytes(b)
+	}
+	srv := newMemServer()
+	srv.set("m", &dataset{schema: metricsSchema, endpoints: [][]arrow.RecordBatch{batches}})
+	s := newTestSource(t, baseConfig(startServer(t, srv, serverOpts{})))
+	q := func(format string) source.Query {
+		return source.Query{RefID: "A", JSON: []byte(`{"rawSql":"m","format":"` + format + `"}`), Limits: source.Limits{MaxSeries: 1000, MaxPoints: 100_000}}
+	}
+	for _, format := range []string{FormatTimeSeries, FormatTimeSeriesWide, FormatLogs} {
+		sink := &reservingSink{frameSink: &frameSink{t: t}}
+		if err := s.Query(context.Background(), q(format), sink); err != nil {
+			t.Fatalf("%s: %v", format, err)
+		}
+		// What arrives weighs what was sent, give or take the buffers' padding
+		// and the dictionary's as the client reads it.
+		if len(sink.beforeFrames) != len(batches) || sink.reserved < received*9/10 || sink.reserved > received*11/10 {
+			t.Errorf("%s: %d reservations of %d bytes in all, want one per batch received (%d) of about %d bytes", format, len(sink.beforeFrames), sink.reserved, len(batches), received)
+		}
+		for i, n := range sink.beforeFrames {
+			if n != 0 {
+				t.Errorf("%s: reservation %d came after %d frames were handed over", format, i, n)
+			}
+		}
+		if len(sink.frames) == 0 {
+			t.Errorf("%s: no frames", format)
+		}
+
+		refused := &reservingSink{frameSink: &frameSink{t: t}, limit: received / 2}
+		if err := s.Query(context.Background(), q(format), refused); err != errBudgetFull { //nolint:errorlint // the very same error is the contract
+			t.Errorf("%s with half the budget: %v, want the budget's error unchanged", format, err)
+		}
+		if len(refused.frames) != 0 {
+			t.Errorf("%s with half the budget: %d frames handed over", format, len(refused.frames))
+		}
+	}
+	// A table is handed over part by part as it comes: it reserves nothing
+	// of its own (each part is held in the budget when handed over).
+	sink := &reservingSink{frameSink: &frameSink{t: t}}
+	if err := s.Query(context.Background(), q(FormatTable), sink); err != nil {
+		t.Fatal(err)
+	}
+	if sink.reserved != 0 {
+		t.Errorf("table: reserved %d bytes, want none", sink.reserved)
+	}
+}

@@ -143,7 +143,13 @@ func (s *Source) Query(ctx context.Context, q source.Query, sink source.Sink) (e
 		return split, nil
 	}, func(rec arrow.RecordBatch, whole bool) error {
 		if tb, ok := fb.(*tableBuilder); ok {
-			return tb.addBatch(rec, whole)
+			return tb.addBatch(rec, whole) // handed over as it comes
+		}
+		// A series or logs result is kept until the stream ends: its
+		// memory is reserved as it is received, so that the query waits
+		// for the budget (or fails) while it reads, not after.
+		if err := source.Reserve(sink, recordBytes(rec)); err != nil {
+			return err
 		}
 		return fb.Add(rec)
 	})
