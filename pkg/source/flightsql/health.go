@@ -9,6 +9,8 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/flight"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
+
+	"github.com/quiverdata/quiver/pkg/source"
 )
 
 // CheckHealth connects and asks the server for its name and version
@@ -24,8 +26,8 @@ func (s *Source) CheckHealth(ctx context.Context) error {
 // fallbackWorthy reports whether a failed GetSqlInfo may still leave a
 // working server: not for connection, TLS, authentication or timeouts.
 func fallbackWorthy(err error) bool {
-	if errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled) {
-		return false
+	if errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled) || source.KindOf(err) == source.KindQuery {
+		return false // KindQuery: the plugin refused the call (ErrNoSignedInUser)
 	}
 	var ue *upstreamError
 	if errors.As(err, &ue) {
