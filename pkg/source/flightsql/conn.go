@@ -308,7 +308,7 @@ func (c *conn) session(ctx context.Context) error {
 		c.sessionSent = true
 		return nil
 	case err != nil:
-		return c.upstream("setting the default catalog and schema", err)
+		return c.upstream(ctx, "setting the default catalog and schema", err)
 	}
 	names := make([]string, 0, len(res.GetErrors()))
 	for name := range res.GetErrors() {
@@ -411,6 +411,29 @@ type authenticator struct {
 
 	mu     sync.Mutex
 	bearer string
+	// recent are the last bearer tokens the handshake obtained, newest
+	// last: a server may echo a stale one after it was renewed (redact).
+	// Its own lock: redact reads it while a handshake holds mu.
+	recentMu sync.Mutex
+	recent   []string
+}
+
+// keptBearers is how many handshake tokens redact knows of.
+const keptBearers = 4
+
+// authenticating is what a handshake error says was being done.
+const authenticating = "authenticating"
+
+// issued returns the bearer tokens the handshake obtained lately, each with
+// and without its scheme.
+func (a *authenticator) issued() []string {
+	a.recentMu.Lock()
+	defer a.recentMu.Unlock()
+	var out []string
+	for _, b := range a.recent {
+		out = append(out, withoutScheme(b)...)
+	}
+	return out
 }
 
 func (a *authenticator) value(ctx context.Context, c *conn) (string, error) {
@@ -431,6 +454,12 @@ func (a *authenticator) value(ctx context.Context, c *conn) (string, error) {
 		return "", err
 	}
 	a.bearer = tok
+	a.recentMu.Lock()
+	a.recent = append(a.recent, tok)
+	if len(a.recent) > keptBearers {
+		a.recent = append(a.recent[:0], a.recent[len(a.recent)-keptBearers:]...)
+	}
+	a.recentMu.Unlock()
 	return tok, nil
 }
 
@@ -451,21 +480,21 @@ func (c *conn) handshake(ctx context.Context, basic string) (string, error) {
 	defer cancel()
 	stream, err := c.main.Client.Handshake(hctx)
 	if err != nil {
-		return "", c.upstream("authenticating", err)
+		return "", c.upstream(ctx, authenticating, err)
 	}
 	if err := stream.CloseSend(); err != nil {
-		return "", c.upstream("authenticating", err)
+		return "", c.upstream(ctx, authenticating, err)
 	}
 	header, err := stream.Header()
 	if err != nil {
-		return "", c.upstream("authenticating", err)
+		return "", c.upstream(ctx, authenticating, err)
 	}
 	for {
 		if _, err := stream.Recv(); err != nil {
 			if errors.Is(err, io.EOF) {
 				break
 			}
-			return "", c.upstream("authenticating", err)
+			return "", c.upstream(ctx, authenticating, err)
 		}
 	}
 	for _, v := range metadata.Join(header, stream.Trailer()).Get("authorization") {
@@ -473,5 +502,5 @@ func (c *conn) handshake(ctx context.Context, basic string) (string, error) {
 			return v, nil
 		}
 	}
-	return "", c.upstream("authenticating", errors.New("the server accepted the handshake but returned no bearer token"))
+	return "", c.upstream(ctx, authenticating, errors.New("the server accepted the handshake but returned no bearer token"))
 }

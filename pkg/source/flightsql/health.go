@@ -50,7 +50,7 @@ func (s *Source) readInfo(ctx context.Context, what string, call func(context.Co
 		return err
 	})
 	if err != nil {
-		return s.conn.upstream(what, err)
+		return s.conn.upstream(ctx, what, err)
 	}
 	for i, ep := range info.GetEndpoint() {
 		if err := s.readAllOf(ctx, ep, fmt.Sprintf("%s: endpoint %d of %d", what, i+1, len(info.GetEndpoint())), fn); err != nil {
@@ -73,7 +73,7 @@ func (s *Source) readAllOf(ctx context.Context, ep *flight.FlightEndpoint, what 
 		}
 	}
 	if err := rdr.Err(); err != nil {
-		return s.conn.upstream(what, err)
+		return s.conn.upstream(ctx, what, err)
 	}
 	return nil
 }
