@@ -39,6 +39,11 @@ export const labels = {
       description: settings.address.help,
       placeholder: 'localhost:31337',
     },
+    allowedLocationHosts: {
+      label: 'Other data hosts',
+      description: settings.allowedLocationHosts.help,
+      placeholder: 'data1.example, data2.example',
+    },
     tls: {
       section: 'TLS',
       serverSection: 'Server certificate',
@@ -72,6 +77,10 @@ export const labels = {
       password_: 'Password',
       oauthPassThru: 'Forward OAuth identity',
       oauthPassThruTooltip: settings.oauthPassThru.help,
+      noForwardedIdentity: 'Calls without a signed-in user',
+      noForwardedIdentityTooltip: settings.noForwardedIdentity.help,
+      refuse: 'Refuse',
+      configured: 'Use the configured credentials',
     },
     headers: {
       section: 'Metadata headers',

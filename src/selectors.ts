@@ -12,6 +12,8 @@ export const selectors = {
     tlsClientKey: 'quiver-config-tls-client-key',
     tlsServerName: 'quiver-config-tls-server-name',
     oauthPassThru: 'quiver-config-oauth-pass-thru',
+    noForwardedIdentity: 'quiver-config-no-forwarded-identity',
+    allowedLocationHosts: 'quiver-config-allowed-location-hosts',
     authType: 'quiver-config-auth-type',
     token: 'quiver-config-token',
     username: 'quiver-config-username',

@@ -16,6 +16,9 @@ export type CodecPreference = 'cpu' | 'bytes';
 /** How the plugin authenticates to a Flight SQL server (jsonData.authType). */
 export type AuthType = 'none' | 'token' | 'password';
 
+/** What a call without a forwarded user gets while oauthPassThru is on. */
+export type NoForwardedIdentity = 'refuse' | 'configured';
+
 /**
  * How the Flight SQL macros write SQL (jsonData.dialect): auto picks from the server's name; the
  * others are pkg/settings' Dialects.
@@ -63,6 +66,9 @@ export interface QuiverOptions extends DataSourceJsonData {
   username?: string;
   /** Send the user's forwarded OAuth identity instead of the configured credentials. */
   oauthPassThru?: boolean;
+  noForwardedIdentity?: NoForwardedIdentity;
+  /** Other hosts, comma-separated, that endpoint locations may name. */
+  allowedLocationHosts?: string;
   catalog?: string;
   schema?: string;
   dialect?: Dialect;

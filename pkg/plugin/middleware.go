@@ -261,19 +261,36 @@ func (h *identityHandler) CallResource(ctx context.Context, req *backend.CallRes
 // redactIdentity removes the forwarded identity of ctx from a message (an
 // upstream that echoes a token), before the message is shown or logged.
 func redactIdentity(ctx context.Context, msg string) string {
+	return redactIdentitySent(ctx, msg, "")
+}
+
+// redactIdentitySent is redactIdentity for the message of a query whose
+// JSON is sent: a value the query holds is left as is, so that the message
+// never confirms a guess (the rule of package flightsql's redact).
+func redactIdentitySent(ctx context.Context, msg, sent string) string {
 	fw, ok := source.ForwardedFrom(ctx)
 	if !ok || msg == "" {
 		return msg
 	}
 	for _, v := range []string{fw.Authorization(), fw.IDToken()} {
-		if v != "" {
+		if v != "" && !strings.Contains(sent, v) {
 			msg = strings.ReplaceAll(msg, v, "[redacted]")
 		}
-		if _, tok, ok := strings.Cut(v, " "); ok && len(tok) >= 8 {
+		if _, tok, ok := strings.Cut(v, " "); ok && len(tok) >= 8 && !strings.Contains(sent, tok) {
 			msg = strings.ReplaceAll(msg, tok, "[redacted]") // the token without its scheme
 		}
 	}
 	return msg
+}
+
+// queryJSON returns the JSON of the query refID of qs, or "".
+func queryJSON(qs []backend.DataQuery, refID string) string {
+	for _, q := range qs {
+		if q.RefID == refID {
+			return string(q.JSON)
+		}
+	}
+	return ""
 }
 
 // QueryData answers every query of the request, each with its frames or its
@@ -301,7 +318,7 @@ func (s *Service) answer(ctx context.Context, preq *pluginv2.QueryDataRequest, p
 		r = s.queryData(ctx, preq, req, pieced)
 		out := &backend.QueryDataResponse{Responses: make(backend.Responses, len(r.msg.Responses))}
 		for refID, dr := range r.msg.Responses {
-			dr.Error = redactIdentity(ctx, dr.Error)
+			dr.Error = redactIdentitySent(ctx, dr.Error, queryJSON(req.Queries, refID))
 			out.Responses[refID] = outcome(ctx, dr.Status, dr.ErrorSource, dr.Error)
 		}
 		return out, nil
@@ -340,7 +357,7 @@ func (s *Service) streamChunks(preq *pluginv2.QueryChunkedDataRequest, ctx conte
 		// Called by queryChunkedData's one sending goroutine, a chunk at a time.
 		record := func(c *chunk) error {
 			m := c.msg
-			m.Error = redactIdentity(ctx, m.Error)
+			m.Error = redactIdentitySent(ctx, m.Error, queryJSON(req.Queries, m.RefId))
 			if _, seen := out.Responses[m.RefId]; !seen || m.Error != "" {
 				out.Responses[m.RefId] = outcome(ctx, m.Status, m.ErrorSource, m.Error)
 			}

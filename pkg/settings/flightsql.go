@@ -69,6 +69,12 @@ type FlightSQL struct {
 	// Authorization header and, when present, X-Id-Token) to the server
 	// instead of the configured credentials, when a request carries one.
 	OAuthPassThru bool `json:"oauthPassThru"`
+	// NoForwardedIdentity is NoIdentityRefuse or NoIdentityConfigured: what
+	// a call without a forwarded identity gets while OAuthPassThru is on.
+	NoForwardedIdentity string `json:"noForwardedIdentity"`
+	// AllowedLocationHosts lists, comma-separated, the hosts besides the
+	// address's that endpoint locations may name (LocationHosts).
+	AllowedLocationHosts string `json:"allowedLocationHosts"`
 	// Dialect is one of Dialects; "" is read as DialectAuto.
 	Dialect string `json:"dialect"`
 	// Timeout is the query timeout in seconds.
@@ -92,8 +98,8 @@ func (f FlightSQL) TimeoutDuration() time.Duration { return time.Duration(f.Time
 // String describes the settings without any secret value.
 func (f FlightSQL) String() string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "FlightSQL{address=%q tls=%t authType=%q username=%q catalog=%q schema=%q dialect=%q oauthPassThru=%t timeout=%d rowLimit=%d byteLimit=%d",
-		f.Address, f.TLSEnabled, f.AuthType, f.Username, f.Catalog, f.Schema, f.Dialect, f.OAuthPassThru, f.Timeout, f.RowLimit, f.ByteLimit)
+	fmt.Fprintf(&b, "FlightSQL{address=%q tls=%t authType=%q username=%q catalog=%q schema=%q dialect=%q oauthPassThru=%t noForwardedIdentity=%q allowedLocationHosts=%q timeout=%d rowLimit=%d byteLimit=%d",
+		f.Address, f.TLSEnabled, f.AuthType, f.Username, f.Catalog, f.Schema, f.Dialect, f.OAuthPassThru, f.NoForwardedIdentity, f.AllowedLocationHosts, f.Timeout, f.RowLimit, f.ByteLimit)
 	for _, h := range f.Headers {
 		fmt.Fprintf(&b, " header%d=%q", h.Index, h.Name)
 	}
@@ -176,6 +182,12 @@ func (f FlightSQL) Validate() error {
 		}
 	}
 
+	for _, h := range strings.Split(f.AllowedLocationHosts, ",") {
+		if err := checkHost(strings.TrimSpace(h)); err != nil {
+			add("allowedLocationHosts: %s %v", quote(strings.TrimSpace(h)), err)
+		}
+	}
+
 	seen := map[string]int{}
 	for _, h := range f.Headers {
 		key := fmt.Sprintf("headerName%d", h.Index)
@@ -199,6 +211,44 @@ func (f FlightSQL) Validate() error {
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// LocationHosts returns the hosts endpoint locations may name: the host of
+// Address first, then those of AllowedLocationHosts, lowercased, IPv6
+// addresses without brackets. Entries Validate refuses are left out.
+func (f FlightSQL) LocationHosts() []string {
+	var hosts []string
+	if h, _, err := net.SplitHostPort(f.Address); err == nil {
+		hosts = append(hosts, strings.ToLower(h))
+	}
+	for _, h := range strings.Split(f.AllowedLocationHosts, ",") {
+		if h = strings.TrimSpace(h); h != "" && checkHost(h) == nil {
+			hosts = append(hosts, strings.ToLower(strings.Trim(h, "[]")))
+		}
+	}
+	return hosts
+}
+
+// hostName matches a DNS host name (labels of letters, digits, '-' and '_').
+var hostName = regexp.MustCompile(`^[0-9A-Za-z_]([0-9A-Za-z_-]*[0-9A-Za-z_])?(\.[0-9A-Za-z_]([0-9A-Za-z_-]*[0-9A-Za-z_])?)*\.?$`)
+
+// checkHost reports what is wrong with one entry of allowedLocationHosts:
+// a host name or an IP address (IPv6 with or without brackets), no scheme,
+// port or path. An empty entry is no entry.
+func checkHost(h string) error {
+	switch {
+	case h == "":
+		return nil
+	case strings.Contains(h, "://"):
+		return errors.New("is not a host: drop the scheme (a host name or an IP address)")
+	case net.ParseIP(strings.Trim(h, "[]")) != nil:
+		return nil
+	case strings.Contains(h, ":"):
+		return errors.New("is not a host: drop the port (every port of an allowed host is allowed)")
+	case len(h) > 253 || !hostName.MatchString(h):
+		return errors.New("is not a host name or an IP address")
+	}
+	return nil
 }
 
 func checkAddress(addr string) error {

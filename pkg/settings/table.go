@@ -38,6 +38,16 @@ const (
 	AuthPassword = "password"
 )
 
+// Values of jsonData.noForwardedIdentity: what a call without a forwarded
+// user identity gets while oauthPassThru is on. NoIdentityRefuse (the
+// default) refuses it; NoIdentityConfigured sends it with the configured
+// credentials, an administrator's explicit choice (alert rules without a
+// user, for example).
+const (
+	NoIdentityRefuse     = "refuse"
+	NoIdentityConfigured = "configured"
+)
+
 // SQL dialects accepted in jsonData.dialect. DialectAuto (the default) asks
 // the server for its name (GetSqlInfo) and picks one of the others.
 const (
@@ -198,12 +208,18 @@ var table = []Setting{
 		Help:  `Password for authType "password".`,
 		field: func(s *Settings) any { return &s.FlightSQL.Password }},
 	{Key: "oauthPassThru", Type: Bool, Upstream: UpstreamFlightSQL,
-		Help:  "Send the signed-in user's OAuth access token (and ID token, when there is one) to the server instead of the configured credentials, on every query, health check and schema call that Grafana forwards them with. Calls without a forwarded user, such as alert rules without one, use the configured credentials.",
+		Help:  "Send the signed-in user's OAuth access token (and ID token, when there is one) to the server instead of the configured credentials, on every query, health check and schema call that Grafana forwards them with. What a call without a forwarded user gets is noForwardedIdentity's choice.",
 		field: func(s *Settings) any { return &s.FlightSQL.OAuthPassThru }},
+	{Key: "noForwardedIdentity", Type: String, Default: NoIdentityRefuse, Values: []string{NoIdentityRefuse, NoIdentityConfigured}, Upstream: UpstreamFlightSQL,
+		Help:  "With oauthPassThru on, what a call without a signed-in user's OAuth identity gets (an expired token, a public dashboard, a basic-auth user, a service account, an alert rule): refuse fails it with \"no signed-in user to forward\"; configured sends it with the configured credentials. Ignored when oauthPassThru is off.",
+		field: func(s *Settings) any { return &s.FlightSQL.NoForwardedIdentity }, normalize: func(v string) string { return strings.ToLower(strings.TrimSpace(v)) }},
 	{Key: "headerNameN", Type: String, Upstream: UpstreamFlightSQL,
 		Help: "Name of a custom gRPC metadata header sent with every call (headerName1, headerName2…)."},
 	{Key: "headerValueN", Type: Secure, Upstream: UpstreamFlightSQL,
 		Help: "Value of the header headerNameN."},
+	{Key: "allowedLocationHosts", Type: String, Upstream: UpstreamFlightSQL,
+		Help:  "Other hosts, comma-separated, that the server's endpoint locations may send the plugin to for a query's data; the plugin sends them the credentials, headers and forwarded user tokens. Empty: only the host of address. A location on any other host fails the query, naming the host.",
+		field: func(s *Settings) any { return &s.FlightSQL.AllowedLocationHosts }, normalize: strings.TrimSpace},
 	{Key: "catalog", Type: String, Upstream: UpstreamFlightSQL,
 		Help:  "Sent once per connection as the Flight SQL session option catalog (servers without session options ignore it); the default of schema browsing and of the $__catalog macro.",
 		field: func(s *Settings) any { return &s.FlightSQL.Catalog }},

@@ -313,6 +313,33 @@ describe('ConfigEditor forward OAuth identity', () => {
     setup(makeOptions({ upstream: 'flightsql', address: 'h:1', oauthPassThru: true }));
     expect(screen.getByTestId(selectors.config.oauthPassThru)).toBeChecked();
   });
+
+  it('asks what a call without a signed-in user gets only while it is on, refusing by default', async () => {
+    const user = userEvent.setup();
+    const { latest } = setup(
+      makeOptions({ upstream: 'flightsql', address: 'h:1', authType: 'token' }, { token: true })
+    );
+    expect(screen.queryByTestId(selectors.config.noForwardedIdentity)).not.toBeInTheDocument();
+
+    await user.click(screen.getByTestId(selectors.config.oauthPassThru));
+    const rule = screen.getByTestId(selectors.config.noForwardedIdentity);
+    expect(within(rule).getByLabelText('Refuse')).toBeChecked();
+    expect(screen.getByText(/no signed-in user to forward/)).toBeInTheDocument();
+
+    await user.click(within(rule).getByLabelText('Use the configured credentials'));
+    expect(latest().jsonData).toMatchObject({ oauthPassThru: true, noForwardedIdentity: 'configured' });
+  });
+});
+
+describe('ConfigEditor endpoint location hosts', () => {
+  it('edits jsonData.allowedLocationHosts under the address', async () => {
+    const user = userEvent.setup();
+    const { latest } = setup(makeOptions({ upstream: 'flightsql', address: 'h:1' }));
+    const input = screen.getByTestId(selectors.config.allowedLocationHosts);
+    expect(input).toHaveValue('');
+    await user.type(input, 'd1.example');
+    expect(latest().jsonData.allowedLocationHosts).toBe('d1.example');
+  });
 });
 
 describe('ConfigEditor layout', () => {

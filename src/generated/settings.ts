@@ -306,9 +306,19 @@ export const settings = {
     key: 'oauthPassThru',
     type: 'boolean',
     upstream: 'flightsql',
-    help: "Send the signed-in user's OAuth access token (and ID token, when there is one) to the server instead of the configured credentials, on every query, health check and schema call that Grafana forwards them with. Calls without a forwarded user, such as alert rules without one, use the configured credentials.",
+    help: "Send the signed-in user's OAuth access token (and ID token, when there is one) to the server instead of the configured credentials, on every query, health check and schema call that Grafana forwards them with. What a call without a forwarded user gets is noForwardedIdentity's choice.",
     description:
-      "Send the signed-in user's OAuth access token (and ID token, when there is one) to the server instead of the configured credentials, on every query, health check and schema call that Grafana forwards them with. Calls without a forwarded user, such as alert rules without one, use the configured credentials. Default: off.",
+      "Send the signed-in user's OAuth access token (and ID token, when there is one) to the server instead of the configured credentials, on every query, health check and schema call that Grafana forwards them with. What a call without a forwarded user gets is noForwardedIdentity's choice. Default: off.",
+  },
+  noForwardedIdentity: {
+    key: 'noForwardedIdentity',
+    type: 'string',
+    default: 'refuse',
+    values: ['refuse', 'configured'],
+    upstream: 'flightsql',
+    help: 'With oauthPassThru on, what a call without a signed-in user\'s OAuth identity gets (an expired token, a public dashboard, a basic-auth user, a service account, an alert rule): refuse fails it with "no signed-in user to forward"; configured sends it with the configured credentials. Ignored when oauthPassThru is off.',
+    description:
+      'With oauthPassThru on, what a call without a signed-in user\'s OAuth identity gets (an expired token, a public dashboard, a basic-auth user, a service account, an alert rule): refuse fails it with "no signed-in user to forward"; configured sends it with the configured credentials. Ignored when oauthPassThru is off. Accepted: refuse, configured. Default: refuse.',
   },
   headerNameN: {
     key: 'headerNameN',
@@ -323,6 +333,14 @@ export const settings = {
     upstream: 'flightsql',
     help: 'Value of the header headerNameN.',
     description: 'Value of the header headerNameN.',
+  },
+  allowedLocationHosts: {
+    key: 'allowedLocationHosts',
+    type: 'string',
+    upstream: 'flightsql',
+    help: "Other hosts, comma-separated, that the server's endpoint locations may send the plugin to for a query's data; the plugin sends them the credentials, headers and forwarded user tokens. Empty: only the host of address. A location on any other host fails the query, naming the host.",
+    description:
+      "Other hosts, comma-separated, that the server's endpoint locations may send the plugin to for a query's data; the plugin sends them the credentials, headers and forwarded user tokens. Empty: only the host of address. A location on any other host fails the query, naming the host.",
   },
   catalog: {
     key: 'catalog',

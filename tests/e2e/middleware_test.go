@@ -142,6 +142,14 @@ func (r *recorder) take() []metadata.MD {
 // the metadata of every call.
 func startRecordingFlightSQL(t *testing.T) (string, *recorder) {
 	t.Helper()
+	return startRecordingFlightSQLWith(t, nil)
+}
+
+// startRecordingFlightSQLWith is startRecordingFlightSQL serving what wrap
+// makes of the SQLite server, told the address it listens on (nil: the
+// server itself).
+func startRecordingFlightSQLWith(t *testing.T, wrap func(srv flightsql.Server, addr string) flightsql.Server) (string, *recorder) {
+	t.Helper()
 	db, err := example.CreateDB()
 	if err != nil {
 		t.Fatal(err)
@@ -170,7 +178,11 @@ func startRecordingFlightSQL(t *testing.T) (string, *recorder) {
 		},
 	}})
 	s.InitListener(lis)
-	s.RegisterFlightService(flightsql.NewFlightServer(srv))
+	var served flightsql.Server = srv
+	if wrap != nil {
+		served = wrap(srv, lis.Addr().String())
+	}
+	s.RegisterFlightService(flightsql.NewFlightServer(served))
 	done := make(chan struct{})
 	go func() { defer close(done); _ = s.Serve() }()
 	t.Cleanup(func() { s.Shutdown(); <-done })
@@ -184,8 +196,12 @@ func TestForwardedOAuthIdentityReachesFlightSQL(t *testing.T) {
 		user       = "Bearer user-access-token"
 		idToken    = "user-id-token"
 	)
-	settings := func(passThru bool) string {
-		return fmt.Sprintf(`{"upstream":"flightsql","address":%q,"authType":"token","oauthPassThru":%t}`, addr, passThru)
+	settings := func(passThru bool, rule ...string) string {
+		js := fmt.Sprintf(`{"upstream":"flightsql","address":%q,"authType":"token","oauthPassThru":%t`, addr, passThru)
+		for _, r := range rule {
+			js += fmt.Sprintf(`,"noForwardedIdentity":%q`, r)
+		}
+		return js + "}"
 	}
 	secure := map[string]string{"token": "configured-service-token"}
 	// Grafana sends the forwarded headers under their names, or prefixed
@@ -240,9 +256,51 @@ func TestForwardedOAuthIdentityReachesFlightSQL(t *testing.T) {
 	t.Run("on, prefixed headers", func(t *testing.T) {
 		expect(t, run(t, instance(settings(true), secure), forwardedPrefixed), user, idToken)
 	})
-	t.Run("on, nothing forwarded", func(t *testing.T) {
-		expect(t, run(t, instance(settings(true), secure), nil), configured, "")
+	t.Run("on, refuse, forwarded", func(t *testing.T) {
+		expect(t, run(t, instance(settings(true, "refuse"), secure), forwarded), user, idToken)
 	})
+	t.Run("on, configured, forwarded", func(t *testing.T) {
+		expect(t, run(t, instance(settings(true, "configured"), secure), forwarded), user, idToken)
+	})
+	t.Run("on, configured, nothing forwarded", func(t *testing.T) {
+		expect(t, run(t, instance(settings(true, "configured"), secure), nil), configured, "")
+	})
+	// The default refuses a call without a forwarded user: the health check
+	// fails and the query is the plugin's error, saying what to change;
+	// nothing reaches the server.
+	for name, rule := range map[string][]string{"default": nil, "refuse": {"refuse"}} {
+		t.Run("on, "+name+", nothing forwarded", func(t *testing.T) {
+			pc := instance(settings(true, rule...), secure)
+			const want = `flightsql: no signed-in user to forward: oauthPassThru is on`
+			res, err := plug.Diagnostics.CheckHealth(ctx(t), &pluginv2.CheckHealthRequest{PluginContext: pc})
+			if err != nil || res.Status != pluginv2.CheckHealthResponse_ERROR || !strings.Contains(res.Message, want) {
+				t.Errorf("health: %v %v", err, res)
+			}
+			resp, err := plug.Data.QueryData(ctx(t), &pluginv2.QueryDataRequest{PluginContext: pc, Queries: []*pluginv2.DataQuery{q}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			a := resp.Responses["A"]
+			if !strings.Contains(a.Error, want) || !strings.Contains(a.Error, `set noForwardedIdentity to "configured"`) ||
+				a.ErrorSource != "plugin" || a.Status != 400 || strings.Contains(a.Error, "configured-service-token") {
+				t.Errorf("query: status %d, source %q, error %q", a.Status, a.ErrorSource, a.Error)
+			}
+			if mds := rec.take(); len(mds) != 0 {
+				t.Errorf("the server saw %d calls, want none", len(mds))
+			}
+		})
+	}
+	// The health check says which rule applies.
+	for rule, want := range map[string]string{
+		"refuse":     `oauthPassThru: calls without a signed-in user are refused (noForwardedIdentity "refuse")`,
+		"configured": `oauthPassThru: calls without a signed-in user are sent with the configured credentials (noForwardedIdentity "configured")`,
+	} {
+		res, err := plug.Diagnostics.CheckHealth(ctx(t), &pluginv2.CheckHealthRequest{PluginContext: instance(settings(true, rule), secure), Headers: forwarded})
+		if err != nil || res.Status != pluginv2.CheckHealthResponse_OK || !strings.Contains(res.Message, want) {
+			t.Errorf("health with %s: %v %v", rule, err, res)
+		}
+	}
+	rec.take()
 	t.Run("off", func(t *testing.T) {
 		expect(t, run(t, instance(settings(false), secure), forwarded), configured, "")
 	})
@@ -328,5 +386,71 @@ func TestBuildInfoFlags(t *testing.T) {
 	var got, want map[string]any
 	if err != nil || json.Unmarshal(out, &got) != nil || json.Unmarshal([]byte(info), &want) != nil || fmt.Sprint(got) != fmt.Sprint(want) {
 		t.Errorf("-buildinfo: %q %v", out, err)
+	}
+}
+
+// locatingServer names an endpoint location for every query: the same
+// listener, under another host name.
+type locatingServer struct {
+	flightsql.Server
+	location string
+}
+
+func (s *locatingServer) GetFlightInfoStatement(c context.Context, cmd flightsql.StatementQuery, desc *flight.FlightDescriptor) (*flight.FlightInfo, error) {
+	info, err := s.Server.GetFlightInfoStatement(c, cmd, desc)
+	if err != nil {
+		return nil, err
+	}
+	for _, ep := range info.GetEndpoint() {
+		ep.Location = []*flight.Location{{Uri: s.location}}
+	}
+	return info, nil
+}
+
+// An endpoint location on another host ("localhost", while the address is
+// 127.0.0.1) gets nothing, neither the forwarded user's token nor the
+// configured one, and the query fails naming the host, unless
+// allowedLocationHosts lists it.
+func TestLocationOnAnotherHostThroughThePlugin(t *testing.T) {
+	addr, rec := startRecordingFlightSQLWith(t, func(srv flightsql.Server, addr string) flightsql.Server {
+		_, port, _ := net.SplitHostPort(addr)
+		return &locatingServer{Server: srv, location: "grpc+tcp://localhost:" + port}
+	})
+	q := harness.Query("A", map[string]string{"rawSql": "SELECT v FROM t", "format": "table"}, from, t0, 0, 100)
+	secure := map[string]string{"token": "configured-service-token"}
+	for _, tc := range []struct {
+		passThru bool
+		allowed  string
+		authz    string // what the location gets; "" for a refusal
+	}{
+		{passThru: false, allowed: "", authz: ""},
+		{passThru: true, allowed: "", authz: ""},
+		{passThru: true, allowed: "data.example", authz: ""},
+		{passThru: false, allowed: "localhost", authz: "Bearer configured-service-token"},
+		{passThru: true, allowed: "data.example, localhost", authz: "Bearer user-access-token"},
+	} {
+		js := fmt.Sprintf(`{"upstream":"flightsql","address":%q,"authType":"token","oauthPassThru":%t,"allowedLocationHosts":%q}`, addr, tc.passThru, tc.allowed)
+		resp, err := plug.Data.QueryData(ctx(t), &pluginv2.QueryDataRequest{PluginContext: instance(js, secure),
+			Headers: map[string]string{"Authorization": "Bearer user-access-token"}, Queries: []*pluginv2.DataQuery{q}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		a := resp.Responses["A"]
+		mds := rec.take()
+		if tc.authz == "" {
+			if !strings.Contains(a.Error, `host "localhost"`) || !strings.Contains(a.Error, "allowedLocationHosts") || a.ErrorSource != "plugin" {
+				t.Errorf("%+v: status %d, source %q, error %q", tc, a.Status, a.ErrorSource, a.Error)
+			}
+			if len(mds) != 1 { // GetFlightInfo on the address; nothing at the location
+				t.Errorf("%+v: the server saw %d calls, want 1", tc, len(mds))
+			}
+			continue
+		}
+		if a.Error != "" || len(a.Frames) != 1 || len(mds) != 2 {
+			t.Fatalf("%+v: %q, %d frames, %d calls", tc, a.Error, len(a.Frames), len(mds))
+		}
+		if got := mds[1].Get("authorization"); len(got) != 1 || got[0] != tc.authz || strings.Join(mds[1].Get(":authority"), ",") != "localhost:"+addr[strings.LastIndex(addr, ":")+1:] {
+			t.Errorf("%+v: the location got authorization %q at %q", tc, got, mds[1].Get(":authority"))
+		}
 	}
 }

@@ -45,8 +45,12 @@ type conn struct {
 	dialOpts []grpc.DialOption
 	headers  []string // key, value pairs
 	auth     authenticator
-	// oauthPassThru: a forwarded user identity replaces auth (outgoing).
-	oauthPassThru bool
+	// oauthPassThru: a forwarded user identity replaces auth (outgoing);
+	// a call without one is refused unless noIdentityConfigured.
+	oauthPassThru, noIdentityConfigured bool
+	// locationHosts are the hosts an endpoint location may name: the
+	// address's and allowedLocationHosts (lowercase).
+	locationHosts []string
 	secrets       []string // values never to show in a message
 
 	// received is set once any call got an answer from a server: from then
@@ -84,7 +88,9 @@ func newConn(cfg settings.FlightSQL, mem memory.Allocator, extra []grpc.DialOpti
 		dialect: newDialectState(cfg.Dialect),
 		auth:    authenticator{kind: cfg.AuthType, user: cfg.Username, pass: cfg.Password},
 
-		oauthPassThru: cfg.OAuthPassThru,
+		oauthPassThru:        cfg.OAuthPassThru,
+		noIdentityConfigured: cfg.NoForwardedIdentity == settings.NoIdentityConfigured,
+		locationHosts:        cfg.LocationHosts(),
 	}
 	for _, s := range []settings.Secret{cfg.Token, cfg.Password, cfg.TLSClientKey} {
 		if s.IsSet() {
@@ -194,7 +200,7 @@ func (c *conn) remote(uri string) (*flightsql.Client, error) {
 	}
 	u, err := url.Parse(uri)
 	if err != nil {
-		return nil, fmt.Errorf("flightsql: endpoint location %q: %w", uri, err)
+		return nil, fmt.Errorf("flightsql: endpoint location %s: %w", source.Quote(uri), err)
 	}
 	var t *tls.Config
 	switch u.Scheme {
@@ -202,16 +208,19 @@ func (c *conn) remote(uri string) (*flightsql.Client, error) {
 		return c.main, nil
 	case "grpc", "grpc+tcp":
 		if c.tls != nil {
-			return nil, fmt.Errorf("flightsql: endpoint location %q is plaintext while TLS is on; refusing to send credentials without TLS", uri)
+			return nil, fmt.Errorf("flightsql: endpoint location %s is plaintext while TLS is on; refusing to send credentials without TLS", source.Quote(uri))
 		}
 	case "grpc+tls":
 		if c.tls == nil {
-			return nil, fmt.Errorf("flightsql: endpoint location %q needs TLS: turn tlsEnabled on", uri)
+			return nil, fmt.Errorf("flightsql: endpoint location %s needs TLS: turn tlsEnabled on", source.Quote(uri))
 		}
 		t = c.tls.Clone()
 		t.ServerName = "" // verify the location's own host name
 	default:
-		return nil, fmt.Errorf("flightsql: endpoint location %q: scheme %q is not supported (grpc, grpc+tcp, grpc+tls)", uri, u.Scheme)
+		return nil, fmt.Errorf("flightsql: endpoint location %s: scheme %s is not supported (grpc, grpc+tcp, grpc+tls)", source.Quote(uri), source.Quote(u.Scheme))
+	}
+	if err := c.allowHost(u.Hostname()); err != nil {
+		return nil, err
 	}
 	if u.Host == c.address && (t == nil) == (c.tls == nil) {
 		return c.main, nil
@@ -230,6 +239,28 @@ func (c *conn) remote(uri string) (*flightsql.Client, error) {
 	}
 	c.remotes[uri] = cl
 	return cl, nil
+}
+
+// ErrLocationHost is the error of an endpoint location on a host the
+// settings do not allow (allowedLocationHosts).
+var ErrLocationHost = errors.New("flightsql: endpoint location on a host that is not allowed")
+
+// allowHost refuses an endpoint location's host unless it is the address's
+// host or one of allowedLocationHosts. Every call carries the credentials,
+// the custom headers or the user's forwarded token, so a host the
+// administrator did not name is not dialled at all (rather than dialled
+// without them, which would hand a server's choice of host the plugin's
+// network position). Host names are compared as written, without resolving
+// them: "localhost" and "127.0.0.1" are two hosts.
+func (c *conn) allowHost(host string) error {
+	h := strings.ToLower(host)
+	for _, ok := range c.locationHosts {
+		if h == ok {
+			return nil
+		}
+	}
+	return &source.Error{Kind: source.KindQuery, Err: fmt.Errorf("%w: the server sent the query to host %s, which is neither the host of address nor listed in allowedLocationHosts: "+
+		"the plugin sends credentials and forwarded user tokens only there (an administrator may add the host to allowedLocationHosts)", ErrLocationHost, source.Quote(host))}
 }
 
 func (c *conn) close() error {
@@ -277,7 +308,7 @@ func (c *conn) session(ctx context.Context) error {
 		c.sessionSent = true
 		return nil
 	case err != nil:
-		return c.upstream("setting the default catalog and schema", err)
+		return c.upstream(ctx, "setting the default catalog and schema", err)
 	}
 	names := make([]string, 0, len(res.GetErrors()))
 	for name := range res.GetErrors() {
@@ -295,17 +326,48 @@ func (c *conn) session(ctx context.Context) error {
 	return nil
 }
 
+// ErrNoSignedInUser is the error of a call without a forwarded identity
+// while oauthPassThru is on and noForwardedIdentity is "refuse".
+var ErrNoSignedInUser = errors.New("flightsql: no signed-in user to forward")
+
+// errNoSignedInUser says what was refused and what the administrator can
+// change; the plugin's side (KindQuery), not the server's.
+var errNoSignedInUser error = &source.Error{Kind: source.KindQuery, Err: fmt.Errorf(
+	"%w: oauthPassThru is on and this call carries no user's OAuth identity (an expired token, a public dashboard, a basic-auth user, "+
+		"a service account or an alert rule); an administrator may set noForwardedIdentity to %q to send such calls with the configured credentials",
+	ErrNoSignedInUser, settings.NoIdentityConfigured)}
+
+// passThruRule says which rule applies to calls without a forwarded
+// identity, for the health check; "" when oauthPassThru is off.
+func (c *conn) passThruRule() string {
+	switch {
+	case !c.oauthPassThru:
+		return ""
+	case c.noIdentityConfigured:
+		return fmt.Sprintf("oauthPassThru: calls without a signed-in user are sent with the configured credentials (noForwardedIdentity %q)", settings.NoIdentityConfigured)
+	}
+	return fmt.Sprintf("oauthPassThru: calls without a signed-in user are refused (noForwardedIdentity %q)", settings.NoIdentityRefuse)
+}
+
 // outgoing returns ctx carrying the headers and authorization of a call, and
 // the configured authorization value it used. With oauthPassThru on, the
 // user's identity forwarded in ctx (source.WithForwarded) replaces the
-// configured authorization, and "" is returned: it is nothing to renew.
+// configured authorization, and "" is returned: it is nothing to renew; a
+// call without one is refused (ErrNoSignedInUser) unless noForwardedIdentity
+// is "configured".
 func (c *conn) outgoing(ctx context.Context) (context.Context, string, error) {
-	if fw, ok := source.ForwardedFrom(ctx); ok && c.oauthPassThru {
-		kv := append(c.headers[:len(c.headers):len(c.headers)], "authorization", fw.Authorization())
-		if fw.IDToken() != "" {
-			kv = append(kv, "x-id-token", fw.IDToken())
+	if c.oauthPassThru {
+		fw, ok := source.ForwardedFrom(ctx)
+		switch {
+		case ok:
+			kv := append(c.headers[:len(c.headers):len(c.headers)], "authorization", fw.Authorization())
+			if fw.IDToken() != "" {
+				kv = append(kv, "x-id-token", fw.IDToken())
+			}
+			return metadata.AppendToOutgoingContext(ctx, kv...), "", nil
+		case !c.noIdentityConfigured:
+			return nil, "", errNoSignedInUser
 		}
-		return metadata.AppendToOutgoingContext(ctx, kv...), "", nil
 	}
 	authz, err := c.auth.value(ctx, c)
 	if err != nil {
@@ -349,6 +411,29 @@ type authenticator struct {
 
 	mu     sync.Mutex
 	bearer string
+	// recent are the last bearer tokens the handshake obtained, newest
+	// last: a server may echo a stale one after it was renewed (redact).
+	// Its own lock: redact reads it while a handshake holds mu.
+	recentMu sync.Mutex
+	recent   []string
+}
+
+// keptBearers is how many handshake tokens redact knows of.
+const keptBearers = 4
+
+// authenticating is what a handshake error says was being done.
+const authenticating = "authenticating"
+
+// issued returns the bearer tokens the handshake obtained lately, each with
+// and without its scheme.
+func (a *authenticator) issued() []string {
+	a.recentMu.Lock()
+	defer a.recentMu.Unlock()
+	var out []string
+	for _, b := range a.recent {
+		out = append(out, withoutScheme(b)...)
+	}
+	return out
 }
 
 func (a *authenticator) value(ctx context.Context, c *conn) (string, error) {
@@ -369,6 +454,12 @@ func (a *authenticator) value(ctx context.Context, c *conn) (string, error) {
 		return "", err
 	}
 	a.bearer = tok
+	a.recentMu.Lock()
+	a.recent = append(a.recent, tok)
+	if len(a.recent) > keptBearers {
+		a.recent = append(a.recent[:0], a.recent[len(a.recent)-keptBearers:]...)
+	}
+	a.recentMu.Unlock()
 	return tok, nil
 }
 
@@ -389,21 +480,21 @@ func (c *conn) handshake(ctx context.Context, basic string) (string, error) {
 	defer cancel()
 	stream, err := c.main.Client.Handshake(hctx)
 	if err != nil {
-		return "", c.upstream("authenticating", err)
+		return "", c.upstream(ctx, authenticating, err)
 	}
 	if err := stream.CloseSend(); err != nil {
-		return "", c.upstream("authenticating", err)
+		return "", c.upstream(ctx, authenticating, err)
 	}
 	header, err := stream.Header()
 	if err != nil {
-		return "", c.upstream("authenticating", err)
+		return "", c.upstream(ctx, authenticating, err)
 	}
 	for {
 		if _, err := stream.Recv(); err != nil {
 			if errors.Is(err, io.EOF) {
 				break
 			}
-			return "", c.upstream("authenticating", err)
+			return "", c.upstream(ctx, authenticating, err)
 		}
 	}
 	for _, v := range metadata.Join(header, stream.Trailer()).Get("authorization") {
@@ -411,5 +502,5 @@ func (c *conn) handshake(ctx context.Context, basic string) (string, error) {
 			return v, nil
 		}
 	}
-	return "", c.upstream("authenticating", errors.New("the server accepted the handshake but returned no bearer token"))
+	return "", c.upstream(ctx, authenticating, errors.New("the server accepted the handshake but returned no bearer token"))
 }

@@ -133,7 +133,7 @@ func TestBasicAuthHandshakeAndRefresh(t *testing.T) {
 	}
 
 	cfg.Password = "wrong-s3cr3t"
-	fail(t, newTestSource(t, cfg), `authentication failed: the server rejected user "bob" or its password`, "wrong-s3cr3t", pass)
+	fail(t, newTestSource(t, cfg), "authentication failed: the server rejected the configured user name or its password", "wrong-s3cr3t", pass, "bob")
 }
 
 func TestHeadersReachTheServer(t *testing.T) {

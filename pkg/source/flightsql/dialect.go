@@ -370,5 +370,9 @@ func (s *Source) HealthReport(ctx context.Context) (string, error) {
 			how += ": " + st.why
 		}
 	}
-	return fmt.Sprintf("Connected to %s; SQL dialect %s (%s)", server, st.d.name, how), nil
+	msg := fmt.Sprintf("Connected to %s; SQL dialect %s (%s)", server, st.d.name, how)
+	if rule := s.conn.passThruRule(); rule != "" {
+		msg += "; " + rule
+	}
+	return msg, nil
 }

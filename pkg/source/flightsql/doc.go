@@ -24,12 +24,17 @@
 // an option the server refuses fails the query, naming it. With
 // oauthPassThru on, one connection serves every user: it keeps no cookie
 // and so no server session, and sends no session options (catalog and schema
-// then only default schema browsing and the macros).
+// then only default schema browsing and the macros). A call without a
+// forwarded identity is refused (ErrNoSignedInUser, "no signed-in user to
+// forward") unless noForwardedIdentity is "configured", which sends it with
+// the configured credentials; the health check says which rule applies.
 //
 // Every endpoint of the FlightInfo is read, in order; an endpoint with a
 // location is read from that location (grpc, grpc+tcp, grpc+tls, or
 // arrow-flight-reuse-connection), with the same credentials. A plaintext
-// location is refused while TLS is on. A stream that fails after some batches
+// location is refused while TLS is on, and so is a location on a host other
+// than the address's and those of allowedLocationHosts (ErrLocationHost):
+// such a host is not dialled at all. A stream that fails after some batches
 // fails the query: the reader's error is checked after its loop. Rows beyond
 // the rowLimit setting, and bytes beyond the byteLimit setting (counted as
 // the Arrow buffer sizes of the batches read, so approximate), are not read:

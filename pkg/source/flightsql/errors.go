@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 
 	"google.golang.org/grpc"
@@ -25,10 +26,10 @@ func (e *upstreamError) Error() string { return e.msg }
 func (e *upstreamError) Unwrap() error { return e.err }
 
 // upstream describes err, which happened while doing what, in words the
-// user can act on, keeps the server's own message, and marks it as an
-// upstream failure (a timeout as source.KindTimeout). Errors that are already
-// classified pass through.
-func (c *conn) upstream(what string, err error) error {
+// user can act on, keeps the server's own message (redacted: see redact)
+// and marks it as an upstream failure (a timeout as source.KindTimeout).
+// Errors that are already classified pass through.
+func (c *conn) upstream(ctx context.Context, what string, err error) error {
 	if err == nil {
 		return nil
 	}
@@ -42,7 +43,7 @@ func (c *conn) upstream(what string, err error) error {
 		msg += hint + ": "
 	}
 	msg += detail
-	ue := &upstreamError{msg: c.redact(msg), err: err}
+	ue := &upstreamError{msg: c.redact(ctx, msg, st.Code() == codes.Unauthenticated || what == authenticating), err: err}
 	if timedOut(err) {
 		return &source.Error{Kind: source.KindTimeout, Err: ue}
 	}
@@ -69,7 +70,7 @@ func (c *conn) hint(err error, code codes.Code, detail string) string {
 		case "token":
 			return "authentication failed: the server rejected the token"
 		case "password":
-			return fmt.Sprintf("authentication failed: the server rejected user %q or its password", c.auth.user)
+			return "authentication failed: the server rejected the configured user name or its password"
 		}
 		return `authentication failed: the server requires credentials (set authType to "token" or "password")`
 	case code == codes.PermissionDenied:
@@ -150,12 +151,80 @@ func (c *conn) note(err error) {
 	}
 }
 
-// redact removes every secret value from msg.
-func (c *conn) redact(msg string) string {
-	for _, s := range c.secrets {
-		if s != "" {
+// What a message may show. The rule, and why:
+//
+// A message never confirms a guess. A Viewer may put candidate strings in a
+// query; if the plugin replaced a configured secret wherever it appears in
+// the server's answer (which echoes the query), "[redacted]" would mark the
+// candidate that is the secret. So a secret is replaced only where the user
+// did not send it: a secret that occurs in the text the user sent with the
+// call (the query's SQL, or a schema browsing call's catalog, schema and
+// table) is left as is everywhere in the message, which then reads the same
+// whichever candidate is the secret, and tells the user nothing they did not
+// type. A secret the user did not send is replaced wherever it appears
+// (a server that names the credentials it received). The SQL Quiver shows
+// beside a server's message is the SQL sent, as sent (cut to
+// source.QuoteMax bytes), never redacted.
+//
+// The secrets: the configured token, password (and its basic-auth
+// encoding), TLS client key and header values, the bearer tokens the
+// password handshake obtained, and the forwarded user's access token (with
+// and without its scheme) and ID token. In the messages of authentication
+// failures the configured user name is replaced too: a server may name the
+// user it rejected.
+//
+// What the rule cannot do: a value the query computes rather than spells
+// (concat('ab', 'cd')) that a server then echoes is not text the user sent,
+// and is replaced if it is a secret; and a server that echoes the
+// credentials it received in the same message as a secret the user sent
+// shows them. Neither can be told apart from the message alone.
+func (c *conn) redact(ctx context.Context, msg string, auth bool) string {
+	sent := sentFrom(ctx)
+	secrets := c.secretsOf(ctx, auth)
+	// Longest first, so that a secret inside another leaves no tail behind.
+	slices.SortFunc(secrets, func(a, b string) int { return len(b) - len(a) })
+	for _, s := range secrets {
+		if s != "" && !strings.Contains(sent, s) {
 			msg = strings.ReplaceAll(msg, s, "[redacted]")
 		}
 	}
 	return msg
+}
+
+// secretsOf lists the values redact replaces for a call under ctx (see
+// redact); with auth, the configured user name too.
+func (c *conn) secretsOf(ctx context.Context, auth bool) []string {
+	secrets := append([]string(nil), c.secrets...)
+	secrets = append(secrets, c.auth.issued()...)
+	if fw, ok := source.ForwardedFrom(ctx); ok {
+		secrets = append(secrets, withoutScheme(fw.Authorization())...)
+		secrets = append(secrets, fw.IDToken())
+	}
+	if auth && c.auth.user != "" {
+		secrets = append(secrets, c.auth.user)
+	}
+	return secrets
+}
+
+// withoutScheme returns an authorization value and, when it has a scheme
+// ("Bearer …"), the credential alone.
+func withoutScheme(authz string) []string {
+	if _, cred, ok := strings.Cut(authz, " "); ok && cred != "" {
+		return []string{authz, cred}
+	}
+	return []string{authz}
+}
+
+type sentKey struct{}
+
+// withSent returns ctx carrying the text the user sent with a call (the
+// query's SQL), which messages of the call may show unredacted (redact).
+func withSent(ctx context.Context, text string) context.Context {
+	return context.WithValue(ctx, sentKey{}, text)
+}
+
+// sentFrom returns the text withSent put in ctx, or "".
+func sentFrom(ctx context.Context) string {
+	s, _ := ctx.Value(sentKey{}).(string)
+	return s
 }

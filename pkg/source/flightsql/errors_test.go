@@ -91,11 +91,11 @@ func TestUpstreamTimeoutKind(t *testing.T) {
 		status.Error(codes.DeadlineExceeded, "context deadline exceeded"),
 		context.DeadlineExceeded,
 	} {
-		mustKind(t, c.upstream("executing the query", err), source.KindTimeout, "timed out after 3s", "raise the timeout setting")
+		mustKind(t, c.upstream(context.Background(), "executing the query", err), source.KindTimeout, "timed out after 3s", "raise the timeout setting")
 	}
-	got := c.upstream("executing the query", status.Error(codes.Internal, "boom"))
+	got := c.upstream(context.Background(), "executing the query", status.Error(codes.Internal, "boom"))
 	mustKind(t, got, source.KindUpstream, "boom")
-	if !errors.Is(c.upstream("x", context.DeadlineExceeded), context.DeadlineExceeded) {
+	if !errors.Is(c.upstream(context.Background(), "x", context.DeadlineExceeded), context.DeadlineExceeded) {
 		t.Error("the timeout error does not wrap the original")
 	}
 }

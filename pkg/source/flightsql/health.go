@@ -9,6 +9,8 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/flight"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
+
+	"github.com/quiverdata/quiver/pkg/source"
 )
 
 // CheckHealth connects and asks the server for its name and version
@@ -24,8 +26,8 @@ func (s *Source) CheckHealth(ctx context.Context) error {
 // fallbackWorthy reports whether a failed GetSqlInfo may still leave a
 // working server: not for connection, TLS, authentication or timeouts.
 func fallbackWorthy(err error) bool {
-	if errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled) {
-		return false
+	if errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled) || source.KindOf(err) == source.KindQuery {
+		return false // KindQuery: the plugin refused the call (ErrNoSignedInUser)
 	}
 	var ue *upstreamError
 	if errors.As(err, &ue) {
@@ -48,7 +50,7 @@ func (s *Source) readInfo(ctx context.Context, what string, call func(context.Co
 		return err
 	})
 	if err != nil {
-		return s.conn.upstream(what, err)
+		return s.conn.upstream(ctx, what, err)
 	}
 	for i, ep := range info.GetEndpoint() {
 		if err := s.readAllOf(ctx, ep, fmt.Sprintf("%s: endpoint %d of %d", what, i+1, len(info.GetEndpoint())), fn); err != nil {
@@ -71,7 +73,7 @@ func (s *Source) readAllOf(ctx context.Context, ep *flight.FlightEndpoint, what 
 		}
 	}
 	if err := rdr.Err(); err != nil {
-		return s.conn.upstream(what, err)
+		return s.conn.upstream(ctx, what, err)
 	}
 	return nil
 }

@@ -419,7 +419,7 @@ func TestBadQueries(t *testing.T) {
 	}
 	// The server's own message for a query it rejects.
 	_, err := runQuery(t, s, "SELEC 1", FormatTable, source.Limits{})
-	mustKind(t, err, source.KindUpstream, "executing the query", `syntax error near "SELEC 1"`, "(SQL sent: SELEC 1)")
+	mustKind(t, err, source.KindUpstream, "executing the query", `syntax error near "SELEC 1"`, `(SQL sent: "SELEC 1")`)
 }
 
 // TestMetadataAsTheSDKWritesIt decodes our frames with the SDK, marshals
@@ -599,25 +599,21 @@ func TestExecutedQueryStringOnEveryFrame(t *testing.T) {
 	}
 }
 
-// TestUpstreamErrorShowsShortenedSQL: the SQL sent is in the error, cut
-// after 500 bytes.
+// TestUpstreamErrorShowsShortenedSQL: the SQL sent is in the error, as
+// sent, cut after source.QuoteMax bytes at a character boundary.
 func TestUpstreamErrorShowsShortenedSQL(t *testing.T) {
 	srv := newMemServer()
 	s := newTestSource(t, baseConfig(startServer(t, srv, serverOpts{})))
 	long := "SELECT " + strings.Repeat("é", 400) + " FROM nowhere"
 	sink := &frameSink{t: t}
 	err := s.Query(context.Background(), source.Query{RefID: "A", JSON: []byte(fmt.Sprintf(`{"rawSql":%q,"format":"table"}`, long))}, sink)
-	mustKind(t, err, source.KindUpstream, "executing the query", "(SQL sent: SELECT ééé")
-	msg := err.Error()
-	if strings.Contains(msg, "FROM nowhere)") {
-		t.Errorf("the whole SQL is in the error: %d bytes", len(msg))
+	mustKind(t, err, source.KindUpstream, "executing the query", `(SQL sent: "SELECT ééé`)
+	_, shown, _ := strings.Cut(err.Error(), "(SQL sent: ")
+	if want := source.Quote(long) + ")"; shown != want {
+		t.Errorf("shown SQL %q, want %q", shown, want)
 	}
-	_, shown, _ := strings.Cut(msg, "(SQL sent: ")
-	if !strings.HasSuffix(shown, "…)") || len(shown) > sqlShown+len("…)") || len(shown) < sqlShown-1 {
-		t.Errorf("shown SQL is %d bytes: %q", len(shown), shown)
-	}
-	if got := shortSQL("SELECT 1"); got != "SELECT 1" {
-		t.Errorf("short SQL changed: %q", got)
+	if !strings.HasSuffix(shown, fmt.Sprintf("… (%d bytes))", len(long))) {
+		t.Errorf("shown SQL is not cut: %q", shown)
 	}
 }
 

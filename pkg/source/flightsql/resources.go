@@ -30,7 +30,15 @@ func (s *Source) Resources() http.Handler {
 	mux.HandleFunc("GET /tables", s.handleTables)
 	mux.HandleFunc("GET /columns", s.handleColumns)
 	mux.HandleFunc("GET /dialect", s.handleDialect)
-	return mux
+	// The catalog, schema and table asked for are text the user sent
+	// (redact).
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		var sent []string
+		for _, vs := range r.URL.Query() {
+			sent = append(sent, vs...)
+		}
+		mux.ServeHTTP(w, r.WithContext(withSent(r.Context(), strings.Join(sent, "\n"))))
+	})
 }
 
 // Table is one entry of GET /tables.
@@ -133,7 +141,7 @@ func (s *Source) handleColumns(w http.ResponseWriter, r *http.Request) {
 		}
 		sc, err := flight.DeserializeSchema(bin.Value(i), s.mem)
 		if err != nil {
-			return fmt.Errorf("flightsql: columns: reading the schema of %q: %w", table, err)
+			return fmt.Errorf("flightsql: columns: reading the schema of %s: %w", source.Quote(table), err)
 		}
 		found = true
 		cols = make([]Column, sc.NumFields())
@@ -147,7 +155,7 @@ func (s *Source) handleColumns(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if !found {
-		writeJSON(w, http.StatusNotFound, map[string]string{"error": fmt.Sprintf("flightsql: columns: table %q not found", table)})
+		writeJSON(w, http.StatusNotFound, map[string]string{"error": fmt.Sprintf("flightsql: columns: table %s not found", source.Quote(table))})
 		return
 	}
 	writeJSON(w, http.StatusOK, map[string]any{"columns": cols})

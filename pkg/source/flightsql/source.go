@@ -11,7 +11,6 @@ import (
 	"fmt"
 	"strings"
 	"time"
-	"unicode/utf8"
 	"unsafe"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -102,7 +101,7 @@ func parseQuery(b []byte) (queryModel, error) {
 	switch m.Format {
 	case "", FormatTimeSeries, FormatTimeSeriesWide, FormatTable, FormatLogs:
 	default:
-		return m, source.BadQuery(`flightsql: format: %q is not one of "time_series", "time_series_wide", "table", "logs"`, m.Format)
+		return m, source.BadQuery(`flightsql: format: %s is not one of "time_series", "time_series_wide", "table", "logs"`, source.Quote(m.Format))
 	}
 	return m, nil
 }
@@ -124,7 +123,8 @@ func (s *Source) Query(ctx context.Context, q source.Query, sink source.Sink) (e
 	}
 	sql := exp.SQL
 
-	qctx, cancel := context.WithTimeout(ctx, s.cfg.TimeoutDuration())
+	// The user's text, before and after the macros, for messages (redact).
+	qctx, cancel := context.WithTimeout(withSent(ctx, m.RawSQL+"\n"+sql), s.cfg.TimeoutDuration())
 	defer cancel()
 
 	var fb frameBuilder
@@ -161,7 +161,8 @@ func (s *Source) Query(ctx context.Context, q source.Query, sink source.Sink) (e
 			err = &source.Error{Kind: source.KindTimeout, Err: fmt.Errorf("flightsql: the query timed out after %s (timeout setting): %w", s.cfg.TimeoutDuration(), err)}
 		}
 		if k := source.KindOf(err); k == source.KindUpstream || k == source.KindTimeout {
-			return &source.Error{Kind: k, Err: fmt.Errorf("%w (SQL sent: %s)", err, s.conn.redact(shortSQL(sql)))}
+			// The SQL as sent, never redacted (see redact), cut to QuoteMax.
+			return &source.Error{Kind: k, Err: fmt.Errorf("%w (SQL sent: %s)", err, source.Quote(sql))}
 		}
 		return err
 	}
@@ -208,22 +209,6 @@ func (s *Source) newBuilder(schema *arrow.Schema, format string, q source.Query,
 		return nil, err
 	}
 	return b, nil
-}
-
-// sqlShown is how much of the SQL an error shows.
-const sqlShown = 500
-
-// shortSQL is sql cut to its first sqlShown bytes (at a character boundary)
-// followed by "…" when longer.
-func shortSQL(sql string) string {
-	if len(sql) <= sqlShown {
-		return sql
-	}
-	cut := sqlShown
-	for cut > 0 && !utf8.RuneStart(sql[cut]) {
-		cut--
-	}
-	return sql[:cut] + "…"
 }
 
 // defaultInterval is the time range over the requested points when Grafana
@@ -274,7 +259,7 @@ func (s *Source) stream(ctx context.Context, sql string, onPlan func(*plan) (rec
 		return err
 	})
 	if err != nil {
-		return nil, s.conn.upstream("executing the query", err)
+		return nil, s.conn.upstream(ctx, "executing the query", err)
 	}
 	st := &streamState{}
 	eps := info.GetEndpoint()
@@ -297,7 +282,7 @@ func (s *Source) stream(ctx context.Context, sql string, onPlan func(*plan) (rec
 func (s *Source) doGet(ctx context.Context, ep *flight.FlightEndpoint, what string) (rdr *ipc.Reader, sb *streamBodies, cancel func(), err error) {
 	cl, err := s.conn.clientFor(ep)
 	if err != nil {
-		return nil, nil, nil, s.conn.upstream(what, err)
+		return nil, nil, nil, s.conn.upstream(ctx, what, err)
 	}
 	ectx, cancel := context.WithCancel(ctx)
 	err = s.conn.do(ectx, func(cctx context.Context) error {
@@ -311,7 +296,7 @@ func (s *Source) doGet(ctx context.Context, ep *flight.FlightEndpoint, what stri
 	})
 	if err != nil {
 		cancel()
-		return nil, nil, nil, s.conn.upstream(what, err)
+		return nil, nil, nil, s.conn.upstream(ctx, what, err)
 	}
 	return rdr, sb, cancel, nil
 }
@@ -420,7 +405,7 @@ func (s *Source) readEndpoint(ctx context.Context, st *streamState, ep *flight.F
 		}
 	}
 	if p.err != nil {
-		return false, s.conn.upstream(what, p.err)
+		return false, s.conn.upstream(ctx, what, p.err)
 	}
 	return false, nil
 }

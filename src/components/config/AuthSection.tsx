@@ -4,7 +4,7 @@ import { Field, Input, RadioButtonGroup, SecretInput, Switch } from '@grafana/ui
 import { labels } from '../../labels';
 import { selectors } from '../../selectors';
 import { defaults } from '../../settings';
-import { AuthType } from '../../types';
+import { AuthType, NoForwardedIdentity } from '../../types';
 import { Wrap } from '../Wrap';
 import { ConfigSection } from './Section';
 import { fieldError, secretProps, SectionProps, textProps } from './shared';
@@ -13,6 +13,11 @@ const authOptions: Array<{ label: string; value: AuthType }> = [
   { label: labels.flightsql.auth.none, value: 'none' },
   { label: labels.flightsql.auth.token, value: 'token' },
   { label: labels.flightsql.auth.password, value: 'password' },
+];
+
+const noIdentityOptions: Array<{ label: string; value: NoForwardedIdentity }> = [
+  { label: labels.flightsql.auth.refuse, value: 'refuse' },
+  { label: labels.flightsql.auth.configured, value: 'configured' },
 ];
 
 /** Authentication: none, token or user and password, and forwarding the user's OAuth identity. */
@@ -61,6 +66,21 @@ export function AuthSection(props: SectionProps) {
           onChange={(e) => setJson({ oauthPassThru: e.currentTarget.checked })}
         />
       </Field>
+      {jsonData.oauthPassThru && (
+        <Field
+          label={labels.flightsql.auth.noForwardedIdentity}
+          description={labels.flightsql.auth.noForwardedIdentityTooltip}
+          {...fieldError(errors, 'noForwardedIdentity')}
+        >
+          <Wrap testId={selectors.config.noForwardedIdentity}>
+            <RadioButtonGroup<NoForwardedIdentity>
+              options={noIdentityOptions}
+              value={jsonData.noForwardedIdentity ?? defaults.noForwardedIdentity}
+              onChange={(v) => setJson({ noForwardedIdentity: v })}
+            />
+          </Wrap>
+        </Field>
+      )}
     </ConfigSection>
   );
 }

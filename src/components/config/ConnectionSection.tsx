@@ -32,19 +32,32 @@ export function ConnectionSection(props: SectionProps) {
       {upstream === 'demo' ? (
         <p>{labels.upstream.demoHelp}</p>
       ) : (
-        <Field
-          label={labels.flightsql.address.label}
-          description={labels.flightsql.address.description}
-          required
-          {...fieldError(errors, 'address')}
-        >
-          <Input
-            data-testid={selectors.config.address}
-            placeholder={labels.flightsql.address.placeholder}
-            invalid={Boolean(errors.address)}
-            {...textProps(props, 'address')}
-          />
-        </Field>
+        <>
+          <Field
+            label={labels.flightsql.address.label}
+            description={labels.flightsql.address.description}
+            required
+            {...fieldError(errors, 'address')}
+          >
+            <Input
+              data-testid={selectors.config.address}
+              placeholder={labels.flightsql.address.placeholder}
+              invalid={Boolean(errors.address)}
+              {...textProps(props, 'address')}
+            />
+          </Field>
+          <Field
+            label={labels.flightsql.allowedLocationHosts.label}
+            description={labels.flightsql.allowedLocationHosts.description}
+            {...fieldError(errors, 'allowedLocationHosts')}
+          >
+            <Input
+              data-testid={selectors.config.allowedLocationHosts}
+              placeholder={labels.flightsql.allowedLocationHosts.placeholder}
+              {...textProps(props, 'allowedLocationHosts')}
+            />
+          </Field>
+        </>
       )}
     </ConfigSection>
   );

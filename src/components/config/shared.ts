@@ -22,7 +22,7 @@ export interface SectionProps {
   ) => void;
 }
 
-type TextKey = 'address' | 'tlsServerName' | 'username' | 'catalog' | 'schema';
+type TextKey = 'address' | 'allowedLocationHosts' | 'tlsServerName' | 'username' | 'catalog' | 'schema';
 
 /** Value and change handler of a plain text setting. */
 export function textProps({ jsonData, setJson }: SectionProps, key: TextKey) {
