@@ -3,8 +3,10 @@ package plugin
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
+	"slices"
 	"time"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -25,7 +27,8 @@ import (
 // setting costs on both sides of the wire. It is bounded: at most
 // adviseMaxPoints rows and adviseMaxSeries frames (or the instance's lower
 // limits), adviseTimeout for the query and the measuring, every frame held
-// in the process's memory budget, one measurement at a time.
+// in the process's memory budget, one measurement at a time, and only for
+// users who may edit the data source (adviseRoles).
 const (
 	// AdvisePath is the resource path of the advisor.
 	AdvisePath       = "advise"
@@ -35,6 +38,23 @@ const (
 	adviseMaxBody    = 64 << 10
 	adviseMaxDefault = 1000 // maxDataPoints when the request sets none
 )
+
+// adviseRoles are the organisation roles Grafana sends (PluginContext.User)
+// that may run the advisor: those that may edit a data source. A Viewer's
+// measurement would load the CPU and hold the process's one slot for
+// everyone else; the settings page, the advisor's only caller, is theirs.
+var adviseRoles = []string{"Editor", "Admin"}
+
+// adviseAllowed returns nil when user may run the advisor, else why not.
+func adviseAllowed(user *backend.User) error {
+	if user == nil {
+		return errors.New("advise: the request carries no signed-in user; the advisor is for users who may edit the data source (role Editor or Admin)")
+	}
+	if slices.Contains(adviseRoles, user.Role) {
+		return nil
+	}
+	return fmt.Errorf("advise: role %s may not run the advisor; it is for users who may edit the data source (role Editor or Admin)", source.Quote(user.Role))
+}
 
 // adviseSlot admits one measurement at a time in the process: measuring
 // loads the CPU, and timings taken side by side would disturb each other.
@@ -105,6 +125,9 @@ func (s *Service) advise(ctx context.Context, inst *Instance, req *backend.CallR
 	}
 	fail := func(status int, msg string) error {
 		return reply(status, map[string]string{"error": redactIdentity(ctx, msg)})
+	}
+	if err := adviseAllowed(req.PluginContext.User); err != nil {
+		return fail(http.StatusForbidden, err.Error())
 	}
 	if req.Method != http.MethodPost {
 		return fail(http.StatusMethodNotAllowed, "advise: use POST with the query to measure")

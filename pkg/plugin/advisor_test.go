@@ -13,10 +13,18 @@ import (
 	"github.com/quiverdata/quiver/pkg/source/demo"
 )
 
-// callAdvise posts body to the advisor of the instance of jsonData on s.
+// callAdvise posts body to the advisor of the instance of jsonData on s,
+// as an Editor.
 func callAdvise(t *testing.T, s *Service, jsonData, method, body string) (int, []byte) {
 	t.Helper()
+	return callAdviseAs(t, s, &backend.User{Login: "ed", Role: "Editor"}, jsonData, method, body)
+}
+
+// callAdviseAs is callAdvise as user (nil: no signed-in user).
+func callAdviseAs(t *testing.T, s *Service, user *backend.User, jsonData, method, body string) (int, []byte) {
+	t.Helper()
 	pc := backend.FromProto().PluginContext(pluginContext(jsonData))
+	pc.User = user
 	var got *backend.CallResourceResponse
 	err := s.CallResource(context.Background(), &backend.CallResourceRequest{PluginContext: pc, Path: AdvisePath, Method: method, Body: []byte(body)},
 		backend.CallResourceResponseSenderFunc(func(r *backend.CallResourceResponse) error { got = r; return nil }))
@@ -102,5 +110,39 @@ func TestAdviseRefuses(t *testing.T) {
 	status, body := callAdvise(t, sick, `{}`, http.MethodPost, `{"query":{"sql":"SELECT 1"}}`)
 	if status != http.StatusFailedDependency || !strings.Contains(string(body), "unreachable") {
 		t.Errorf("failing health check: %d %s", status, body)
+	}
+}
+
+// The advisor is for users who may edit the data source: a Viewer, a user
+// of no role and a request without a user are refused with a 403 saying
+// who may run it, before the request is read; an Editor and an Admin are
+// answered.
+func TestAdviseRefusesWhoMayNotEdit(t *testing.T) {
+	s := newTestService(t, demo.New(), 2)
+	body := `{"query":{"scenario":"random_walk","seriesCount":2,"seed":3},` + adviseRange + `}`
+	for _, tc := range []struct {
+		name string
+		user *backend.User
+		want string
+	}{
+		{"no user", nil, "no signed-in user"},
+		{"Viewer", &backend.User{Login: "v", Role: "Viewer"}, `role "Viewer" may not`},
+		{"no role", &backend.User{Login: "n", Role: "None"}, `role "None" may not`},
+		{"empty role", &backend.User{Login: "e"}, `role "" may not`},
+		{"long role", &backend.User{Login: "l", Role: strings.Repeat("R", 1000)}, "(1000 bytes)"},
+	} {
+		status, got := callAdviseAs(t, s, tc.user, `{}`, http.MethodPost, body)
+		var e struct{ Error string }
+		if err := json.Unmarshal(got, &e); err != nil {
+			t.Fatalf("%s: %s: %v", tc.name, got, err)
+		}
+		if status != http.StatusForbidden || !strings.Contains(e.Error, tc.want) || !strings.Contains(e.Error, "Editor or Admin") || len(e.Error) > 256 {
+			t.Errorf("%s: %d %q, want 403 naming %q and who may", tc.name, status, e.Error, tc.want)
+		}
+	}
+	for _, role := range adviseRoles {
+		if status, got := callAdviseAs(t, s, &backend.User{Login: "u", Role: role}, `{}`, http.MethodPost, body); status != http.StatusOK {
+			t.Errorf("%s: %d %s", role, status, got)
+		}
 	}
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/quiverdata/quiver/pkg/codec"
 	"github.com/quiverdata/quiver/pkg/pipeline"
 	"github.com/quiverdata/quiver/pkg/settings"
+	"github.com/quiverdata/quiver/pkg/source"
 )
 
 // PluginID is the plugin's id, as in plugin.json.
@@ -172,7 +173,8 @@ func unhealthy(ctx context.Context, err error, suffix string) *backend.CheckHeal
 
 // CallResource serves the codec advisor (advisor.go) and the source's
 // resources (schema browsing for the query editor), or 404 when the source
-// has none.
+// has none. What a resource call keeps is held in the memory budget, in an
+// account of its own, until it is answered.
 func (s *Service) CallResource(ctx context.Context, req *backend.CallResourceRequest, sender backend.CallResourceResponseSender) error {
 	inst, err := s.instance(ctx, req.PluginContext)
 	if err != nil {
@@ -202,5 +204,24 @@ func (s *Service) CallResource(ctx context.Context, req *backend.CallResourceReq
 		}
 		return sender.Send(r)
 	})
-	return inst.resources.CallResource(ctx, req, redacting)
+	acct := s.pipeline.Account(budgetShare(ctx, req.PluginContext))
+	defer acct.Close()
+	return inst.resources.CallResource(source.WithReserver(ctx, resourceBudget{ctx: ctx, acct: acct}), req, redacting)
+}
+
+// resourceBudget holds what a resource call keeps in the memory budget
+// (source.ReserveIn); a refusal carries the status classify gives it.
+type resourceBudget struct {
+	ctx  context.Context
+	acct *pipeline.Account
+}
+
+// Reserve implements source.Reserver.
+func (b resourceBudget) Reserve(n int64) error {
+	err := b.acct.Acquire(b.ctx, n)
+	if err == nil {
+		return nil
+	}
+	status, _, _ := classify(err)
+	return source.WithStatus(int(status), fmt.Errorf("plugin: resource: %w", err))
 }

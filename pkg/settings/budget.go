@@ -23,7 +23,8 @@ const (
 	EnvMemoryBudget = "QUIVER_MEMORY_BUDGET"
 	// EnvMemoryBudgetWait sets how long a query waiting for budget waits
 	// while nothing is released before it fails as busy: a Go duration
-	// ("20s", "2m"; default 30s). A queue that moves is waited out.
+	// ("20s", "2m"; default 30s, within MinBudgetWait – MaxBudgetWait). A
+	// queue that moves is waited out.
 	EnvMemoryBudgetWait = "QUIVER_MEMORY_BUDGET_WAIT"
 )
 
@@ -45,8 +46,10 @@ const (
 	// DefaultBudgetWait: a waiting query fails as busy when the queries
 	// holding the budget release nothing for this long (they are stuck
 	// upstream, or the budget is too small for them).
-	DefaultBudgetWait     = 30 * time.Second
-	MinBudgetWait         = 0
+	DefaultBudgetWait = 30 * time.Second
+	// MinBudgetWait: a shorter wait would fail every query that waits at
+	// all (at 0s, at once), however fast the budget moves.
+	MinBudgetWait         = time.Second
 	MaxBudgetWait         = 10 * time.Minute
 	budgetGoLimitHeadroom = 128 << 20
 )
@@ -160,8 +163,14 @@ func ReadBudget(getenv func(string) string, host int64, hostWhat string) (Budget
 	}
 	if v := strings.TrimSpace(getenv(EnvMemoryBudgetWait)); v != "" {
 		d, err := time.ParseDuration(v)
-		if err != nil || d < MinBudgetWait || d > MaxBudgetWait {
-			return Budget{}, fmt.Errorf("settings: %s: %s is not a duration within 0s – %s (\"20s\", \"1m\")", EnvMemoryBudgetWait, quote(v), MaxBudgetWait)
+		if err != nil {
+			return Budget{}, fmt.Errorf("settings: %s: %s is not a Go duration (\"20s\", \"1m\") within %s – %s", EnvMemoryBudgetWait, quote(v), MinBudgetWait, MaxBudgetWait)
+		}
+		if d < MinBudgetWait {
+			return Budget{}, fmt.Errorf("settings: %s: %s is below %s: every query that has to wait for the memory budget would fail as busy at once; give a duration within %s – %s", EnvMemoryBudgetWait, quote(v), MinBudgetWait, MinBudgetWait, MaxBudgetWait)
+		}
+		if d > MaxBudgetWait {
+			return Budget{}, fmt.Errorf("settings: %s: %s is not within %s – %s", EnvMemoryBudgetWait, quote(v), MinBudgetWait, MaxBudgetWait)
 		}
 		b.Wait = d
 	}

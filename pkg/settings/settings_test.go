@@ -3,6 +3,7 @@ package settings
 import (
 	"fmt"
 	"reflect"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -203,6 +204,8 @@ func TestReadBudget(t *testing.T) {
 		{8 << 30, env(EnvMemoryBudget, "300MB"), 300e6, DefaultBudgetWait},
 		{8 << 30, env(EnvMemoryBudget, "25%"), 2 << 30, DefaultBudgetWait},
 		{8 << 30, env(EnvMemoryBudget, "33554432"), 32 << 20, DefaultBudgetWait},
+		{8 << 30, env(EnvMemoryBudgetWait, "1s"), 512 << 20, MinBudgetWait},
+		{8 << 30, env(EnvMemoryBudgetWait, "10m"), 512 << 20, MaxBudgetWait},
 	} {
 		b, err := ReadBudget(tc.env, tc.host, "test")
 		if err != nil || b.Bytes != tc.bytes || b.Wait != tc.wait || b.From == "" {
@@ -212,6 +215,7 @@ func TestReadBudget(t *testing.T) {
 	for _, bad := range []func(string) string{
 		env(EnvMemoryBudget, "lots"), env(EnvMemoryBudget, "1KiB"), env(EnvMemoryBudget, "-5M"), env(EnvMemoryBudget, "200%"),
 		env(EnvMemoryBudgetWait, "forever"), env(EnvMemoryBudgetWait, "2h"),
+		env(EnvMemoryBudgetWait, "0s"), env(EnvMemoryBudgetWait, "0"), env(EnvMemoryBudgetWait, "999ms"), env(EnvMemoryBudgetWait, "-5s"),
 	} {
 		_, err := ReadBudget(bad, 8<<30, "test")
 		if err == nil || !strings.Contains(err.Error(), "QUIVER_MEMORY_BUDGET") {
@@ -220,5 +224,26 @@ func TestReadBudget(t *testing.T) {
 	}
 	if h, what := HostMemory(); h <= 0 || what == "" {
 		t.Errorf("HostMemory: %d %q", h, what)
+	}
+}
+
+// A zero wait would fail every query that has to wait for the budget at
+// once: it is refused, naming the variable, the value and the range.
+func TestReadBudgetRefusesZeroWait(t *testing.T) {
+	for _, v := range []string{"0s", "0", "500ms"} {
+		_, err := ReadBudget(func(k string) string {
+			if k == EnvMemoryBudgetWait {
+				return v
+			}
+			return ""
+		}, 8<<30, "test")
+		if err == nil {
+			t.Fatalf("%s=%s accepted", EnvMemoryBudgetWait, v)
+		}
+		for _, want := range []string{EnvMemoryBudgetWait, strconv.Quote(v), "fail as busy at once", "1s – 10m0s"} {
+			if !strings.Contains(err.Error(), want) {
+				t.Errorf("%s=%s: %q does not say %q", EnvMemoryBudgetWait, v, err, want)
+			}
+		}
 	}
 }

@@ -99,6 +99,53 @@ func Reserve(sink Sink, bytes int64) error {
 	return nil
 }
 
+type reserverKey struct{}
+
+// WithReserver returns ctx carrying r, for work that is not a query's and so
+// has no Sink (a resource call: schema browsing): what it keeps in memory is
+// reserved on r with ReserveIn, as a query's frames are on its Sink.
+func WithReserver(ctx context.Context, r Reserver) context.Context {
+	return context.WithValue(ctx, reserverKey{}, r)
+}
+
+// ReserveIn reserves bytes on the Reserver ctx carries (WithReserver);
+// without one it does nothing. Its error (the budget is exhausted, the call
+// was cancelled) must be returned as is; it may carry the HTTP status a
+// resource call answers it with (see StatusOf).
+func ReserveIn(ctx context.Context, bytes int64) error {
+	if r, ok := ctx.Value(reserverKey{}).(Reserver); ok {
+		return r.Reserve(bytes)
+	}
+	return nil
+}
+
+// statusError is an error with the HTTP status of a resource call's answer.
+type statusError struct {
+	status int
+	err    error
+}
+
+func (e *statusError) Error() string { return e.err.Error() }
+func (e *statusError) Unwrap() error { return e.err }
+
+// WithStatus returns err carrying the HTTP status a resource call answers
+// it with (see StatusOf); nil for nil.
+func WithStatus(status int, err error) error {
+	if err == nil {
+		return nil
+	}
+	return &statusError{status: status, err: err}
+}
+
+// StatusOf returns the HTTP status err carries (WithStatus), or def.
+func StatusOf(err error, def int) int {
+	var e *statusError
+	if errors.As(err, &e) {
+		return e.status
+	}
+	return def
+}
+
 // PartSink is an optional capability of a Sink that takes a frame in parts
 // as its rows arrive, rather than whole at the end: a table read batch by
 // batch is handed over batch by batch, so that the source never joins the

@@ -1,6 +1,9 @@
 package source_test
 
 import (
+	"context"
+	"errors"
+	"fmt"
 	"testing"
 
 	"github.com/quiverdata/quiver/pkg/source"
@@ -25,5 +28,26 @@ func TestLimitExceeded(t *testing.T) {
 		if source.KindOf(err) != source.KindLimit || err.Error() != tc.want {
 			t.Errorf("%+v: %v (kind %d),\nwant %s", tc.limit, err, source.KindOf(err), tc.want)
 		}
+	}
+}
+
+type countingReserver struct{ n int64 }
+
+func (c *countingReserver) Reserve(n int64) error { c.n += n; return nil }
+
+// ReserveIn reserves on the context's Reserver, and does nothing without
+// one; StatusOf finds the status WithStatus gave an error, however wrapped.
+func TestReserveInAndStatus(t *testing.T) {
+	if err := source.ReserveIn(context.Background(), 10); err != nil {
+		t.Fatal(err)
+	}
+	r := &countingReserver{}
+	ctx := source.WithReserver(context.Background(), r)
+	if err := source.ReserveIn(ctx, 10); err != nil || r.n != 10 {
+		t.Errorf("reserved %d, %v", r.n, err)
+	}
+	err := fmt.Errorf("outer: %w", source.WithStatus(429, errors.New("busy")))
+	if source.StatusOf(err, 502) != 429 || source.StatusOf(errors.New("plain"), 502) != 502 || source.WithStatus(429, nil) != nil || err.Error() != "outer: busy" {
+		t.Errorf("StatusOf %d, %q", source.StatusOf(err, 502), err)
 	}
 }

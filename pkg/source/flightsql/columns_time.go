@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -111,12 +112,30 @@ func date64Text(dst []byte, a arrow.Array, i int) []byte {
 	return dateText(dst, floorDiv(int64(a.(*array.Date64).Value(i)), 86_400_000), math.MaxInt64)
 }
 
-// zones caches the time zones of timestamp types.
-var zones sync.Map // name → *time.Location
+// zones caches the time zones of timestamp types, which a query's SQL
+// chooses (any text a cast accepts): at most zoneCacheMax of them, an
+// arbitrary one evicted to make room, so that many distinct names cannot
+// grow it without bound. A hit is a sync.Map load: zone runs per value.
+var zones struct {
+	m sync.Map     // name → *time.Location
+	n atomic.Int64 // entries in m
+}
+
+const (
+	// zoneCacheMax bounds the zones kept; IANA has about 600 names, and a
+	// server's results use a few.
+	zoneCacheMax = 128
+	// zoneNameMax: no IANA name (the longest has 32 bytes) or offset is
+	// longer; a longer name is an unknown zone, found without a lookup.
+	zoneNameMax = 64
+)
 
 func zone(name string) *time.Location {
-	if l, ok := zones.Load(name); ok {
+	if l, ok := zones.m.Load(name); ok {
 		return l.(*time.Location)
+	}
+	if len(name) > zoneNameMax {
+		return time.UTC // an unknown zone: the instant in UTC, still exact
 	}
 	l, err := time.LoadLocation(name)
 	if err != nil {
@@ -126,7 +145,18 @@ func zone(name string) *time.Location {
 			l = time.UTC // an unknown zone: the instant in UTC, still exact
 		}
 	}
-	zones.Store(name, l)
+	if _, loaded := zones.m.LoadOrStore(name, l); !loaded && zones.n.Add(1) > zoneCacheMax {
+		zones.m.Range(func(k, _ any) bool {
+			if k == name {
+				return true
+			}
+			if _, ok := zones.m.LoadAndDelete(k); ok {
+				zones.n.Add(-1)
+				return false
+			}
+			return true // another goroutine evicted k: evict the next
+		})
+	}
 	return l
 }
 

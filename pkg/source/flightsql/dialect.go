@@ -229,7 +229,11 @@ type serverInfo struct {
 
 // dialectState is the SQL dialect of one connection: the one the dialect
 // setting names, or (auto) the one picked from the server's name, asked
-// once and kept until the next health check asks again.
+// once and kept until the next health check asks again. What is kept is
+// learnt from a call any user would get the same answer to: a health check,
+// or a call made with the data source's own credentials; never from a call
+// that forwards one user's identity (oauthPassThru), whose answer (or
+// failure) may be that user's alone.
 type dialectState struct {
 	setting string
 
@@ -249,21 +253,26 @@ func newDialectState(setting string) *dialectState {
 // learn records what GetSqlInfo told (err != nil: the server answers, but
 // not GetSqlInfo) and, for auto, picks the dialect.
 func (st *dialectState) learn(info serverInfo, err error) {
+	d, why := st.choose(info, err)
 	st.mu.Lock()
 	defer st.mu.Unlock()
-	st.known, st.why = true, ""
+	st.known, st.d, st.why = true, d, why
+}
+
+// choose picks the dialect for what GetSqlInfo told, and says why when auto
+// fell back to ansi.
+func (st *dialectState) choose(info serverInfo, err error) (*dialect, string) {
 	if st.setting != settings.DialectAuto {
-		st.d = dialects[st.setting]
-		return
+		return dialects[st.setting], ""
 	}
 	name, ok := detectDialect(info.name, info.version)
-	st.d = dialects[name]
 	switch {
 	case err != nil:
-		st.why = "the server does not tell its name (GetSqlInfo)" + fallbackAdvice
+		return dialects[name], "the server does not tell its name (GetSqlInfo)" + fallbackAdvice
 	case !ok:
-		st.why = fmt.Sprintf("server name %q not recognised", info.name) + fallbackAdvice
+		return dialects[name], fmt.Sprintf("server name %q not recognised", info.name) + fallbackAdvice
 	}
+	return dialects[name], ""
 }
 
 // fallbackAdvice says, after why auto fell back to ansi, what ansi does and
@@ -274,6 +283,9 @@ const fallbackAdvice = ": times are written as UTC literals and $__timeGroup is 
 // server once per connection (GetSqlInfo FLIGHT_SQL_SERVER_NAME and
 // _VERSION); a server that does not implement GetSqlInfo gets ansi.
 // Connection failures are returned and not kept, so the next query asks again.
+// A call that forwards a user's identity uses the answer it got and keeps
+// nothing (see dialectState): until a health check has run, or a call with
+// the data source's own credentials, each such call asks.
 func (s *Source) sqlDialect(ctx context.Context) (*dialect, error) {
 	st := s.conn.dialect
 	if st.setting != settings.DialectAuto {
@@ -292,10 +304,21 @@ func (s *Source) sqlDialect(ctx context.Context) (*dialect, error) {
 	if err != nil && !fallbackWorthy(err) {
 		return nil, err
 	}
+	if s.forwardsUser(ctx) {
+		d, _ := st.choose(info, err)
+		return d, nil
+	}
 	st.learn(info, err)
 	st.mu.Lock()
 	defer st.mu.Unlock()
 	return st.d, nil
+}
+
+// forwardsUser reports whether a call with ctx goes out with a user's
+// forwarded identity rather than the data source's own credentials.
+func (s *Source) forwardsUser(ctx context.Context) bool {
+	_, ok := source.ForwardedFrom(ctx)
+	return ok && s.conn.oauthPassThru
 }
 
 // serverInfo asks the server for its name and version (GetSqlInfo).

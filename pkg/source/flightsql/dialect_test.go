@@ -14,6 +14,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/flight"
 	"github.com/apache/arrow-go/v18/arrow/flight/flightsql"
 	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
 
 	"github.com/quiverdata/quiver/pkg/settings"
@@ -256,5 +257,54 @@ func TestDialectRelearn(t *testing.T) {
 	st.learn(serverInfo{name: "DuckDB", version: "v1.4.1"}, nil)
 	if st.d.name != settings.DialectDuckDB || st.why != "" {
 		t.Fatalf("after DuckDB answered: %s %q", st.d.name, st.why)
+	}
+}
+
+// userInfoServer answers GetSqlInfo with its name to the data source's own
+// token only; a forwarded user's call is refused as unimplemented, which
+// auto reads as a server that does not tell its name.
+type userInfoServer struct{ *infoServer }
+
+func (s *userInfoServer) GetFlightInfoSqlInfo(ctx context.Context, cmd flightsql.GetSqlInfo, desc *flight.FlightDescriptor) (*flight.FlightInfo, error) {
+	md, _ := metadata.FromIncomingContext(ctx)
+	if auth := md.Get("authorization"); len(auth) == 0 || auth[0] != "Bearer configured" {
+		s.infoCalls.Add(1)
+		return nil, status.Error(codes.Unimplemented, "not for you")
+	}
+	return s.infoServer.GetFlightInfoSqlInfo(ctx, cmd, desc)
+}
+
+// TestDialectNotLearntFromAForwardedUser: with oauthPassThru, a user's call
+// whose GetSqlInfo answer is theirs alone renders in what it got and keeps
+// nothing, so the next user asks again; a call with the data source's own
+// credentials, or a health check, is kept for everyone.
+func TestDialectNotLearntFromAForwardedUser(t *testing.T) {
+	const query = "SELECT $__timeGroup(ts, $__interval) FROM t WHERE $__timeFilter(ts)"
+	duck := "SELECT time_bucket(INTERVAL '60 seconds', ts) FROM t WHERE (ts >= '2023-11-14 22:13:20.000+00' AND ts <= '2023-11-14 23:13:20.000+00')"
+	srv := &userInfoServer{namedServer(t, "DuckDB", "v1.4.1", duck)}
+	cfg := baseConfig(startServer(t, srv, serverOpts{}))
+	cfg.AuthType, cfg.Token, cfg.OAuthPassThru = settings.AuthToken, "configured", true
+	user := source.WithForwarded(context.Background(), "Bearer someone", "")
+	for _, learn := range []func(s *Source){
+		func(s *Source) {
+			_, _ = runQueryContext(t, context.Background(), s, query, FormatTable, source.Limits{})
+		},
+		func(s *Source) { _ = healthReport(t, s) },
+	} {
+		s := newTestSource(t, cfg)
+		for range 2 {
+			// ansi has no $__timeGroup: the user's query fails, its answer
+			// kept for nobody.
+			if _, err := runQueryContext(t, user, s, query, FormatTable, source.Limits{}); err == nil || !strings.Contains(err.Error(), "standard SQL has no time bucketing") {
+				t.Fatalf("a user told nothing: %v", err)
+			}
+		}
+		if st := s.conn.dialect; st.known {
+			t.Fatalf("learnt %s from a forwarded user's call", st.d.name)
+		}
+		learn(s)
+		if _, err := runQueryContext(t, user, s, query, FormatTable, source.Limits{}); err != nil {
+			t.Fatalf("after learning with the data source's credentials: %v", err)
+		}
 	}
 }

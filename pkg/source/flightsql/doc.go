@@ -188,7 +188,9 @@
 // Doris, StarRocks, MySQL, MariaDB → mysql; anything else, and servers
 // without GetSqlInfo (an error other than a connection, authentication or
 // timeout failure) → ansi, which refuses $__timeGroup rather than guess.
-// The health check names the dialect. For a range from 2026-01-01T00:00:00Z
+// The health check names the dialect. The dialect kept is learnt from the
+// health check or a call with the data source's own credentials, never
+// from a call forwarding a user's identity (dialectState). For a range from 2026-01-01T00:00:00Z
 // to 01:00:00Z:
 //
 //	$__timeFilter(col)  (col >= F AND col <= T), F and T as $__timeFrom(), $__timeTo():

@@ -7,12 +7,14 @@ import (
 	"fmt"
 	"net/http"
 	"strings"
+	"time"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/flight"
 	"github.com/apache/arrow-go/v18/arrow/flight/flightsql"
 
+	"github.com/quiverdata/quiver/pkg/settings"
 	"github.com/quiverdata/quiver/pkg/source"
 )
 
@@ -23,8 +25,13 @@ import (
 //	GET /dialect                               {"dialect","setting","identifierQuote"}
 //
 // catalog and schema default to the data source's catalog and schema
-// settings. Errors are {"error": "..."} with status 400 (bad request) or
-// 502 (upstream failure).
+// settings. For /tables, schema is a Flight SQL filter pattern ("%" any
+// text, "_" any character); for /columns, schema and table are names,
+// matched exactly. Every call is bounded (resourceBounds) and holds what it
+// keeps in the caller's memory budget (source.ReserveIn). Errors are
+// {"error": "..."} with status 400 (bad request, a bound hit), 404 (no such
+// table), 429 (the memory budget is busy), 502 (upstream failure) or 504
+// (no answer in time).
 func (s *Source) Resources() http.Handler {
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /tables", s.handleTables)
@@ -39,6 +46,33 @@ func (s *Source) Resources() http.Handler {
 		}
 		mux.ServeHTTP(w, r.WithContext(withSent(r.Context(), strings.Join(sent, "\n"))))
 	})
+}
+
+// Bounds of one schema-browsing call: the rows (tables) it reads from the
+// server, the bytes of their names and schemas, and its time, the data
+// source's timeout setting up to resourceTimeout. A call that reaches one
+// fails naming it; the query editor then offers no hints, queries still
+// run.
+const (
+	resourceMaxRows  = 10_000
+	resourceMaxBytes = 8 << 20
+	resourceTimeout  = 30 * time.Second
+	// resourceRowBytes is what a table entry of an answer weighs beyond its
+	// text (the Go strings' headers, JSON's punctuation): counted against
+	// resourceMaxBytes and the memory budget.
+	resourceRowBytes = 64
+)
+
+// resourceBounds are the bounds of one Source's resource calls; tests
+// lower them.
+type resourceBounds struct {
+	rows    int
+	bytes   int64
+	timeout time.Duration
+}
+
+func defaultResourceBounds() resourceBounds {
+	return resourceBounds{rows: resourceMaxRows, bytes: resourceMaxBytes, timeout: resourceTimeout}
 }
 
 // Table is one entry of GET /tables.
@@ -66,14 +100,26 @@ type Dialect struct {
 }
 
 func (s *Source) handleDialect(w http.ResponseWriter, r *http.Request) {
-	d, err := s.sqlDialect(r.Context())
+	ctx, cancel := s.resourceContext(r)
+	defer cancel()
+	d, err := s.sqlDialect(ctx)
 	if err != nil {
-		writeError(w, err)
+		s.writeResourceError(w, ctx, "dialect", err)
 		return
 	}
 	// The dialect's quote function is the one home of its quoting; its
 	// rendering of the empty name is the quote character twice.
 	writeJSON(w, http.StatusOK, Dialect{Dialect: d.name, Setting: s.conn.dialect.setting, IdentifierQuote: d.quote("")[:1]})
+}
+
+// resourceContext is the context of one resource call: its deadline is the
+// timeout setting, at most the bound.
+func (s *Source) resourceContext(r *http.Request) (context.Context, context.CancelFunc) {
+	return context.WithTimeout(r.Context(), s.resourceTimeout())
+}
+
+func (s *Source) resourceTimeout() time.Duration {
+	return min(s.cfg.TimeoutDuration(), s.bounds.timeout)
 }
 
 func (s *Source) tablesOpts(r *http.Request) *flightsql.GetTablesOpts {
@@ -95,84 +141,146 @@ func paramOr(v, def string) string {
 	return def
 }
 
+// literalPattern returns a Flight SQL filter pattern that matches name and
+// as little else as the protocol allows: Flight SQL defines "%" (any text)
+// and "_" (any one character) but no escape (a server may tell one in
+// GetSqlInfo SQL_SEARCH_STRING_ESCAPE, or not, and may not honour it in
+// GetTables), so every "%" becomes "_", which matches the "%" itself and
+// keeps the match to names of name's length. The caller compares the names
+// of the answer with name exactly.
+func literalPattern(name string) string {
+	return strings.ReplaceAll(name, "%", "_")
+}
+
 func (s *Source) handleTables(w http.ResponseWriter, r *http.Request) {
-	ctx, cancel := context.WithTimeout(r.Context(), s.cfg.TimeoutDuration())
+	ctx, cancel := s.resourceContext(r)
 	defer cancel()
 	tables := []Table{}
-	err := s.readTables(ctx, s.tablesOpts(r), func(rec arrow.RecordBatch, i int) error {
-		tables = append(tables, Table{
+	err := s.readTables(ctx, "tables", s.tablesOpts(r), func(rec arrow.RecordBatch, i int) (int64, error) {
+		t := Table{
 			Catalog: stringAt(rec, "catalog_name", i),
 			Schema:  stringAt(rec, "db_schema_name", i),
 			Name:    stringAt(rec, "table_name", i),
-		})
-		return nil
+		}
+		tables = append(tables, t)
+		return int64(len(t.Catalog) + len(t.Schema) + len(t.Name) + resourceRowBytes), nil
 	})
 	if err != nil {
-		writeError(w, err)
+		s.writeResourceError(w, ctx, "tables", err)
 		return
 	}
 	writeJSON(w, http.StatusOK, map[string]any{"tables": tables})
 }
 
 func (s *Source) handleColumns(w http.ResponseWriter, r *http.Request) {
-	table := r.URL.Query().Get("table")
+	q := r.URL.Query()
+	table := q.Get("table")
 	if table == "" {
 		writeError(w, source.BadQuery("flightsql: columns: the table parameter is required"))
 		return
 	}
-	ctx, cancel := context.WithTimeout(r.Context(), s.cfg.TimeoutDuration())
+	ctx, cancel := s.resourceContext(r)
 	defer cancel()
 	opts := s.tablesOpts(r)
-	opts.TableNameFilterPattern = &table // a LIKE pattern: names are compared exactly below
+	schema := paramOr(q.Get("schema"), s.cfg.Schema)
+	if schema != "" {
+		p := literalPattern(schema)
+		opts.DbSchemaFilterPattern = &p
+	}
+	pattern := literalPattern(table)
+	opts.TableNameFilterPattern = &pattern
 	opts.IncludeSchema = true
 	var cols []Column
 	found := false
-	err := s.readTables(ctx, opts, func(rec arrow.RecordBatch, i int) error {
-		if found || stringAt(rec, "table_name", i) != table {
-			return nil
+	err := s.readTables(ctx, "columns", opts, func(rec arrow.RecordBatch, i int) (int64, error) {
+		if found || stringAt(rec, "table_name", i) != table || (schema != "" && stringAt(rec, "db_schema_name", i) != schema) {
+			return 0, nil
 		}
 		idx := rec.Schema().FieldIndices("table_schema")
 		if len(idx) == 0 {
-			return errors.New("flightsql: columns: the server sent no table_schema")
+			return 0, errors.New("flightsql: columns: the server sent no table_schema")
 		}
 		bin, ok := rec.Column(idx[0]).(*array.Binary)
 		if !ok {
-			return fmt.Errorf("flightsql: columns: table_schema is %s, not binary", rec.Column(idx[0]).DataType())
+			return 0, fmt.Errorf("flightsql: columns: table_schema is %s, not binary", rec.Column(idx[0]).DataType())
 		}
 		sc, err := flight.DeserializeSchema(bin.Value(i), s.mem)
 		if err != nil {
-			return fmt.Errorf("flightsql: columns: reading the schema of %s: %w", source.Quote(table), err)
+			return 0, fmt.Errorf("flightsql: columns: reading the schema of %s: %w", source.Quote(table), err)
 		}
 		found = true
 		cols = make([]Column, sc.NumFields())
+		kept := int64(0)
 		for j, f := range sc.Fields() {
 			cols[j] = Column{Name: f.Name, Type: f.Type.String()}
+			kept += int64(len(cols[j].Name) + len(cols[j].Type) + resourceRowBytes)
 		}
-		return nil
+		return kept, nil
 	})
 	if err != nil {
-		writeError(w, err)
+		s.writeResourceError(w, ctx, "columns", err)
 		return
 	}
 	if !found {
-		writeJSON(w, http.StatusNotFound, map[string]string{"error": fmt.Sprintf("flightsql: columns: table %s not found", source.Quote(table))})
+		writeJSON(w, http.StatusNotFound, map[string]string{"error": "flightsql: columns: table " + source.Quote(table) + " not found"})
 		return
 	}
 	writeJSON(w, http.StatusOK, map[string]any{"columns": cols})
 }
 
-// readTables calls GetTables and hands each row to fn.
-func (s *Source) readTables(ctx context.Context, opts *flightsql.GetTablesOpts, fn func(rec arrow.RecordBatch, i int) error) error {
+// readTables calls GetTables and hands each row to fn, which returns the
+// bytes of the answer it kept from it. It stops at the call's bounds: rows
+// read, and bytes read (the row's names and schema) and kept; what is kept
+// is reserved in the caller's memory budget batch by batch.
+func (s *Source) readTables(ctx context.Context, what string, opts *flightsql.GetTablesOpts, fn func(rec arrow.RecordBatch, i int) (int64, error)) error {
+	rows, read := 0, int64(0)
 	return s.readInfo(ctx, "listing tables", func(ctx context.Context) (*flight.FlightInfo, error) {
 		return s.conn.main.GetTables(ctx, opts)
 	}, func(rec arrow.RecordBatch) error {
+		var kept int64
 		for i := range int(rec.NumRows()) {
-			if err := fn(rec, i); err != nil {
+			if rows++; rows > s.bounds.rows {
+				return source.LimitExceeded("flightsql: %s: the server lists more than %d tables, the schema browser's bound; narrow the listing with the catalog and schema settings", what, s.bounds.rows)
+			}
+			read += rowBytes(rec, i)
+			n, err := fn(rec, i)
+			if err != nil {
 				return err
 			}
+			kept += n
+			if read+kept > s.bounds.bytes {
+				return source.LimitExceeded("flightsql: %s: the server's table names and schemas are more than %s, the schema browser's bound; narrow the listing with the catalog and schema settings", what, settings.FormatBytes(s.bounds.bytes))
+			}
 		}
-		return nil
+		return source.ReserveIn(ctx, kept)
 	})
+}
+
+// rowBytes is what row i of a GetTables answer weighs: its names and its
+// serialized schema.
+func rowBytes(rec arrow.RecordBatch, i int) int64 {
+	var n int64
+	for _, col := range rec.Columns() {
+		if col.IsNull(i) {
+			continue
+		}
+		switch a := col.(type) {
+		case *array.String:
+			n += int64(a.ValueLen(i))
+		case *array.Binary:
+			n += int64(a.ValueLen(i))
+		}
+	}
+	return n
+}
+
+// writeResourceError writes err of resource what; a deadline of the call's
+// own says which bound it hit.
+func (s *Source) writeResourceError(w http.ResponseWriter, ctx context.Context, what string, err error) {
+	if source.KindOf(err) == source.KindTimeout && errors.Is(ctx.Err(), context.DeadlineExceeded) {
+		err = &source.Error{Kind: source.KindTimeout, Err: fmt.Errorf("flightsql: %s: no answer within %s, the schema browser's bound (the timeout setting, at most %s): %w", what, s.resourceTimeout(), s.bounds.timeout, err)}
+	}
+	writeError(w, err)
 }
 
 // stringAt returns a copy of the text in column name, row i ("" when null or
@@ -194,10 +302,13 @@ func stringAt(rec arrow.RecordBatch, name string, i int) string {
 
 func writeError(w http.ResponseWriter, err error) {
 	code := http.StatusBadGateway
-	if source.KindOf(err) == source.KindQuery {
+	switch source.KindOf(err) {
+	case source.KindQuery, source.KindLimit:
 		code = http.StatusBadRequest
+	case source.KindTimeout:
+		code = http.StatusGatewayTimeout
 	}
-	writeJSON(w, code, map[string]string{"error": err.Error()})
+	writeJSON(w, source.StatusOf(err, code), map[string]string{"error": err.Error()})
 }
 
 func writeJSON(w http.ResponseWriter, code int, v any) {

@@ -43,9 +43,10 @@ const (
 // Source answers queries from one Flight SQL server. It is safe for
 // concurrent use; Close it when the data-source instance goes away.
 type Source struct {
-	cfg  settings.FlightSQL
-	mem  memory.Allocator
-	conn *conn
+	cfg    settings.FlightSQL
+	mem    memory.Allocator
+	conn   *conn
+	bounds resourceBounds // of resource calls (resources.go)
 }
 
 // Option configures a Source at construction.
@@ -78,7 +79,7 @@ func New(cfg settings.FlightSQL, opts ...Option) (*Source, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Source{cfg: cfg, mem: o.mem, conn: c}, nil
+	return &Source{cfg: cfg, mem: o.mem, conn: c, bounds: defaultResourceBounds()}, nil
 }
 
 // Close closes every connection of the Source. It is safe to call twice.
