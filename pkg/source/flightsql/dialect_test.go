@@ -284,6 +284,9 @@ func TestDialectNotLearntFromAForwardedUser(t *testing.T) {
 	srv := &userInfoServer{namedServer(t, "DuckDB", "v1.4.1", duck)}
 	cfg := baseConfig(startServer(t, srv, serverOpts{}))
 	cfg.AuthType, cfg.Token, cfg.OAuthPassThru = settings.AuthToken, "configured", true
+	// A call without a forwarded user goes out with the data source's own
+	// credentials (by default it would be refused, and learn nothing).
+	cfg.NoForwardedIdentity = settings.NoIdentityConfigured
 	user := source.WithForwarded(context.Background(), "Bearer someone", "")
 	for _, learn := range []func(s *Source){
 		func(s *Source) {
