@@ -40,7 +40,7 @@ import (
 // when nothing is released for the configured wait it fails as busy. One
 // that can never fit (more than a share's most) fails at once.
 //
-// A unary response keeps its frames until the whole response is returned,
+// A unary response keeps its frames until the whole response is written,
 // so a request can hold bytes while another of its queries waits for more.
 // When every request that holds bytes is waiting, no release can come: the
 // first such waiter in the order above is then let through over the budget

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"sync"
+	"sync/atomic"
 
 	"github.com/grafana/grafana-plugin-sdk-go/genproto/pluginv2"
 	goplugin "github.com/hashicorp/go-plugin"
@@ -93,18 +94,53 @@ func (p *dataPlugin) GRPCClient(context.Context, *goplugin.GRPCBroker, *grpc.Cli
 }
 
 // reply is the answer to one QueryData request on its way to gRPC: the
-// message, whose Frames hold each frame's first piece, and the pieces after
-// those (nil when no frame has more than one).
+// message, whose Frames hold each frame's first piece, the pieces after
+// those (nil when no frame has more than one), and what to do once it is
+// written out (give the request's budget back).
 type reply struct {
-	msg  *pluginv2.QueryDataResponse
-	rest *tails
+	msg     *pluginv2.QueryDataResponse
+	rest    *tails
+	written *afterWrite
 }
 
 // chunk is one QueryChunkedData message on its way to gRPC, with the pieces
-// after its frame's first.
+// after its frame's first, and what to do once its frame is written out.
 type chunk struct {
-	msg  *pluginv2.QueryChunkedDataResponse
-	rest *tails
+	msg     *pluginv2.QueryChunkedDataResponse
+	rest    *tails
+	written *afterWrite
+}
+
+// afterWrite is what to do once gRPC is done with a reply's or a chunk's
+// frames (give their budget back), for whoever takes it first: the wire
+// codec, which runs it when the transport frees the message's last pooled
+// buffer, having written everything before it (or at once when there is
+// none), or the caller that learns the codec never will (another codec
+// marshalled a copy, nothing was sent, the request ended).
+type afterWrite struct{ fn atomic.Pointer[func()] }
+
+func newAfterWrite(fn func()) *afterWrite {
+	a := &afterWrite{}
+	a.fn.Store(&fn)
+	return a
+}
+
+// take returns the function once (nil afterwards, and for nil a).
+func (a *afterWrite) take() func() {
+	if a == nil {
+		return nil
+	}
+	if fn := a.fn.Swap(nil); fn != nil {
+		return *fn
+	}
+	return nil
+}
+
+// run runs the function, unless it was taken.
+func (a *afterWrite) run() {
+	if fn := a.take(); fn != nil {
+		fn()
+	}
 }
 
 // tails holds the pieces after the first of some frames, and their lent

@@ -326,8 +326,16 @@ func (s *Service) answer(ctx context.Context, preq *pluginv2.QueryDataRequest, p
 	if err != nil {
 		if r != nil {
 			r.rest.take().release()
+			r.written.run()
 		}
 		return nil, err
+	}
+	if pieced {
+		// The wire codec gives the request's budget back once the reply is
+		// written out; should it never, the call's end does.
+		context.AfterFunc(ctx, r.written.run)
+	} else {
+		r.written.run() // its frames are joined copies: nothing is lent or counted past here
 	}
 	return r, nil
 }

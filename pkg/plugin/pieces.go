@@ -69,18 +69,29 @@ func joinPieced(resp *pluginv2.QueryDataResponse, frames piecedFrames) int64 {
 	return n
 }
 
-// lentPool is the mem.BufferPool of the buffer the wire codec wraps a lent
-// frame's last large piece in (wireWriter.frame): the transport frees each
+// writtenPool is the mem.BufferPool of the buffer the wire codec wraps a
+// frame's last pooled piece in (wireWriter.frame): the transport frees each
 // buffer of a message once it has copied it out, in order, and then Puts
-// it back here, which releases the record.
-type lentPool struct{ lent *pipeline.Lent }
+// it back here, which releases the lent record the pieces reference and
+// runs done (a chunk's afterWrite), each when set.
+type writtenPool struct {
+	lent *pipeline.Lent
+	done func()
+}
 
 // Get is not used: a buffer's pool only takes it back.
-func (p lentPool) Get(n int) *[]byte {
+func (p writtenPool) Get(n int) *[]byte {
 	b := make([]byte, n)
 	return &b
 }
 
-// Put releases the record: the buffer wrapping the frame's last large
-// piece, and so every piece before it, has been written out.
-func (p lentPool) Put(*[]byte) { p.lent.Release() }
+// Put: the buffer wrapping the frame's last pooled piece, and so every
+// piece before it, has been written out.
+func (p writtenPool) Put(*[]byte) { p.finish() }
+
+func (p writtenPool) finish() {
+	p.lent.Release()
+	if p.done != nil {
+		p.done()
+	}
+}

@@ -405,3 +405,72 @@ func TestLentFrameReleasedOnceWritten(t *testing.T) {
 		}
 	})
 }
+
+// A chunk's or a reply's afterWrite (its frames' budget) runs once, and
+// only once gRPC is done with the frames: when the transport frees the
+// message's last pooled buffer, at once for a frame too small to be pooled or a message the
+// previous codec copies, and by the outbox for a chunk no codec took.
+func TestChunkWrittenOnce(t *testing.T) {
+	c := wireCodec{next: protoCodec(t)}
+	chunkOf := func(refID string, frame []byte) (*chunk, *int) {
+		runs := new(int)
+		return &chunk{msg: &pluginv2.QueryChunkedDataResponse{RefId: refID, Frame: frame}, written: newAfterWrite(func() { *runs++ })}, runs
+	}
+	large := make([]byte, 64<<10)
+
+	ch, runs := chunkOf("A", large)
+	replyRuns := 0
+	rp := &reply{msg: &pluginv2.QueryDataResponse{Responses: map[string]*pluginv2.DataResponse{
+		"A": {Frames: [][]byte{large, make([]byte, 100)}}, "B": {Frames: [][]byte{make([]byte, 10)}},
+	}}, written: newAfterWrite(func() { replyRuns++ })}
+	for what, m := range map[string]struct {
+		msg  any
+		runs *int
+	}{"a chunk's large frame": {ch, runs}, "a reply with a large frame": {rp, &replyRuns}} {
+		out, err := c.Marshal(m.msg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if *m.runs != 0 {
+			t.Fatalf("%s: the budget went back when it was marshalled, before the transport wrote it", what)
+		}
+		out.Free()
+		if *m.runs != 1 {
+			t.Errorf("%s: afterWrite ran %d times once its buffers were freed, want once", what, *m.runs)
+		}
+	}
+
+	for name, frame := range map[string][]byte{"small": make([]byte, 100), "empty": nil} {
+		ch, runs := chunkOf("A", frame)
+		out, err := c.Marshal(ch)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if *runs != 1 {
+			t.Errorf("%s frame: afterWrite ran %d times when marshalled, want once: nothing of it is referenced", name, *runs)
+		}
+		out.Free()
+		if *runs != 1 {
+			t.Errorf("%s frame: afterWrite ran %d times, want once", name, *runs)
+		}
+	}
+
+	ch, runs = chunkOf("\xff", large) // not UTF-8: the previous codec copies it
+	if _, err := c.Marshal(ch); err == nil {
+		t.Fatal("a refId that is not UTF-8 was marshalled")
+	}
+	if *runs != 1 {
+		t.Errorf("a message the previous codec took: afterWrite ran %d times, want once", *runs)
+	}
+
+	ch, runs = chunkOf("A", large) // never marshalled: the outbox runs it
+	if done := ch.written.take(); done != nil {
+		done()
+	}
+	if _, err := c.Marshal(ch); err != nil {
+		t.Fatal(err)
+	}
+	if *runs != 1 || ch.written.take() != nil {
+		t.Errorf("afterWrite ran %d times when taken before the codec saw it, want once", *runs)
+	}
+}

@@ -25,10 +25,10 @@ import (
 func (s *Service) queryData(ctx context.Context, preq *pluginv2.QueryDataRequest, req *backend.QueryDataRequest, pieced bool) *reply {
 	pre := precheck(preq.Queries)
 	resp := &pluginv2.QueryDataResponse{Responses: make(map[string]*pluginv2.DataResponse, len(req.Queries))}
-	// The response's frames hold their budget until the response is
-	// returned (gRPC then marshals and drops it).
+	// The response's frames hold their budget until gRPC has written them
+	// out (reply.written, see answer).
 	acct := s.pipeline.Account(budgetShare(ctx, req.PluginContext))
-	defer acct.Close()
+	written := newAfterWrite(acct.Close)
 	var (
 		mu     sync.Mutex
 		pieces piecedFrames // the frames kept in pieces (pieces.go)
@@ -66,7 +66,7 @@ func (s *Service) queryData(ctx context.Context, preq *pluginv2.QueryDataRequest
 		acct.Force(joinPieced(resp, pieces)) // released with the rest when the request is answered
 		pieces = nil
 	}
-	return &reply{msg: resp, rest: newTails(pieces)}
+	return &reply{msg: resp, rest: newTails(pieces), written: written}
 }
 
 // frameList keeps encoded frames in the order the source produced them:
@@ -105,9 +105,11 @@ func (l *frameList) add(i int, f pipeline.Frame) error {
 // the query chain.
 //
 // The encode workers queue the chunks (outbox) and this request's own
-// goroutine sends them, one at a time, out of order never: a client that
-// stops reading holds up its own request, never a worker another tenant's
-// query waits for. A failed send ends the request's queries.
+// goroutine sends them, one at a time, in order: a client that stops
+// reading holds up its own request, never a worker another tenant's query
+// waits for. A failed send ends the request's queries. Each frame holds
+// its budget until the transport has written it out, or until the request
+// ends (its account closes).
 func (s *Service) queryChunkedData(ctx context.Context, preq *pluginv2.QueryChunkedDataRequest, req *backend.QueryChunkedDataRequest, out func(*chunk) error, pieced bool) error {
 	pre := precheck(preq.Queries)
 	acct := s.pipeline.Account(budgetShare(ctx, req.PluginContext))
@@ -116,7 +118,7 @@ func (s *Service) queryChunkedData(ctx context.Context, preq *pluginv2.QueryChun
 	defer cancel(nil)
 	box := newOutbox(func(q queued) {
 		q.c.rest.take().release() // unless the codec took them to write
-		acct.Release(q.held)      // sent (or never will be)
+		q.c.written.run()         // likewise: it runs it once they are written out
 	})
 	sent := make(chan error, 1)
 	go func() { sent <- box.run(out, cancel) }()
@@ -142,6 +144,9 @@ func (s *Service) queryChunkedData(ctx context.Context, preq *pluginv2.QueryChun
 					acct.Force(joined)
 					held += joined
 				}
+				// The frame holds its budget until gRPC has written it out
+				// (afterWrite): a send returns once the transport has it.
+				c.written = newAfterWrite(func() { acct.Release(held) })
 				box.put(queued{c: c, held: held})
 				return nil
 			})

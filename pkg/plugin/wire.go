@@ -40,7 +40,7 @@ import (
 // must not be modified or reused afterwards (the query path gives each frame
 // its own memory and keeps none, package pipeline; the records a frame
 // references, a table's lent parts or a lent series record, are held until
-// the transport has written the frame out, see lentPool).
+// the transport has written the frame out, see writtenPool).
 type wireCodec struct {
 	next encoding.CodecV2
 }
@@ -83,10 +83,18 @@ func (c wireCodec) Marshal(v any) (mem.BufferSlice, error) {
 	switch m := v.(type) {
 	case *reply:
 		v = m.msg
-		out, ok, err = marshalQueryData(m.msg, m.rest.take())
+		done := m.written.take()
+		out, ok, err = marshalQueryData(m.msg, m.rest.take(), done)
+		if !ok && done != nil {
+			defer done() // the previous codec's copy, or nothing, goes out
+		}
 	case *chunk:
 		v = m.msg
-		out, ok, err = marshalChunk(m.msg, m.rest.take())
+		done := m.written.take()
+		out, ok, err = marshalChunk(m.msg, m.rest.take(), done)
+		if !ok && done != nil {
+			defer done() // likewise
+		}
 	}
 	if ok || err != nil {
 		return out, err
@@ -126,8 +134,9 @@ const (
 //
 // A frame kept in pieces (pieces.go) is written as the one bytes field it
 // is: its first piece, in Frames, then the others, each referenced. When
-// the previous codec must write m, those frames are joined first.
-func marshalQueryData(m *pluginv2.QueryDataResponse, pieces piecedFrames) (mem.BufferSlice, bool, error) {
+// the previous codec must write m, those frames are joined first. Once m is
+// written out, it runs done (when set and ok).
+func marshalQueryData(m *pluginv2.QueryDataResponse, pieces piecedFrames, done func()) (mem.BufferSlice, bool, error) {
 	written := false // the frames' lent records go with the buffers returned
 	defer func() {
 		if !written {
@@ -189,7 +198,7 @@ func marshalQueryData(m *pluginv2.QueryDataResponse, pieces piecedFrames) (mem.B
 		w.optVarint(fieldFormat, int64(dr.Format))
 	}
 	written = true
-	return w.finish(), true, nil
+	return w.finish(done), true, nil
 }
 
 // plainDataResponse says whether dr is written here exactly as the protobuf
@@ -225,8 +234,9 @@ func frameLen(f []byte, rest [][]byte) int64 {
 
 // marshalChunk writes c, whose frame's pieces after the first are in
 // pieces, or says (ok false) that the previous codec must (its frame joined
-// first when it is kept in pieces).
-func marshalChunk(c *pluginv2.QueryChunkedDataResponse, pieces piecedFrames) (mem.BufferSlice, bool, error) {
+// first when it is kept in pieces). Once c's frame is written out, it
+// runs done (when set and ok).
+func marshalChunk(c *pluginv2.QueryChunkedDataResponse, pieces piecedFrames, done func()) (mem.BufferSlice, bool, error) {
 	pf := pieces.of(c.Frame)
 	rest := pf.rest
 	written := false
@@ -259,7 +269,7 @@ func marshalChunk(c *pluginv2.QueryChunkedDataResponse, pieces piecedFrames) (me
 	w.optVarint(chunkStatus, int64(c.Status))
 	w.optBytes(chunkErrorSource, c.ErrorSource)
 	w.optVarint(chunkFormat, int64(c.Format))
-	return w.finish(), true, nil
+	return w.finish(done), true, nil
 }
 
 func tooLarge(n int64) error {
@@ -295,12 +305,21 @@ type wireWriter struct {
 	scratch []byte
 	start   int // where the scratch's pending segment begins
 	out     mem.BufferSlice
+	last    int    // the last frame buffer in out that gRPC counts references of; -1 for none
+	wraps   []wrap // the buffers in out to wrap, in order (finish)
+}
+
+// wrap says that the buffer at out[at] returns to pool once written.
+type wrap struct {
+	at   int
+	pool writtenPool
 }
 
 func newWireWriter(scratch int64, frames int) *wireWriter {
 	return &wireWriter{
 		scratch: make([]byte, 0, int(scratch)),
 		out:     make(mem.BufferSlice, 0, 2*frames+1),
+		last:    -1,
 	}
 }
 
@@ -335,10 +354,11 @@ func (w *wireWriter) optVarint(num protowire.Number, v int64) {
 }
 
 // frame writes the tag and length of the frame made of f and then rest,
-// then each as its own buffer. When the pieces reference lent's record,
-// the last one large enough for gRPC to count its references (every lent
-// piece is) is the buffer whose return to lent releases the record; with
-// none, nothing references it and it is released now.
+// then each as its own buffer. The last of them large enough for gRPC to
+// count its references (every lent piece is) will be wrapped (finish) in
+// a buffer whose return to its pool, once the transport has written it
+// and everything before it, releases lent; with none, nothing references
+// lent's record and it is released now.
 func (w *wireWriter) frame(num protowire.Number, f []byte, rest [][]byte, lent *pipeline.Lent) {
 	n := frameLen(f, rest)
 	w.length(num, n)
@@ -347,21 +367,25 @@ func (w *wireWriter) frame(num protowire.Number, f []byte, rest [][]byte, lent *
 		return
 	}
 	w.cut()
-	w.ref(f)
 	last := -1 // in w.out
-	for _, p := range rest {
+	add := func(p []byte) {
 		if len(p) > 0 && !mem.IsBelowBufferPoolingThreshold(cap(p)) {
 			last = len(w.out)
 		}
 		w.ref(p)
 	}
+	add(f)
+	for _, p := range rest {
+		add(p)
+	}
 	switch {
-	case lent == nil:
 	case last < 0:
 		lent.Release()
 	default:
-		p := []byte(w.out[last].(mem.SliceBuffer))
-		w.out[last] = mem.NewBuffer(&p, lentPool{lent})
+		w.last = last
+		if lent != nil {
+			w.wraps = append(w.wraps, wrap{at: last, pool: writtenPool{lent: lent}})
+		}
 	}
 }
 
@@ -380,7 +404,27 @@ func (w *wireWriter) cut() {
 	}
 }
 
-func (w *wireWriter) finish() mem.BufferSlice {
+// finish returns the message's buffers, the frames' last pooled pieces
+// wrapped (frame), and done (when set) run once the last pooled buffer of
+// the message is written out: after everything else it references, as the
+// transport frees a message's buffers in order. With no pooled buffer, the
+// message references nothing that needs to outlive this call, and done runs
+// now.
+func (w *wireWriter) finish(done func()) mem.BufferSlice {
 	w.cut()
+	if done != nil {
+		switch n := len(w.wraps); {
+		case w.last < 0:
+			done()
+		case n > 0 && w.wraps[n-1].at == w.last:
+			w.wraps[n-1].pool.done = done
+		default:
+			w.wraps = append(w.wraps, wrap{at: w.last, pool: writtenPool{done: done}})
+		}
+	}
+	for _, wr := range w.wraps {
+		p := []byte(w.out[wr.at].(mem.SliceBuffer))
+		w.out[wr.at] = mem.NewBuffer(&p, wr.pool)
+	}
 	return w.out
 }

@@ -23,13 +23,13 @@ func TestWireTooLarge(t *testing.T) {
 	m := &pluginv2.QueryDataResponse{Responses: map[string]*pluginv2.DataResponse{
 		"A": {Frames: [][]byte{huge, huge}}, // just over 2 GiB with the tags
 	}}
-	_, _, err := marshalQueryData(m, nil)
+	_, _, err := marshalQueryData(m, nil, nil)
 	if err == nil || !strings.Contains(err.Error(), "more than a protobuf message may hold") {
 		t.Fatalf("error %v", err)
 	}
 	// The same frames in two refIds.
 	m.Responses = map[string]*pluginv2.DataResponse{"A": {Frames: [][]byte{huge}}, "B": {Frames: [][]byte{huge}}}
-	if _, _, err := marshalQueryData(m, nil); err == nil {
+	if _, _, err := marshalQueryData(m, nil, nil); err == nil {
 		t.Fatal("no error for two refIds of 1 GiB")
 	}
 	// One frame of 1 GiB is within it (only sizes are checked here).

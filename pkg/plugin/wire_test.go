@@ -197,7 +197,7 @@ func TestWireQueryDataIsTheProtobufRuntimes(t *testing.T) {
 	r := rand.New(rand.NewPCG(8, 5))
 	for i := range 400 {
 		m := randQueryData(r)
-		out, ok, err := marshalQueryData(m, nil)
+		out, ok, err := marshalQueryData(m, nil, nil)
 		if err != nil || !ok {
 			t.Fatalf("response %d: written here %v, error %v", i, ok, err)
 		}
@@ -216,7 +216,7 @@ func TestWireChunkIsTheProtobufRuntimes(t *testing.T) {
 	r := rand.New(rand.NewPCG(8, 7))
 	for i := range 400 {
 		m := randChunk(r)
-		out, ok, err := marshalChunk(m, nil)
+		out, ok, err := marshalChunk(m, nil, nil)
 		if err != nil || !ok {
 			t.Fatalf("chunk %d: written here %v, error %v", i, ok, err)
 		}
@@ -237,7 +237,7 @@ func TestWireEdgeValues(t *testing.T) {
 	} {
 		for _, key := range []string{"", "A", strings.Repeat("k", 200)} {
 			m := &pluginv2.QueryDataResponse{Responses: map[string]*pluginv2.DataResponse{key: dr}}
-			out, ok, err := marshalQueryData(m, nil)
+			out, ok, err := marshalQueryData(m, nil, nil)
 			if err != nil || !ok {
 				t.Fatalf("written here %v, error %v", ok, err)
 			}
@@ -245,7 +245,7 @@ func TestWireEdgeValues(t *testing.T) {
 		}
 	}
 	for _, m := range []*pluginv2.QueryDataResponse{{}, {Responses: map[string]*pluginv2.DataResponse{}}} {
-		out, ok, err := marshalQueryData(m, nil)
+		out, ok, err := marshalQueryData(m, nil, nil)
 		if err != nil || !ok || out.Len() != 0 {
 			t.Fatalf("empty response: written here %v, %d bytes, error %v", ok, out.Len(), err)
 		}
