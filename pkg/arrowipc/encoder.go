@@ -167,7 +167,7 @@ func (e *Encoder) AppendFile(dst []byte, meta []KeyValue) ([]byte, error) {
 
 // AppendFilePieces is AppendFile into pieces, borrowing as
 // AppendBatchBorrowing does: the file is the returned pieces in order, the
-// prepared batch's buffers of minBorrow bytes and more among them,
+// prepared batch's buffers of MinBorrow bytes and more among them,
 // referenced, when it stores none compressed, and what lies between them
 // each in a buffer of exactly its size. The caller must then leave the
 // borrowed memory as it is, and not let it be reused, until the pieces are

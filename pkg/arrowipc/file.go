@@ -133,7 +133,7 @@ func (e *Encoder) writeRecordBatch() flatbuffers.UOffsetT {
 // references to the caller's memory (j holds them until it joins) and its
 // compressed buffers stay referenced until then: j must join (or split)
 // before the encoder prepares again. With borrow set, the caller's buffers of at least
-// minBorrow bytes are borrowed (see joiner.split) when the batch stores
+// MinBorrow bytes are borrowed (see joiner.split) when the batch stores
 // none compressed: a borrowed buffer keeps the memory it lies in alive, a
 // received message's whole body, the raw bytes of its compressed buffers
 // included, which would then be held twice (raw and compressed).
@@ -157,7 +157,7 @@ func (e *Encoder) addBody(j *joiner, borrow bool) {
 		switch {
 		case r.packed:
 			j.ref(p.packed[r.start:r.end])
-		case borrow && len(r.raw) >= minBorrow && !e.rec.holds(r.raw):
+		case borrow && len(r.raw) >= MinBorrow && !e.rec.holds(r.raw):
 			j.borrow(r.raw[:len(r.raw):len(r.raw)]) // nothing appends past it
 		default:
 			j.ref(r.raw)
@@ -168,10 +168,12 @@ func (e *Encoder) addBody(j *joiner, borrow bool) {
 	}
 }
 
-// minBorrow is the smallest buffer a File that borrows references rather
+// MinBorrow is the smallest buffer a File that borrows references rather
 // than copies: below it, a piece of its own costs the writer more than the
-// copy.
-const minBorrow = 4 << 10
+// copy. The plugin's wire codec relies on gRPC counting the references of
+// every borrowed piece, which it does for buffers of 1 KiB and more: that
+// order is asserted where the codec is (TestLentPiecesArePooledByGRPC).
+const MinBorrow = 4 << 10
 
 // addFooter adds the footer flatbuffer fb (referenced), its length and
 // the closing magic to j. No end-of-stream marker precedes the footer: the

@@ -78,7 +78,7 @@ func (e *Encoder) AppendBatch(f *File) error {
 }
 
 // AppendBatchBorrowing is AppendBatch referencing, rather than copying, the
-// batch's buffers of minBorrow bytes and more when it stores none
+// batch's buffers of MinBorrow bytes and more when it stores none
 // compressed: a record's arrays, or the columns given to Prepare, not what
 // the encoder normalised into its scratch. It reports whether it referenced
 // any. When it did, the caller must leave that memory as it is, and not let

@@ -17,9 +17,11 @@ import (
 	"github.com/grafana/grafana-plugin-sdk-go/genproto/pluginv2"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/encoding"
+	grpcmem "google.golang.org/grpc/mem"
 	"google.golang.org/protobuf/encoding/protowire"
 	"google.golang.org/protobuf/proto"
 
+	"github.com/quiverdata/quiver/pkg/arrowipc"
 	"github.com/quiverdata/quiver/pkg/frame/frametest"
 	"github.com/quiverdata/quiver/pkg/pipeline"
 )
@@ -474,3 +476,26 @@ func TestChunkWrittenOnce(t *testing.T) {
 		t.Errorf("afterWrite ran %d times when taken before the codec saw it, want once", *runs)
 	}
 }
+
+// The wire codec releases a lent record when the transport returns the
+// frame's last pooled buffer (wireWriter.frame): every piece that
+// references lent memory must be one gRPC pools and returns, else a piece
+// after that buffer would be read after its memory went back to be reused
+// by another query. Lent pieces are at least arrowipc.MinBorrow bytes.
+func TestLentPiecesArePooledByGRPC(t *testing.T) {
+	if grpcmem.IsBelowBufferPoolingThreshold(arrowipc.MinBorrow) {
+		t.Fatalf("gRPC does not pool buffers of %d bytes (arrowipc.MinBorrow): a lent piece could be read after its record is released; raise MinBorrow above gRPC's pooling threshold", arrowipc.MinBorrow)
+	}
+	b := make([]byte, arrowipc.MinBorrow)
+	freed := false
+	buf := grpcmem.NewBuffer(&b, poolFunc(func(*[]byte) { freed = true }))
+	buf.Free()
+	if !freed {
+		t.Fatalf("a %d-byte buffer was not returned to its pool when freed: gRPC does not count its references", arrowipc.MinBorrow)
+	}
+}
+
+type poolFunc func(*[]byte)
+
+func (f poolFunc) Get(n int) *[]byte { b := make([]byte, n); return &b }
+func (f poolFunc) Put(b *[]byte)     { f(b) }
