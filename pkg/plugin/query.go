@@ -2,6 +2,7 @@ package plugin
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"maps"
 	"math"
@@ -189,14 +190,31 @@ const (
 	maxEpochMS = math.MaxInt64 / int64(time.Millisecond)
 )
 
+// errDuplicate marks a query whose refId an earlier query of the request
+// has: it is not run, and the first one answers for both (precheck).
+var errDuplicate = errors.New("plugin: duplicate refId")
+
 // precheck refuses, before anything parses them, queries whose JSON is too
-// big or whose time range does not fit nanoseconds. It returns one error per
-// query (nil for a good one), or nil when all are good.
+// big or whose time range does not fit nanoseconds, and queries that share
+// a refId (one answer per refId: the first of them answers with the error,
+// the others are errDuplicate). It returns one error per query (nil for a
+// good one), or nil when all are good.
 func precheck(queries []*pluginv2.DataQuery) []error {
 	var errs []error
+	seen := make(map[string]int, len(queries)) // refId: its first query
 	for i, q := range queries {
 		var err error
+		first, dup := seen[q.GetRefId()]
+		if !dup {
+			seen[q.GetRefId()] = i
+		}
 		switch tr := q.GetTimeRange(); {
+		case dup:
+			if errs == nil {
+				errs = make([]error, len(queries))
+			}
+			errs[first] = source.BadQuery("refId %s is the refId of more than one query of this request; give each query its own", source.Quote(q.GetRefId()))
+			err = errDuplicate
 		case len(q.GetJson()) > MaxQueryJSON:
 			err = source.BadQuery("the query JSON is %d bytes, more than the %d bytes (1 MiB) a query may have", len(q.GetJson()), MaxQueryJSON)
 		case tr != nil && (outOfRange(tr.FromEpochMS) || outOfRange(tr.ToEpochMS)):
@@ -227,6 +245,9 @@ func (s *Service) eachQuery(ctx context.Context, pc backend.PluginContext, queri
 	sem := make(chan struct{}, s.queries)
 	var wg sync.WaitGroup
 	for i, q := range queries {
+		if pre != nil && pre[i] == errDuplicate { //nolint:errorlint // the sentinel itself
+			continue
+		}
 		sem <- struct{}{}
 		wg.Add(1)
 		err := err

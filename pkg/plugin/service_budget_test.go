@@ -108,3 +108,41 @@ func (c *chunkStream) Send(r *pluginv2.QueryChunkedDataResponse) error {
 	c.chunks = append(c.chunks, r)
 	return nil
 }
+
+// Queries that share a refId are not run: the first answers with an error
+// naming the refId, once, unary or chunked; the others of the request
+// answer as usual, and nothing is held afterwards.
+func TestDuplicateRefIDsAnsweredOnce(t *testing.T) {
+	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+	defer mem.AssertSize(t, 0)
+	s := newTestService(t, fakeSource{mem: mem, frames: 3, rows: 10}, 2)
+	pc := pluginContext(`{"codec":"none"}`)
+	queries := []*pluginv2.DataQuery{query("A", `"ok"`), query("B", `"ok"`), query("A", `"ok"`), query("A", `"ok"`)}
+	resp, err := s.QueryData(context.Background(), &pluginv2.QueryDataRequest{PluginContext: pc, Queries: queries})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a := resp.Responses["A"]; a == nil || a.Status != 400 || len(a.Frames) != 0 || !strings.Contains(a.Error, `refId "A" is the refId of more than one query`) {
+		t.Errorf("A: %+v", a)
+	}
+	if b := resp.Responses["B"]; b == nil || b.Error != "" || len(b.Frames) != 3 {
+		t.Errorf("B: %+v", b)
+	}
+	stream := &chunkStream{ctx: context.Background()}
+	if err := s.QueryChunkedData(&pluginv2.QueryChunkedDataRequest{PluginContext: pc, Queries: queries}, stream); err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]int{}
+	for _, c := range stream.chunks {
+		if c.RefId == "A" && !strings.Contains(c.Error, "more than one query") {
+			t.Errorf("chunk of A without the error: %+v", c)
+		}
+		got[c.RefId]++
+	}
+	if got["A"] != 1 || got["B"] != 3 {
+		t.Errorf("chunks by refId %v, want A once (its error) and B's 3 frames", got)
+	}
+	if used, _, _, _ := s.pipeline.Stats(); used != 0 {
+		t.Errorf("%d bytes held after the responses", used)
+	}
+}
