@@ -24,6 +24,45 @@ import (
 	"github.com/quiverdata/quiver/tests/harness"
 )
 
+// checkWindow checks, value by value, the frames of a time_series query
+// over points first to first+window-1 of startSQLite's table of hosts.
+func checkWindow(base time.Time, hosts, window, first int, frames data.Frames) error {
+	if len(frames) != hosts {
+		return fmt.Errorf("%d frames, want %d", len(frames), hosts)
+	}
+	for h, f := range frames {
+		if f.Rows() != window || f.Fields[1].Labels["host"] != fmt.Sprintf("host-%04d", h) {
+			return fmt.Errorf("frame %d: %d rows, labels %v", h, f.Rows(), f.Fields[1].Labels)
+		}
+		for i := range window {
+			p := first + i
+			if tm := f.Fields[0].At(i).(time.Time); !tm.Equal(base.Add(time.Duration(p) * time.Minute)) {
+				return fmt.Errorf("host %d row %d: time %v", h, i, tm)
+			}
+			if v := f.Fields[1].At(i).(float64); v != float64(h*1000+p) {
+				return fmt.Errorf("host %d row %d: value %v, want %d", h, i, v, h*1000+p)
+			}
+		}
+	}
+	return nil
+}
+
+// framesOfChunks decodes a chunked answer's frames, each placed by its id
+// (chunks come as frames are encoded).
+func framesOfChunks(chunks []*pluginv2.QueryChunkedDataResponse) (data.Frames, error) {
+	frames := make(data.Frames, len(chunks))
+	for _, c := range chunks {
+		i, err := strconv.Atoi(c.FrameId)
+		if c.Error != "" || err != nil || i < 0 || i >= len(frames) {
+			return nil, fmt.Errorf("chunk %q of %d: %s", c.FrameId, len(chunks), c.Error)
+		}
+		if frames[i], err = data.UnmarshalArrowFrame(c.Frame); err != nil {
+			return nil, err
+		}
+	}
+	return frames, nil
+}
+
 // startSQLite serves arrow-go's SQLite example Flight SQL server on
 // 127.0.0.1 with a metrics table of hosts × points: time INTEGER (Unix
 // milliseconds), host TEXT, region TEXT, value REAL.
@@ -263,26 +302,7 @@ func TestFlightSQLLentSeriesConcurrent(t *testing.T) {
 	// The SQLite server converts row by row (slow under the race
 	// detector): a timeout of its own.
 	pc := instance(fmt.Sprintf(`{"upstream":"flightsql","address":%q,"codec":"none","timeout":300}`, addr), nil)
-	check := func(first int, frames data.Frames) error {
-		if len(frames) != hosts {
-			return fmt.Errorf("%d frames, want %d", len(frames), hosts)
-		}
-		for h, f := range frames {
-			if f.Rows() != window || f.Fields[1].Labels["host"] != fmt.Sprintf("host-%04d", h) {
-				return fmt.Errorf("frame %d: %d rows, labels %v", h, f.Rows(), f.Fields[1].Labels)
-			}
-			for i := range window {
-				p := first + i
-				if tm := f.Fields[0].At(i).(time.Time); !tm.Equal(base.Add(time.Duration(p) * time.Minute)) {
-					return fmt.Errorf("host %d row %d: time %v", h, i, tm)
-				}
-				if v := f.Fields[1].At(i).(float64); v != float64(h*1000+p) {
-					return fmt.Errorf("host %d row %d: value %v, want %d", h, i, v, h*1000+p)
-				}
-			}
-		}
-		return nil
-	}
+	check := func(first int, frames data.Frames) error { return checkWindow(base, hosts, window, first, frames) }
 	var wg sync.WaitGroup
 	errs := make(chan error, 16)
 	for g := range 4 {
@@ -316,17 +336,9 @@ func TestFlightSQLLentSeriesConcurrent(t *testing.T) {
 						errs <- err
 						return
 					}
-					frames = make(data.Frames, len(chunks)) // chunks come as frames are encoded: placed by their id
-					for _, c := range chunks {
-						i, err := strconv.Atoi(c.FrameId)
-						if c.Error != "" || err != nil || i < 0 || i >= len(frames) {
-							errs <- fmt.Errorf("chunk %q of %d: %s", c.FrameId, len(chunks), c.Error)
-							return
-						}
-						if frames[i], err = data.UnmarshalArrowFrame(c.Frame); err != nil {
-							errs <- err
-							return
-						}
+					if frames, err = framesOfChunks(chunks); err != nil {
+						errs <- err
+						return
 					}
 				}
 				if err := check(first, frames); err != nil {

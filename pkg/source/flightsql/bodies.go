@@ -11,6 +11,8 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/ipc"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"google.golang.org/grpc/mem"
+
+	"github.com/quiverdata/quiver/pkg/source/flightsql/series"
 )
 
 // A DoGet stream's record batches are slices of their messages' bodies,
@@ -100,6 +102,7 @@ func (sb *streamBodies) take(n int) []byte {
 // give takes a body back, kept while there is room.
 func (sb *streamBodies) give(full []byte) {
 	bodiesRecycled.Add(1)
+	series.Poison(full)
 	sb.mu.Lock()
 	if len(sb.free) < bodyKeep {
 		sb.free = append(sb.free, full)

@@ -128,6 +128,7 @@ func (r *recycler) Free(b []byte) {
 	r.mu.Lock()
 	r.out--
 	if !r.lend && len(r.free) < recycleKeep {
+		Poison(b[:cap(b)])
 		r.free = append(r.free, b[:cap(b)])
 	}
 	r.mu.Unlock()
@@ -163,9 +164,8 @@ func (lentAllocator) Free(b []byte) { lentPool.Put(&b) }
 // DirtyPool is a pool of byte buffers that are not cleared: one sync.Pool
 // per power of two from 1 << minShift to 1 << maxShift bytes, larger
 // buffers allocated each time. Its users write every byte they read: the
-// split's scratch (scratchPool) and lent memory (lentPool), and package
-// flightsql's transport buffers (receive.go: gRPC's mem.BufferPool, which
-// it implements). Safe for concurrent use.
+// split's scratch (scratchPool) and lent memory (lentPool). Safe for
+// concurrent use.
 type DirtyPool struct {
 	minShift, maxShift int
 	tiers              []sync.Pool // tiers[i] holds buffers of capacity 1 << (minShift+i)
@@ -213,6 +213,7 @@ func (p *DirtyPool) Put(b *[]byte) {
 	if t < 0 || 1<<(p.minShift+t) != c {
 		return
 	}
+	Poison((*b)[:c])
 	*b = (*b)[:0]
 	p.tiers[t].Put(b)
 }
