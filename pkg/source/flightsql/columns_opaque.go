@@ -10,6 +10,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/extensions"
 	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/quiverdata/quiver/pkg/source"
 )
 
 // normaliseOpaque reads the vendor types of opaqueForms; any other opaque
@@ -24,7 +25,7 @@ func normaliseOpaque(name string, dt arrow.DataType) conversion {
 	if c.out.ID() == arrow.STRING && o.Storage.ID() != arrow.STRING {
 		shown = "as base64 of their bytes"
 	}
-	c.notice = fmt.Sprintf("Column %q holds values of type %q from %q that Arrow does not describe: they are shown %s.", name, o.TypeName, o.VendorName, shown)
+	c.notice = fmt.Sprintf("Column %s holds values of type %s from %s that Arrow does not describe: they are shown %s.", source.Quote(name), source.Quote(o.TypeName), source.Quote(o.VendorName), shown)
 	return c
 }
 

@@ -56,7 +56,7 @@ func newFrameRecord(name, refID string, meta *data.FrameMeta, cols []frame.Colum
 	for i := range cols {
 		g := typeOf(cols[i].Array.DataType().ID()).grafana
 		if g == nil {
-			err := fmt.Errorf("flightsql: internal: column %q has type %s after normalisation", cols[i].Name, cols[i].Array.DataType())
+			err := fmt.Errorf("flightsql: internal: column %s has type %s after normalisation", source.Quote(cols[i].Name), cols[i].Array.DataType())
 			for _, c := range cols {
 				c.Array.Release()
 			}

@@ -97,7 +97,7 @@ var macros = map[string]macro{
 			return "", err
 		}
 		if iv%time.Second != 0 {
-			return "", fmt.Errorf("interval %s is not a whole number of seconds", a[1])
+			return "", fmt.Errorf("interval %s is not a whole number of seconds", source.Quote(a[1]))
 		}
 		d, err := x.dialect()
 		if err != nil {
@@ -340,7 +340,7 @@ func (x *expander) call(s string, depth int) (string, int, error) {
 	name := s[3:n]
 	m, ok := macros[name]
 	if !ok {
-		return "", 0, fmt.Errorf("unknown macro $__%s (known: %s)", name, knownMacros)
+		return "", 0, fmt.Errorf("unknown macro %s (known: %s)", source.Quote("$__"+name), knownMacros)
 	}
 	var args []string
 	if m.args >= 0 && n < len(s) && s[n] == '(' {
@@ -410,7 +410,7 @@ func parseInterval(s string) (time.Duration, error) {
 		d, err = time.ParseDuration(t)
 	}
 	if err != nil || d < time.Millisecond || d%time.Millisecond != 0 {
-		return 0, fmt.Errorf("interval %s is not a duration of whole milliseconds such as 500ms, 10s, 5m, 1h, 1d", s)
+		return 0, fmt.Errorf("interval %s is not a duration of whole milliseconds such as 500ms, 10s, 5m, 1h, 1d", source.Quote(s))
 	}
 	return d, nil
 }

@@ -147,28 +147,50 @@ func TestExpandMacrosErrors(t *testing.T) {
 	env := macroEnv{from: time.Unix(0, 0), to: time.Unix(60, 0), interval: time.Second,
 		dialect: func() (*dialect, error) { return dialects[settings.DialectDuckDB], nil }}
 	for _, tc := range []struct{ in, want string }{
-		{"$__nope", "unknown macro $__nope (known: $__catalog,"},
-		{"$__", "unknown macro $__ (known:"},
+		{"$__nope", `unknown macro "$__nope" (known: $__catalog,`},
+		{"$__", `unknown macro "$__" (known:`},
 		{"$__timeFilter", "$__timeFilter needs 1 argument(s) in parentheses"},
 		{"$__timeFilter()", "$__timeFilter takes 1 argument(s), got 0"},
 		{"$__timeFilter(a, b)", "$__timeFilter takes 1 argument(s), got 2"},
 		{"$__timeFilter(a", "$__timeFilter: missing ')'"},
 		{"$__timeGroup(a)", "$__timeGroup takes 2 or 3 arguments, got 1"},
 		{"$__timeGroup(a, )", "$__timeGroup: argument 2 is empty"},
-		{"$__timeGroup(a, 'soon')", "interval 'soon' is not a duration"},
+		{"$__timeGroup(a, 'soon')", `interval "'soon'" is not a duration`},
 		{"$__timeGroup(a, 0s)", "is not a duration"},
 		{"$__timeGroup(a, 1h, NULL, 4)", "$__timeGroup takes 2 or 3 arguments, got 4"},
-		{"$__timeGroup(a, 1h, sometimes)", "$__timeGroup: fill sometimes is not NULL, previous or a number"},
-		{"$__timeGroup(a, 1h, 1e999)", "fill 1e999 is not NULL, previous or a number"},
+		{"$__timeGroup(a, 1h, sometimes)", `$__timeGroup: fill "sometimes" is not NULL, previous or a number`},
+		{"$__timeGroup(a, 1h, 1e999)", `fill "1e999" is not NULL, previous or a number`},
 		{"$__timeGroup(a, 1h, 0) $__timeGroup(a, 1h, NULL)", "$__timeGroup: fill NULL differs from the fill 0 given earlier in the query"},
 		{"$__unixEpochGroup(a, 1500ms)", "is not a whole number of seconds"},
 		{"$__catalog", "no default catalog is configured (catalog setting)"},
-		{"$__timeGroup(a, $__nope)", "unknown macro $__nope"},
+		{"$__timeGroup(a, $__nope)", `unknown macro "$__nope"`},
 	} {
 		_, err := expand(t, tc.in, env)
 		mustKind(t, err, source.KindQuery, tc.want)
 		if err != nil && !strings.HasPrefix(err.Error(), "flightsql: ") {
 			t.Errorf("%s: %q lacks the package prefix", tc.in, err)
+		}
+	}
+}
+
+// What the user wrote is quoted in a macro's error at most
+// source.QuoteMax bytes long, however long it is.
+func TestExpandMacrosErrorsCapWhatTheUserWrote(t *testing.T) {
+	env := macroEnv{from: time.Unix(0, 0), to: time.Unix(60, 0), interval: time.Second,
+		dialect: func() (*dialect, error) { return dialects[settings.DialectDuckDB], nil }}
+	long := strings.Repeat("x", 10_000)
+	for _, in := range []string{
+		"$__" + long,
+		"$__timeGroup(a, '" + long + "')",
+		"$__timeGroup(a, 1h, " + long + ")",
+		"$__unixEpochGroup(a, 1500ms" + long + ")",
+	} {
+		_, err := expand(t, in, env)
+		if err == nil {
+			t.Fatalf("%.40s…: no error", in)
+		}
+		if len(err.Error()) > 1000 || strings.Contains(err.Error(), strings.Repeat("x", source.QuoteMax+1)) {
+			t.Errorf("%.40s…: a %d-byte error quoting more than %d bytes of the query", in, len(err.Error()), source.QuoteMax)
 		}
 	}
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/float16"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/grafana/grafana-plugin-sdk-go/data"
+	"github.com/quiverdata/quiver/pkg/source"
 )
 
 // converter returns column a in a type Grafana reads, and what it found on
@@ -38,8 +39,8 @@ var foundNotices = []struct {
 	f    found
 	text string
 }{
-	{lostPrecision, "Column %q (%s) was converted to float64 and some of its values lost precision: they have more significant digits than a float64 keeps. Cast the column to text in the SQL to see them exactly."},
-	{outOfRange, "Column %q (%s) has values outside the timestamps Grafana reads (1677-09-21 to 2262-04-11 in nanoseconds; infinity and -infinity too): they are shown as empty."},
+	{lostPrecision, "Column %s (%s) was converted to float64 and some of its values lost precision: they have more significant digits than a float64 keeps. Cast the column to text in the SQL to see them exactly."},
+	{outOfRange, "Column %s (%s) has values outside the timestamps Grafana reads (1677-09-21 to 2262-04-11 in nanoseconds; infinity and -infinity too): they are shown as empty."},
 }
 
 // conversion is what normalisation does with one column type.
@@ -110,7 +111,7 @@ func normalise(name string, dt arrow.DataType) conversion {
 // text form of each value, with a notice naming the column.
 func asText(name string, dt arrow.DataType) conversion {
 	return conversion{out: arrow.BinaryTypes.String, convert: valueStr,
-		notice: fmt.Sprintf("Column %q has type %s, which Grafana cannot read: it is shown as text. Cast it in the SQL to choose another type.", name, dt)}
+		notice: fmt.Sprintf("Column %s has type %s, which Grafana cannot read: it is shown as text. Cast it in the SQL to choose another type.", source.Quote(name), dt)}
 }
 
 // notices returns the notices of the plan's conversions, and those of what
@@ -127,11 +128,11 @@ func (p *plan) notices() []string {
 	for i, f := range p.found {
 		for _, fn := range foundNotices {
 			if f&fn.f != 0 {
-				ns = append(ns, fmt.Sprintf(fn.text, p.in.Field(i).Name, p.in.Field(i).Type))
+				ns = append(ns, fmt.Sprintf(fn.text, source.Quote(p.in.Field(i).Name), p.in.Field(i).Type))
 			}
 		}
 		if p.failed[i] != "" {
-			ns = append(ns, fmt.Sprintf("Column %q (%s) could not be converted for Grafana (%s): its values are left out (shown as empty). Cast it in the SQL to text.", p.in.Field(i).Name, p.in.Field(i).Type, p.failed[i]))
+			ns = append(ns, fmt.Sprintf("Column %s (%s) could not be converted for Grafana (%s): its values are left out (shown as empty). Cast it in the SQL to text.", source.Quote(p.in.Field(i).Name), p.in.Field(i).Type, p.failed[i]))
 		}
 	}
 	return ns

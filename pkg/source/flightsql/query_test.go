@@ -412,7 +412,7 @@ func TestBadQueries(t *testing.T) {
 		{`{`, "not valid JSON"},
 		{`{"rawSql":"  "}`, "rawSql: the query has no SQL"},
 		{`{"rawSql":"x","format":"graph"}`, `format: "graph" is not one of "time_series", "time_series_wide", "table", "logs"`},
-		{`{"rawSql":"select $__nope"}`, "unknown macro $__nope"},
+		{`{"rawSql":"select $__nope"}`, `unknown macro "$__nope"`},
 	} {
 		err := s.Query(context.Background(), source.Query{JSON: []byte(tc.js)}, &frameSink{t: t})
 		mustKind(t, err, source.KindQuery, tc.want)

@@ -134,7 +134,7 @@ func (b *tableBuilder) joined(meta *data.FrameMeta) (arrow.RecordBatch, error) {
 		arr, err := joinArrays(b.mem, b.schema.Field(c).Type, parts)
 		b.parts[c] = nil
 		if err != nil {
-			return nil, fmt.Errorf("flightsql: column %q: %w", b.schema.Field(c).Name, err)
+			return nil, fmt.Errorf("flightsql: column %s: %w", source.Quote(b.schema.Field(c).Name), err)
 		}
 		f := b.schema.Field(c)
 		config, _ := f.Metadata.GetValue(mdConfig)

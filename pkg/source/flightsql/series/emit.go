@@ -64,7 +64,7 @@ func (b *Builder) emit(sink source.Sink, ss *sortedSeries, notices *[]data.Notic
 	if b.timeMD == nil {
 		md, err := frame.ColumnMetadata(frame.TSTime, nil, "")
 		if err != nil {
-			return fmt.Errorf("flightsql: metadata of %q: %w", tname, err)
+			return fmt.Errorf("flightsql: metadata of %s: %w", source.Quote(tname), err)
 		}
 		b.timeMD = &md
 	}

@@ -61,7 +61,7 @@ func ParseFill(s string, interval time.Duration) (*FillSpec, error) {
 	default:
 		v, err := strconv.ParseFloat(t, 64)
 		if err != nil || math.IsInf(v, 0) || math.IsNaN(v) {
-			return nil, fmt.Errorf("fill %s is not NULL, previous or a number", s)
+			return nil, fmt.Errorf("fill %s is not NULL, previous or a number", source.Quote(s))
 		}
 		f.Mode, f.Value = FillValue, v
 	}

@@ -13,6 +13,7 @@ import (
 	"github.com/grafana/grafana-plugin-sdk-go/data"
 
 	"github.com/quiverdata/quiver/pkg/frame"
+	"github.com/quiverdata/quiver/pkg/source"
 )
 
 // TimeColumn finds the time column of a normalised schema: the column named
@@ -165,7 +166,7 @@ func (r *TimeReader) Notices(notices []data.Notice, leftOut int64) []data.Notice
 	}
 	if r.outOfRange > 0 {
 		notices = append(notices, data.Notice{Severity: data.NoticeSeverityWarning,
-			Text: fmt.Sprintf("Column %q (%s) has %d integer Unix times outside the timestamps Grafana reads (1677-09-21 to 2262-04-11 in nanoseconds): their rows were left out.", r.field.Name, r.field.Type, r.outOfRange)})
+			Text: fmt.Sprintf("Column %s (%s) has %d integer Unix times outside the timestamps Grafana reads (1677-09-21 to 2262-04-11 in nanoseconds): their rows were left out.", source.Quote(r.field.Name), r.field.Type, r.outOfRange)})
 	}
 	return notices
 }
