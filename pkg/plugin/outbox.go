@@ -2,7 +2,11 @@ package plugin
 
 import (
 	"context"
+	"fmt"
+	"runtime/debug"
 	"sync"
+
+	"github.com/grafana/grafana-plugin-sdk-go/backend"
 )
 
 // MaxUnsent bounds the encoded bytes of one chunked request that wait to be
@@ -107,7 +111,7 @@ func (o *outbox) run(send func(*chunk) error, failed func(error)) error {
 		o.mu.Unlock()
 
 		if err == nil {
-			err = send(q.c)
+			err = sendRecovering(send, q.c)
 		}
 		o.release(q)
 
@@ -124,4 +128,16 @@ func (o *outbox) run(send func(*chunk) error, failed func(error)) error {
 			failed(err)
 		}
 	}
+}
+
+// sendRecovering is send(c), a panic turned into its error (and logged):
+// it fails the request, not the process.
+func sendRecovering(send func(*chunk) error, c *chunk) (err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			backend.Logger.Error("panic sending a chunk", "refId", c.msg.GetRefId(), "panic", p, "stack", string(debug.Stack()))
+			err = fmt.Errorf("internal error in Quiver while sending a chunk: %v", p)
+		}
+	}()
+	return send(c)
 }

@@ -3,6 +3,7 @@ package plugin
 import (
 	"context"
 	"errors"
+	"strings"
 	"testing"
 
 	"github.com/grafana/grafana-plugin-sdk-go/genproto/pluginv2"
@@ -113,5 +114,23 @@ func TestOutboxAfterAFailedSend(t *testing.T) {
 	}
 	if box.unsent != 0 {
 		t.Errorf("%d bytes left unsent after run returned", box.unsent)
+	}
+}
+
+// A send that panics fails the request like a failed send: the process
+// goes on, and what is queued is released.
+func TestOutboxSendPanics(t *testing.T) {
+	released := 0
+	box := newOutbox(func(queued) { released++ })
+	box.put(queued{c: testChunk("0"), held: 1})
+	box.put(queued{c: testChunk("1"), held: 1})
+	box.close()
+	var failed error
+	err := box.run(func(*chunk) error { panic("a codec bug") }, func(err error) { failed = err })
+	if err == nil || failed == nil || !strings.Contains(err.Error(), "internal error in Quiver while sending a chunk: a codec bug") {
+		t.Errorf("run = %v, failed told %v: want the panic as the request's error", err, failed)
+	}
+	if released != 2 || box.unsent != 0 {
+		t.Errorf("%d of 2 chunks released, %d bytes unsent", released, box.unsent)
 	}
 }
