@@ -142,7 +142,7 @@ func (a *Account) Acquire(ctx context.Context, n int64) error {
 	if n > b.shareOf() {
 		b.observer.Refused("too_large")
 		return fmt.Errorf("%w: it needs %s at once, more than the %s one data source may hold of the memory budget of %s (three quarters: the rest stays free for the others); narrow the time range or lower seriesCount, or raise %s",
-			ErrTooLarge, settings.FormatBytes(n), settings.FormatBytes(b.shareOf()), b.setting(), settings.EnvMemoryBudget)
+			ErrTooLarge, settings.FormatBytes(n), settings.FormatBytes(b.shareOf()), b.setting(), settings.MemoryBudgetSetting)
 	}
 	b.mu.Lock()
 	if len(b.queue) == 0 && b.fits(a, n) {
@@ -210,8 +210,8 @@ func (b *Budget) await(ctx context.Context, w *waiter) error {
 			continue
 		}
 		b.observer.Refused("busy")
-		return fmt.Errorf("%w: this query waited %s for %s of the memory budget of %s, and the queries holding it released nothing meanwhile; try again, or raise %s or %s",
-			ErrBusy, time.Since(start).Round(time.Second), settings.FormatBytes(w.n), b.setting(), settings.EnvMemoryBudget, settings.EnvMemoryBudgetWait)
+		return fmt.Errorf("%w: this query waited %s for %s of the memory budget of %s, and the queries holding it released nothing meanwhile; try again, or raise %s or %s in %s",
+			ErrBusy, time.Since(start).Round(time.Second), settings.FormatBytes(w.n), b.setting(), settings.IniMemoryBudget, settings.IniMemoryBudgetWait, settings.IniSection)
 	}
 }
 
@@ -392,11 +392,11 @@ func (b *Budget) refusal(w *waiter) error {
 	if need := w.acct.held + w.n; need > b.limit {
 		b.observer.Refused("too_large")
 		return fmt.Errorf("%w: the frames of this request's queries add up to %s or more, more than the whole budget of %s; narrow the time range, lower seriesCount, split the queries, or raise %s",
-			ErrTooLarge, settings.FormatBytes(need), b.setting(), settings.EnvMemoryBudget)
+			ErrTooLarge, settings.FormatBytes(need), b.setting(), settings.MemoryBudgetSetting)
 	}
 	b.observer.Refused("busy")
 	return fmt.Errorf("%w: the queries in flight hold the whole memory budget of %s and wait for more; try again, or raise %s",
-		ErrBusy, b.setting(), settings.EnvMemoryBudget)
+		ErrBusy, b.setting(), settings.MemoryBudgetSetting)
 }
 
 // Stats returns the bytes held, the most held at once, the limit and how

@@ -79,8 +79,8 @@ func TestBudgetWaitsAndGrantsInOrder(t *testing.T) {
 func TestBudgetRefusesWhatCanNeverFit(t *testing.T) {
 	b := testBudget(100, time.Minute)
 	err := b.account("s").Acquire(context.Background(), 76)
-	if !errors.Is(err, ErrTooLarge) || !strings.Contains(err.Error(), settings.EnvMemoryBudget) || !strings.Contains(err.Error(), "75 B one data source may hold") {
-		t.Fatalf("err %v, want ErrTooLarge naming the share's 75 B and %s", err, settings.EnvMemoryBudget)
+	if !errors.Is(err, ErrTooLarge) || !strings.Contains(err.Error(), settings.MemoryBudgetSetting) || !strings.Contains(err.Error(), "75 B one data source may hold") {
+		t.Fatalf("err %v, want ErrTooLarge naming the share's 75 B and %s", err, settings.MemoryBudgetSetting)
 	}
 }
 
@@ -97,7 +97,7 @@ func TestBudgetCancelAndTimeout(t *testing.T) {
 		t.Errorf("cancelled waiter: %v", err)
 	}
 	err := b.account("s").Acquire(context.Background(), 10)
-	if !errors.Is(err, ErrBusy) || !strings.Contains(err.Error(), "Quiver is busy") || !strings.Contains(err.Error(), settings.EnvMemoryBudgetWait) {
+	if !errors.Is(err, ErrBusy) || !strings.Contains(err.Error(), "Quiver is busy") || !strings.Contains(err.Error(), settings.IniMemoryBudgetWait+" in "+settings.IniSection) {
 		t.Errorf("timed-out waiter: %v", err)
 	}
 	if _, _, _, waiting := b.Stats(); waiting != 0 {

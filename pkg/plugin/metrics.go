@@ -95,7 +95,7 @@ func heapLive() float64 {
 func init() {
 	prometheus.MustRegister(metricFrames, metricRawBytes, metricWireBytes, metricFrameBytes, metricEncodeSeconds,
 		metricBudgetWaits, metricBudgetOverdrafts, metricBudgetRefused, metricUnsent,
-		budgetGauge("memory_budget_bytes", "The memory budget of in-flight queries (QUIVER_MEMORY_BUDGET).", func(_, _, limit int64, _ int) float64 {
+		budgetGauge("memory_budget_bytes", "The memory budget of in-flight queries (memory_budget in [plugin.quiver-arrow-datasource]).", func(_, _, limit int64, _ int) float64 {
 			return float64(limit)
 		}),
 		budgetGauge("memory_budget_used_bytes", "Bytes of the memory budget held by in-flight queries: frames waiting to be encoded or sent.", func(used, _, _ int64, _ int) float64 {

@@ -3,6 +3,7 @@ package plugin
 import (
 	"context"
 	"fmt"
+	"math"
 	"os"
 	"runtime/debug"
 	"strings"
@@ -39,10 +40,11 @@ type Options struct {
 	// once; 4 when 0.
 	MaxParallelQueries int
 	// Budget is the process-wide memory budget of in-flight queries. When
-	// its Bytes is 0 it is read from the environment (QUIVER_MEMORY_BUDGET,
-	// QUIVER_MEMORY_BUDGET_WAIT) and the host's memory, and the Go runtime's
-	// soft memory limit is set from it unless GOMEMLIMIT is set. A Wait of
-	// 0 with Bytes set means settings.DefaultBudgetWait.
+	// its Bytes is 0 it is read from the plugin's settings in the
+	// environment (settings.ReadBudget: grafana.ini's section as Grafana
+	// passes it, the QUIVER_* fallbacks) and the host's memory, and the Go
+	// runtime's soft memory limit is set from it unless GOMEMLIMIT is set.
+	// A Wait of 0 with Bytes set means settings.DefaultBudgetWait.
 	Budget settings.Budget
 }
 
@@ -83,7 +85,7 @@ func NewService(o Options) *Service {
 			backend.Logger.Error("memory budget: using the default", "error", err)
 			b, _ = settings.ReadBudget(func(string) string { return "" }, host, what)
 		}
-		if os.Getenv("GOMEMLIMIT") == "" {
+		if debug.SetMemoryLimit(-1) == math.MaxInt64 { // the runtime's GOMEMLIMIT is not set
 			debug.SetMemoryLimit(b.GoMemoryLimit())
 		}
 		backend.Logger.Info("memory budget", "bytes", b.Bytes, "from", b.From, "wait", b.Wait.String())

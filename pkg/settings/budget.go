@@ -12,25 +12,62 @@ import (
 )
 
 // The memory budget is one for the whole plugin process, whereas jsonData
-// belongs to one data-source instance: so it is set in the plugin process's
-// environment, not in jsonData. Grafana starts the plugin with its own
-// environment (from Grafana 12.4 only when grafana.ini lists the plugin in
-// [plugins] forward_host_env_vars).
+// belongs to one data-source instance: so it is a plugin-wide setting, set
+// the way Grafana sets those, in grafana.ini's section of the plugin
+// (IniSection), whose keys Grafana passes to the plugin process as
+// GF_PLUGIN_<KEY> variables, on every version. The QUIVER_* variables of
+// the host's environment are the fallback for a key the section does not
+// set: Grafana 12.4 and later pass them only when [plugins]
+// forward_host_env_vars lists the plugin.
 const (
-	// EnvMemoryBudget sets the bytes that in-flight queries may hold at once:
-	// a size ("512MiB", "1GiB", "300MB", "268435456") or a percentage of the
-	// host's memory ("10%").
-	EnvMemoryBudget = "QUIVER_MEMORY_BUDGET"
-	// EnvMemoryBudgetWait sets how long a query waiting for budget waits
+	// IniSection is grafana.ini's section of the plugin's settings.
+	IniSection = "[plugin.quiver-arrow-datasource]"
+	// IniMemoryBudget sets the bytes that in-flight queries may hold at
+	// once: a size ("512MiB", "1GiB", "300MB", "268435456") or a percentage
+	// of the host's memory ("10%").
+	IniMemoryBudget = "memory_budget"
+	// IniMemoryBudgetWait sets how long a query waiting for budget waits
 	// while nothing is released before it fails as busy: a Go duration
 	// ("20s", "2m"; default 30s, within MinBudgetWait – MaxBudgetWait). A
 	// queue that moves is waited out.
+	IniMemoryBudgetWait = "memory_budget_wait"
+	// IniGoMemoryLimit sets the Go runtime's soft memory limit (a size, as
+	// memory_budget; see Budget.GoMemoryLimit for the default).
+	IniGoMemoryLimit = "go_memory_limit"
+
+	// EnvMemoryBudget and EnvMemoryBudgetWait are the fallbacks of
+	// memory_budget and memory_budget_wait in the host's environment.
+	EnvMemoryBudget     = "QUIVER_MEMORY_BUDGET"
 	EnvMemoryBudgetWait = "QUIVER_MEMORY_BUDGET_WAIT"
+
+	// MemoryBudgetSetting and MemoryBudgetWaitSetting name the settings in
+	// messages.
+	MemoryBudgetSetting     = IniMemoryBudget + " in " + IniSection
+	MemoryBudgetWaitSetting = IniMemoryBudgetWait + " in " + IniSection
 )
+
+// GrafanaEnv is the variable Grafana sets in the plugin's environment for
+// key of its grafana.ini section: GF_PLUGIN_ and the key in upper case.
+func GrafanaEnv(key string) string { return "GF_PLUGIN_" + strings.ToUpper(key) }
+
+// lookup returns the value of a plugin-wide setting (key in grafana.ini,
+// else the env fallback when there is one) and how to name where it came
+// from.
+func lookup(getenv func(string) string, key, env string) (v, from string) {
+	if v = strings.TrimSpace(getenv(GrafanaEnv(key))); v != "" {
+		return v, key + " in " + IniSection
+	}
+	if env != "" {
+		if v = strings.TrimSpace(getenv(env)); v != "" {
+			return v, env
+		}
+	}
+	return "", ""
+}
 
 // Defaults and ranges of the memory budget.
 const (
-	// DefaultBudgetFraction: without QUIVER_MEMORY_BUDGET, in-flight queries
+	// DefaultBudgetFraction: without memory_budget, in-flight queries
 	// may hold 1/8 of the host's memory (the cgroup limit when there is one,
 	// otherwise physical memory), within DefaultBudgetMin and
 	// DefaultBudgetMax. The plugin shares the host with Grafana, and a Go
@@ -52,6 +89,8 @@ const (
 	MinBudgetWait         = time.Second
 	MaxBudgetWait         = 10 * time.Minute
 	budgetGoLimitHeadroom = 128 << 20
+	// MinGoMemoryLimit: below it the collector would run all the time.
+	MinGoMemoryLimit = 64 << 20
 )
 
 // Budget is the process-wide memory budget of in-flight queries.
@@ -62,19 +101,26 @@ type Budget struct {
 	// before it fails as busy.
 	Wait time.Duration
 	// From says where Bytes comes from, for error messages and the log:
-	// "QUIVER_MEMORY_BUDGET=512MiB" or "default: 1/8 of the cgroup memory
-	// limit of 4.0 GiB".
+	// "memory_budget in [plugin.quiver-arrow-datasource] = 512MiB" or
+	// "default: 1/8 of the cgroup memory limit of 4.0 GiB".
 	From string
+	// GoLimit is the Go runtime's soft memory limit that go_memory_limit
+	// sets; 0 for the default (GoMemoryLimit).
+	GoLimit int64
 }
 
 // GoMemoryLimit is the soft memory limit the plugin gives the Go runtime
-// (runtime/debug.SetMemoryLimit) unless GOMEMLIMIT is set: one and a half
-// budgets plus headroom for the encoders, pools and the process itself
-// (896 MiB for the default 512 MiB). The collector then runs more often as
-// the heap nears it instead of letting garbage double the heap; it is soft,
-// so a heap that must grow past it (an overdraft, see package plugin) does,
-// at the cost of more collection.
+// (runtime/debug.SetMemoryLimit) unless the runtime's GOMEMLIMIT is set:
+// go_memory_limit, else one and a half budgets plus headroom for the
+// encoders, pools and the process itself (896 MiB for the default 512 MiB).
+// The collector then runs more often as the heap nears it instead of
+// letting garbage double the heap; it is soft, so a heap that must grow
+// past it (an overdraft, see package pipeline) does, at the cost of more
+// collection.
 func (b Budget) GoMemoryLimit() int64 {
+	if b.GoLimit > 0 {
+		return b.GoLimit
+	}
 	return min(b.Bytes, math.MaxInt64/4)/2*3 + budgetGoLimitHeadroom
 }
 
@@ -138,9 +184,10 @@ func meminfoTotal(path string) int64 {
 	return 0
 }
 
-// ReadBudget reads the budget from the environment (getenv, os.Getenv in
-// production) and the host's memory (HostMemory). Errors name the variable
-// and the accepted values.
+// ReadBudget reads the budget from the plugin's settings in its
+// environment (getenv, os.Getenv in production: grafana.ini's section as
+// Grafana passes it, then the QUIVER_* fallbacks) and the host's memory
+// (HostMemory). Errors name the setting and the accepted values.
 func ReadBudget(getenv func(string) string, host int64, hostWhat string) (Budget, error) {
 	b := Budget{Wait: DefaultBudgetWait}
 	switch {
@@ -151,28 +198,38 @@ func ReadBudget(getenv func(string) string, host int64, hostWhat string) (Budget
 		b.Bytes = DefaultBudgetUnknownHost
 		b.From = "default: the host's memory is unknown"
 	}
-	if v := strings.TrimSpace(getenv(EnvMemoryBudget)); v != "" {
+	if v, from := lookup(getenv, IniMemoryBudget, EnvMemoryBudget); v != "" {
 		n, err := parseBudgetBytes(v, host)
 		if err != nil {
-			return Budget{}, fmt.Errorf("settings: %s: %s %w", EnvMemoryBudget, quote(v), err)
+			return Budget{}, fmt.Errorf("settings: %s: %s %w", from, quote(v), err)
 		}
 		if n < MinBudget || n > MaxBudget {
-			return Budget{}, fmt.Errorf("settings: %s: %s is not within %s – %s", EnvMemoryBudget, quote(v), FormatBytes(MinBudget), FormatBytes(MaxBudget))
+			return Budget{}, fmt.Errorf("settings: %s: %s is not within %s – %s", from, quote(v), FormatBytes(MinBudget), FormatBytes(MaxBudget))
 		}
-		b.Bytes, b.From = n, EnvMemoryBudget+"="+v
+		b.Bytes, b.From = n, from+" = "+v
 	}
-	if v := strings.TrimSpace(getenv(EnvMemoryBudgetWait)); v != "" {
+	if v, from := lookup(getenv, IniMemoryBudgetWait, EnvMemoryBudgetWait); v != "" {
 		d, err := time.ParseDuration(v)
 		if err != nil {
-			return Budget{}, fmt.Errorf("settings: %s: %s is not a Go duration (\"20s\", \"1m\") within %s – %s", EnvMemoryBudgetWait, quote(v), MinBudgetWait, MaxBudgetWait)
+			return Budget{}, fmt.Errorf("settings: %s: %s is not a Go duration (\"20s\", \"1m\") within %s – %s", from, quote(v), MinBudgetWait, MaxBudgetWait)
 		}
 		if d < MinBudgetWait {
-			return Budget{}, fmt.Errorf("settings: %s: %s is below %s: every query that has to wait for the memory budget would fail as busy at once; give a duration within %s – %s", EnvMemoryBudgetWait, quote(v), MinBudgetWait, MinBudgetWait, MaxBudgetWait)
+			return Budget{}, fmt.Errorf("settings: %s: %s is below %s: every query that has to wait for the memory budget would fail as busy at once; give a duration within %s – %s", from, quote(v), MinBudgetWait, MinBudgetWait, MaxBudgetWait)
 		}
 		if d > MaxBudgetWait {
-			return Budget{}, fmt.Errorf("settings: %s: %s is not within %s – %s", EnvMemoryBudgetWait, quote(v), MinBudgetWait, MaxBudgetWait)
+			return Budget{}, fmt.Errorf("settings: %s: %s is not within %s – %s", from, quote(v), MinBudgetWait, MaxBudgetWait)
 		}
 		b.Wait = d
+	}
+	if v, from := lookup(getenv, IniGoMemoryLimit, ""); v != "" {
+		n, err := parseBudgetBytes(v, host)
+		if err != nil {
+			return Budget{}, fmt.Errorf("settings: %s: %s %w", from, quote(v), err)
+		}
+		if n < MinGoMemoryLimit || n > MaxBudget {
+			return Budget{}, fmt.Errorf("settings: %s: %s is not within %s – %s", from, quote(v), FormatBytes(MinGoMemoryLimit), FormatBytes(MaxBudget))
+		}
+		b.GoLimit = n
 	}
 	return b, nil
 }

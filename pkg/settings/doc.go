@@ -13,8 +13,9 @@
 // any of them is stale.
 //
 // It also owns the process-wide memory budget (ReadBudget): one for the
-// plugin process, so it comes from the environment (QUIVER_MEMORY_BUDGET)
-// and the host's memory, not from any instance's jsonData.
+// plugin process, so it comes from the plugin's grafana.ini section as
+// Grafana passes it (GF_PLUGIN_MEMORY_BUDGET, the QUIVER_* variables as a
+// fallback) and the host's memory, not from any instance's jsonData.
 //
 // JSON keys are identical to the frontend's. Secrets are typed Secret and
 // never print; messages quote at most QuoteMax bytes of any value.

@@ -227,6 +227,52 @@ func TestReadBudget(t *testing.T) {
 	}
 }
 
+// The plugin's grafana.ini section, as Grafana passes it (GF_PLUGIN_ and the
+// key in upper case), sets the budget, its wait and the Go memory limit; a
+// QUIVER_* variable of the host is read only for a key the section does
+// not set, and messages name where the bad value came from.
+func TestReadBudgetFromGrafanaIni(t *testing.T) {
+	env := func(kv ...string) func(string) string {
+		return func(k string) string {
+			for i := 0; i+1 < len(kv); i += 2 {
+				if kv[i] == k {
+					return kv[i+1]
+				}
+			}
+			return ""
+		}
+	}
+	if got := GrafanaEnv(IniMemoryBudget); got != "GF_PLUGIN_MEMORY_BUDGET" {
+		t.Errorf("GrafanaEnv(%q) = %q", IniMemoryBudget, got)
+	}
+	b, err := ReadBudget(env("GF_PLUGIN_MEMORY_BUDGET", "48MiB", "GF_PLUGIN_MEMORY_BUDGET_WAIT", "45s", "GF_PLUGIN_GO_MEMORY_LIMIT", "1GiB",
+		EnvMemoryBudget, "1GiB", EnvMemoryBudgetWait, "5s"), 8<<30, "test")
+	if err != nil || b.Bytes != 48<<20 || b.Wait != 45*time.Second || b.GoMemoryLimit() != 1<<30 {
+		t.Fatalf("%+v %v: want grafana.ini's 48 MiB, 45 s and a 1 GiB Go limit over the host's variables", b, err)
+	}
+	if want := "memory_budget in [plugin.quiver-arrow-datasource] = 48MiB"; b.From != want {
+		t.Errorf("From %q, want %q", b.From, want)
+	}
+	b, err = ReadBudget(env("GF_PLUGIN_MEMORY_BUDGET_WAIT", "45s", EnvMemoryBudget, "1GiB", EnvMemoryBudgetWait, "5s"), 8<<30, "test")
+	if err != nil || b.Bytes != 1<<30 || b.Wait != 45*time.Second || b.From != "QUIVER_MEMORY_BUDGET = 1GiB" {
+		t.Errorf("%+v %v: want the host's 1 GiB where the section sets no budget, the section's wait", b, err)
+	}
+	if b.GoMemoryLimit() != (1<<30)/2*3+budgetGoLimitHeadroom {
+		t.Errorf("default Go limit %d", b.GoMemoryLimit())
+	}
+	for _, bad := range []struct{ key, v, says string }{
+		{"GF_PLUGIN_MEMORY_BUDGET", "lots", "memory_budget in [plugin.quiver-arrow-datasource]"},
+		{"GF_PLUGIN_MEMORY_BUDGET_WAIT", "0s", "memory_budget_wait in [plugin.quiver-arrow-datasource]"},
+		{"GF_PLUGIN_GO_MEMORY_LIMIT", "1MiB", "go_memory_limit in [plugin.quiver-arrow-datasource]"},
+		{"GF_PLUGIN_GO_MEMORY_LIMIT", "plenty", "go_memory_limit in [plugin.quiver-arrow-datasource]"},
+	} {
+		_, err := ReadBudget(env(bad.key, bad.v), 8<<30, "test")
+		if err == nil || !strings.Contains(err.Error(), bad.says) || !strings.Contains(err.Error(), strconv.Quote(bad.v)) {
+			t.Errorf("%s=%s: %v, want an error naming %s and the value", bad.key, bad.v, err, bad.says)
+		}
+	}
+}
+
 // A zero wait would fail every query that has to wait for the budget at
 // once: it is refused, naming the variable, the value and the range.
 func TestReadBudgetRefusesZeroWait(t *testing.T) {

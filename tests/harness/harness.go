@@ -76,10 +76,23 @@ func StartVerbose(path string, stderr io.Writer, env ...string) (*Plugin, error)
 	return start(path, stderr, hclog.Trace, env)
 }
 
+// StartAsGrafana runs the executable with exactly env (and go-plugin's
+// handshake variables), as Grafana 12.4 and later start a plugin: nothing
+// of the host's environment is inherited (go-plugin's SkipHostEnv). stderr
+// receives every log line of the plugin from level info up.
+func StartAsGrafana(path string, stderr io.Writer, env ...string) (*Plugin, error) {
+	return startWith(path, stderr, hclog.Info, env, true)
+}
+
 func start(path string, stderr io.Writer, level hclog.Level, env []string) (*Plugin, error) {
+	return startWith(path, stderr, level, append(os.Environ(), env...), false)
+}
+
+func startWith(path string, stderr io.Writer, level hclog.Level, env []string, skipHostEnv bool) (*Plugin, error) {
 	cmd := exec.Command(path)
-	cmd.Env = append(os.Environ(), env...)
+	cmd.Env = env
 	client := goplugin.NewClient(&goplugin.ClientConfig{
+		SkipHostEnv: skipHostEnv,
 		HandshakeConfig: goplugin.HandshakeConfig{
 			ProtocolVersion:  grpcplugin.ProtocolVersion,
 			MagicCookieKey:   grpcplugin.MagicCookieKey,
