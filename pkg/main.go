@@ -32,22 +32,22 @@ func main() {
 
 // printInfo answers -buildinfo and -version as datasource.Manage does (SDK
 // internal/buildinfo): the build info the SDK's build compiled in, as JSON,
-// or only its version.
+// or only its version, on standard output, which is the answer the caller
+// reads. Nothing else in the plugin writes to standard output: it logs
+// through the SDK's logger.
 func printInfo(versionOnly bool) error {
 	bi, err := buildinfo.GetBuildInfo()
 	if err != nil {
 		return fmt.Errorf("get build info: %w", err)
 	}
-	if versionOnly {
-		fmt.Println(bi.Version)
-		return nil
+	out := []byte(bi.Version)
+	if !versionOnly {
+		if out, err = json.Marshal(bi); err != nil {
+			return fmt.Errorf("marshal build info: %w", err)
+		}
 	}
-	b, err := json.Marshal(bi)
-	if err != nil {
-		return fmt.Errorf("marshal build info: %w", err)
-	}
-	fmt.Println(string(b))
-	return nil
+	_, err = os.Stdout.Write(append(out, '\n'))
+	return err
 }
 
 // boolFlag defines a boolean command-line flag, or reads the one of that

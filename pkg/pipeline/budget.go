@@ -42,6 +42,9 @@ import (
 //
 // A unary response keeps its frames until the whole response is written,
 // so a request can hold bytes while another of its queries waits for more.
+// A chunked request's sent frames give theirs back as the transport writes
+// them (Account.Drains): while it has any on their way out, a release will
+// come, and it is not blocked on itself however much it holds.
 // When every request that holds bytes is waiting, no release can come: the
 // first such waiter in the order above is then let through over the budget
 // and its share's most (overdraft), by at most one more budget in all;
@@ -59,7 +62,7 @@ type Budget struct {
 	queue    []*waiter
 	released time.Time        // when bytes were last released: the queue moves
 	holders  int              // accounts holding bytes
-	blocked  int              // accounts holding bytes with a waiting reservation
+	blocked  int              // accounts holding bytes, none draining, with a waiting reservation
 	shares   map[string]int64 // bytes held by each share holding any
 	// idle GC: after a burst, once nothing is held, collect once so that
 	// the burst's garbage goes back to the OS now rather than at the next
@@ -81,10 +84,11 @@ type waiter struct {
 
 // Account is what one request (QueryData or QueryChunkedData call) holds.
 type Account struct {
-	b       *Budget
-	share   string
-	held    int64 // guarded by b.mu
-	waiting int   // guarded by b.mu
+	b        *Budget
+	share    string
+	held     int64 // guarded by b.mu
+	draining int64 // of held, on their way out (Drains); guarded by b.mu
+	waiting  int   // guarded by b.mu
 }
 
 // Errors of the budget: a reservation that waited too long (the query may
@@ -238,6 +242,30 @@ func (a *Account) Release(n int64) {
 	b.mu.Unlock()
 }
 
+// Drains marks n of the bytes a holds as on their way out: a send will give
+// them back, with ReleaseDrained, without waiting for anything a waits for.
+func (a *Account) Drains(n int64) {
+	if n <= 0 {
+		return
+	}
+	a.b.mu.Lock()
+	a.change(func() { a.draining += n })
+	a.b.mu.Unlock()
+}
+
+// ReleaseDrained gives back n bytes that Drains marked.
+func (a *Account) ReleaseDrained(n int64) {
+	if n <= 0 {
+		return
+	}
+	b := a.b
+	b.mu.Lock()
+	a.change(func() { a.draining = max(a.draining-n, 0) })
+	b.give(a, n)
+	b.settle()
+	b.mu.Unlock()
+}
+
 // Close releases everything a still holds: the request is answered.
 func (a *Account) Close() {
 	a.b.mu.Lock()
@@ -248,31 +276,40 @@ func (a *Account) Close() {
 
 // The methods below run with b.mu held.
 
-func (a *Account) setWaiting(d int) {
+// blocked: a holds bytes and waits for more, and none of its bytes is on
+// its way out, so it releases nothing until its reservation is granted.
+func (a *Account) blocked() bool { return a.held > 0 && a.waiting > 0 && a.draining == 0 }
+
+// change runs f, which changes a's bytes or waiters, and keeps b's count of
+// holders and blocked accounts.
+func (a *Account) change(f func()) {
 	b := a.b
-	was := a.held > 0 && a.waiting > 0
-	a.waiting += d
-	switch now := a.held > 0 && a.waiting > 0; {
-	case now && !was:
-		b.blocked++
-	case was && !now:
-		b.blocked--
-	}
+	wasHolder, wasBlocked := a.held > 0, a.blocked()
+	f()
+	b.holders += step(wasHolder, a.held > 0)
+	b.blocked += step(wasBlocked, a.blocked())
 }
 
+// step is how a count of accounts in some state changes when one goes from
+// was to now.
+func step(was, now bool) int {
+	switch {
+	case now && !was:
+		return 1
+	case was && !now:
+		return -1
+	}
+	return 0
+}
+
+func (a *Account) setWaiting(d int) { a.change(func() { a.waiting += d }) }
+
 func (b *Budget) take(a *Account, n int64) {
-	wasHolder, wasBlocked := a.held > 0, a.held > 0 && a.waiting > 0
-	a.held += n
+	a.change(func() { a.held += n })
 	b.shares[a.share] += n
 	b.used += n
 	b.peak = max(b.peak, b.used)
 	b.burst = max(b.burst, b.used)
-	if !wasHolder {
-		b.holders++
-	}
-	if !wasBlocked && a.waiting > 0 {
-		b.blocked++
-	}
 	if b.idleTimer != nil {
 		b.idleTimer.Stop()
 	}
@@ -280,19 +317,13 @@ func (b *Budget) take(a *Account, n int64) {
 
 func (b *Budget) give(a *Account, n int64) {
 	n = min(n, a.held)
-	a.held -= n
+	a.change(func() { a.held -= n; a.draining = min(a.draining, a.held) })
 	if b.shares[a.share] -= n; b.shares[a.share] <= 0 {
 		delete(b.shares, a.share)
 	}
 	b.used -= n
 	if n > 0 {
 		b.released = time.Now()
-	}
-	if a.held == 0 && n > 0 {
-		b.holders--
-		if a.waiting > 0 {
-			b.blocked--
-		}
 	}
 	if b.used == 0 && b.burst >= b.idleMin && b.collect != nil {
 		b.burst = 0

@@ -178,6 +178,54 @@ func TestBudgetBreaksHoldAndWait(t *testing.T) {
 	}
 }
 
+// A chunked request whose sent frames are on their way out (Drains) is not
+// blocked on itself: it waits for its own sends to give their bytes back
+// instead of being let over the budget or refused as too large; a request
+// whose bytes drain nothing is let over the budget as before.
+func TestBudgetWaitsForItsOwnSends(t *testing.T) {
+	b := testBudget(100, time.Minute)
+	chunked := b.account("s")
+	if err := chunked.Acquire(context.Background(), 70); err != nil {
+		t.Fatal(err)
+	}
+	chunked.Drains(70) // sent: the transport will give them back
+	w := acquireAsync(chunked, context.Background(), 60)
+	expectPending(t, w, "a request whose sends are on their way out")
+	if used, _, _, _ := b.Stats(); used != 70 {
+		t.Fatalf("used %d while it waits: want 70, no overdraft", used)
+	}
+	chunked.ReleaseDrained(70)
+	if err := expectResult(t, w, "once its sends are written"); err != nil {
+		t.Fatalf("after its sends: %v", err)
+	}
+	chunked.Close()
+
+	unary := b.account("s")
+	if err := unary.Acquire(context.Background(), 70); err != nil {
+		t.Fatal(err)
+	}
+	unary.Drains(30) // part on its way out, part kept for the response
+	w = acquireAsync(unary, context.Background(), 60)
+	expectPending(t, w, "while 30 are on their way out")
+	unary.ReleaseDrained(30) // written: what is left is kept, nothing drains
+	if err := expectResult(t, w, "holding 40 it keeps, waiting for 60"); err != nil {
+		t.Fatalf("%v", err) // 100 in all: it fits now
+	}
+	// Holding 100 that drain nothing, it waits on itself: let over the
+	// budget at once (170), as a unary request always was.
+	w = acquireAsync(unary, context.Background(), 70)
+	if err := expectResult(t, w, "blocked on itself"); err != nil {
+		t.Fatalf("%v, want an overdraft", err)
+	}
+	if used, _, _, _ := b.Stats(); used != 170 {
+		t.Errorf("used %d, want 170", used)
+	}
+	unary.Close()
+	if used, _, _, _ := b.Stats(); used != 0 {
+		t.Errorf("used %d after both closed", used)
+	}
+}
+
 // A quiet share's small reservation goes ahead of another share's queue:
 // the busy share holds at most three quarters, and the share that holds
 // least is served first.

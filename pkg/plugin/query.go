@@ -147,7 +147,9 @@ func (s *Service) queryChunkedData(ctx context.Context, preq *pluginv2.QueryChun
 				}
 				// The frame holds its budget until gRPC has written it out
 				// (afterWrite): a send returns once the transport has it.
-				c.written = newAfterWrite(func() { acct.Release(held) })
+				// Meanwhile the request is not blocked on itself (Drains).
+				acct.Drains(held)
+				c.written = newAfterWrite(func() { acct.ReleaseDrained(held) })
 				box.put(queued{c: c, held: held})
 				return nil
 			})

@@ -78,12 +78,11 @@ func NewService(o Options) *Service {
 	}
 	b := o.Budget
 	if b.Bytes <= 0 {
-		host, what := settings.HostMemory()
 		var err error
-		if b, err = settings.ReadBudget(os.Getenv, host, what); err != nil {
+		if b, err = settings.ReadBudget(os.Getenv); err != nil {
 			s.budgetErr = err
 			backend.Logger.Error("memory budget: using the default", "error", err)
-			b, _ = settings.ReadBudget(func(string) string { return "" }, host, what)
+			b, _ = settings.ReadBudget(func(string) string { return "" })
 		}
 		if debug.SetMemoryLimit(-1) == math.MaxInt64 { // the runtime's GOMEMLIMIT is not set
 			debug.SetMemoryLimit(b.GoMemoryLimit())

@@ -1,11 +1,8 @@
 package settings
 
 import (
-	"bufio"
-	"bytes"
 	"fmt"
 	"math"
-	"os"
 	"strconv"
 	"strings"
 	"time"
@@ -23,8 +20,7 @@ const (
 	// IniSection is grafana.ini's section of the plugin's settings.
 	IniSection = "[plugin.quiver-arrow-datasource]"
 	// IniMemoryBudget sets the bytes that in-flight queries may hold at
-	// once: a size ("512MiB", "1GiB", "300MB", "268435456") or a percentage
-	// of the host's memory ("10%").
+	// once: a size ("512MiB", "1GiB", "300MB", "268435456").
 	IniMemoryBudget = "memory_budget"
 	// IniMemoryBudgetWait sets how long a query waiting for budget waits
 	// while nothing is released before it fails as busy: a Go duration
@@ -67,18 +63,15 @@ func lookup(getenv func(string) string, key, env string) (v, from string) {
 
 // Defaults and ranges of the memory budget.
 const (
-	// DefaultBudgetFraction: without memory_budget, in-flight queries
-	// may hold 1/8 of the host's memory (the cgroup limit when there is one,
-	// otherwise physical memory), within DefaultBudgetMin and
-	// DefaultBudgetMax. The plugin shares the host with Grafana, and a Go
-	// heap runs up to twice its live bytes between collections.
-	DefaultBudgetFraction = 8
-	DefaultBudgetMin      = 64 << 20
-	DefaultBudgetMax      = 512 << 20
-	// DefaultBudgetUnknownHost applies when the host's memory cannot be read.
-	DefaultBudgetUnknownHost = 256 << 20
-	MinBudget                = 4 << 20
-	MaxBudget                = 1 << 40
+	// DefaultBudget: without memory_budget, in-flight queries may hold
+	// 256 MiB at once. The plugin does not read the host's memory (/proc,
+	// cgroups): Grafana's plugin rules keep plugins off the file system,
+	// and a budget the administrator states is one they can reason about.
+	// A Go heap runs up to twice its live bytes between collections, and
+	// the plugin shares the host with Grafana: raise it on large hosts.
+	DefaultBudget = 256 << 20
+	MinBudget     = 4 << 20
+	MaxBudget     = 1 << 40
 
 	// DefaultBudgetWait: a waiting query fails as busy when the queries
 	// holding the budget release nothing for this long (they are stuck
@@ -102,7 +95,7 @@ type Budget struct {
 	Wait time.Duration
 	// From says where Bytes comes from, for error messages and the log:
 	// "memory_budget in [plugin.quiver-arrow-datasource] = 512MiB" or
-	// "default: 1/8 of the cgroup memory limit of 4.0 GiB".
+	// "default".
 	From string
 	// GoLimit is the Go runtime's soft memory limit that go_memory_limit
 	// sets; 0 for the default (GoMemoryLimit).
@@ -112,7 +105,7 @@ type Budget struct {
 // GoMemoryLimit is the soft memory limit the plugin gives the Go runtime
 // (runtime/debug.SetMemoryLimit) unless the runtime's GOMEMLIMIT is set:
 // go_memory_limit, else one and a half budgets plus headroom for the
-// encoders, pools and the process itself (896 MiB for the default 512 MiB).
+// encoders, pools and the process itself (512 MiB for the default 256 MiB).
 // The collector then runs more often as the heap nears it instead of
 // letting garbage double the heap; it is soft, so a heap that must grow
 // past it (an overdraft, see package pipeline) does, at the cost of more
@@ -124,82 +117,14 @@ func (b Budget) GoMemoryLimit() int64 {
 	return min(b.Bytes, math.MaxInt64/4)/2*3 + budgetGoLimitHeadroom
 }
 
-// HostMemory is what the host gives the process: the cgroup (v2 or v1)
-// memory limit when there is one and it is below physical memory, otherwise
-// physical memory; 0 when neither can be read. what names it.
-func HostMemory() (bytes int64, what string) {
-	phys := meminfoTotal("/proc/meminfo")
-	limit, which := cgroupLimit()
-	if limit > 0 && (phys == 0 || limit < phys) {
-		return limit, which
-	}
-	if phys > 0 {
-		return phys, "physical memory"
-	}
-	return 0, ""
-}
-
-// cgroupLimit reads the memory limit of the process's cgroup: cgroup v2's
-// memory.max, else cgroup v1's memory.limit_in_bytes; 0 when unlimited or
-// unreadable.
-func cgroupLimit() (int64, string) {
-	for _, c := range []struct{ path, what string }{
-		{"/sys/fs/cgroup/memory.max", "the cgroup memory limit"},
-		{"/sys/fs/cgroup/memory/memory.limit_in_bytes", "the cgroup (v1) memory limit"},
-	} {
-		b, err := os.ReadFile(c.path)
-		if err != nil {
-			continue
-		}
-		s := strings.TrimSpace(string(b))
-		if s == "max" {
-			return 0, ""
-		}
-		v, err := strconv.ParseInt(s, 10, 64)
-		// cgroup v1 reports "no limit" as a huge page-rounded number.
-		if err != nil || v <= 0 || v >= 1<<60 {
-			return 0, ""
-		}
-		return v, c.what
-	}
-	return 0, ""
-}
-
-func meminfoTotal(path string) int64 {
-	b, err := os.ReadFile(path)
-	if err != nil {
-		return 0
-	}
-	sc := bufio.NewScanner(bytes.NewReader(b))
-	for sc.Scan() {
-		f := strings.Fields(sc.Text())
-		if len(f) >= 2 && f[0] == "MemTotal:" {
-			kb, err := strconv.ParseInt(f[1], 10, 64)
-			if err != nil || kb <= 0 || kb > math.MaxInt64/1024 {
-				return 0
-			}
-			return kb * 1024
-		}
-	}
-	return 0
-}
-
 // ReadBudget reads the budget from the plugin's settings in its
 // environment (getenv, os.Getenv in production: grafana.ini's section as
-// Grafana passes it, then the QUIVER_* fallbacks) and the host's memory
-// (HostMemory). Errors name the setting and the accepted values.
-func ReadBudget(getenv func(string) string, host int64, hostWhat string) (Budget, error) {
-	b := Budget{Wait: DefaultBudgetWait}
-	switch {
-	case host > 0:
-		b.Bytes = min(max(host/DefaultBudgetFraction, DefaultBudgetMin), DefaultBudgetMax)
-		b.From = fmt.Sprintf("default: 1/%d of %s (%s), within %s – %s", DefaultBudgetFraction, hostWhat, FormatBytes(host), FormatBytes(DefaultBudgetMin), FormatBytes(DefaultBudgetMax))
-	default:
-		b.Bytes = DefaultBudgetUnknownHost
-		b.From = "default: the host's memory is unknown"
-	}
+// Grafana passes it, then the QUIVER_* fallbacks). Errors name the
+// setting and the accepted values.
+func ReadBudget(getenv func(string) string) (Budget, error) {
+	b := Budget{Bytes: DefaultBudget, Wait: DefaultBudgetWait, From: "default"}
 	if v, from := lookup(getenv, IniMemoryBudget, EnvMemoryBudget); v != "" {
-		n, err := parseBudgetBytes(v, host)
+		n, err := parseBudgetBytes(v)
 		if err != nil {
 			return Budget{}, fmt.Errorf("settings: %s: %s %w", from, quote(v), err)
 		}
@@ -222,7 +147,7 @@ func ReadBudget(getenv func(string) string, host int64, hostWhat string) (Budget
 		b.Wait = d
 	}
 	if v, from := lookup(getenv, IniGoMemoryLimit, ""); v != "" {
-		n, err := parseBudgetBytes(v, host)
+		n, err := parseBudgetBytes(v)
 		if err != nil {
 			return Budget{}, fmt.Errorf("settings: %s: %s %w", from, quote(v), err)
 		}
@@ -245,16 +170,9 @@ var byteUnits = []struct {
 	{"B", 1},
 }
 
-func parseBudgetBytes(v string, host int64) (int64, error) {
-	if p, ok := strings.CutSuffix(v, "%"); ok {
-		f, err := strconv.ParseFloat(strings.TrimSpace(p), 64)
-		if err != nil || !(f > 0 && f <= 100) {
-			return 0, fmt.Errorf("is not a percentage within 0 – 100 of the host's memory")
-		}
-		if host <= 0 {
-			return 0, fmt.Errorf("is a percentage, but the host's memory is unknown: give a size such as \"512MiB\"")
-		}
-		return int64(float64(host) * f / 100), nil
+func parseBudgetBytes(v string) (int64, error) {
+	if strings.HasSuffix(v, "%") {
+		return 0, fmt.Errorf(`is a percentage: the plugin does not read the host's memory; give a size such as "512MiB"`)
 	}
 	mult := int64(1)
 	num := v
@@ -266,7 +184,7 @@ func parseBudgetBytes(v string, host int64) (int64, error) {
 	}
 	f, err := strconv.ParseFloat(num, 64)
 	if err != nil || !(f > 0) || f*float64(mult) > float64(math.MaxInt64/2) {
-		return 0, fmt.Errorf(`is not a size ("512MiB", "1GiB", "300MB", bytes) or a percentage of the host's memory ("10%%")`)
+		return 0, fmt.Errorf(`is not a size ("512MiB", "1GiB", "300MB", bytes)`)
 	}
 	return int64(f * float64(mult)), nil
 }

@@ -191,39 +191,36 @@ func TestReadBudget(t *testing.T) {
 		}
 	}
 	for _, tc := range []struct {
-		host  int64
 		env   func(string) string
 		bytes int64
 		wait  time.Duration
 	}{
-		{8 << 30, env(), 512 << 20, DefaultBudgetWait},
-		{1 << 30, env(), 128 << 20, DefaultBudgetWait},
-		{256 << 20, env(), 64 << 20, DefaultBudgetWait},
-		{0, env(), DefaultBudgetUnknownHost, DefaultBudgetWait},
-		{8 << 30, env(EnvMemoryBudget, "1GiB", EnvMemoryBudgetWait, "5s"), 1 << 30, 5 * time.Second},
-		{8 << 30, env(EnvMemoryBudget, "300MB"), 300e6, DefaultBudgetWait},
-		{8 << 30, env(EnvMemoryBudget, "25%"), 2 << 30, DefaultBudgetWait},
-		{8 << 30, env(EnvMemoryBudget, "33554432"), 32 << 20, DefaultBudgetWait},
-		{8 << 30, env(EnvMemoryBudgetWait, "1s"), 512 << 20, MinBudgetWait},
-		{8 << 30, env(EnvMemoryBudgetWait, "10m"), 512 << 20, MaxBudgetWait},
+		{env(), DefaultBudget, DefaultBudgetWait},
+		{env(EnvMemoryBudget, "1GiB", EnvMemoryBudgetWait, "5s"), 1 << 30, 5 * time.Second},
+		{env(EnvMemoryBudget, "300MB"), 300e6, DefaultBudgetWait},
+		{env(EnvMemoryBudget, "33554432"), 32 << 20, DefaultBudgetWait},
+		{env(EnvMemoryBudgetWait, "1s"), DefaultBudget, MinBudgetWait},
+		{env(EnvMemoryBudgetWait, "10m"), DefaultBudget, MaxBudgetWait},
 	} {
-		b, err := ReadBudget(tc.env, tc.host, "test")
+		b, err := ReadBudget(tc.env)
 		if err != nil || b.Bytes != tc.bytes || b.Wait != tc.wait || b.From == "" {
-			t.Errorf("host %d: %+v %v, want %d bytes, wait %s", tc.host, b, err, tc.bytes, tc.wait)
+			t.Errorf("%+v %v, want %d bytes, wait %s", b, err, tc.bytes, tc.wait)
 		}
 	}
 	for _, bad := range []func(string) string{
-		env(EnvMemoryBudget, "lots"), env(EnvMemoryBudget, "1KiB"), env(EnvMemoryBudget, "-5M"), env(EnvMemoryBudget, "200%"),
+		env(EnvMemoryBudget, "lots"), env(EnvMemoryBudget, "1KiB"), env(EnvMemoryBudget, "-5M"), env(EnvMemoryBudget, "25%"),
 		env(EnvMemoryBudgetWait, "forever"), env(EnvMemoryBudgetWait, "2h"),
 		env(EnvMemoryBudgetWait, "0s"), env(EnvMemoryBudgetWait, "0"), env(EnvMemoryBudgetWait, "999ms"), env(EnvMemoryBudgetWait, "-5s"),
 	} {
-		_, err := ReadBudget(bad, 8<<30, "test")
+		_, err := ReadBudget(bad)
 		if err == nil || !strings.Contains(err.Error(), "QUIVER_MEMORY_BUDGET") {
 			t.Errorf("accepted or unnamed: %v", err)
 		}
 	}
-	if h, what := HostMemory(); h <= 0 || what == "" {
-		t.Errorf("HostMemory: %d %q", h, what)
+	// A percentage needed the host's memory, which the plugin no longer
+	// reads: the message says what to give instead.
+	if _, err := ReadBudget(env(EnvMemoryBudget, "25%")); err == nil || !strings.Contains(err.Error(), `give a size such as "512MiB"`) {
+		t.Errorf("percentage: %v", err)
 	}
 }
 
@@ -246,14 +243,14 @@ func TestReadBudgetFromGrafanaIni(t *testing.T) {
 		t.Errorf("GrafanaEnv(%q) = %q", IniMemoryBudget, got)
 	}
 	b, err := ReadBudget(env("GF_PLUGIN_MEMORY_BUDGET", "48MiB", "GF_PLUGIN_MEMORY_BUDGET_WAIT", "45s", "GF_PLUGIN_GO_MEMORY_LIMIT", "1GiB",
-		EnvMemoryBudget, "1GiB", EnvMemoryBudgetWait, "5s"), 8<<30, "test")
+		EnvMemoryBudget, "1GiB", EnvMemoryBudgetWait, "5s"))
 	if err != nil || b.Bytes != 48<<20 || b.Wait != 45*time.Second || b.GoMemoryLimit() != 1<<30 {
 		t.Fatalf("%+v %v: want grafana.ini's 48 MiB, 45 s and a 1 GiB Go limit over the host's variables", b, err)
 	}
 	if want := "memory_budget in [plugin.quiver-arrow-datasource] = 48MiB"; b.From != want {
 		t.Errorf("From %q, want %q", b.From, want)
 	}
-	b, err = ReadBudget(env("GF_PLUGIN_MEMORY_BUDGET_WAIT", "45s", EnvMemoryBudget, "1GiB", EnvMemoryBudgetWait, "5s"), 8<<30, "test")
+	b, err = ReadBudget(env("GF_PLUGIN_MEMORY_BUDGET_WAIT", "45s", EnvMemoryBudget, "1GiB", EnvMemoryBudgetWait, "5s"))
 	if err != nil || b.Bytes != 1<<30 || b.Wait != 45*time.Second || b.From != "QUIVER_MEMORY_BUDGET = 1GiB" {
 		t.Errorf("%+v %v: want the host's 1 GiB where the section sets no budget, the section's wait", b, err)
 	}
@@ -266,7 +263,7 @@ func TestReadBudgetFromGrafanaIni(t *testing.T) {
 		{"GF_PLUGIN_GO_MEMORY_LIMIT", "1MiB", "go_memory_limit in [plugin.quiver-arrow-datasource]"},
 		{"GF_PLUGIN_GO_MEMORY_LIMIT", "plenty", "go_memory_limit in [plugin.quiver-arrow-datasource]"},
 	} {
-		_, err := ReadBudget(env(bad.key, bad.v), 8<<30, "test")
+		_, err := ReadBudget(env(bad.key, bad.v))
 		if err == nil || !strings.Contains(err.Error(), bad.says) || !strings.Contains(err.Error(), strconv.Quote(bad.v)) {
 			t.Errorf("%s=%s: %v, want an error naming %s and the value", bad.key, bad.v, err, bad.says)
 		}
@@ -282,7 +279,7 @@ func TestReadBudgetRefusesZeroWait(t *testing.T) {
 				return v
 			}
 			return ""
-		}, 8<<30, "test")
+		})
 		if err == nil {
 			t.Fatalf("%s=%s accepted", EnvMemoryBudgetWait, v)
 		}

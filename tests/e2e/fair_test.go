@@ -18,9 +18,11 @@ import (
 // misbehaves with the same latency measured idle, in the same process and
 // run. A p99 counts as "not slowed" within twice the idle p99, and never
 // less than jitter more: on a shared two-core machine scheduling alone
-// moves a p99 of a few milliseconds by that much. The failures these tests
-// exist for are of another order: queries that wait for their deadline.
-const jitter = 20 * time.Millisecond
+// moves a p99 of a few milliseconds by tens of them (30 ms seen at a load
+// average of 9). The failures these tests exist for are of another order:
+// queries that wait for their 3 s deadline, or the 558 ms a 1-byte request
+// waited behind another tenant's queue before the budget had shares.
+const jitter = 100 * time.Millisecond
 
 func notSlowed(idle time.Duration) time.Duration { return max(2*idle, idle+jitter) }
 
