@@ -2,9 +2,10 @@
 #   docker compose up --build     (see docker-compose.yaml), then open http://localhost:3000
 #
 # Stage 1 builds the frontend and stage 2 the backend with the commands CI runs; the last stage
-# copies dist/ into the plugin directory of the official Grafana OSS image.
+# copies dist/ into the plugin directory of the official Grafana image (grafana/grafana; the
+# grafana-oss name is no longer updated).
 
-ARG GRAFANA_VERSION=12.3.0
+ARG GRAFANA_VERSION=13.2.3
 
 FROM node:22-bookworm-slim AS frontend
 WORKDIR /src
@@ -25,7 +26,7 @@ COPY . .
 RUN go tool mage -v build:linux build:linuxARM64 \
  && test -x dist/gpx_quiver_linux_amd64 && test -x dist/gpx_quiver_linux_arm64
 
-FROM grafana/grafana-oss:${GRAFANA_VERSION}
+FROM grafana/grafana:${GRAFANA_VERSION}
 ENV GF_PLUGINS_ALLOW_LOADING_UNSIGNED_PLUGINS=quiver-arrow-datasource
 COPY --from=frontend /src/dist/ /var/lib/grafana/plugins/quiver-arrow-datasource/
 COPY --from=backend /src/dist/gpx_quiver_linux_* /src/dist/go_plugin_build_manifest /var/lib/grafana/plugins/quiver-arrow-datasource/

@@ -24,6 +24,7 @@ type DemoDataSource struct {
 	Name     string         `yaml:"name"`
 	UID      string         `yaml:"uid"`
 	Type     string         `yaml:"type"`
+	Default  bool           `yaml:"isDefault"`
 	JSONData map[string]any `yaml:"jsonData"`
 }
 
