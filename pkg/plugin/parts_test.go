@@ -322,7 +322,7 @@ func TestPartsThroughThePlugin(t *testing.T) {
 		assertBudgetEmpty(t, s, c+" chunked")
 	}
 
-	resp, err := s.QueryData(context.Background(), &pluginv2.QueryDataRequest{PluginContext: pluginContext(`{}`), Format: pluginv2.DataFrameFormat_JSON,
+	resp, err := s.QueryData(context.Background(), &pluginv2.QueryDataRequest{PluginContext: pluginContext(`{"replyFormat":"requested"}`), Format: pluginv2.DataFrameFormat_JSON,
 		Queries: []*pluginv2.DataQuery{query("A", partModel(q))}})
 	if err != nil {
 		t.Fatal(err)

@@ -16,6 +16,7 @@ import (
 	"google.golang.org/grpc/metadata"
 
 	"github.com/quiverdata/quiver/pkg/pipeline"
+	"github.com/quiverdata/quiver/pkg/settings"
 	"github.com/quiverdata/quiver/pkg/source"
 )
 
@@ -40,7 +41,8 @@ func (s *Service) queryData(ctx context.Context, preq *pluginv2.QueryDataRequest
 		dr := &pluginv2.DataResponse{Format: preq.Format}
 		var frames frameList
 		if err == nil {
-			err = s.runQuery(ctx, inst, q, req.Format, acct, nil, frames.add)
+			dr.Format = replyFormat(inst, preq.Format)
+			err = s.runQuery(ctx, inst, q, backend.DataFrameFormat(dr.Format), acct, nil, frames.add)
 			dr.Frames = frames.list
 			if err != nil {
 				acct.Release(frames.bytes) // dropped below
@@ -68,6 +70,20 @@ func (s *Service) queryData(ctx context.Context, preq *pluginv2.QueryDataRequest
 		pieces = nil
 	}
 	return &reply{msg: resp, rest: newTails(pieces), written: written}
+}
+
+// replyFormat is the format a unary reply to a query of inst is written in:
+// the data source's replyFormat, or the one Grafana asked for
+// (settings.ReplyRequested). A chunked reply is always in the one asked
+// for.
+func replyFormat(inst *Instance, requested pluginv2.DataFrameFormat) pluginv2.DataFrameFormat {
+	switch inst.settings.ReplyFormat {
+	case settings.ReplyArrow:
+		return pluginv2.DataFrameFormat_ARROW
+	case settings.ReplyJSON:
+		return pluginv2.DataFrameFormat_JSON
+	}
+	return requested
 }
 
 // frameList keeps encoded frames in the order the source produced them:

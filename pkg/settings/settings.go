@@ -12,10 +12,13 @@ type Settings struct {
 	Codec    string `json:"codec"`
 	Level    int64  `json:"level"`
 	// CodecPreference is what codec auto values: "cpu" or "bytes".
-	CodecPreference string  `json:"codecPreference"`
-	MinSavings      float64 `json:"minSavings"`
-	MaxSeries       int64   `json:"maxSeries"`
-	MaxPoints       int64   `json:"maxPoints"`
+	CodecPreference string `json:"codecPreference"`
+	// ReplyFormat is the format of unary replies: "arrow", "json" or
+	// "requested".
+	ReplyFormat string  `json:"replyFormat"`
+	MinSavings  float64 `json:"minSavings"`
+	MaxSeries   int64   `json:"maxSeries"`
+	MaxPoints   int64   `json:"maxPoints"`
 
 	// FlightSQL holds the connection settings; read when Upstream is
 	// "flightsql".

@@ -15,7 +15,7 @@ func TestParseDefaults(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%s: %v", in, err)
 		}
-		want := Settings{Upstream: "demo", Codec: "auto", Level: 0, CodecPreference: "cpu", MinSavings: DefaultMinSavings, MaxSeries: DefaultMaxSeries, MaxPoints: DefaultMaxPoints}
+		want := Settings{Upstream: "demo", Codec: "auto", Level: 0, CodecPreference: "cpu", ReplyFormat: "arrow", MinSavings: DefaultMinSavings, MaxSeries: DefaultMaxSeries, MaxPoints: DefaultMaxPoints}
 		s.FlightSQL = FlightSQL{}
 		if !reflect.DeepEqual(s, want) {
 			t.Errorf("%s: got %+v, want %+v", in, s, want)
@@ -60,6 +60,7 @@ func TestValidateNamesKeyAndAcceptedValues(t *testing.T) {
 		`{"upstream":"postgres"}`:              {"upstream", `"demo"`, `"flightsql"`},
 		`{"codec":"gzip"}`:                     {"codec", `"auto"`, `"zstd"`, `"lz4"`, `"none"`},
 		`{"codecPreference":"speed"}`:          {"codecPreference", `"cpu"`, `"bytes"`},
+		`{"replyFormat":"protobuf"}`:           {"replyFormat", `"arrow"`, `"json"`, `"requested"`},
 		`{"codec":"zstd","level":0}`:           {"level", "1 to 22 (zstd levels)"},
 		`{"codec":"zstd","level":23}`:          {"level", "1 to 22 (zstd levels)"},
 		`{"codec":"lz4","level":10}`:           {"level", "0 to 9 (lz4 levels)"},

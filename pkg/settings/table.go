@@ -31,6 +31,21 @@ const (
 	DefaultPreference = PreferCPU
 )
 
+// Values of jsonData.replyFormat: the format of a QueryData reply's frames.
+// Grafana decodes a reply by the format the reply declares, whatever it
+// asked for, and every consumer (panels, alerting, expressions) works on
+// the decoded frames; decoding Arrow costs Grafana less than half of
+// decoding JSON (docs/performance.md). ReplyArrow (the default) answers in
+// Arrow, ReplyJSON in JSON, ReplyRequested in what Grafana asked for. A
+// chunked request is always answered in the format it asked for: Grafana's
+// chunked stream to the browser has refused chunks in any other.
+const (
+	ReplyArrow         = "arrow"
+	ReplyJSON          = "json"
+	ReplyRequested     = "requested"
+	DefaultReplyFormat = ReplyArrow
+)
+
 // Auth types accepted in jsonData.authType.
 const (
 	AuthNone     = "none"
@@ -158,6 +173,9 @@ var table = []Setting{
 	{Key: "codecPreference", Type: String, Default: DefaultPreference, Values: []string{PreferCPU, PreferBytes},
 		Help:  "What codec auto saves first: Grafana's and the plugin's CPU (cpu, for a Grafana next to its data: log lines go as zstd, a few dozen lines as lz4, time series uncompressed unless zstd saves kilobytes a frame) or bytes on the wire (bytes, for a Grafana far from it or short of memory: shorter text and series go as zstd too).",
 		field: func(s *Settings) any { return &s.CodecPreference }, normalize: strings.TrimSpace},
+	{Key: "replyFormat", Type: String, Default: DefaultReplyFormat, Values: []string{ReplyArrow, ReplyJSON, ReplyRequested},
+		Help:  "The format of the frames in a query's reply to Grafana: arrow (Grafana decodes it at less than half the CPU of JSON, and every version reads it), json, or requested (what Grafana asked for; Grafana from 13.x asks for JSON unless this plugin is in its arrow_query_data_plugins list). Chunked replies always come in the format asked for.",
+		field: func(s *Settings) any { return &s.ReplyFormat }, normalize: strings.TrimSpace},
 	{Key: "minSavings", Type: Number, Default: DefaultMinSavings, Min: 0, Max: MaxMinSavings,
 		Help:  "A body buffer is sent uncompressed unless compression saves at least this fraction of its size.",
 		field: func(s *Settings) any { return &s.MinSavings }},

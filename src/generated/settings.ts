@@ -173,6 +173,15 @@ export const settings = {
     description:
       "What codec auto saves first: Grafana's and the plugin's CPU (cpu, for a Grafana next to its data: log lines go as zstd, a few dozen lines as lz4, time series uncompressed unless zstd saves kilobytes a frame) or bytes on the wire (bytes, for a Grafana far from it or short of memory: shorter text and series go as zstd too). Accepted: cpu, bytes. Default: cpu.",
   },
+  replyFormat: {
+    key: 'replyFormat',
+    type: 'string',
+    default: 'arrow',
+    values: ['arrow', 'json', 'requested'],
+    help: "The format of the frames in a query's reply to Grafana: arrow (Grafana decodes it at less than half the CPU of JSON, and every version reads it), json, or requested (what Grafana asked for; Grafana from 13.x asks for JSON unless this plugin is in its arrow_query_data_plugins list). Chunked replies always come in the format asked for.",
+    description:
+      "The format of the frames in a query's reply to Grafana: arrow (Grafana decodes it at less than half the CPU of JSON, and every version reads it), json, or requested (what Grafana asked for; Grafana from 13.x asks for JSON unless this plugin is in its arrow_query_data_plugins list). Chunked replies always come in the format asked for. Accepted: arrow, json, requested. Default: arrow.",
+  },
   minSavings: {
     key: 'minSavings',
     type: 'number',

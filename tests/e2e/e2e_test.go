@@ -322,7 +322,7 @@ func TestChunkedMatchesQueryData(t *testing.T) {
 }
 
 func TestJSONFormat(t *testing.T) {
-	pc := instance(`{}`, nil)
+	pc := instance(`{"replyFormat":"requested"}`, nil)
 	table := harness.Query("T", `{"scenario":"table","seriesCount":4}`, from, t0, time.Minute, 1000)
 	arrowResp, err := plug.QueryData(ctx(t), pc, pluginv2.DataFrameFormat_ARROW, walk("A", 3), table)
 	if err != nil {
