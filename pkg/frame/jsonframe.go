@@ -27,7 +27,7 @@ var sdkJSON = jsoniter.ConfigCompatibleWithStandardLibrary
 // concurrent use; its scratch memory is reused from one frame to the next.
 // The zero value is ready to use.
 type JSONWriter struct {
-	err error // the first value of the field being written that cannot be written
+	err error // why the column being written cannot be written
 
 	// The "entities" and "nanos" arrays of the frame being written, an
 	// element per field so far, and whether one element is not null. The
@@ -70,12 +70,12 @@ func AppendJSON(dst []byte, in Input) ([]byte, error) {
 // on error). The bytes are those of the SDK's MarshalJSON of the frame, or,
 // for a record, of the frame data.FromArrowRecord makes of it.
 //
-// Where the SDK would write JSON that does not parse, Append returns an
-// error instead: a value of a JSON field that is not JSON (an empty one is
-// written as null, as the SDK writes a nil one), or a float the SDK refuses
-// in meta or config. It also refuses a timestamp column whose unit is not
-// nanoseconds (the SDK would read it as nanoseconds) and the column types
-// Grafana cannot read.
+// Where the SDK would write JSON that does not parse, Append writes what
+// it does parse: a JSON field's value that holds more than one JSON value
+// (`1 2`) is written as null, as the SDK writes a value it cannot read. It
+// returns an error where the SDK does (a float it refuses in meta or
+// config), for a timestamp column whose unit is not nanoseconds (the SDK
+// would read it as nanoseconds), and for column types Grafana cannot read.
 //
 // A Frame's Meta is treated as immutable: the writer keeps the JSON of the
 // last meta it wrote by pointer.

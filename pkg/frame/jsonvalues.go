@@ -18,7 +18,7 @@ import (
 // an SDK field of that type, of its nullable variant and of the Arrow
 // column it is in a record. Each writer appends the elements of the
 // column's values array, without the brackets, for a column of at least one
-// row, and reports a value it cannot write in w.err.
+// row, and reports a column it cannot read in w.err.
 
 type (
 	frameValues  func(w *JSONWriter, dst []byte, f *data.Field) []byte
@@ -232,28 +232,47 @@ func putRaw(w *JSONWriter, dst []byte, v json.RawMessage, row int) []byte {
 	return putRawBytes(w, dst, v, row)
 }
 
-// putRawBytes writes a JSON value as it is (null when empty), or fails the
-// field when it is not JSON: the SDK would write it as it is, and the frame
-// would not parse.
-func putRawBytes(w *JSONWriter, dst []byte, v []byte, row int) []byte {
-	if len(v) == 0 {
+// putRawBytes writes a JSON value as the SDK's jsoniter configuration does
+// (its ValidateJsonRawMessage): as it is when it reads as JSON, else null.
+// jsoniter reads the value as Go values, so a number beyond float64 makes
+// it null too; what jsoniter reads past its first value (`1 2`) the SDK
+// writes as it is, and the frame does not parse: written as null here.
+func putRawBytes(_ *JSONWriter, dst []byte, v []byte, _ int) []byte {
+	if len(v) == 0 || !json.Valid(v) || overflows(v) {
 		return append(dst, "null"...)
-	}
-	if !json.Valid(v) {
-		if w.err == nil {
-			w.err = fmt.Errorf("row %d: the value is not JSON: %s", row, quoteAtMost(v, 64))
-		}
-		return dst
 	}
 	return append(dst, v...)
 }
 
-// quoteAtMost quotes at most n bytes of b for a message, marking a cut.
-func quoteAtMost(b []byte, n int) string {
-	if len(b) <= n {
-		return strconv.Quote(string(b))
+// overflows reports whether valid JSON v holds a number whose magnitude is
+// beyond float64's (strconv.ParseFloat's range error).
+func overflows(v []byte) bool {
+	for i := 0; i < len(v); i++ {
+		switch c := v[i]; {
+		case c == '"': // skip the string
+			for i++; i < len(v) && v[i] != '"'; i++ {
+				if v[i] == '\\' {
+					i++
+				}
+			}
+		case c == '-' || c >= '0' && c <= '9':
+			j, exp := i, false
+			for ; j < len(v) && isNumberByte(v[j]); j++ {
+				exp = exp || v[j] == 'e' || v[j] == 'E'
+			}
+			if exp || j-i > 300 {
+				if _, err := strconv.ParseFloat(bytesView(v[i:j]), 64); err != nil {
+					return true
+				}
+			}
+			i = j - 1
+		}
 	}
-	return strconv.Quote(string(b[:n])) + "…"
+	return false
+}
+
+func isNumberByte(c byte) bool {
+	return c >= '0' && c <= '9' || c == '-' || c == '+' || c == '.' || c == 'e' || c == 'E'
 }
 
 // Times are written as the SDK writes them: milliseconds since the epoch,
