@@ -26,8 +26,8 @@ var (
 )
 
 // reference starts the plugin that serves the same demo frames through the
-// SDK's standard path (tests/e2e/reference).
-func reference(b *testing.B) *harness.Plugin {
+// SDK's standard path (tests/e2e/reference), once until closeReference.
+func reference(b testing.TB) *harness.Plugin {
 	refOnce.Do(func() {
 		wd, _ := os.Getwd()
 		root, err := harness.RepoRoot(wd)
@@ -36,8 +36,8 @@ func reference(b *testing.B) *harness.Plugin {
 			return
 		}
 		bin := filepath.Join(b.TempDir(), "gpx_reference")
-		// b.TempDir is removed when this benchmark ends; the process keeps
-		// its open executable.
+		// b.TempDir is removed when this benchmark or test ends; the process
+		// keeps its open executable.
 		if refErr = harness.Build(context.Background(), root, "./tests/e2e/reference", bin); refErr != nil {
 			return
 		}
@@ -50,7 +50,7 @@ func reference(b *testing.B) *harness.Plugin {
 }
 
 // closeReference stops the reference plugin, which reference started for
-// one run of BenchmarkEndToEnd.
+// one run of BenchmarkEndToEnd or one test.
 func closeReference() {
 	if refPlug != nil {
 		refPlug.Close()
