@@ -21,11 +21,18 @@
 // their rows, finished with the frame's schema metadata (and stats) once
 // the last part is in.
 //
+// JSONWriter (jsonframe.go, one registration per column type in
+// jsonvalues.go) writes the same two inputs as Grafana's data-frame JSON,
+// the format of backend.DataFrameFormat_JSON: byte for byte what the SDK's
+// (*data.Frame).MarshalJSON writes of the frame (or of the frame
+// data.FromArrowRecord makes of the record), with neither input converted.
+//
 // The frame that carries a query's encoding stats gets them from the
 // caller's Summary and from the body arrowipc has just prepared: the
 // encoder keeps no state from one call to the next but its scratch memory
 // and the JSON of the last FrameMeta.
 //
-// frame imports the SDK's data package, arrow-go and arrowipc; never the
+// frame imports the SDK's data package, arrow-go, arrowipc and jsoniter (the
+// SDK's own JSON encoder, for meta and field config); never the
 // SDK's backend package, never a source or the plugin.
 package frame

@@ -54,9 +54,8 @@ func (f Frame) Joined() []byte {
 }
 
 // HeldBytes is the budget an encoded frame's bytes hold: the memory they
-// keep alive, the slice's spare capacity included (the encoder writes
-// frames into buffers of exactly their size, the JSON path into grown
-// ones).
+// keep alive, the slice's spare capacity included (the encoder and the
+// JSON path write frames into buffers of exactly their size).
 func HeldBytes(b []byte) int64 { return int64(cap(b)) }
 
 // Lent is the lent records whose buffers a frame's pieces reference (a lent

@@ -1,6 +1,7 @@
 package pipeline
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"runtime/debug"
@@ -354,13 +355,41 @@ func (k *sink) encoded(st arrowipc.BodyStats, size int, took time.Duration, summ
 	}
 }
 
+// marshalJSON writes j as the SDK's data-frame JSON (frame.JSONWriter,
+// byte for byte the SDK's MarshalJSON) into a pooled scratch buffer and
+// returns a copy of exactly its size, in memory not cleared first (bytes.Join
+// of more than one piece allocates so; make would clear it): the budget the
+// frame holds is its length, and the scratch grows once per pooled writer,
+// not per frame.
 func (k *sink) marshalJSON(j job) ([]byte, error) {
-	if j.frame != nil {
-		return j.frame.MarshalJSON()
-	}
-	f, err := data.FromArrowRecord(j.rec)
-	if err != nil {
+	s := jsonScratches.Get().(*jsonScratch)
+	defer s.put()
+	var err error
+	if s.buf, err = s.w.Append(s.buf[:0], frame.Input{Frame: j.frame, Record: j.rec}); err != nil {
 		return nil, err
 	}
-	return f.MarshalJSON()
+	s.pieces[0] = s.buf
+	out := bytes.Join(s.pieces[:], nil)
+	s.pieces[0] = nil
+	return out, nil
+}
+
+// jsonScratch is a JSON frame writer and the buffer it writes into.
+type jsonScratch struct {
+	w      frame.JSONWriter
+	buf    []byte
+	pieces [2][]byte // the frame and nothing, for bytes.Join
+}
+
+// maxJSONScratch is the largest scratch buffer kept for the next frame: a
+// larger one (a frame of many megabytes) goes back to the garbage collector.
+const maxJSONScratch = 4 << 20
+
+var jsonScratches = sync.Pool{New: func() any { return new(jsonScratch) }}
+
+func (s *jsonScratch) put() {
+	if cap(s.buf) > maxJSONScratch {
+		s.buf = nil
+	}
+	jsonScratches.Put(s)
 }

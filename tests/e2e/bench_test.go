@@ -4,9 +4,11 @@ package e2e
 
 import (
 	"context"
+	"encoding/json"
 	"io"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"syscall"
 	"testing"
@@ -26,8 +28,8 @@ var (
 )
 
 // reference starts the plugin that serves the same demo frames through the
-// SDK's standard path (tests/e2e/reference).
-func reference(b *testing.B) *harness.Plugin {
+// SDK's standard path (tests/e2e/reference), once until closeReference.
+func reference(b testing.TB) *harness.Plugin {
 	refOnce.Do(func() {
 		wd, _ := os.Getwd()
 		root, err := harness.RepoRoot(wd)
@@ -36,8 +38,8 @@ func reference(b *testing.B) *harness.Plugin {
 			return
 		}
 		bin := filepath.Join(b.TempDir(), "gpx_reference")
-		// b.TempDir is removed when this benchmark ends; the process keeps
-		// its open executable.
+		// b.TempDir is removed when this benchmark or test ends; the process
+		// keeps its open executable.
 		if refErr = harness.Build(context.Background(), root, "./tests/e2e/reference", bin); refErr != nil {
 			return
 		}
@@ -50,7 +52,7 @@ func reference(b *testing.B) *harness.Plugin {
 }
 
 // closeReference stops the reference plugin, which reference started for
-// one run of BenchmarkEndToEnd.
+// one run of BenchmarkEndToEnd or one test.
 func closeReference() {
 	if refPlug != nil {
 		refPlug.Close()
@@ -62,10 +64,12 @@ func closeReference() {
 // sends it: 1000 series × 256 points (workload=series) or about 4096 log
 // lines (workload=logs). Reports the plugin process's CPU time per query
 // (read from /proc; the client's own work is not counted), Grafana's side
-// (the SDK's data.UnmarshalArrowFrame of every frame, in this process, CPU
-// time from getrusage around the decoding only) and the response's size on
-// the wire, for Quiver at its default (codec auto) and several codecs and
-// for the reference plugin (SDK MarshalArrow) in the same run.
+// (the SDK's data.UnmarshalArrowFrame of every frame, or json.Unmarshal for
+// JSON frames, in this process, CPU time from getrusage around the decoding
+// only) and the response's size on the wire, for Quiver at its default
+// (codec auto) and several codecs and for the reference plugin (SDK
+// MarshalArrow) in the same run; the format=json rows ask both for JSON
+// frames (Quiver's frame.JSONWriter, the SDK's MarshalJSON).
 //
 //	go test -tags arrow_json_stdlib -run '^$' -bench EndToEnd -benchtime 20x -count 6 ./tests/e2e
 func BenchmarkEndToEnd(b *testing.B) {
@@ -80,29 +84,37 @@ func BenchmarkEndToEnd(b *testing.B) {
 		{"workload=series", harness.Query("A", `{"scenario":"random_walk","seriesCount":1000,"seed":3}`, from, to, time.Minute, 256), 1000},
 		{"workload=logs", harness.Query("A", `{"scenario":"logs","seriesCount":21,"seed":3}`, to.Add(-24*time.Hour), to, time.Minute, 4096), 0},
 	}
+	arrowF, jsonF := pluginv2.DataFrameFormat_ARROW, pluginv2.DataFrameFormat_JSON
 	cases := []struct {
 		name     string
 		settings string
+		format   pluginv2.DataFrameFormat
 	}{
-		{"plugin=reference", `{}`},
-		{"plugin=quiver/codec=default", `{}`},
-		{"plugin=quiver/codec=auto/pref=bytes", `{"codecPreference":"bytes"}`},
-		{"plugin=quiver/codec=none", `{"codec":"none"}`},
-		{"plugin=quiver/codec=lz4/level=0", `{"codec":"lz4","level":0}`},
-		{"plugin=quiver/codec=zstd/level=1", `{"codec":"zstd","level":1}`},
-		{"plugin=quiver/codec=zstd/level=3", `{"codec":"zstd","level":3}`},
+		{"plugin=reference", `{}`, arrowF},
+		{"plugin=quiver/codec=default", `{}`, arrowF},
+		{"plugin=quiver/codec=auto/pref=bytes", `{"codecPreference":"bytes"}`, arrowF},
+		{"plugin=quiver/codec=none", `{"codec":"none"}`, arrowF},
+		{"plugin=quiver/codec=lz4/level=0", `{"codec":"lz4","level":0}`, arrowF},
+		{"plugin=quiver/codec=zstd/level=1", `{"codec":"zstd","level":1}`, arrowF},
+		{"plugin=quiver/codec=zstd/level=3", `{"codec":"zstd","level":3}`, arrowF},
+		// Grafana asking for JSON frames (its default since the toggle
+		// datasources.jsonQueryDataFormat): the SDK's MarshalJSON in the
+		// reference, frame.JSONWriter in Quiver; decoded as Grafana does,
+		// json.Unmarshal of each frame into a data.Frame.
+		{"plugin=reference/format=json", `{}`, jsonF},
+		{"plugin=quiver/codec=default/format=json", `{}`, jsonF},
 	}
 	for wi, w := range workloads {
 		for i, c := range cases {
 			b.Run(w.name+"/"+c.name, func(b *testing.B) {
 				p := plug
-				if c.name == "plugin=reference" {
+				if strings.HasPrefix(c.name, "plugin=reference") {
 					p = reference(b)
 				}
 				pc := harness.Context(int64(5000+100*wi+i), c.settings, nil)
 				ctx := context.Background()
 				query := func() *pluginv2.QueryDataResponse {
-					resp, err := p.QueryData(ctx, pc, pluginv2.DataFrameFormat_ARROW, w.q)
+					resp, err := p.QueryData(ctx, pc, c.format, w.q)
 					if err != nil {
 						b.Fatal(err)
 					}
@@ -116,7 +128,7 @@ func BenchmarkEndToEnd(b *testing.B) {
 				// that the frames decode.
 				var rows int
 				for range 3 {
-					frames, err := data.UnmarshalArrowFrames(query().Responses["A"].Frames)
+					frames, err := decodeFrames(c.format, query().Responses["A"].Frames)
 					if err != nil || len(frames) == 0 {
 						b.Fatalf("%s: frames do not decode: %v", c.name, err)
 					}
@@ -136,7 +148,7 @@ func BenchmarkEndToEnd(b *testing.B) {
 					resp := query()
 					size = proto.Size(resp)
 					d0 := selfCPU(b)
-					if _, err := data.UnmarshalArrowFrames(resp.Responses["A"].Frames); err != nil {
+					if _, err := decodeFrames(c.format, resp.Responses["A"].Frames); err != nil {
 						b.Fatal(err)
 					}
 					decode += selfCPU(b) - d0
@@ -153,6 +165,22 @@ func BenchmarkEndToEnd(b *testing.B) {
 			})
 		}
 	}
+}
+
+// decodeFrames decodes a response's frames as Grafana does for their
+// format (SDK backend/convert_from_protobuf.go).
+func decodeFrames(format pluginv2.DataFrameFormat, frames [][]byte) (data.Frames, error) {
+	if format == pluginv2.DataFrameFormat_ARROW {
+		return data.UnmarshalArrowFrames(frames)
+	}
+	out := make(data.Frames, len(frames))
+	for i, b := range frames {
+		out[i] = &data.Frame{}
+		if err := json.Unmarshal(b, out[i]); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
 }
 
 // selfCPU is this process's CPU time (user + system, all threads).

@@ -1,0 +1,384 @@
+package frame
+
+import (
+	"encoding/json"
+	"fmt"
+	"math"
+	"strconv"
+	"time"
+	"unsafe"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/grafana/grafana-plugin-sdk-go/data"
+)
+
+// This file is the one table of how each column type's values are written
+// as frame JSON: one registration per type (init below) gives the writer of
+// an SDK field of that type, of its nullable variant and of the Arrow
+// column it is in a record. Each writer appends the elements of the
+// column's values array, without the brackets, for a column of at least one
+// row, and reports a column it cannot read in w.err.
+
+type (
+	frameValues  func(w *JSONWriter, dst []byte, f *data.Field) []byte
+	recordValues func(w *JSONWriter, dst []byte, a arrow.Array, nullable bool) []byte
+	// put appends value v of row row.
+	put[T any] func(w *JSONWriter, dst []byte, v T, row int) []byte
+)
+
+var (
+	jsonFrameValues  = map[data.FieldType]frameValues{}
+	jsonRecordValues = map[arrow.Type]recordValues{}
+)
+
+func init() { //nolint:gochecknoinits // the registry is built once, from one list
+	addFixed(data.FieldTypeInt8, arrow.INT8, putInt[int8])
+	addFixed(data.FieldTypeInt16, arrow.INT16, putInt[int16])
+	addFixed(data.FieldTypeInt32, arrow.INT32, putInt[int32])
+	addFixed(data.FieldTypeInt64, arrow.INT64, putInt[int64])
+	addFixed(data.FieldTypeUint8, arrow.UINT8, putUint[uint8])
+	addFixed(data.FieldTypeUint16, arrow.UINT16, putUint[uint16]) // also a record's enum column
+	addFixed(data.FieldTypeUint32, arrow.UINT32, putUint[uint32])
+	addFixed(data.FieldTypeUint64, arrow.UINT64, putUint[uint64])
+	addFixed(data.FieldTypeFloat32, arrow.FLOAT32, putFloat32)
+	addFixed(data.FieldTypeFloat64, arrow.FLOAT64, putFloat64)
+	addFrame(data.FieldTypeEnum, putUint[data.EnumItemIndex])
+	addFrame(data.FieldTypeBool, putBool)
+	jsonRecordValues[arrow.BOOL] = recordBools
+	addFrame(data.FieldTypeString, putString)
+	jsonRecordValues[arrow.STRING] = recordVar[string](putString)
+	addFrame(data.FieldTypeJSON, putRaw)
+	jsonRecordValues[arrow.BINARY] = recordVar[[]byte](putRawBytes)
+	jsonFrameValues[data.FieldTypeTime] = frameTimes
+	jsonFrameValues[data.FieldTypeNullableTime] = frameNullableTimes
+	jsonRecordValues[arrow.TIMESTAMP] = recordTimes
+}
+
+// addFrame registers the writers of an SDK field type whose values are of
+// type T and of its nullable variant (*T).
+func addFrame[T any](ft data.FieldType, p put[T]) {
+	jsonFrameValues[ft] = func(w *JSONWriter, dst []byte, f *data.Field) []byte {
+		for i, v := range view[T](f) {
+			if i > 0 {
+				dst = append(dst, ',')
+			}
+			dst = p(w, dst, v, i)
+		}
+		return dst
+	}
+	jsonFrameValues[ft.NullableType()] = func(w *JSONWriter, dst []byte, f *data.Field) []byte {
+		for i, v := range view[*T](f) {
+			if i > 0 {
+				dst = append(dst, ',')
+			}
+			if v == nil {
+				dst = append(dst, "null"...)
+				continue
+			}
+			dst = p(w, dst, *v, i)
+		}
+		return dst
+	}
+}
+
+// addFixed is addFrame for a fixed-width type, and registers the writer of
+// its Arrow column type at.
+func addFixed[T fixedWidth](ft data.FieldType, at arrow.Type, p put[T]) {
+	addFrame(ft, p)
+	jsonRecordValues[at] = func(w *JSONWriter, dst []byte, a arrow.Array, nullable bool) []byte {
+		vals, err := fixedValues[T](a)
+		if err != nil {
+			w.err = err
+			return dst
+		}
+		nulls := nullable && a.NullN() > 0
+		for i, v := range vals {
+			if i > 0 {
+				dst = append(dst, ',')
+			}
+			if nulls && a.IsNull(i) {
+				dst = append(dst, "null"...)
+				continue
+			}
+			dst = p(w, dst, v, i)
+		}
+		return dst
+	}
+}
+
+// fixedValues views the values of a fixed-width column in place.
+func fixedValues[T fixedWidth](a arrow.Array) ([]T, error) {
+	d := a.Data()
+	var zero T
+	size := int(unsafe.Sizeof(zero))
+	bufs := d.Buffers()
+	need := (d.Offset() + d.Len()) * size
+	if len(bufs) < 2 || bufs[1] == nil || bufs[1].Len() < need {
+		return nil, fmt.Errorf("the %s column's values buffer holds fewer than its %d rows", a.DataType(), d.Len())
+	}
+	b := bufs[1].Bytes()
+	return unsafe.Slice((*T)(unsafe.Pointer(unsafe.SliceData(b))), d.Offset()+d.Len())[d.Offset():], nil
+}
+
+// recordVar is the writer of a utf8 or binary column.
+func recordVar[T string | []byte](p put[T]) recordValues {
+	return func(w *JSONWriter, dst []byte, a arrow.Array, nullable bool) []byte {
+		col, ok := a.(interface {
+			arrow.Array
+			Value(int) T
+		})
+		if !ok {
+			w.err = fmt.Errorf("internal: a %s column is a %T", a.DataType(), a)
+			return dst
+		}
+		nulls := nullable && a.NullN() > 0
+		for i := range a.Len() {
+			if i > 0 {
+				dst = append(dst, ',')
+			}
+			if nulls && a.IsNull(i) {
+				dst = append(dst, "null"...)
+				continue
+			}
+			dst = p(w, dst, col.Value(i), i)
+		}
+		return dst
+	}
+}
+
+func recordBools(w *JSONWriter, dst []byte, a arrow.Array, nullable bool) []byte {
+	col, ok := a.(*array.Boolean)
+	if !ok {
+		w.err = fmt.Errorf("internal: a bool column is a %T", a)
+		return dst
+	}
+	nulls := nullable && a.NullN() > 0
+	for i := range a.Len() {
+		if i > 0 {
+			dst = append(dst, ',')
+		}
+		if nulls && a.IsNull(i) {
+			dst = append(dst, "null"...)
+			continue
+		}
+		dst = putBool(w, dst, col.Value(i), i)
+	}
+	return dst
+}
+
+func putInt[T ~int8 | ~int16 | ~int32 | ~int64](_ *JSONWriter, dst []byte, v T, _ int) []byte {
+	return strconv.AppendInt(dst, int64(v), 10)
+}
+
+func putUint[T ~uint8 | ~uint16 | ~uint32 | ~uint64](_ *JSONWriter, dst []byte, v T, _ int) []byte {
+	return strconv.AppendUint(dst, uint64(v), 10)
+}
+
+func putBool(_ *JSONWriter, dst []byte, v bool, _ int) []byte {
+	if v {
+		return append(dst, "true"...)
+	}
+	return append(dst, "false"...)
+}
+
+// putFloat64 writes v as jsoniter's WriteFloat64 does (shortest
+// representation, exponent form below 1e-6 and from 1e21 on, the exponent
+// as strconv writes it: 1e-07), and NaN and ±Inf as null, with the row
+// added to the field's entities.
+func putFloat64(w *JSONWriter, dst []byte, v float64, row int) []byte {
+	if v-v != 0 { // NaN or ±Inf
+		return w.entity(dst, v, row)
+	}
+	f := byte('f')
+	if abs := math.Abs(v); abs != 0 && (abs < 1e-6 || abs >= 1e21) {
+		f = 'e'
+	}
+	return strconv.AppendFloat(dst, v, f, -1, 64)
+}
+
+// putFloat32 is putFloat64 for float32 (jsoniter's WriteFloat32: the
+// thresholds compared as float32, the shortest float32 representation).
+func putFloat32(w *JSONWriter, dst []byte, v float32, row int) []byte {
+	if v-v != 0 {
+		return w.entity(dst, float64(v), row)
+	}
+	f := byte('f')
+	if abs := float32(math.Abs(float64(v))); abs != 0 && (abs < 1e-6 || abs >= 1e21) {
+		f = 'e'
+	}
+	return strconv.AppendFloat(dst, float64(v), f, -1, 32)
+}
+
+// entity writes null for NaN or ±Inf v and adds row to the field's
+// entities of its kind.
+func (w *JSONWriter) entity(dst []byte, v float64, row int) []byte {
+	k := entNaN
+	switch {
+	case math.IsInf(v, 1):
+		k = entInf
+	case math.IsInf(v, -1):
+		k = entNegInf
+	}
+	w.ents[k] = append(w.ents[k], row)
+	return append(dst, "null"...)
+}
+
+func putString(_ *JSONWriter, dst []byte, v string, _ int) []byte {
+	return appendQuoted(dst, v, quoteHTML)
+}
+
+func putRaw(w *JSONWriter, dst []byte, v json.RawMessage, row int) []byte {
+	return putRawBytes(w, dst, v, row)
+}
+
+// putRawBytes writes a JSON value as the SDK's jsoniter configuration does
+// (its ValidateJsonRawMessage): as it is when it reads as JSON, else null.
+// jsoniter reads the value as Go values, so a number beyond float64 makes
+// it null too; what jsoniter reads past its first value (`1 2`) the SDK
+// writes as it is, and the frame does not parse: written as null here.
+func putRawBytes(_ *JSONWriter, dst []byte, v []byte, _ int) []byte {
+	if len(v) == 0 || !json.Valid(v) || overflows(v) {
+		return append(dst, "null"...)
+	}
+	return append(dst, v...)
+}
+
+// overflows reports whether valid JSON v holds a number whose magnitude is
+// beyond float64's (strconv.ParseFloat's range error).
+func overflows(v []byte) bool {
+	for i := 0; i < len(v); i++ {
+		switch c := v[i]; {
+		case c == '"': // skip the string
+			for i++; i < len(v) && v[i] != '"'; i++ {
+				if v[i] == '\\' {
+					i++
+				}
+			}
+		case c == '-' || c >= '0' && c <= '9':
+			j, exp := i, false
+			for ; j < len(v) && isNumberByte(v[j]); j++ {
+				exp = exp || v[j] == 'e' || v[j] == 'E'
+			}
+			if exp || j-i > 300 {
+				if _, err := strconv.ParseFloat(bytesView(v[i:j]), 64); err != nil {
+					return true
+				}
+			}
+			i = j - 1
+		}
+	}
+	return false
+}
+
+func isNumberByte(c byte) bool {
+	return c >= '0' && c <= '9' || c == '-' || c == '+' || c == '.' || c == 'e' || c == 'E'
+}
+
+// Times are written as the SDK writes them: milliseconds since the epoch,
+// rounded down (time.Time.UnixMilli), and, when a row of the field has a
+// sub-millisecond part, the field's nanos element: each row's part (0 for
+// null), in nanoseconds.
+
+func frameTimes(w *JSONWriter, dst []byte, f *data.Field) []byte {
+	v := view[time.Time](f)
+	sub := false
+	for i := range v {
+		if i > 0 {
+			dst = append(dst, ',')
+		}
+		dst = strconv.AppendInt(dst, v[i].UnixMilli(), 10)
+		sub = sub || v[i].Nanosecond()%1e6 != 0
+	}
+	if sub {
+		w.fieldNanos = append(w.fieldNanos, '[')
+		for i := range v {
+			if i > 0 {
+				w.fieldNanos = append(w.fieldNanos, ',')
+			}
+			w.fieldNanos = strconv.AppendInt(w.fieldNanos, int64(v[i].Nanosecond()%1e6), 10)
+		}
+		w.fieldNanos = append(w.fieldNanos, ']')
+	}
+	return dst
+}
+
+func frameNullableTimes(w *JSONWriter, dst []byte, f *data.Field) []byte {
+	v := view[*time.Time](f)
+	sub := false
+	for i, t := range v {
+		if i > 0 {
+			dst = append(dst, ',')
+		}
+		if t == nil {
+			dst = append(dst, "null"...)
+			continue
+		}
+		dst = strconv.AppendInt(dst, t.UnixMilli(), 10)
+		sub = sub || t.Nanosecond()%1e6 != 0
+	}
+	if sub {
+		w.fieldNanos = append(w.fieldNanos, '[')
+		for i, t := range v {
+			if i > 0 {
+				w.fieldNanos = append(w.fieldNanos, ',')
+			}
+			var ns int64
+			if t != nil {
+				ns = int64(t.Nanosecond() % 1e6)
+			}
+			w.fieldNanos = strconv.AppendInt(w.fieldNanos, ns, 10)
+		}
+		w.fieldNanos = append(w.fieldNanos, ']')
+	}
+	return dst
+}
+
+// splitMilli splits nanoseconds since the epoch into milliseconds, rounded
+// down, and the nanoseconds after them.
+func splitMilli(ns int64) (ms, sub int64) {
+	ms, sub = ns/1e6, ns%1e6
+	if sub < 0 {
+		ms, sub = ms-1, sub+1e6
+	}
+	return ms, sub
+}
+
+// recordTimes writes a timestamp[ns] column as data.FromArrowRecord reads
+// it (time.Unix(0, ns)) and the SDK writes the times.
+func recordTimes(w *JSONWriter, dst []byte, a arrow.Array, nullable bool) []byte {
+	vals, err := fixedValues[int64](a)
+	if err != nil {
+		w.err = err
+		return dst
+	}
+	nulls := nullable && a.NullN() > 0
+	sub := false
+	for i, ns := range vals {
+		if i > 0 {
+			dst = append(dst, ',')
+		}
+		if nulls && a.IsNull(i) {
+			dst = append(dst, "null"...)
+			continue
+		}
+		ms, s := splitMilli(ns)
+		dst = strconv.AppendInt(dst, ms, 10)
+		sub = sub || s != 0
+	}
+	if sub {
+		w.fieldNanos = append(w.fieldNanos, '[')
+		for i, ns := range vals {
+			if i > 0 {
+				w.fieldNanos = append(w.fieldNanos, ',')
+			}
+			var s int64
+			if !nulls || !a.IsNull(i) {
+				_, s = splitMilli(ns)
+			}
+			w.fieldNanos = strconv.AppendInt(w.fieldNanos, s, 10)
+		}
+		w.fieldNanos = append(w.fieldNanos, ']')
+	}
+	return dst
+}
