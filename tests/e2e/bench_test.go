@@ -99,10 +99,13 @@ func BenchmarkEndToEnd(b *testing.B) {
 		{"plugin=quiver/codec=zstd/level=3", `{"codec":"zstd","level":3}`, arrowF},
 		// Grafana asking for JSON frames (its default since the toggle
 		// datasources.jsonQueryDataFormat): the SDK's MarshalJSON in the
-		// reference, frame.JSONWriter in Quiver; decoded as Grafana does,
-		// json.Unmarshal of each frame into a data.Frame.
+		// reference, frame.JSONWriter in Quiver when it answers as asked
+		// (replyFormat requested), and Quiver's default, which answers in
+		// Arrow; each reply decoded as Grafana does, by the format it
+		// declares.
 		{"plugin=reference/format=json", `{}`, jsonF},
-		{"plugin=quiver/codec=default/format=json", `{}`, jsonF},
+		{"plugin=quiver/codec=default/format=json/reply=requested", `{"replyFormat":"requested"}`, jsonF},
+		{"plugin=quiver/codec=default/format=json/reply=default", `{}`, jsonF},
 	}
 	for wi, w := range workloads {
 		for i, c := range cases {
@@ -128,7 +131,8 @@ func BenchmarkEndToEnd(b *testing.B) {
 				// that the frames decode.
 				var rows int
 				for range 3 {
-					frames, err := decodeFrames(c.format, query().Responses["A"].Frames)
+					dr := query().Responses["A"]
+					frames, err := decodeFrames(dr.Format, dr.Frames)
 					if err != nil || len(frames) == 0 {
 						b.Fatalf("%s: frames do not decode: %v", c.name, err)
 					}
@@ -148,7 +152,7 @@ func BenchmarkEndToEnd(b *testing.B) {
 					resp := query()
 					size = proto.Size(resp)
 					d0 := selfCPU(b)
-					if _, err := decodeFrames(c.format, resp.Responses["A"].Frames); err != nil {
+					if _, err := decodeFrames(resp.Responses["A"].Format, resp.Responses["A"].Frames); err != nil {
 						b.Fatal(err)
 					}
 					decode += selfCPU(b) - d0
@@ -167,8 +171,8 @@ func BenchmarkEndToEnd(b *testing.B) {
 	}
 }
 
-// decodeFrames decodes a response's frames as Grafana does for their
-// format (SDK backend/convert_from_protobuf.go).
+// decodeFrames decodes a response's frames as Grafana does, by the format
+// the response declares (SDK backend/convert_from_protobuf.go).
 func decodeFrames(format pluginv2.DataFrameFormat, frames [][]byte) (data.Frames, error) {
 	if format == pluginv2.DataFrameFormat_ARROW {
 		return data.UnmarshalArrowFrames(frames)

@@ -33,7 +33,7 @@ func TestJSONMatchesSDK(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	pc := instance(`{}`, nil)
+	pc := instance(`{"replyFormat":"requested"}`, nil)
 	got, err := plug.QueryData(ctx(t), pc, pluginv2.DataFrameFormat_JSON, queries...)
 	if err != nil {
 		t.Fatal(err)
