@@ -94,6 +94,10 @@ func NewEncoder(o arrowipc.Options) (*Encoder, error) {
 	return &Encoder{ipc: ipc, codec: name, level: c.Level(), auto: auto}, nil
 }
 
+// SetDecoder sets the generation of Grafana's decoder that codec auto
+// prices the next frames by (see arrowipc.Encoder.SetDecoder).
+func (e *Encoder) SetDecoder(d *codec.Decoder) { e.ipc.SetDecoder(d) }
+
 // Append appends in as one Arrow IPC file (one record batch) to dst and
 // returns the extended slice (dst unextended on error) and what compression
 // did to its body, whose PerBuffer is valid until the next Append. For the
