@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/quiverdata/quiver/pkg/arrowipc"
-	"github.com/quiverdata/quiver/pkg/codec"
 	"github.com/quiverdata/quiver/pkg/frame"
 	"github.com/quiverdata/quiver/pkg/settings"
 	"github.com/quiverdata/quiver/pkg/source"
@@ -94,7 +93,7 @@ type Query struct {
 	// Decoder is the generation of the decoder of the Grafana that asked
 	// (codec.DecoderFor); codec auto prices the query's frames by it. Nil
 	// is codec.Decoders[0].
-	Decoder *codec.Decoder
+	Decoder *frame.Decoder
 	// Observe is told what encoding each frame did; nothing when nil.
 	Observe func(st arrowipc.BodyStats, frameBytes int, took time.Duration)
 	// Room, when set, is called on the query's own goroutine before each
@@ -175,9 +174,9 @@ func NewEncoders(opts arrowipc.Options) (*Encoders, error) {
 	return es, nil
 }
 
-// Get borrows an encoder, set to price frames by decoder d (nil:
-// codec.Decoders[0]) when its codec is auto.
-func (es *Encoders) Get(d *codec.Decoder) *frame.Encoder {
+// Get borrows an encoder, set to price frames by decoder d (nil: the
+// oldest generation, codec.Decoders[0]) when its codec is auto.
+func (es *Encoders) Get(d *frame.Decoder) *frame.Encoder {
 	e, ok := es.pool.Get().(*frame.Encoder)
 	if !ok {
 		var err error

@@ -259,3 +259,40 @@ func TestBenchCopiesAgree(t *testing.T) {
 		t.Error("tests/decoders/decode_bench_test.go and old/decode_bench_test.go differ: copy one onto the other")
 	}
 }
+
+// TestDefaultPerDecoder pins what the default (codec auto preferring cpu,
+// minSavings 0.1) sends for each decoder generation: log lines as zstd 3
+// for both, the same bytes as zstd 3; a 256-point series at a 1 s step
+// uncompressed for the per-batch decoder of every released Grafana and as
+// zstd for the pooled one, whose setup is cheap; the 1080-point series at
+// a 20 s step as zstd for both (its 4240 bytes saved are worth more at
+// 20 ns a byte than either decoder's cost: the bar of 1.05× codec
+// none's decode is not met for Grafana 12.x, see docs/compression.md).
+func TestDefaultPerDecoder(t *testing.T) {
+	logs := []*data.Frame{logLines(4096, 5)}
+	zstd3 := encode(t, logs, arrowipc.Options{Codec: codec.MustNew(codec.Zstd, 3), MinSavings: 0.1})
+	for _, tc := range []struct {
+		decoder          string
+		ts256, ts1080s20 codec.Kind
+	}{
+		{"per-batch", codec.None, codec.Zstd},
+		{"pooled", codec.Zstd, codec.Zstd},
+	} {
+		o := arrowipc.Options{Codec: codec.MustNew(codec.Auto, 0), MinSavings: 0.1, Decoder: codec.ParseDecoder(tc.decoder)}
+		if w := encode(t, logs, o); w.byCodec[codec.Zstd] != 1 || w.wire != zstd3.wire {
+			t.Errorf("%s: logs4096 sent as %v, %d bytes; zstd 3 writes %d", tc.decoder, w.byCodec, w.wire, zstd3.wire)
+		}
+		for _, sh := range []struct {
+			name   string
+			frames []*data.Frame
+			want   codec.Kind
+		}{
+			{"ts256", demoSeries(t, 1, 256, time.Second), tc.ts256},
+			{"ts1080s20", demoSeries(t, 1, 1080, 20*time.Second), tc.ts1080s20},
+		} {
+			if w := encode(t, sh.frames, o); w.byCodec[sh.want] != 1 {
+				t.Errorf("%s: %s sent as %v (none, lz4, zstd), want %s", tc.decoder, sh.name, w.byCodec, sh.want)
+			}
+		}
+	}
+}

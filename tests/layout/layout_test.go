@@ -20,7 +20,7 @@ const module = "github.com/quiverdata/quiver/"
 var allowed = map[string][]string{
 	"pkg":                          {"pkg/plugin"},
 	"pkg/plugin":                   {"pkg/arrowipc", "pkg/codec", "pkg/frame", "pkg/pipeline", "pkg/settings", "pkg/source", "pkg/source/demo", "pkg/source/flightsql"},
-	"pkg/pipeline":                 {"pkg/arrowipc", "pkg/codec", "pkg/frame", "pkg/settings", "pkg/source"},
+	"pkg/pipeline":                 {"pkg/arrowipc", "pkg/frame", "pkg/settings", "pkg/source"},
 	"pkg/source/demo":              {"pkg/frame", "pkg/source"},
 	"pkg/source/flightsql":         {"pkg/frame", "pkg/settings", "pkg/source", "pkg/source/flightsql/series"},
 	"pkg/source/flightsql/series":  {"pkg/frame", "pkg/source"}, // the per-series split, below the Flight SQL client
