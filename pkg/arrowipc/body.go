@@ -475,15 +475,15 @@ func (e *Encoder) choose() {
 			zwire += r.rawLen
 		}
 	}
-	price := e.bytePrice
+	price, d := e.bytePrice, e.decoder
 	prefixes := float64(8 * n)
 	costNone := price * float64(raw)
-	costZstd := price*(float64(zwire)+prefixes) + codec.ZstdDecodeBatchNs + codec.ZstdDecodeNsPerByte*float64(packedRaw)
+	costZstd := price*(float64(zwire)+prefixes) + d.ZstdBatchNs + d.ZstdNsPerByte*float64(packedRaw)
 	lz4Est := price*(float64(raw)-codec.LZ4ShareOfZstdSavings*float64(raw-zwire)+prefixes) +
-		codec.LZ4DecodeBatchNs + (codec.LZ4EncodeNsPerByte+codec.LZ4DecodeNsPerByte)*float64(packedRaw)
+		d.LZ4BatchNs + (codec.LZ4EncodeNsPerByte+d.LZ4NsPerByte)*float64(packedRaw)
 	if lz4Est < costZstd && lz4Est < costNone {
 		if lwire, lraw, ok := e.tryLZ4(); ok {
-			costLZ4 := price*(float64(raw-packedRaw+lwire)+prefixes) + codec.LZ4DecodeBatchNs + codec.LZ4DecodeNsPerByte*float64(lraw)
+			costLZ4 := price*(float64(raw-packedRaw+lwire)+prefixes) + d.LZ4BatchNs + d.LZ4NsPerByte*float64(lraw)
 			if costLZ4 < costZstd && costLZ4 < costNone {
 				for i := range b.refs {
 					r := &b.refs[i]

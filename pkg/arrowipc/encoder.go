@@ -24,6 +24,10 @@ type Options struct {
 	// chooses none, lz4 or zstd per batch (see codec.Auto); the zero
 	// Preference is the default, "cpu". Other codecs ignore it.
 	Preference codec.Preference
+	// Decoder is the generation of Grafana's decoder a Codec of kind
+	// codec.Auto prices decoding by; nil is codec.Decoders[0], the oldest
+	// and most expensive. SetDecoder changes it per frame.
+	Decoder *codec.Decoder
 	// AlwaysTry compresses every buffer long enough to pay, whatever its
 	// slot's history says: for measurements that compare with the skip.
 	AlwaysTry bool
@@ -59,10 +63,11 @@ var compressionTypes = map[codec.Kind]int8{
 // compressed bytes) is kept from one file to the next, so that encoding a
 // batch of a size seen before allocates nothing.
 type Encoder struct {
-	codec      codec.Codec // for Auto, the zstd codec it tries
-	auto       bool        // choose none, lz4 or zstd per batch
-	lz4        codec.Codec // Auto's other codec
-	bytePrice  float64     // Auto's price of a wire byte, in ns
+	codec      codec.Codec    // for Auto, the zstd codec it tries
+	auto       bool           // choose none, lz4 or zstd per batch
+	lz4        codec.Codec    // Auto's other codec
+	bytePrice  float64        // Auto's price of a wire byte, in ns
+	decoder    *codec.Decoder // Auto's reader: what decoding costs Grafana
 	minSavings float64
 	history    []slotHistory // what each buffer slot did lately
 	alwaysTry  bool
@@ -95,6 +100,7 @@ func NewEncoder(o Options) (*Encoder, error) {
 		rb:         flatbuffers.NewBuilder(1024),
 		fb:         flatbuffers.NewBuilder(2048),
 	}
+	e.SetDecoder(o.Decoder)
 	if o.Codec.Kind() == codec.Auto {
 		p := o.Preference
 		if p.Name == "" {
@@ -112,6 +118,19 @@ func NewEncoder(o Options) (*Encoder, error) {
 	}
 	return e, nil
 }
+
+// SetDecoder sets the generation of Grafana's decoder that codec.Auto
+// prices the next batches by (nil: codec.Decoders[0]), for the Grafana that
+// asked for them. Other codecs ignore it.
+func (e *Encoder) SetDecoder(d *codec.Decoder) {
+	if d == nil {
+		d = codec.Decoders[0]
+	}
+	e.decoder = d
+}
+
+// Decoder returns the generation codec.Auto prices decoding by.
+func (e *Encoder) Decoder() *codec.Decoder { return e.decoder }
 
 // Prepare is phase one: it checks that cols (one Column per field, laid out
 // as Column describes) hold rows rows of fields' types, compresses the

@@ -14,12 +14,13 @@ const Auto Kind = Zstd + 1
 //
 //	none: BytePrice × raw bytes
 //	zstd: BytePrice × zstd wire bytes
-//	      + ZstdDecodeBatchNs + ZstdDecodeNsPerByte × bytes compressed
+//	      + D.ZstdBatchNs + D.ZstdNsPerByte × bytes compressed
 //	lz4:  BytePrice × (raw − LZ4ShareOfZstdSavings × zstd savings)
-//	      + LZ4DecodeBatchNs
-//	      + (LZ4EncodeNsPerByte + LZ4DecodeNsPerByte) × bytes compressed
+//	      + D.LZ4BatchNs
+//	      + (LZ4EncodeNsPerByte + D.LZ4NsPerByte) × bytes compressed
 //
-// (bytes compressed: the raw size of the buffers stored compressed) and
+// (bytes compressed: the raw size of the buffers stored compressed; D the
+// Decoder generation of the Grafana the frame is for, see DecoderFor) and
 // sends the cheapest, lz4 only after compressing with it and only if its
 // real size still makes it the cheapest. The encode CPU already spent on
 // the zstd trial is not counted: it is spent whatever is chosen. Where each
@@ -27,16 +28,6 @@ const Auto Kind = Zstd + 1
 const (
 	// AutoZstdLevel is the zstd level Auto compresses with.
 	AutoZstdLevel = ZstdDefaultLevel
-	// ZstdDecodeBatchNs is what Grafana's decoder (the SDK's
-	// data.UnmarshalArrowFrame) pays per zstd-compressed batch beyond
-	// reading it uncompressed: its zstd decoder's setup.
-	ZstdDecodeBatchNs = 50_000
-	// ZstdDecodeNsPerByte is what Grafana's decoder pays per byte a zstd
-	// batch decompresses.
-	ZstdDecodeNsPerByte = 3.0
-	// LZ4DecodeBatchNs and LZ4DecodeNsPerByte are the same for lz4.
-	LZ4DecodeBatchNs   = 1_200
-	LZ4DecodeNsPerByte = 0.9
 	// LZ4EncodeNsPerByte is the plugin's CPU per byte LZ4 compresses.
 	LZ4EncodeNsPerByte = 0.35
 	// LZ4ShareOfZstdSavings is the share of zstd's savings LZ4 is expected

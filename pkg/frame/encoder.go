@@ -94,6 +94,14 @@ func NewEncoder(o arrowipc.Options) (*Encoder, error) {
 	return &Encoder{ipc: ipc, codec: name, level: c.Level(), auto: auto}, nil
 }
 
+// Decoder is a generation of Grafana's decoder (codec.Decoder), named here
+// so that the packages that borrow encoders need not import codec.
+type Decoder = codec.Decoder
+
+// SetDecoder sets the generation of Grafana's decoder that codec auto
+// prices the next frames by (see arrowipc.Encoder.SetDecoder).
+func (e *Encoder) SetDecoder(d *Decoder) { e.ipc.SetDecoder(d) }
+
 // Append appends in as one Arrow IPC file (one record batch) to dst and
 // returns the extended slice (dst unextended on error) and what compression
 // did to its body, whose PerBuffer is valid until the next Append. For the

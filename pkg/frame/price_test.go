@@ -19,7 +19,9 @@ import (
 // break-even price (the lowest price at which codec auto sends the frame
 // as zstd), while a series none of whose buffers compresses goes
 // uncompressed at any price up to the bytes preference's. With -v it lists
-// every frame's break-even price, the table in docs/compression.md.
+// every frame's break-even price, the table in docs/compression.md. This
+// holds for every generation of Grafana's decoder, and a frame's break-even
+// is never lower for an older, more expensive, decoder than for a newer.
 func TestDefaultPriceSendsLogsAsZstd(t *testing.T) {
 	lines := make([]string, 64)
 	for i := range lines {
@@ -53,30 +55,37 @@ func TestDefaultPriceSendsLogsAsZstd(t *testing.T) {
 		if limit == 0 {
 			limit = bytes
 		}
-		p, ok := breakEven(t, tc.f, 2*limit)
-		switch {
-		case tc.max == 0 && p <= bytes:
-			t.Errorf("%s: sent as zstd from %.0f ns a byte; it does not compress", tc.name, p)
-		case tc.max > 0 && (!ok || p > tc.max):
-			t.Errorf("%s: break-even %.0f ns a byte (found: %v), want at most %.1f", tc.name, p, ok, tc.max)
-		}
-		if ok {
-			t.Logf("%-12s break-even %3.0f ns a byte", tc.name, p)
-		} else {
-			t.Logf("%-12s not sent as zstd up to %.0f ns a byte", tc.name, 2*limit)
+		older := 2 * limit
+		for _, d := range codec.Decoders {
+			p, ok := breakEven(t, tc.f, d, 2*limit)
+			switch {
+			case tc.max == 0 && p <= bytes:
+				t.Errorf("%s, decoder %s: sent as zstd from %.0f ns a byte; it does not compress", tc.name, d.Name, p)
+			case tc.max > 0 && (!ok || p > tc.max):
+				t.Errorf("%s, decoder %s: break-even %.0f ns a byte (found: %v), want at most %.1f", tc.name, d.Name, p, ok, tc.max)
+			case p > older:
+				t.Errorf("%s, decoder %s: break-even %.0f ns a byte, above an older decoder's %.0f", tc.name, d.Name, p, older)
+			}
+			older = p
+			if ok {
+				t.Logf("%-12s %-9s break-even %3.0f ns a byte", tc.name, d.Name, p)
+			} else {
+				t.Logf("%-12s %-9s not sent as zstd up to %.0f ns a byte", tc.name, d.Name, 2*limit)
+			}
 		}
 	}
 }
 
 // breakEven returns the lowest whole byte price up to top at which codec
-// auto sends f as zstd (in the steady state of an encoder that wrote it
-// before), and whether there is one. Auto's choice moves towards zstd as
-// the price grows, so a bisection finds it.
-func breakEven(t *testing.T, f *data.Frame, top float64) (float64, bool) {
+// auto sends f as zstd for a Grafana whose decoder is d (in the steady
+// state of an encoder that wrote it before), and whether there is one.
+// Auto's choice moves towards zstd as the price grows, so a bisection finds
+// it.
+func breakEven(t *testing.T, f *data.Frame, d *codec.Decoder, top float64) (float64, bool) {
 	t.Helper()
 	zstdAt := func(price float64) bool {
 		e, err := frame.NewEncoder(arrowipc.Options{Codec: codec.MustNew(codec.Auto, 0), MinSavings: 0.1,
-			Preference: codec.Preference{Name: "test", BytePrice: price}})
+			Preference: codec.Preference{Name: "test", BytePrice: price}, Decoder: d})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -150,7 +150,7 @@ func (w *partWriter) encodePart(rec arrow.RecordBatch, held int64, lent bool) {
 		}
 	}()
 	defer k.recoverEncode(&panicked)
-	e := k.q.Encoders.Get()
+	e := k.q.Encoders.Get(k.q.Decoder)
 	start := time.Now()
 	var err error
 	if lent {
@@ -237,7 +237,7 @@ func (w *partWriter) finishAndEmit(summary *frame.Summary) (err error) {
 	defer w.releaseLent()                   // when the frame did not take them
 	defer k.recoverEncode(&err)
 	defer w.parts.Reset() // on error, what FinishPartsPieces left
-	e := k.q.Encoders.Get()
+	e := k.q.Encoders.Get(k.q.Decoder)
 	defer k.q.Encoders.Put(e)
 	start := time.Now()
 	pieces, st, err := e.FinishPartsPieces(w.parts, w.md, summary)

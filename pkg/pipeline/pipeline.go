@@ -90,6 +90,10 @@ type Query struct {
 	JSON bool
 	// Encoders are the data source's frame encoders.
 	Encoders *Encoders
+	// Decoder is the generation of the decoder of the Grafana that asked
+	// (codec.DecoderFor); codec auto prices the query's frames by it. Nil
+	// is codec.Decoders[0].
+	Decoder *frame.Decoder
 	// Observe is told what encoding each frame did; nothing when nil.
 	Observe func(st arrowipc.BodyStats, frameBytes int, took time.Duration)
 	// Room, when set, is called on the query's own goroutine before each
@@ -170,15 +174,17 @@ func NewEncoders(opts arrowipc.Options) (*Encoders, error) {
 	return es, nil
 }
 
-// Get borrows an encoder.
-func (es *Encoders) Get() *frame.Encoder {
-	if e, ok := es.pool.Get().(*frame.Encoder); ok {
-		return e
+// Get borrows an encoder, set to price frames by decoder d (nil: the
+// oldest generation, codec.Decoders[0]) when its codec is auto.
+func (es *Encoders) Get(d *frame.Decoder) *frame.Encoder {
+	e, ok := es.pool.Get().(*frame.Encoder)
+	if !ok {
+		var err error
+		if e, err = frame.NewEncoder(es.opts); err != nil {
+			panic("pipeline: frame encoder options were validated at construction: " + err.Error())
+		}
 	}
-	e, err := frame.NewEncoder(es.opts)
-	if err != nil {
-		panic("pipeline: frame encoder options were validated at construction: " + err.Error())
-	}
+	e.SetDecoder(d)
 	return e
 }
 

@@ -319,7 +319,7 @@ func (k *sink) recoverEncode(err *error) {
 // written once: no copy of the frame is made to hand it over; a lent
 // record, into pieces that reference its larger buffers (AppendLent).
 func (k *sink) encode(j job, summary *frame.Summary) (Frame, error) {
-	e := k.q.Encoders.Get()
+	e := k.q.Encoders.Get(k.q.Decoder)
 	defer k.q.Encoders.Put(e)
 	start := time.Now()
 	var f Frame

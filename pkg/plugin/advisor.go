@@ -89,8 +89,12 @@ type AdviseRequest struct {
 
 // AdviseResult is the advisor's answer.
 type AdviseResult struct {
-	Frames   int             `json:"frames"`
-	Rows     int64           `json:"rows"`
+	Frames int   `json:"frames"`
+	Rows   int64 `json:"rows"`
+	// Decoder names the generation of the requesting Grafana's decoder
+	// (codec.Decoders) that auto priced frames by and the decode figures
+	// are for.
+	Decoder  string          `json:"grafanaDecoder"`
 	Settings []AdviseFigures `json:"settings"`
 }
 
@@ -102,7 +106,10 @@ type AdviseFigures struct {
 	WireBytes int64   `json:"wireBytes"`
 	Ratio     float64 `json:"ratio"`
 	// Per frame, in microseconds: the plugin's encode (in its steady state,
-	// after one warm-up pass), Grafana's decode, and their sum.
+	// after one warm-up pass), Grafana's decode, and their sum. The decode
+	// is measured with the plugin's own decoder (linkedDecoder) and
+	// corrected, by the difference of the two generations' figures, to the
+	// requesting Grafana's.
 	EncodeMicros float64 `json:"encodeMicrosPerFrame"`
 	DecodeMicros float64 `json:"decodeMicrosPerFrame"`
 	TotalMicros  float64 `json:"totalMicrosPerFrame"`
@@ -155,7 +162,7 @@ func (s *Service) advise(ctx context.Context, inst *Instance, req *backend.CallR
 	}
 	ctx, cancel := context.WithTimeout(ctx, adviseTimeout)
 	defer cancel()
-	res, err := s.measure(ctx, inst, ar)
+	res, err := s.measure(ctx, inst, ar, grafanaDecoder(req.PluginContext))
 	if err != nil {
 		status, _, msg := classify(err)
 		if status == backend.StatusInternal {
@@ -167,8 +174,9 @@ func (s *Service) advise(ctx context.Context, inst *Instance, req *backend.CallR
 }
 
 // measure runs the query into memory, within the advisor's limits and the
-// memory budget, then measures every setting on its frames.
-func (s *Service) measure(ctx context.Context, inst *Instance, ar AdviseRequest) (*AdviseResult, error) {
+// memory budget, then measures every setting on its frames for a Grafana
+// whose decoder is of generation gd.
+func (s *Service) measure(ctx context.Context, inst *Instance, ar AdviseRequest, gd *codec.Decoder) (*AdviseResult, error) {
 	to, from := time.UnixMilli(ar.To), time.UnixMilli(ar.From)
 	if ar.From == 0 && ar.To == 0 {
 		to = time.Now()
@@ -200,10 +208,10 @@ func (s *Service) measure(ctx context.Context, inst *Instance, ar AdviseRequest)
 	if len(col.inputs) == 0 {
 		return nil, source.BadQuery("the query returned no frames to measure")
 	}
-	res := &AdviseResult{Frames: len(col.inputs), Rows: col.rows}
+	res := &AdviseResult{Frames: len(col.inputs), Rows: col.rows, Decoder: gd.Name}
 	var buf []byte
 	for _, st := range adviseSettings {
-		fig, err := measureSetting(ctx, st, inst.settings.MinSavings, col.inputs, &buf)
+		fig, err := measureSetting(ctx, st, inst.settings.MinSavings, gd, col.inputs, &buf)
 		if err != nil {
 			return nil, err
 		}
@@ -225,8 +233,9 @@ func (s *Service) measure(ctx context.Context, inst *Instance, ar AdviseRequest)
 
 // measureSetting encodes inputs under st twice (the first pass warms the
 // encoder and the skip's history up), decoding each frame of the second
-// pass with the SDK.
-func measureSetting(ctx context.Context, st adviseSetting, minSavings float64, inputs []frame.Input, buf *[]byte) (AdviseFigures, error) {
+// pass with the SDK; auto prices frames by gd, and the decode time is
+// corrected to gd (decodeCorrection).
+func measureSetting(ctx context.Context, st adviseSetting, minSavings float64, gd *codec.Decoder, inputs []frame.Input, buf *[]byte) (AdviseFigures, error) {
 	fig := AdviseFigures{adviseSetting: st, FramesAs: map[string]int{}}
 	kind, err := codec.ParseKind(st.Codec)
 	if err != nil {
@@ -236,7 +245,7 @@ func measureSetting(ctx context.Context, st adviseSetting, minSavings float64, i
 	if err != nil {
 		return fig, fmt.Errorf("plugin: advise: %w", err)
 	}
-	o := arrowipc.Options{Codec: c, MinSavings: minSavings}
+	o := arrowipc.Options{Codec: c, MinSavings: minSavings, Decoder: gd}
 	if kind == codec.Auto {
 		if o.Preference, err = codec.ParsePreference(st.Preference); err != nil {
 			return fig, fmt.Errorf("plugin: advise: %w", err)
@@ -266,7 +275,7 @@ func measureSetting(ctx context.Context, st adviseSetting, minSavings float64, i
 		if _, err := data.UnmarshalArrowFrame(*buf); err != nil {
 			return fig, fmt.Errorf("plugin: advise: a %s frame does not decode: %w", st.Codec, err)
 		}
-		dec += time.Since(t1)
+		dec += time.Since(t1) + decodeCorrection(gd, bs)
 		enc += t1.Sub(t0)
 		sum.Add(bs, t1.Sub(t0))
 		fig.WireBytes += int64(len(*buf))
@@ -278,6 +287,26 @@ func measureSetting(ctx context.Context, st adviseSetting, minSavings float64, i
 	fig.TotalMicros = fig.EncodeMicros + fig.DecodeMicros
 	fig.Compressed, fig.Raw, fig.Skipped = sum.Compressed, sum.Raw, sum.Skipped
 	return fig, nil
+}
+
+// decodeCorrection is what decoding a batch of stats bs costs a decoder of
+// generation gd more than linkedDecoder, the one the advisor measures with,
+// by the two generations' figures.
+func decodeCorrection(gd *codec.Decoder, bs arrowipc.BodyStats) time.Duration {
+	var packed float64
+	for _, b := range bs.PerBuffer {
+		if b.Outcome == arrowipc.BufferCompressed {
+			packed += float64(b.RawBytes)
+		}
+	}
+	ld := linkedDecoder
+	switch bs.Codec {
+	case codec.Zstd:
+		return time.Duration(gd.ZstdBatchNs - ld.ZstdBatchNs + (gd.ZstdNsPerByte-ld.ZstdNsPerByte)*packed)
+	case codec.LZ4:
+		return time.Duration(gd.LZ4BatchNs - ld.LZ4BatchNs + (gd.LZ4NsPerByte-ld.LZ4NsPerByte)*packed)
+	}
+	return 0
 }
 
 // collector is the advisor's sink: it keeps every frame, within the limits

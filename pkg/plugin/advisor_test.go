@@ -10,6 +10,7 @@ import (
 
 	"github.com/grafana/grafana-plugin-sdk-go/backend"
 
+	"github.com/quiverdata/quiver/pkg/codec"
 	"github.com/quiverdata/quiver/pkg/source/demo"
 )
 
@@ -58,6 +59,9 @@ func TestAdviseReturnsEverySetting(t *testing.T) {
 		var res AdviseResult
 		if err := json.Unmarshal(body, &res); err != nil {
 			t.Fatal(err)
+		}
+		if res.Decoder != codec.Decoders[0].Name { // no user agent: the oldest
+			t.Errorf("%s: priced for decoder %q, want %q", tc.query, res.Decoder, codec.Decoders[0].Name)
 		}
 		if res.Frames == 0 || res.Rows == 0 || len(res.Settings) != len(adviseSettings) {
 			t.Fatalf("%s: %d frames, %d rows, %d settings", tc.query, res.Frames, res.Rows, len(res.Settings))

@@ -372,7 +372,7 @@ func TestPartsFrameIsItsPieces(t *testing.T) {
 	q := backend.FromProto().DataQuery(query("A", partModel(partQuery{Parts: 5, Rows: 3000, Lend: true})))
 	acct := s.pipeline.Account("")
 	var frames frameList
-	if err := s.runQuery(context.Background(), inst, *q, backend.DataFrameFormat_ARROW, acct, nil, frames.add); err != nil {
+	if err := s.runQuery(context.Background(), inst, *q, backend.DataFrameFormat_ARROW, nil, acct, nil, frames.add); err != nil {
 		t.Fatal(err)
 	}
 	if len(frames.list) != 1 {
@@ -448,7 +448,7 @@ func TestLentRecordIsItsPieces(t *testing.T) {
 			f = ef
 			return frames.add(i, ef)
 		}
-		if err := s.runQuery(context.Background(), inst, *q, format, acct, nil, keep); err != nil {
+		if err := s.runQuery(context.Background(), inst, *q, format, nil, acct, nil, keep); err != nil {
 			t.Fatal(err)
 		}
 		if len(frames.list) != 1 {
@@ -533,7 +533,7 @@ func TestOnlyArrowQueriesLend(t *testing.T) {
 	}{{backend.DataFrameFormat_ARROW, true}, {backend.DataFrameFormat_JSON, false}} {
 		acct := s.pipeline.Account("")
 		var frames frameList
-		if err := s.runQuery(context.Background(), inst, *q, tc.format, acct, nil, frames.add); err != nil {
+		if err := s.runQuery(context.Background(), inst, *q, tc.format, nil, acct, nil, frames.add); err != nil {
 			t.Fatal(err)
 		}
 		acct.Close()

@@ -15,6 +15,7 @@ import (
 	"github.com/grafana/grafana-plugin-sdk-go/genproto/pluginv2"
 	"google.golang.org/grpc/metadata"
 
+	"github.com/quiverdata/quiver/pkg/codec"
 	"github.com/quiverdata/quiver/pkg/pipeline"
 	"github.com/quiverdata/quiver/pkg/settings"
 	"github.com/quiverdata/quiver/pkg/source"
@@ -31,6 +32,7 @@ func (s *Service) queryData(ctx context.Context, preq *pluginv2.QueryDataRequest
 	// out (reply.written, see answer).
 	acct := s.pipeline.Account(budgetShare(ctx, req.PluginContext))
 	written := newAfterWrite(acct.Close)
+	dec := grafanaDecoder(req.PluginContext)
 	var (
 		mu     sync.Mutex
 		pieces piecedFrames // the frames kept in pieces (pieces.go)
@@ -42,7 +44,7 @@ func (s *Service) queryData(ctx context.Context, preq *pluginv2.QueryDataRequest
 		var frames frameList
 		if err == nil {
 			dr.Format = replyFormat(inst, preq.Format)
-			err = s.runQuery(ctx, inst, q, backend.DataFrameFormat(dr.Format), acct, nil, frames.add)
+			err = s.runQuery(ctx, inst, q, backend.DataFrameFormat(dr.Format), dec, acct, nil, frames.add)
 			dr.Frames = frames.list
 			if err != nil {
 				acct.Release(frames.bytes) // dropped below
@@ -131,6 +133,7 @@ func (s *Service) queryChunkedData(ctx context.Context, preq *pluginv2.QueryChun
 	pre := precheck(preq.Queries)
 	acct := s.pipeline.Account(budgetShare(ctx, req.PluginContext))
 	defer acct.Close()
+	dec := grafanaDecoder(req.PluginContext)
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
 	box := newOutbox(func(q queued) {
@@ -143,7 +146,7 @@ func (s *Service) queryChunkedData(ctx context.Context, preq *pluginv2.QueryChun
 		ctx, end := s.traceQuery(ctx, q)
 		defer func() { end(err) }()
 		if err == nil {
-			err = s.runQuery(ctx, inst, q, req.Format, acct, box.room, func(i int, f pipeline.Frame) error {
+			err = s.runQuery(ctx, inst, q, req.Format, dec, acct, box.room, func(i int, f pipeline.Frame) error {
 				c := &chunk{msg: &pluginv2.QueryChunkedDataResponse{
 					RefId: q.RefID, FrameId: strconv.Itoa(i), Frame: f.B,
 					Status: int32(backend.StatusOK), Format: preq.Format,
@@ -288,10 +291,11 @@ func (s *Service) eachQuery(ctx context.Context, pc backend.PluginContext, queri
 }
 
 // runQuery runs one query of the request on the pipeline, with the
-// instance's source, limits and encoders, calling emit with each encoded
-// frame (pipeline.Pipeline.Run) once room, when set, says there is room
-// for it (pipeline.Query.Room).
-func (s *Service) runQuery(ctx context.Context, inst *Instance, q backend.DataQuery, format backend.DataFrameFormat, acct *pipeline.Account, room func(context.Context) error, emit func(int, pipeline.Frame) error) error {
+// instance's source, limits and encoders (codec auto pricing Grafana's
+// decode by dec, the requesting Grafana's decoder), calling emit with each
+// encoded frame (pipeline.Pipeline.Run) once room, when set, says there is
+// room for it (pipeline.Query.Room).
+func (s *Service) runQuery(ctx context.Context, inst *Instance, q backend.DataQuery, format backend.DataFrameFormat, dec *codec.Decoder, acct *pipeline.Account, room func(context.Context) error, emit func(int, pipeline.Frame) error) error {
 	return s.pipeline.Run(ctx, pipeline.Query{
 		Source: inst.source,
 		Query: source.Query{
@@ -302,6 +306,7 @@ func (s *Service) runQuery(ctx context.Context, inst *Instance, q backend.DataQu
 		},
 		JSON:     format == backend.DataFrameFormat_JSON,
 		Encoders: inst.encoders,
+		Decoder:  dec,
 		Observe:  inst.metrics.observe,
 		Room:     room,
 	}, acct, emit)
