@@ -1,8 +1,10 @@
-// Browser test of the settings and query editors in Debian Chromium, without Grafana.
+// Browser test of the settings, query, variable and annotation editors in Debian Chromium, without Grafana.
 //
-// Builds the harness (build.mjs), serves it on 127.0.0.1 together with the two backend resource
-// endpoints the query editor calls, drives it with playwright-core and checks the options object
-// that Grafana would save. Exits non-zero on any failure. Screenshots go to tests/browser/artifacts/.
+// Builds the harness (build.mjs), serves it on 127.0.0.1 together with the backend resource endpoints the
+// editors call, drives it with playwright-core and checks the options object that Grafana would save. It
+// runs twice, on each React line the plugin is tested on: React 18 with @grafana/* 12.4 and React 19 with
+// @grafana/* 13 (tests/react19, `npm ci --prefix tests/react19`); QUIVER_BROWSER_LINES=18 (or 19) runs one.
+// Exits non-zero on any failure. Screenshots go to tests/browser/artifacts/react18/ and react19/.
 import assert from 'node:assert/strict';
 import { existsSync } from 'node:fs';
 import { mkdir, mkdtemp, readFile, rm } from 'node:fs/promises';
@@ -211,12 +213,19 @@ async function step(name, fn) {
   }
 }
 
-async function main() {
-  const root = await buildHarness();
+/** The @grafana/ui line each React line is tested with. */
+const grafanaUILines = { 18: /^12\.4\./, 19: /^13\.2\./ };
+
+async function runLine(line) {
+  resourceCalls.length = 0;
+  dsQueries.length = 0;
+  steps.length = 0;
+  const out = path.join(artifacts, `react${line}`);
+  const root = await buildHarness(line);
   const server = await startServer(root);
   const base = `http://127.0.0.1:${server.address().port}/`;
   const profile = await mkdtemp(path.join(os.tmpdir(), 'quiver-chromium-'));
-  await mkdir(artifacts, { recursive: true });
+  await mkdir(out, { recursive: true });
 
   const context = await chromium.launchPersistentContext(profile, {
     executablePath: CHROMIUM,
@@ -245,16 +254,27 @@ async function main() {
     const byTestId = (id) => page.getByTestId(id);
     // Grafana's radio buttons lay the (transparent) input over its label: click the input, as a user does.
     const radio = (group, label) => byTestId(group).getByRole('radio', { name: label, exact: true });
-    // Grafana's switches draw the control in a <label for=…> laid over the checkbox: click that.
+    // Grafana's switches draw the control in a <label for=…> laid over the checkbox, right after it: click that
+    // (13.x also points the field's own label at the checkbox).
     const toggle = async (id) => {
       const inputId = await byTestId(id).getAttribute('id');
-      await page.locator(`label[for="${inputId}"]`).click();
+      await page.locator(`[id="${inputId}"] + label[for="${inputId}"]`).click();
       assert.equal(await byTestId(id).isChecked(), true, `${id} is on`);
     };
     const levelInput = () => byTestId('quiver-config-level').locator('input');
     const effective = byTestId('quiver-config-level-effective');
 
-    console.log(`browser test: ${base} in ${CHROMIUM}`);
+    console.log(`browser test, React ${line}: ${base} in ${CHROMIUM}`);
+
+    await step(`the page renders with React ${line} and the @grafana/ui of that line`, async () => {
+      await page.locator('#versions').waitFor();
+      const versions = await page.evaluate(() => window.quiverHarness.versions);
+      assert.equal(versions.line, line);
+      assert.equal(versions.react.split('.')[0], line, `React ${versions.react}`);
+      assert.equal(versions.reactDOM, versions.react);
+      assert.match(versions.grafanaUI, grafanaUILines[line], `@grafana/ui ${versions.grafanaUI}`);
+      console.log(`    (React ${versions.react}, @grafana/ui ${versions.grafanaUI})`);
+    });
 
     await step('settings page shows the compression section with codec auto preferring CPU by default', async () => {
       await page.getByText('Compression', { exact: true }).waitFor();
@@ -275,7 +295,7 @@ async function main() {
       assert.equal(await byTestId('quiver-config-advisor').locator('tbody tr').count(), 6);
       assert.match(await byTestId('quiver-config-advisor-row-zstd 3').innerText(), /1\.29×/);
       assert.ok(resourceCalls.includes('/api/datasources/uid/quiver-harness/resources/advise'));
-      await byTestId('quiver-config-advisor').screenshot({ path: path.join(artifacts, 'codec-advisor.png') });
+      await byTestId('quiver-config-advisor').screenshot({ path: path.join(out, 'codec-advisor.png') });
       await byTestId('quiver-config-advisor-use-zstd 3').click();
       const { options } = await state();
       assert.equal(options.jsonData.codec, 'zstd');
@@ -295,7 +315,7 @@ async function main() {
           assert.deepEqual(await table.evaluate(unreachableHeaders), [], 'advisor headers out of reach at 800 px');
           const page800 = await page.evaluate(() => [document.documentElement.scrollWidth, window.innerWidth]);
           assert.deepEqual(page800, [800, 800], 'the page does not scroll sideways at 800 px');
-          await byTestId('quiver-config-advisor').screenshot({ path: path.join(artifacts, 'codec-advisor-800.png') });
+          await byTestId('quiver-config-advisor').screenshot({ path: path.join(out, 'codec-advisor-800.png') });
         } finally {
           await page.setViewportSize({ width: 1600, height: 1400 });
         }
@@ -444,7 +464,7 @@ async function main() {
       const skip = page.getByText('Skip TLS verification (unsafe)', { exact: true }).first();
       const lineHeight = await skip.evaluate((el) => parseFloat(getComputedStyle(el).lineHeight) || 20);
       assert.ok((await skip.boundingBox()).height < lineHeight * 1.5, 'the skip-verify label is one line');
-      await config.screenshot({ path: path.join(artifacts, 'config-editor.png') });
+      await config.screenshot({ path: path.join(out, 'config-editor.png') });
     });
 
     await step('demo query editor: scenario and series count', async () => {
@@ -594,16 +614,48 @@ async function main() {
       assert.equal(s.variableQuery.rawSql, "SELECT DISTINCT host FROM cpu WHERE host LIKE '$__searchFilter' AND usage");
     });
 
+    await step('annotation editors: the demo events and their host count; Flight SQL as a table query', async () => {
+      const demo = page.locator('#annotation-demo');
+      assert.deepEqual((await state()).annotationDemoQuery, {
+        refId: 'Anno',
+        scenario: 'events',
+        seriesCount: 10,
+        seed: 1,
+      });
+      assert.match(await demo.innerText(), /deploys \(instants\)/);
+      await demo.getByTestId('quiver-annotation-series-count').fill('3');
+      await demo.getByTestId('quiver-annotation-series-count').blur();
+      assert.deepEqual((await state()).annotationDemoQuery, {
+        refId: 'Anno',
+        scenario: 'events',
+        seriesCount: 3,
+        seed: 1,
+      });
+
+      const sql = page.locator('#annotation-sql');
+      assert.match(await sql.innerText(), /timeEnd for a region/);
+      await sql.locator('.monaco-editor[role=code]').waitFor({ timeout: 20000 });
+      await sql.locator('.monaco-editor[role=code] .view-lines').click();
+      await page.keyboard.type('SELECT time, text, tags FROM deploys WHERE $__timeFilter(time)');
+      await page.keyboard.press('Escape');
+      await page.locator('#annotation-demo').click();
+      assert.deepEqual((await state()).annotationSQLQuery, {
+        refId: 'Anno',
+        rawSql: 'SELECT time, text, tags FROM deploys WHERE $__timeFilter(time)',
+        format: 'table',
+      });
+    });
+
     await step('full-page screenshot', async () => {
-      await page.screenshot({ path: path.join(artifacts, 'editors.png'), fullPage: true });
+      await page.screenshot({ path: path.join(out, 'editors.png'), fullPage: true });
     });
 
     assert.deepEqual(pageErrors, [], 'uncaught errors in the page');
   } catch (err) {
     const page = context.pages()[0];
     if (page) {
-      await page.screenshot({ path: path.join(artifacts, 'failure.png'), fullPage: true }).catch(() => {});
-      console.error(`browser test: page at failure saved to ${path.relative(process.cwd(), artifacts)}/failure.png`);
+      await page.screenshot({ path: path.join(out, 'failure.png'), fullPage: true }).catch(() => {});
+      console.error(`browser test: page at failure saved to ${path.relative(process.cwd(), out)}/failure.png`);
     }
     if (pageErrors.length > 0) {
       console.error(`browser test: uncaught errors in the page:\n  ${pageErrors.join('\n  ')}`);
@@ -614,7 +666,19 @@ async function main() {
     server.close();
     await rm(profile, { recursive: true, force: true });
   }
-  console.log(`browser test: ${steps.length} steps passed; screenshots in ${path.relative(process.cwd(), artifacts)}/`);
+  console.log(
+    `browser test, React ${line}: ${steps.length} steps passed; screenshots in ${path.relative(process.cwd(), out)}/`
+  );
+}
+
+async function main() {
+  const lines = (process.env.QUIVER_BROWSER_LINES || '18,19').split(',').map((l) => l.trim());
+  for (const line of lines) {
+    if (!grafanaUILines[line]) {
+      throw new Error(`QUIVER_BROWSER_LINES: no React line ${line} (18, 19)`);
+    }
+    await runLine(line);
+  }
 }
 
 main().catch((err) => {
