@@ -171,14 +171,17 @@ func Fuzz() error {
 // at the floor the plugin builds against; tests/react19: React 19 with
 // @grafana/* 13) and runs typecheck (against both sets' types), lint, jest
 // on each React line, the production build, the checks of the built bundle
-// and the browser test, which renders the editors on each React line.
+// (tests/bundle: no bundled copy of what Grafana provides, react/jsx-runtime
+// only as an external the declared Grafana versions provide, no React API
+// removed in 19; its own tests first, which prove each check can fail) and
+// the browser test, which renders the editors on each React line.
 func Frontend() error {
 	for _, dir := range []string{".", "tests/react19"} {
 		if err := npmCI(dir); err != nil {
 			return err
 		}
 	}
-	for _, script := range []string{"typecheck", "typecheck:react19", "lint", "test:ci", "test:react19", "build"} {
+	for _, script := range []string{"typecheck", "typecheck:react19", "lint", "test:ci", "test:react19", "build", "check:bundle"} {
 		if err := sh.RunV("npm", "run", script); err != nil {
 			return fmt.Errorf("npm run %s: %w", script, err)
 		}
