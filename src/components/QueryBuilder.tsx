@@ -139,6 +139,7 @@ export function QueryBuilder({ datasource, builder, quote, onChange }: Props) {
         {m.orderBy && (
           <Wrap testId={selectors.builder.orderDir}>
             <RadioButtonGroup
+              aria-label={labels.builder.orderDir}
               options={dirOptions}
               value={m.orderDir ?? 'ASC'}
               onChange={(orderDir) => set({ orderDir })}

@@ -287,6 +287,17 @@ async function runLine(line) {
         'CPU'
       );
       assert.equal(await byTestId('quiver-config-level').count(), 0);
+      // Screen readers name each radio group (from our aria-label, or the Field's label on 13.x).
+      await page
+        .getByRole('radiogroup', { name: /^Codec/ })
+        .getByRole('radio', { name: 'zstd', exact: true })
+        .waitFor();
+      for (const group of await page.getByRole('radiogroup').all()) {
+        const named = await group.evaluate((el) =>
+          Boolean(el.getAttribute('aria-label') || el.getAttribute('aria-labelledby'))
+        );
+        assert.ok(named, `radio group without a name: ${await group.innerText()}`);
+      }
     });
 
     await step('the codec advisor measures, shows a table and fills codec and level', async () => {
