@@ -54,3 +54,14 @@ if (typeof global.MessageChannel === 'undefined') {
   }
   Object.assign(global, { MessageChannel: MessageChannelStub });
 }
+
+// jsdom lays nothing out, so every box measures 0×0: Combobox's virtualised menu (@tanstack/react-virtual
+// reads its scroll box's size: client size in 3.13 and later, offset size before) would then render no
+// option. Give boxes a size.
+const boxSize = { configurable: true, get: () => 300 };
+Object.defineProperties(HTMLElement.prototype, {
+  clientHeight: boxSize,
+  clientWidth: boxSize,
+  offsetHeight: boxSize,
+  offsetWidth: boxSize,
+});

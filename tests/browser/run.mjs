@@ -261,6 +261,17 @@ async function runLine(line) {
       await page.locator(`[id="${inputId}"] + label[for="${inputId}"]`).click();
       assert.equal(await byTestId(id).isChecked(), true, `${id} is on`);
     };
+    // The pickers (Combobox, MultiCombobox) list their options in a listbox portal.
+    const option = (name) =>
+      page
+        .getByRole('listbox')
+        .getByRole('option')
+        .filter({ has: page.getByText(name, { exact: true }) })
+        .first();
+    const choose = async (scope, testId, name) => {
+      await scope.getByTestId(testId).getByRole('combobox').click();
+      await option(name).click();
+    };
     const levelInput = () => byTestId('quiver-config-level').locator('input');
     const effective = byTestId('quiver-config-level-effective');
 
@@ -502,8 +513,8 @@ async function runLine(line) {
       assert.equal(s.sqlQuery.rawSql, 'SELECT time, usage FROM cpu WHERE $__timeFilter(time)');
       assert.equal(s.sqlQuery.format, 'table');
 
-      await sql.getByTestId('quiver-query-table').click();
-      await page.getByText('main.metrics.cpu', { exact: true }).click();
+      await sql.getByTestId('quiver-query-table').getByRole('combobox').click();
+      await option('main.metrics.cpu').click();
       const columns = sql.getByTestId('quiver-query-columns');
       const chip = (name) => columns.locator('button', { hasText: new RegExp(`^${name} `) });
       await chip('usage').waitFor();
@@ -523,13 +534,6 @@ async function runLine(line) {
       s = await state();
       assert.equal(s.sqlQuery.rawSql, 'SELECT time, usage FROM cpu WHERE $__timeFilter(time) AND host = host');
     });
-
-    // Options of Grafana's Select open in a menu portal.
-    const option = (name) => page.getByLabel('Select options menu').getByText(name, { exact: true });
-    const choose = async (scope, testId, name) => {
-      await scope.getByTestId(testId).click();
-      await option(name).click();
-    };
 
     await step(
       'query builder: table, time column, aggregated value, bucket and label write the preview SQL',
