@@ -200,6 +200,21 @@ function unreachableHeaders(table) {
   return unreachable;
 }
 
+/** Runs fn until it stops throwing, for up to timeout ms; throws its last error then. */
+async function eventually(fn, timeout = 5000) {
+  const end = Date.now() + timeout;
+  for (;;) {
+    try {
+      return await fn();
+    } catch (err) {
+      if (Date.now() > end) {
+        throw err;
+      }
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+  }
+}
+
 const steps = [];
 async function step(name, fn) {
   process.stdout.write(`  ${name} … `);
@@ -268,9 +283,18 @@ async function runLine(line) {
         .getByRole('option')
         .filter({ has: page.getByText(name, { exact: true }) })
         .first();
-    const choose = async (scope, testId, name) => {
-      await scope.getByTestId(testId).getByRole('combobox').click();
+    // Picks name and waits until the picker shows it: Combobox in its text box, MultiCombobox as a pill (which
+    // it may render a moment after the click).
+    const choose = async (scope, testId, name, { multi = false } = {}) => {
+      const box = scope.getByTestId(testId);
+      await box.getByRole('combobox').click();
       await option(name).click();
+      await eventually(async () => {
+        const shown = multi
+          ? await box.getByText(name, { exact: true }).count()
+          : (await box.getByRole('combobox').inputValue()) === name;
+        assert.ok(shown, `${testId} shows ${name}`);
+      });
     };
     const levelInput = () => byTestId('quiver-config-level').locator('input');
     const effective = byTestId('quiver-config-level-effective');
@@ -549,7 +573,7 @@ async function runLine(line) {
         await choose(sql, 'quiver-builder-value-0', 'usage');
         await choose(sql, 'quiver-builder-aggregation-0', 'avg');
         await choose(sql, 'quiver-builder-bucket', 'Panel interval ($__interval)');
-        await choose(sql, 'quiver-builder-group-by', 'host');
+        await choose(sql, 'quiver-builder-group-by', 'host', { multi: true });
         await page.keyboard.press('Escape');
         const want = [
           'SELECT $__timeGroup("time", $__interval) AS "time", "host", avg("usage") AS "usage"',
@@ -557,7 +581,7 @@ async function runLine(line) {
           'WHERE $__timeFilter("time")',
           'GROUP BY $__timeGroup("time", $__interval), "host"',
         ].join('\n');
-        assert.equal(await sql.getByTestId('quiver-builder-preview').innerText(), want);
+        await eventually(async () => assert.equal(await sql.getByTestId('quiver-builder-preview').innerText(), want));
         let s = await state();
         assert.equal(s.sqlQuery.rawSql, want);
         assert.equal(s.sqlQuery.editorMode, 'builder');
