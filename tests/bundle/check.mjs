@@ -109,13 +109,15 @@ export function checkBundle({ code, map, grafanaDependency }) {
       `the bundle holds React's element symbol ${symbol[0]}: it carries its own copy of react/jsx-runtime or React`
     );
   }
+  const carried = new Map();
   for (const source of map?.sources ?? []) {
     const m = NOT_BUNDLED.exec(source);
     if (m) {
-      problems.push(
-        `the bundle carries ${m[2]}, which Grafana provides (${source.replace(/^webpack:\/\/[^/]*\//, '')})`
-      );
+      carried.set(m[2], [...(carried.get(m[2]) ?? []), source.replace(/^webpack:\/\/[^/]*\//, '')]);
     }
+  }
+  for (const [pkg, files] of carried) {
+    problems.push(`the bundle carries ${pkg}, which Grafana provides (${files.length} file(s): ${files[0]}, …)`);
   }
   problems.push(...scanMinified(code));
   (map?.sources ?? []).forEach((source, i) => {

@@ -1,8 +1,6 @@
 // Jest resolver of the React 19 run: react, react-dom, @grafana/*, @testing-library/*, @emotion/css and rxjs
 // (with their subpaths, through their package exports) resolve from tests/react19, wherever they are
 // imported from; everything else resolves as usual.
-const path = require('path');
-
 const fromSet = [
   'react',
   'react-dom',
@@ -33,4 +31,3 @@ module.exports = (request, options) => {
 };
 
 module.exports.fromSet = fromSet;
-module.exports.setDir = path.join(set, 'node_modules');
