@@ -167,13 +167,21 @@ func Fuzz() error {
 	return nil
 }
 
-// Frontend installs the npm packages and runs typecheck, lint, jest, the
-// production build and the browser test.
+// Frontend installs the npm packages (the root set: React 18 with @grafana/*
+// at the floor the plugin builds against; tests/react19: React 19 with
+// @grafana/* 13) and runs typecheck (against both sets' types), lint, jest
+// on each React line, the production build, the checks of the built bundle
+// (tests/bundle: no bundled copy of what Grafana provides, react/jsx-runtime
+// only as an external the declared Grafana versions provide, no React API
+// removed in 19; its own tests first, which prove each check can fail) and
+// the browser test, which renders the editors on each React line.
 func Frontend() error {
-	if err := npmCI("."); err != nil {
-		return err
+	for _, dir := range []string{".", "tests/react19"} {
+		if err := npmCI(dir); err != nil {
+			return err
+		}
 	}
-	for _, script := range []string{"typecheck", "lint", "test:ci", "build"} {
+	for _, script := range []string{"typecheck", "typecheck:react19", "lint", "test:ci", "test:react19", "build", "check:bundle"} {
 		if err := sh.RunV("npm", "run", script); err != nil {
 			return fmt.Errorf("npm run %s: %w", script, err)
 		}

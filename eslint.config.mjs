@@ -37,6 +37,20 @@ export default defineConfig([
   },
   ...baseConfig,
   {
+    files: ['src/**/*.{ts,tsx}', 'tests/browser/**/*.{ts,tsx}'],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        {
+          paths: [
+            { name: 'rxjs/operators', message: 'Import from rxjs: Grafana provides rxjs, rxjs/operators is bundled.' },
+            { name: 'react-dom/test-utils', message: 'Removed in React 19: import act from react.' },
+          ],
+        },
+      ],
+    },
+  },
+  {
     files: ['tests/browser/**/*.{ts,tsx}'],
     languageOptions: {
       parserOptions: {

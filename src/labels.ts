@@ -220,6 +220,7 @@ export const labels = {
   },
   builder: {
     mode: { builder: 'Builder', code: 'Code' },
+    modeLabel: 'Editor mode',
     table: 'Table',
     tablePlaceholder: 'Choose a table',
     timeColumn: 'Time column',
@@ -242,6 +243,7 @@ export const labels = {
     filterValuePlaceholder: "value, $var or 'a','b' for IN",
     orderBy: 'Order by',
     orderByPlaceholder: 'Server order',
+    orderDir: 'Order direction',
     limit: 'Limit',
     preview: 'SQL',
     noTables: 'The server lists no tables: write the SQL in the code editor.',

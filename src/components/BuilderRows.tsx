@@ -1,20 +1,20 @@
 import React from 'react';
-import { SelectableValue } from '@grafana/data';
-import { Button, IconButton, InlineField, InlineFieldRow, Input, Select } from '@grafana/ui';
+import { Button, IconButton, InlineField, InlineFieldRow, Input } from '@grafana/ui';
 
 import { aggregations, operators } from '../builder';
 import { labels } from '../labels';
 import { selectors } from '../selectors';
 import { Aggregation, BuilderFilter, BuilderValue, ColumnInfo, FilterOperator } from '../types';
+import { Picker, PickerOption } from './Pickers';
 import { Wrap } from './Wrap';
 
-const aggregationOptions: Array<SelectableValue<Aggregation>> = aggregations.map((value) => ({
+const aggregationOptions: Array<PickerOption<Aggregation>> = aggregations.map((value) => ({
   value,
   label: labels.builder.aggregations[value],
 }));
-const operatorOptions: Array<SelectableValue<FilterOperator>> = operators.map((value) => ({ value, label: value }));
+const operatorOptions: Array<PickerOption<FilterOperator>> = operators.map((value) => ({ value, label: value }));
 
-export const columnOptions = (columns: ColumnInfo[]): Array<SelectableValue<string>> =>
+export const columnOptions = (columns: ColumnInfo[]): Array<PickerOption<string>> =>
   columns.map((c) => ({ value: c.name, label: c.name, description: c.type }));
 
 interface ColumnSelectProps {
@@ -34,15 +34,13 @@ export function ColumnSelect({ testId, columns, value, placeholder, clearable, o
   }
   return (
     <Wrap testId={testId}>
-      {/* Combobox, which replaces Select, is not in Grafana 10.3 (this plugin's floor). */}
-      {/* eslint-disable-next-line @typescript-eslint/no-deprecated */}
-      <Select<string>
+      <Picker<string>
         width={24}
         options={options}
         value={value ?? null}
         placeholder={placeholder ?? labels.builder.column}
         isClearable={clearable}
-        onChange={(v: SelectableValue<string> | null) => onChange(v?.value)}
+        onChange={onChange}
       />
     </Wrap>
   );
@@ -71,12 +69,11 @@ export function ValueRows({ columns, values, onChange }: ValuesProps) {
                 onChange={(column) => set(i, { column: column ?? '' })}
               />
               <Wrap testId={selectors.builder.aggregation(i)}>
-                {/* eslint-disable-next-line @typescript-eslint/no-deprecated */}
-                <Select<Aggregation>
+                <Picker<Aggregation>
                   width={18}
                   options={aggregationOptions}
                   value={v.aggregation}
-                  onChange={(a: SelectableValue<Aggregation>) => set(i, { aggregation: a.value ?? 'none' })}
+                  onChange={(aggregation) => set(i, { aggregation: aggregation ?? 'none' })}
                 />
               </Wrap>
               <IconButton
@@ -125,12 +122,11 @@ export function FilterRows({ columns, filters, onChange }: FiltersProps) {
                 onChange={(column) => set(i, { column: column ?? '' })}
               />
               <Wrap testId={selectors.builder.filterOperator(i)}>
-                {/* eslint-disable-next-line @typescript-eslint/no-deprecated */}
-                <Select<FilterOperator>
-                  width={10}
+                <Picker<FilterOperator>
+                  width={12}
                   options={operatorOptions}
                   value={f.operator}
-                  onChange={(o: SelectableValue<FilterOperator>) => set(i, { operator: o.value ?? '=' })}
+                  onChange={(operator) => set(i, { operator: operator ?? '=' })}
                 />
               </Wrap>
               <Input

@@ -7,6 +7,7 @@ import { labels } from '../labels';
 import { selectors } from '../selectors';
 import { QuiverOptions, QuiverSecureJsonData } from '../types';
 import { ConfigEditor } from './ConfigEditor';
+import { openPicker, optionLabel, pick, pickerInput } from './pickers.testutil';
 
 type Options = DataSourceSettings<QuiverOptions, QuiverSecureJsonData>;
 
@@ -172,19 +173,15 @@ describe('ConfigEditor validation', () => {
 describe('ConfigEditor SQL dialect', () => {
   it('shows auto by default, lists auto first and stores the choice under jsonData.dialect', async () => {
     const { latest } = setup(makeOptions({ upstream: 'flightsql', address: 'h:1' }));
-    const field = screen.getByTestId(selectors.config.dialect);
-    expect(within(field).getByText('Auto')).toBeInTheDocument();
-    await act(async () => {
-      fireEvent.keyDown(within(field).getByRole('combobox'), { key: 'ArrowDown' });
-    });
-    const options = await screen.findAllByRole('option');
+    expect(pickerInput(selectors.config.dialect)).toHaveValue('Auto');
+    const options = await openPicker(selectors.config.dialect);
     const wanted = ['Auto', 'DataFusion', 'DuckDB', 'PostgreSQL', 'Dremio', 'MySQL', 'ANSI SQL'];
     expect(options).toHaveLength(wanted.length);
-    wanted.forEach((label, i) => expect(within(options[i]).getByText(label, { selector: 'span' })).toBeInTheDocument());
-    await act(async () => {
-      fireEvent.click(within(options[2]).getByText('DuckDB', { selector: 'span' }));
-    });
+    expect(options.map(optionLabel)).toEqual(wanted);
+    expect(options[2]).toHaveTextContent('DuckDB and servers that embed it');
+    await pick(selectors.config.dialect, 'DuckDB');
     expect(latest().jsonData.dialect).toBe('duckdb');
+    expect(pickerInput(selectors.config.dialect)).toHaveValue('DuckDB');
   });
 });
 

@@ -5,6 +5,7 @@ import { DataSource } from '../datasource';
 import { selectors } from '../selectors';
 import { instanceSettings } from '../testutil';
 import { QuiverQuery } from '../types';
+import { pick as pickOption } from './pickers.testutil';
 import { QueryEditor } from './QueryEditor';
 
 jest.mock('@grafana/ui', () => {
@@ -58,14 +59,8 @@ async function setup(initial: QuiverQuery, identifierQuote?: string) {
 }
 
 async function pick(testId: string, option: string) {
-  const box = within(await screen.findByTestId(testId)).getByRole('combobox');
-  await act(async () => {
-    fireEvent.keyDown(box, { key: 'ArrowDown' });
-  });
-  const menu = await screen.findAllByText(option, { exact: true });
-  await act(async () => {
-    fireEvent.click(menu[menu.length - 1]);
-  });
+  await screen.findByTestId(testId);
+  await pickOption(testId, option);
 }
 
 const preview = () => screen.getByTestId(selectors.builder.preview).textContent;

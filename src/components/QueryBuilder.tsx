@@ -1,7 +1,7 @@
 import React, { useEffect, useState } from 'react';
 import { css } from '@emotion/css';
 import { GrafanaTheme2, SelectableValue } from '@grafana/data';
-import { InlineField, InlineFieldRow, MultiSelect, RadioButtonGroup, Select, useStyles2 } from '@grafana/ui';
+import { InlineField, InlineFieldRow, RadioButtonGroup, useStyles2 } from '@grafana/ui';
 
 import { buildSQL, emptyBuilder, Quoter, timeBuckets } from '../builder';
 import type { DataSource } from '../datasource';
@@ -10,6 +10,7 @@ import { selectors } from '../selectors';
 import { BuilderModel, ColumnInfo, TableInfo } from '../types';
 import { ColumnSelect, columnOptions, FilterRows, ValueRows } from './BuilderRows';
 import { NumberInput } from './NumberInput';
+import { MultiPicker, Picker, PickerOption } from './Pickers';
 import { Wrap } from './Wrap';
 
 interface Props {
@@ -21,7 +22,7 @@ interface Props {
 }
 
 const tableLabel = (t: TableInfo) => [t.catalog, t.schema, t.name].filter(Boolean).join('.');
-const bucketOptions: Array<SelectableValue<string>> = timeBuckets.map((value) => ({
+const bucketOptions: Array<PickerOption<string>> = timeBuckets.map((value) => ({
   value,
   label: value === '' ? labels.builder.bucketNone : value === '$__interval' ? labels.builder.bucketInterval : value,
 }));
@@ -61,7 +62,7 @@ export function QueryBuilder({ datasource, builder, quote, onChange }: Props) {
   }, [datasource, tableKey]);
 
   const set = (patch: Partial<BuilderModel>) => onChange({ ...m, ...patch });
-  const tableOptions = (tables ?? []).map((t) => ({ label: tableLabel(t), value: tableLabel(t), table: t }));
+  const tableOptions = (tables ?? []).map((t) => ({ label: tableLabel(t), value: tableLabel(t) }));
   const orderOptions = [...(m.timeColumn ? [{ value: 'time', label: 'time' }] : []), ...columnOptions(columns)];
 
   return (
@@ -70,15 +71,14 @@ export function QueryBuilder({ datasource, builder, quote, onChange }: Props) {
       <InlineFieldRow>
         <InlineField label={labels.builder.table} labelWidth={14}>
           <Wrap testId={selectors.builder.table}>
-            {/* eslint-disable-next-line @typescript-eslint/no-deprecated */}
-            <Select
+            <Picker<string>
               width={40}
               placeholder={labels.builder.tablePlaceholder}
               options={tableOptions}
               value={table ? tableKey : null}
-              onChange={(v: SelectableValue<string> & { table?: TableInfo }) =>
+              onChange={(key) =>
                 // a new table starts a new model: the old columns need not exist in it
-                onChange({ ...emptyBuilder(), table: v.table, limit: m.limit })
+                onChange({ ...emptyBuilder(), table: tables?.find((t) => tableLabel(t) === key), limit: m.limit })
               }
             />
           </Wrap>
@@ -96,12 +96,11 @@ export function QueryBuilder({ datasource, builder, quote, onChange }: Props) {
         {m.timeColumn && (
           <InlineField label={labels.builder.bucket} labelWidth={14} tooltip={labels.builder.bucketTooltip}>
             <Wrap testId={selectors.builder.bucket}>
-              {/* eslint-disable-next-line @typescript-eslint/no-deprecated */}
-              <Select<string>
+              <Picker<string>
                 width={28}
                 options={bucketOptions}
                 value={m.timeBucket ?? ''}
-                onChange={(v: SelectableValue<string>) => set({ timeBucket: v.value || undefined })}
+                onChange={(timeBucket) => set({ timeBucket: timeBucket || undefined })}
               />
             </Wrap>
           </InlineField>
@@ -111,12 +110,11 @@ export function QueryBuilder({ datasource, builder, quote, onChange }: Props) {
       <InlineFieldRow>
         <InlineField label={labels.builder.groupBy} labelWidth={14} tooltip={labels.builder.groupByTooltip}>
           <Wrap testId={selectors.builder.groupBy}>
-            {/* eslint-disable-next-line @typescript-eslint/no-deprecated */}
-            <MultiSelect<string>
+            <MultiPicker<string>
               width={60}
               options={columnOptions(columns)}
               value={m.groupBy}
-              onChange={(v: Array<SelectableValue<string>>) => set({ groupBy: v.map((o) => o.value!).filter(Boolean) })}
+              onChange={(groupBy) => set({ groupBy: groupBy.filter(Boolean) })}
             />
           </Wrap>
         </InlineField>
@@ -125,20 +123,20 @@ export function QueryBuilder({ datasource, builder, quote, onChange }: Props) {
       <InlineFieldRow>
         <InlineField label={labels.builder.orderBy} labelWidth={14}>
           <Wrap testId={selectors.builder.orderBy}>
-            {/* eslint-disable-next-line @typescript-eslint/no-deprecated */}
-            <Select<string>
+            <Picker<string>
               width={24}
               isClearable
               placeholder={labels.builder.orderByPlaceholder}
               options={orderOptions}
               value={m.orderBy ?? null}
-              onChange={(v: SelectableValue<string> | null) => set({ orderBy: v?.value })}
+              onChange={(orderBy) => set({ orderBy })}
             />
           </Wrap>
         </InlineField>
         {m.orderBy && (
           <Wrap testId={selectors.builder.orderDir}>
             <RadioButtonGroup
+              aria-label={labels.builder.orderDir}
               options={dirOptions}
               value={m.orderDir ?? 'ASC'}
               onChange={(orderDir) => set({ orderDir })}

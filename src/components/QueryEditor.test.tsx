@@ -5,6 +5,7 @@ import { DataSource } from '../datasource';
 import { selectors } from '../selectors';
 import { instanceSettings } from '../testutil';
 import { QuiverOptions, QuiverQuery } from '../types';
+import { pick } from './pickers.testutil';
 import { QueryEditor } from './QueryEditor';
 
 // Monaco does not run in jsdom: stand in a textarea that reports blur like CodeEditor does.
@@ -116,13 +117,8 @@ describe('QueryEditor, Flight SQL upstream', () => {
               ],
             }
     );
-    const table = await screen.findByTestId(selectors.query.table);
-    await act(async () => {
-      fireEvent.keyDown(within(table).getByRole('combobox'), { key: 'ArrowDown' });
-    });
-    await act(async () => {
-      fireEvent.click(await screen.findByText('main.public.cpu'));
-    });
+    await screen.findByTestId(selectors.query.table);
+    await pick(selectors.query.table, 'main.public.cpu');
     const columns = await screen.findByTestId(selectors.query.columns);
     await within(columns).findByText('usage');
     expect(getResource).toHaveBeenCalledWith('columns', { table: 'cpu', schema: 'public', catalog: 'main' });

@@ -56,6 +56,7 @@ function DemoVariableEditor({ query, onChange, datasource }: Props) {
         <InlineField label={labels.variable.label} labelWidth={10} tooltip={labels.variable.labelHelp}>
           <Wrap testId={selectors.variable.label}>
             <RadioButtonGroup<DemoLabel>
+              aria-label={labels.variable.label}
               options={labelOptions}
               value={query.label ?? 'host'}
               onChange={(label) => change({ label })}

@@ -1,7 +1,10 @@
-// Browser harness: mounts the real ConfigEditor and QueryEditor inside Grafana's theme, with a
-// backend service that forwards resource calls to the harness server. The browser test drives
-// the page and reads the saved state from window.quiverHarness.
+// Browser harness: mounts the real ConfigEditor (with its codec advisor), QueryEditor (code and builder),
+// variable and annotation editors inside Grafana's theme, with a backend service that forwards resource
+// calls to the harness server. The browser test drives the page and reads the saved state from
+// window.quiverHarness. build.mjs bundles it once per React line (18 with @grafana/* 12.4, 19 with
+// @grafana/* 13); the page reports the versions it rendered with.
 import React, { useEffect, useState } from 'react';
+import { version as reactDOMVersion } from 'react-dom';
 import { createRoot } from 'react-dom/client';
 import { from, lastValueFrom } from 'rxjs';
 import {
@@ -21,6 +24,7 @@ import {
   TemplateSrv,
 } from '@grafana/runtime';
 import { GlobalStyles, Input, ThemeContext } from '@grafana/ui';
+import { version as grafanaUIVersion } from '@grafana/ui/package.json';
 
 import { ConfigEditor } from '../../src/components/ConfigEditor';
 import { QueryEditor } from '../../src/components/QueryEditor';
@@ -37,12 +41,24 @@ export interface HarnessState {
   sqlQuery: QuiverQuery;
   variableQuery: QuiverQuery;
   variableValues: MetricFindValue[];
+  annotationDemoQuery: QuiverQuery;
+  annotationSQLQuery: QuiverQuery;
   runs: number;
 }
 
+/** The versions the page rendered with, and the line build.mjs bundled it for. */
+export interface HarnessVersions {
+  line: string;
+  react: string;
+  reactDOM: string;
+  grafanaUI: string;
+}
+
+declare const QUIVER_REACT_MAJOR: string;
+
 declare global {
   interface Window {
-    quiverHarness: { state: () => HarnessState };
+    quiverHarness: { state: () => HarnessState; versions: HarnessVersions };
   }
 }
 
@@ -123,7 +139,23 @@ const sqlDS = new DataSource({ ...instanceSettings({ upstream: 'flightsql' }), u
 const theme = createTheme({ colors: { mode: 'dark' } });
 
 let snapshot: HarnessState;
-window.quiverHarness = { state: () => JSON.parse(JSON.stringify(snapshot)) };
+window.quiverHarness = {
+  state: () => JSON.parse(JSON.stringify(snapshot)),
+  versions: { line: QUIVER_REACT_MAJOR, react: React.version, reactDOM: reactDOMVersion, grafanaUI: grafanaUIVersion },
+};
+
+/** The annotation editor as Grafana takes it: from the data source's annotation support. */
+const annotationEditor = (ds: DataSource) =>
+  ds.annotations!.QueryEditor as unknown as React.ComponentType<{
+    datasource: DataSource;
+    query: QuiverQuery;
+    onChange: (q: QuiverQuery) => void;
+    onRunQuery: () => void;
+  }>;
+const DemoAnnotationEditor = annotationEditor(demoDS);
+const SQLAnnotationEditor = annotationEditor(sqlDS);
+/** A new annotation's query, as Grafana starts it: the annotation support's default. */
+const prepared = (ds: DataSource): QuiverQuery => ({ refId: 'Anno', ...ds.annotations!.getDefaultQuery!() });
 
 function App() {
   const [options, setOptions] = useState(initialOptions);
@@ -141,10 +173,21 @@ function App() {
   });
   const [search, setSearch] = useState('');
   const [variableValues, setVariableValues] = useState<MetricFindValue[]>([]);
+  const [annotationDemoQuery, setAnnotationDemoQuery] = useState<QuiverQuery>(() => prepared(demoDS));
+  const [annotationSQLQuery, setAnnotationSQLQuery] = useState<QuiverQuery>(() => prepared(sqlDS));
   const [runs, setRuns] = useState(0);
   useEffect(() => {
-    snapshot = { options, demoQuery, sqlQuery, variableQuery, variableValues, runs };
-  }, [options, demoQuery, sqlQuery, variableQuery, variableValues, runs]);
+    snapshot = {
+      options,
+      demoQuery,
+      sqlQuery,
+      variableQuery,
+      variableValues,
+      annotationDemoQuery,
+      annotationSQLQuery,
+      runs,
+    };
+  }, [options, demoQuery, sqlQuery, variableQuery, variableValues, annotationDemoQuery, annotationSQLQuery, runs]);
   // Run the variable's query as Grafana's variable editor does for its preview.
   useEffect(() => {
     if (!variableQuery.rawSql) {
@@ -209,6 +252,27 @@ function App() {
               ))}
             </ul>
           </div>
+          <h2 style={{ marginTop: 32 }}>Annotations: Demo</h2>
+          <div id="annotation-demo">
+            <DemoAnnotationEditor
+              datasource={demoDS}
+              query={annotationDemoQuery}
+              onChange={setAnnotationDemoQuery}
+              onRunQuery={run}
+            />
+          </div>
+          <h2 style={{ marginTop: 32 }}>Annotations: Flight SQL</h2>
+          <div id="annotation-sql">
+            <SQLAnnotationEditor
+              datasource={sqlDS}
+              query={annotationSQLQuery}
+              onChange={setAnnotationSQLQuery}
+              onRunQuery={run}
+            />
+          </div>
+          <p id="versions">
+            React {React.version}, @grafana/ui {grafanaUIVersion}
+          </p>
         </section>
       </main>
     </ThemeContext.Provider>

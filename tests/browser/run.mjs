@@ -1,8 +1,10 @@
-// Browser test of the settings and query editors in Debian Chromium, without Grafana.
+// Browser test of the settings, query, variable and annotation editors in Debian Chromium, without Grafana.
 //
-// Builds the harness (build.mjs), serves it on 127.0.0.1 together with the two backend resource
-// endpoints the query editor calls, drives it with playwright-core and checks the options object
-// that Grafana would save. Exits non-zero on any failure. Screenshots go to tests/browser/artifacts/.
+// Builds the harness (build.mjs), serves it on 127.0.0.1 together with the backend resource endpoints the
+// editors call, drives it with playwright-core and checks the options object that Grafana would save. It
+// runs twice, on each React line the plugin is tested on: React 18 with @grafana/* 12.4 and React 19 with
+// @grafana/* 13 (tests/react19, `npm ci --prefix tests/react19`); QUIVER_BROWSER_LINES=18 (or 19) runs one.
+// Exits non-zero on any failure. Screenshots go to tests/browser/artifacts/react18/ and react19/.
 import assert from 'node:assert/strict';
 import { existsSync } from 'node:fs';
 import { mkdir, mkdtemp, readFile, rm } from 'node:fs/promises';
@@ -198,6 +200,21 @@ function unreachableHeaders(table) {
   return unreachable;
 }
 
+/** Runs fn until it stops throwing, for up to timeout ms; throws its last error then. */
+async function eventually(fn, timeout = 5000) {
+  const end = Date.now() + timeout;
+  for (;;) {
+    try {
+      return await fn();
+    } catch (err) {
+      if (Date.now() > end) {
+        throw err;
+      }
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+  }
+}
+
 const steps = [];
 async function step(name, fn) {
   process.stdout.write(`  ${name} … `);
@@ -211,12 +228,19 @@ async function step(name, fn) {
   }
 }
 
-async function main() {
-  const root = await buildHarness();
+/** The @grafana/ui line each React line is tested with. */
+const grafanaUILines = { 18: /^12\.4\./, 19: /^13\.2\./ };
+
+async function runLine(line) {
+  resourceCalls.length = 0;
+  dsQueries.length = 0;
+  steps.length = 0;
+  const out = path.join(artifacts, `react${line}`);
+  const root = await buildHarness(line);
   const server = await startServer(root);
   const base = `http://127.0.0.1:${server.address().port}/`;
   const profile = await mkdtemp(path.join(os.tmpdir(), 'quiver-chromium-'));
-  await mkdir(artifacts, { recursive: true });
+  await mkdir(out, { recursive: true });
 
   const context = await chromium.launchPersistentContext(profile, {
     executablePath: CHROMIUM,
@@ -245,16 +269,47 @@ async function main() {
     const byTestId = (id) => page.getByTestId(id);
     // Grafana's radio buttons lay the (transparent) input over its label: click the input, as a user does.
     const radio = (group, label) => byTestId(group).getByRole('radio', { name: label, exact: true });
-    // Grafana's switches draw the control in a <label for=…> laid over the checkbox: click that.
+    // Grafana's switches draw the control in a <label for=…> laid over the checkbox, right after it: click that
+    // (13.x also points the field's own label at the checkbox).
     const toggle = async (id) => {
       const inputId = await byTestId(id).getAttribute('id');
-      await page.locator(`label[for="${inputId}"]`).click();
+      await page.locator(`[id="${inputId}"] + label[for="${inputId}"]`).click();
       assert.equal(await byTestId(id).isChecked(), true, `${id} is on`);
+    };
+    // The pickers (Combobox, MultiCombobox) list their options in a listbox portal.
+    const option = (name) =>
+      page
+        .getByRole('listbox')
+        .getByRole('option')
+        .filter({ has: page.getByText(name, { exact: true }) })
+        .first();
+    // Picks name and waits until the picker shows it: Combobox in its text box, MultiCombobox as a pill (which
+    // it may render a moment after the click).
+    const choose = async (scope, testId, name, { multi = false } = {}) => {
+      const box = scope.getByTestId(testId);
+      await box.getByRole('combobox').click();
+      await option(name).click();
+      await eventually(async () => {
+        const shown = multi
+          ? await box.getByText(name, { exact: true }).count()
+          : (await box.getByRole('combobox').inputValue()) === name;
+        assert.ok(shown, `${testId} shows ${name}`);
+      });
     };
     const levelInput = () => byTestId('quiver-config-level').locator('input');
     const effective = byTestId('quiver-config-level-effective');
 
-    console.log(`browser test: ${base} in ${CHROMIUM}`);
+    console.log(`browser test, React ${line}: ${base} in ${CHROMIUM}`);
+
+    await step(`the page renders with React ${line} and the @grafana/ui of that line`, async () => {
+      await page.locator('#versions').waitFor();
+      const versions = await page.evaluate(() => window.quiverHarness.versions);
+      assert.equal(versions.line, line);
+      assert.equal(versions.react.split('.')[0], line, `React ${versions.react}`);
+      assert.equal(versions.reactDOM, versions.react);
+      assert.match(versions.grafanaUI, grafanaUILines[line], `@grafana/ui ${versions.grafanaUI}`);
+      console.log(`    (React ${versions.react}, @grafana/ui ${versions.grafanaUI})`);
+    });
 
     await step('settings page shows the compression section with codec auto preferring CPU by default', async () => {
       await page.getByText('Compression', { exact: true }).waitFor();
@@ -267,6 +322,17 @@ async function main() {
         'CPU'
       );
       assert.equal(await byTestId('quiver-config-level').count(), 0);
+      // Screen readers name each radio group (from our aria-label, or the Field's label on 13.x).
+      await page
+        .getByRole('radiogroup', { name: /^Codec/ })
+        .getByRole('radio', { name: 'zstd', exact: true })
+        .waitFor();
+      for (const group of await page.getByRole('radiogroup').all()) {
+        const named = await group.evaluate((el) =>
+          Boolean(el.getAttribute('aria-label') || el.getAttribute('aria-labelledby'))
+        );
+        assert.ok(named, `radio group without a name: ${await group.innerText()}`);
+      }
     });
 
     await step('the codec advisor measures, shows a table and fills codec and level', async () => {
@@ -275,7 +341,7 @@ async function main() {
       assert.equal(await byTestId('quiver-config-advisor').locator('tbody tr').count(), 6);
       assert.match(await byTestId('quiver-config-advisor-row-zstd 3').innerText(), /1\.29×/);
       assert.ok(resourceCalls.includes('/api/datasources/uid/quiver-harness/resources/advise'));
-      await byTestId('quiver-config-advisor').screenshot({ path: path.join(artifacts, 'codec-advisor.png') });
+      await byTestId('quiver-config-advisor').screenshot({ path: path.join(out, 'codec-advisor.png') });
       await byTestId('quiver-config-advisor-use-zstd 3').click();
       const { options } = await state();
       assert.equal(options.jsonData.codec, 'zstd');
@@ -295,7 +361,7 @@ async function main() {
           assert.deepEqual(await table.evaluate(unreachableHeaders), [], 'advisor headers out of reach at 800 px');
           const page800 = await page.evaluate(() => [document.documentElement.scrollWidth, window.innerWidth]);
           assert.deepEqual(page800, [800, 800], 'the page does not scroll sideways at 800 px');
-          await byTestId('quiver-config-advisor').screenshot({ path: path.join(artifacts, 'codec-advisor-800.png') });
+          await byTestId('quiver-config-advisor').screenshot({ path: path.join(out, 'codec-advisor-800.png') });
         } finally {
           await page.setViewportSize({ width: 1600, height: 1400 });
         }
@@ -444,7 +510,7 @@ async function main() {
       const skip = page.getByText('Skip TLS verification (unsafe)', { exact: true }).first();
       const lineHeight = await skip.evaluate((el) => parseFloat(getComputedStyle(el).lineHeight) || 20);
       assert.ok((await skip.boundingBox()).height < lineHeight * 1.5, 'the skip-verify label is one line');
-      await config.screenshot({ path: path.join(artifacts, 'config-editor.png') });
+      await config.screenshot({ path: path.join(out, 'config-editor.png') });
     });
 
     await step('demo query editor: scenario and series count', async () => {
@@ -471,8 +537,8 @@ async function main() {
       assert.equal(s.sqlQuery.rawSql, 'SELECT time, usage FROM cpu WHERE $__timeFilter(time)');
       assert.equal(s.sqlQuery.format, 'table');
 
-      await sql.getByTestId('quiver-query-table').click();
-      await page.getByText('main.metrics.cpu', { exact: true }).click();
+      await sql.getByTestId('quiver-query-table').getByRole('combobox').click();
+      await option('main.metrics.cpu').click();
       const columns = sql.getByTestId('quiver-query-columns');
       const chip = (name) => columns.locator('button', { hasText: new RegExp(`^${name} `) });
       await chip('usage').waitFor();
@@ -493,13 +559,6 @@ async function main() {
       assert.equal(s.sqlQuery.rawSql, 'SELECT time, usage FROM cpu WHERE $__timeFilter(time) AND host = host');
     });
 
-    // Options of Grafana's Select open in a menu portal.
-    const option = (name) => page.getByLabel('Select options menu').getByText(name, { exact: true });
-    const choose = async (scope, testId, name) => {
-      await scope.getByTestId(testId).click();
-      await option(name).click();
-    };
-
     await step(
       'query builder: table, time column, aggregated value, bucket and label write the preview SQL',
       async () => {
@@ -514,7 +573,7 @@ async function main() {
         await choose(sql, 'quiver-builder-value-0', 'usage');
         await choose(sql, 'quiver-builder-aggregation-0', 'avg');
         await choose(sql, 'quiver-builder-bucket', 'Panel interval ($__interval)');
-        await choose(sql, 'quiver-builder-group-by', 'host');
+        await choose(sql, 'quiver-builder-group-by', 'host', { multi: true });
         await page.keyboard.press('Escape');
         const want = [
           'SELECT $__timeGroup("time", $__interval) AS "time", "host", avg("usage") AS "usage"',
@@ -522,7 +581,7 @@ async function main() {
           'WHERE $__timeFilter("time")',
           'GROUP BY $__timeGroup("time", $__interval), "host"',
         ].join('\n');
-        assert.equal(await sql.getByTestId('quiver-builder-preview').innerText(), want);
+        await eventually(async () => assert.equal(await sql.getByTestId('quiver-builder-preview').innerText(), want));
         let s = await state();
         assert.equal(s.sqlQuery.rawSql, want);
         assert.equal(s.sqlQuery.editorMode, 'builder');
@@ -594,16 +653,48 @@ async function main() {
       assert.equal(s.variableQuery.rawSql, "SELECT DISTINCT host FROM cpu WHERE host LIKE '$__searchFilter' AND usage");
     });
 
+    await step('annotation editors: the demo events and their host count; Flight SQL as a table query', async () => {
+      const demo = page.locator('#annotation-demo');
+      assert.deepEqual((await state()).annotationDemoQuery, {
+        refId: 'Anno',
+        scenario: 'events',
+        seriesCount: 10,
+        seed: 1,
+      });
+      assert.match(await demo.innerText(), /deploys \(instants\)/);
+      await demo.getByTestId('quiver-annotation-series-count').fill('3');
+      await demo.getByTestId('quiver-annotation-series-count').blur();
+      assert.deepEqual((await state()).annotationDemoQuery, {
+        refId: 'Anno',
+        scenario: 'events',
+        seriesCount: 3,
+        seed: 1,
+      });
+
+      const sql = page.locator('#annotation-sql');
+      assert.match(await sql.innerText(), /timeEnd for a region/);
+      await sql.locator('.monaco-editor[role=code]').waitFor({ timeout: 20000 });
+      await sql.locator('.monaco-editor[role=code] .view-lines').click();
+      await page.keyboard.type('SELECT time, text, tags FROM deploys WHERE $__timeFilter(time)');
+      await page.keyboard.press('Escape');
+      await page.locator('#annotation-demo').click();
+      assert.deepEqual((await state()).annotationSQLQuery, {
+        refId: 'Anno',
+        rawSql: 'SELECT time, text, tags FROM deploys WHERE $__timeFilter(time)',
+        format: 'table',
+      });
+    });
+
     await step('full-page screenshot', async () => {
-      await page.screenshot({ path: path.join(artifacts, 'editors.png'), fullPage: true });
+      await page.screenshot({ path: path.join(out, 'editors.png'), fullPage: true });
     });
 
     assert.deepEqual(pageErrors, [], 'uncaught errors in the page');
   } catch (err) {
     const page = context.pages()[0];
     if (page) {
-      await page.screenshot({ path: path.join(artifacts, 'failure.png'), fullPage: true }).catch(() => {});
-      console.error(`browser test: page at failure saved to ${path.relative(process.cwd(), artifacts)}/failure.png`);
+      await page.screenshot({ path: path.join(out, 'failure.png'), fullPage: true }).catch(() => {});
+      console.error(`browser test: page at failure saved to ${path.relative(process.cwd(), out)}/failure.png`);
     }
     if (pageErrors.length > 0) {
       console.error(`browser test: uncaught errors in the page:\n  ${pageErrors.join('\n  ')}`);
@@ -614,7 +705,19 @@ async function main() {
     server.close();
     await rm(profile, { recursive: true, force: true });
   }
-  console.log(`browser test: ${steps.length} steps passed; screenshots in ${path.relative(process.cwd(), artifacts)}/`);
+  console.log(
+    `browser test, React ${line}: ${steps.length} steps passed; screenshots in ${path.relative(process.cwd(), out)}/`
+  );
+}
+
+async function main() {
+  const lines = (process.env.QUIVER_BROWSER_LINES || '18,19').split(',').map((l) => l.trim());
+  for (const line of lines) {
+    if (!grafanaUILines[line]) {
+      throw new Error(`QUIVER_BROWSER_LINES: no React line ${line} (18, 19)`);
+    }
+    await runLine(line);
+  }
 }
 
 main().catch((err) => {

@@ -45,6 +45,7 @@ export function AdvisorForm({ upstream, inputs, set, busy, ready, onMeasure }: P
         <>
           <InlineField label={labels.compression.advisor.scenario} labelWidth={24}>
             <RadioButtonGroup<Scenario>
+              aria-label={labels.compression.advisor.scenario}
               options={scenarioOptions}
               value={inputs.scenario}
               onChange={(scenario) => set({ scenario })}
@@ -63,7 +64,12 @@ export function AdvisorForm({ upstream, inputs, set, busy, ready, onMeasure }: P
         </>
       )}
       <InlineField label={labels.compression.advisor.range} labelWidth={24}>
-        <RadioButtonGroup<number> options={rangeOptions} value={inputs.range} onChange={(range) => set({ range })} />
+        <RadioButtonGroup<number>
+          aria-label={labels.compression.advisor.range}
+          options={rangeOptions}
+          value={inputs.range}
+          onChange={(range) => set({ range })}
+        />
       </InlineField>
       <Button
         data-testid={selectors.config.advisorMeasure}

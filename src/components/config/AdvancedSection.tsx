@@ -1,17 +1,17 @@
 import React from 'react';
-import { SelectableValue } from '@grafana/data';
-import { Field, Input, Select } from '@grafana/ui';
+import { Field, Input } from '@grafana/ui';
 
 import { labels } from '../../labels';
 import { selectors } from '../../selectors';
 import { defaults, dialects } from '../../settings';
 import { Dialect } from '../../types';
+import { Picker, PickerOption } from '../Pickers';
 import { Wrap } from '../Wrap';
 import { HeadersField } from './HeadersField';
 import { ConfigSection } from './Section';
 import { fieldError, SectionProps, textProps } from './shared';
 
-const dialectOptions: Array<SelectableValue<Dialect>> = dialects.map((value) => ({
+const dialectOptions: Array<PickerOption<Dialect>> = dialects.map((value) => ({
   value,
   label: labels.flightsql.dialect.options[value].label,
   description: labels.flightsql.dialect.options[value].description,
@@ -39,12 +39,11 @@ export function AdvancedSection(props: SectionProps) {
         {...fieldError(errors, 'dialect')}
       >
         <Wrap testId={selectors.config.dialect}>
-          {/* Combobox, which replaces Select, is not in Grafana 10.3 (this plugin's floor). */}
-          {/* eslint-disable-next-line @typescript-eslint/no-deprecated */}
-          <Select<Dialect>
+          <Picker<Dialect>
+            width={48}
             options={dialectOptions}
             value={jsonData.dialect ?? defaults.dialect}
-            onChange={(v) => setJson({ dialect: v.value })}
+            onChange={(dialect) => setJson({ dialect })}
           />
         </Wrap>
       </Field>

@@ -29,6 +29,7 @@ export function AuthSection(props: SectionProps) {
       <Field label={labels.flightsql.auth.label} {...fieldError(errors, 'authType')}>
         <Wrap testId={selectors.config.authType}>
           <RadioButtonGroup<AuthType>
+            aria-label={labels.flightsql.auth.label}
             options={authOptions}
             value={authType}
             onChange={(v) => setJson({ authType: v })}
@@ -74,6 +75,7 @@ export function AuthSection(props: SectionProps) {
         >
           <Wrap testId={selectors.config.noForwardedIdentity}>
             <RadioButtonGroup<NoForwardedIdentity>
+              aria-label={labels.flightsql.auth.noForwardedIdentity}
               options={noIdentityOptions}
               value={jsonData.noForwardedIdentity ?? defaults.noForwardedIdentity}
               onChange={(v) => setJson({ noForwardedIdentity: v })}

@@ -42,7 +42,12 @@ export function CompressionSection({ jsonData, errors, setJson, uid, upstream }:
     <ConfigSection title={labels.compression.section} description={labels.compression.description}>
       <Field label={labels.compression.codec} {...fieldError(errors, 'codec')}>
         <Wrap testId={selectors.config.codec}>
-          <RadioButtonGroup<Codec> options={codecOptions} value={codec} onChange={onCodecChange} />
+          <RadioButtonGroup<Codec>
+            aria-label={labels.compression.codec}
+            options={codecOptions}
+            value={codec}
+            onChange={onCodecChange}
+          />
         </Wrap>
       </Field>
       <ul className={styles.codecHelp} data-testid={selectors.config.codecHelp}>
@@ -61,6 +66,7 @@ export function CompressionSection({ jsonData, errors, setJson, uid, upstream }:
         >
           <Wrap testId={selectors.config.codecPreference}>
             <RadioButtonGroup<CodecPreference>
+              aria-label={labels.compression.preference.label}
               options={preferenceOptions}
               value={jsonData.codecPreference ?? defaults.codecPreference}
               onChange={(v) => setJson({ codecPreference: v })}

@@ -23,6 +23,7 @@ export function ConnectionSection(props: SectionProps) {
       <Field label={labels.upstream.label} {...fieldError(errors, 'upstream')}>
         <Wrap testId={selectors.config.upstream}>
           <RadioButtonGroup<Upstream>
+            aria-label={labels.upstream.label}
             options={upstreamOptions}
             value={upstream}
             onChange={(v) => setJson({ upstream: v })}

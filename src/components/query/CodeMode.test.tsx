@@ -5,6 +5,7 @@ import { DataSource } from '../../datasource';
 import { selectors } from '../../selectors';
 import { instanceSettings } from '../../testutil';
 import { QuiverQuery } from '../../types';
+import { pick } from '../pickers.testutil';
 import { CodeMode, tableName } from './CodeMode';
 
 const editor = { focus: jest.fn(), trigger: jest.fn(), getModel: () => ({ id: 'model-1' }) };
@@ -65,12 +66,7 @@ test('tableName joins the parts a table has', () => {
 test('with a mounted editor, table and column chips type at its cursor instead of changing the query', async () => {
   const { onChange } = await setup({ refId: 'A', rawSql: 'SELECT ' });
   expect(monaco.languages.registerCompletionItemProvider).toHaveBeenCalledWith('sql', expect.any(Object));
-  await act(async () => {
-    fireEvent.keyDown(within(screen.getByTestId(selectors.query.table)).getByRole('combobox'), { key: 'ArrowDown' });
-  });
-  await act(async () => {
-    fireEvent.click(await screen.findByText('main.public.cpu'));
-  });
+  await pick(selectors.query.table, 'main.public.cpu');
   const columns = screen.getByTestId(selectors.query.columns);
   fireEvent.click(await within(columns).findByText('usage'));
   expect(editor.focus).toHaveBeenCalled();

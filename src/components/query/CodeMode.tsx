@@ -1,11 +1,12 @@
 import React, { useEffect, useMemo, useRef, useState } from 'react';
 import { css } from '@emotion/css';
-import { GrafanaTheme2, SelectableValue } from '@grafana/data';
-import { InlineField, InlineFieldRow, Select, useStyles2 } from '@grafana/ui';
+import { GrafanaTheme2 } from '@grafana/data';
+import { InlineField, InlineFieldRow, useStyles2 } from '@grafana/ui';
 
 import { labels } from '../../labels';
 import { selectors } from '../../selectors';
 import { ColumnInfo, TableInfo } from '../../types';
+import { Picker } from '../Pickers';
 import { Editor, SQLCodeEditor } from '../SQLCodeEditor';
 import { Wrap } from '../Wrap';
 import { MacroHelp } from './MacroHelp';
@@ -63,7 +64,7 @@ export function CodeMode({ query, onChange, onRunQuery, datasource }: Props) {
     onChange({ ...query, rawSql: sql === '' ? text : `${sql} ${text}` });
   };
 
-  const tableOptions = tables.map((t) => ({ label: tableName(t), value: tableName(t), table: t }));
+  const tableOptions = tables.map((t) => ({ label: tableName(t), value: tableName(t) }));
 
   return (
     <div className={styles.root}>
@@ -80,15 +81,13 @@ export function CodeMode({ query, onChange, onRunQuery, datasource }: Props) {
         {tables.length > 0 && (
           <InlineField label={labels.query.table} labelWidth={10}>
             <Wrap testId={selectors.query.table}>
-              {/* Combobox, which replaces Select, is not in Grafana 10.3 (this plugin's floor). */}
-              {/* eslint-disable-next-line @typescript-eslint/no-deprecated */}
-              <Select
+              <Picker<string>
                 width={40}
                 isClearable
                 placeholder={labels.query.tablePlaceholder}
                 options={tableOptions}
                 value={table ? tableName(table) : null}
-                onChange={(v: (SelectableValue<string> & { table?: TableInfo }) | null) => setTable(v?.table)}
+                onChange={(name) => setTable(tables.find((t) => tableName(t) === name))}
               />
             </Wrap>
           </InlineField>

@@ -39,6 +39,7 @@ export function DemoEditor({ query, onChange, onRunQuery, datasource }: Props) {
       <InlineField label={labels.query.scenario} labelWidth={12}>
         <Wrap testId={selectors.query.scenario}>
           <RadioButtonGroup<Scenario>
+            aria-label={labels.query.scenario}
             options={scenarioOptions}
             value={scenario}
             onChange={(v) => change({ scenario: v }, true)}

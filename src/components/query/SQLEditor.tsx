@@ -90,7 +90,13 @@ export function SQLEditor(props: Props) {
     <div className={styles.root}>
       <div className={styles.header}>
         <Wrap testId={selectors.builder.mode}>
-          <RadioButtonGroup<EditorMode> size="sm" options={modeOptions} value={mode} onChange={setMode} />
+          <RadioButtonGroup<EditorMode>
+            aria-label={labels.builder.modeLabel}
+            size="sm"
+            options={modeOptions}
+            value={mode}
+            onChange={setMode}
+          />
         </Wrap>
       </div>
       {mode === 'builder' ? (
@@ -102,6 +108,7 @@ export function SQLEditor(props: Props) {
         <InlineField label={labels.query.format} labelWidth={10}>
           <Wrap testId={selectors.query.format}>
             <RadioButtonGroup<Format>
+              aria-label={labels.query.format}
               options={formatOptions}
               value={format}
               onChange={(v) => {
