@@ -478,12 +478,15 @@ func (e *Encoder) choose() {
 	price, d := e.bytePrice, e.decoder
 	prefixes := float64(8 * n)
 	costNone := price * float64(raw)
-	costZstd := price*(float64(zwire)+prefixes) + d.ZstdBatchNs + d.ZstdNsPerByte*float64(packedRaw)
+	// Staying compressed keeps the slots zstd compressed tried in the next
+	// batches (codec.ZstdTrialNsPerByte); none lets the history skip them.
+	trial := codec.ZstdTrialNsPerByte * float64(packedRaw)
+	costZstd := price*(float64(zwire)+prefixes) + d.ZstdBatchNs + d.ZstdNsPerByte*float64(packedRaw) + trial
 	lz4Est := price*(float64(raw)-codec.LZ4ShareOfZstdSavings*float64(raw-zwire)+prefixes) +
-		d.LZ4BatchNs + (codec.LZ4EncodeNsPerByte+d.LZ4NsPerByte)*float64(packedRaw)
+		d.LZ4BatchNs + (codec.LZ4EncodeNsPerByte+d.LZ4NsPerByte)*float64(packedRaw) + trial
 	if lz4Est < costZstd && lz4Est < costNone {
 		if lwire, lraw, ok := e.tryLZ4(); ok {
-			costLZ4 := price*(float64(raw-packedRaw+lwire)+prefixes) + d.LZ4BatchNs + d.LZ4NsPerByte*float64(lraw)
+			costLZ4 := price*(float64(raw-packedRaw+lwire)+prefixes) + d.LZ4BatchNs + d.LZ4NsPerByte*float64(lraw) + trial
 			if costLZ4 < costZstd && costLZ4 < costNone {
 				for i := range b.refs {
 					r := &b.refs[i]

@@ -15,19 +15,40 @@ const Auto Kind = Zstd + 1
 //	none: BytePrice × raw bytes
 //	zstd: BytePrice × zstd wire bytes
 //	      + D.ZstdBatchNs + D.ZstdNsPerByte × bytes compressed
+//	      + ZstdTrialNsPerByte × bytes compressed
 //	lz4:  BytePrice × (raw − LZ4ShareOfZstdSavings × zstd savings)
 //	      + D.LZ4BatchNs
 //	      + (LZ4EncodeNsPerByte + D.LZ4NsPerByte) × bytes compressed
+//	      + ZstdTrialNsPerByte × bytes compressed
 //
-// (bytes compressed: the raw size of the buffers stored compressed; D the
-// Decoder generation of the Grafana the frame is for, see DecoderFor) and
-// sends the cheapest, lz4 only after compressing with it and only if its
-// real size still makes it the cheapest. The encode CPU already spent on
-// the zstd trial is not counted: it is spent whatever is chosen. Where each
-// constant was measured is in docs/compression.md.
+// (bytes compressed: the raw size of the buffers zstd stored compressed,
+// for lz4 those lz4 compresses; D the Decoder generation of the Grafana
+// the frame is for, see DecoderFor) and sends the cheapest, lz4 only after
+// compressing with it and only if its real size still makes it the
+// cheapest.
+//
+// The zstd trial of this batch is spent whatever is chosen, but the choice
+// decides whether the next batches of the same slots pay it again: a batch
+// sent uncompressed counts as a failed attempt for every buffer zstd
+// compressed, so the skip's history stores those slots raw untried for the
+// next 1, 2, 4, … 64 batches, while a batch sent compressed (as zstd or as
+// lz4, both chosen from the zstd trial) clears their history and the next
+// batch tries them again. So each compressed candidate carries the trial
+// of its slots in the next batch, ZstdTrialNsPerByte × bytes zstd
+// compressed, and none does not; being the same for zstd and lz4, it does
+// not move the choice between them. Where each constant was measured is in
+// docs/compression.md.
 const (
 	// AutoZstdLevel is the zstd level Auto compresses with.
 	AutoZstdLevel = ZstdDefaultLevel
+	// ZstdTrialNsPerByte is the plugin's CPU for the zstd trial at
+	// AutoZstdLevel per byte of the buffers it compresses: BenchmarkChoice
+	// (pkg/frame), zstd 3 trying every buffer against codec none, medians
+	// of 6: 5.3 ns a byte given to the encoder on a 1080-point series at a
+	// 20 s step (its time column, and the first KiB of its values that
+	// decides they are not worth trying; 6.5 ns a byte stored compressed),
+	// 3.8 on a 256-point series at 1 s, 3.4 on 4096 log lines.
+	ZstdTrialNsPerByte = 5.0
 	// LZ4EncodeNsPerByte is the plugin's CPU per byte LZ4 compresses.
 	LZ4EncodeNsPerByte = 0.35
 	// LZ4ShareOfZstdSavings is the share of zstd's savings LZ4 is expected
@@ -51,16 +72,19 @@ var Preferences = []Preference{
 	// lowest round price at which log frames of 1000 lines or more go as
 	// zstd (their break-even is 16–19 ns): zstd's savings over lz4 there,
 	// ~30 % of lz4's bytes, then outweigh the ~3 ns a byte Grafana pays to
-	// decompress zstd. Time series go as zstd only where it saves ~4 KB a
-	// frame or more (1000 points at steps up to ~20 s, break-even 17–20 ns;
-	// 500 points at 20 s stay uncompressed); a series that does not compress
-	// goes uncompressed at any price.
+	// decompress zstd. Time series whose timestamps zstd shrinks by ~4 KB
+	// a frame (1000 points at steps up to ~20 s) go uncompressed to every
+	// released Grafana (break-even 26–30 ns with the per-batch decoder: its
+	// decode and the zstd trial of the next frames outweigh the bytes) and
+	// as zstd to the pooled decoder (14–16 ns); a series that does not
+	// compress goes uncompressed at any price.
 	// docs/compression.md has the break-even price of each frame.
 	{Name: "cpu", BytePrice: 20},
 	// bytes: Grafana is far from the plugin or short of memory: a byte
 	// weighs like 50 ns of CPU. Text of a few hundred lines goes as zstd
-	// too, and so do shorter series whose timestamps zstd shrinks (500
-	// points at 20 s save ~1.9 KB).
+	// too, and so do series whose timestamps zstd shrinks by ~1.9 KB or
+	// more (500 points at 20 s; 300 points at 1 s, ~1.3 KB, do not pay the
+	// per-batch decoder and the trial).
 	{Name: "bytes", BytePrice: 50},
 }
 

@@ -22,7 +22,8 @@ import (
 // skip's history is in its steady state), op=decode Grafana's
 // data.UnmarshalArrowFrame of those bytes. skip=off tries every buffer
 // (arrowipc.Options.AlwaysTry), for the skip's cost and bytes. One op is
-// one frame, or the whole response for resp1000x256. Its figures are the
+// one frame, or the whole response for resp1000x256 and q200x1080s20 (the
+// query of 200 series × 1080 points at a 20 s step). Its figures are the
 // constants of codec auto's model (docs/compression.md).
 func BenchmarkChoice(b *testing.B) {
 	settings := []struct {
@@ -54,18 +55,23 @@ func BenchmarkChoice(b *testing.B) {
 						b.Fatal(err)
 					}
 					var buf []byte
-					wire := 0
+					var st arrowipc.BodyStats
+					wire, tried, packed := 0, 0, 0
 					measure(b, func() {
-						wire = 0
+						wire, tried, packed = 0, 0, 0
 						for _, f := range in.frames {
-							buf, _, err = e.Append(buf[:0], frame.Input{Frame: f}, nil)
+							buf, st, err = e.Append(buf[:0], frame.Input{Frame: f}, nil)
 							if err != nil {
 								b.Fatal(err)
 							}
 							wire += len(buf)
+							t, p := triedBytes(&st, o.Codec.Kind())
+							tried, packed = tried+t, packed+p
 						}
 					})
 					b.ReportMetric(float64(wire), "wire-B/op")
+					b.ReportMetric(float64(tried), "tried-B/op")
+					b.ReportMetric(float64(packed), "packed-B/op")
 				})
 				if always {
 					continue // the bytes differ by under 1 %: decode once
@@ -83,6 +89,27 @@ func BenchmarkChoice(b *testing.B) {
 			}
 		}
 	}
+}
+
+// triedBytes returns the raw bytes of the buffers of a batch the codec was
+// asked to compress (stored compressed or, having saved too little, raw;
+// a fixed-width buffer of 8 KiB or more stored raw may have been judged by
+// its first KiB only) and of those stored compressed. Under codec none
+// (k, the setting's codec) nothing is tried.
+func triedBytes(st *arrowipc.BodyStats, k codec.Kind) (tried, packed int) {
+	if k == codec.None {
+		return 0, 0
+	}
+	for _, pb := range st.PerBuffer {
+		switch pb.Outcome {
+		case arrowipc.BufferCompressed:
+			tried += pb.RawBytes
+			packed += pb.RawBytes
+		case arrowipc.BufferRaw:
+			tried += pb.RawBytes
+		}
+	}
+	return tried, packed
 }
 
 // encodeAll encodes frames with a fresh encoder after a warm-up pass, so
@@ -111,14 +138,21 @@ var choiceInputs = sync.OnceValue(func() []benchInput {
 	for i := range resp {
 		resp[i] = stepSeries(256, 84*time.Second, uint64(i+1), false)
 	}
+	q200 := make([]*data.Frame, 200)
+	for i := range q200 {
+		q200[i] = stepSeries(1080, 20*time.Second, uint64(i+1), false)
+	}
 	return []benchInput{
 		{"ts1000s1", []*data.Frame{stepSeries(1000, time.Second, 1, false)}},
+		{"ts256s1", []*data.Frame{stepSeries(256, time.Second, 7, false)}},
+		{"ts1080s20", []*data.Frame{stepSeries(1080, 20*time.Second, 8, false)}},
 		{"ts1000s20", []*data.Frame{stepSeries(1000, 20*time.Second, 2, false)}},
 		{"ts1000s60", []*data.Frame{stepSeries(1000, 60*time.Second, 3, false)}},
 		{"ts1000null", []*data.Frame{stepSeries(1000, 20*time.Second, 4, true)}},
 		{"logs4096", []*data.Frame{benchLogs(4096, 5)}},
 		{"table1000", []*data.Frame{benchTable(1000, 6)}},
 		{"resp1000x256", resp},
+		{"q200x1080s20", q200},
 	}
 })
 
