@@ -183,8 +183,11 @@ export const labels = {
       none: 'not compressed',
     },
     minSavings: { label: 'Minimum savings', tooltip: settings.minSavings.description },
-    compatibility:
-      'Grafana reads zstd frames safely from version 10.3 and lz4 frames from version 8.4. Choose none for older servers.',
+    replyFormat: {
+      label: 'Reply format',
+      tooltip: settings.replyFormat.help,
+      options: { arrow: 'Arrow', json: 'JSON', requested: 'As Grafana asks' },
+    },
   },
   limits: {
     section: 'Limits',

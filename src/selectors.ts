@@ -39,7 +39,7 @@ export const selectors = {
     level: 'quiver-config-level',
     levelEffective: 'quiver-config-level-effective',
     minSavings: 'quiver-config-min-savings',
-    compatibility: 'quiver-config-compatibility',
+    replyFormat: 'quiver-config-reply-format',
     maxSeries: 'quiver-config-max-series',
     maxPoints: 'quiver-config-max-points',
   },

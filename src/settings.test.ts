@@ -13,7 +13,16 @@ describe('messages agree with the backend', () => {
       .filter((s) => s.type === 'integer' || s.type === 'number')
       .map((s) => s.key);
     expect(new Set(backend.cases.map((c) => c.key))).toEqual(
-      new Set([...numeric, 'upstream', 'codec', 'codecPreference', 'authType', 'noForwardedIdentity', 'dialect'])
+      new Set([
+        ...numeric,
+        'upstream',
+        'codec',
+        'codecPreference',
+        'replyFormat',
+        'authType',
+        'noForwardedIdentity',
+        'dialect',
+      ])
     );
   });
 

@@ -12,6 +12,7 @@ import {
   NumericOption,
   QuiverOptions,
   QuiverSecureJsonData,
+  ReplyFormat,
   Upstream,
 } from './types';
 
@@ -27,6 +28,7 @@ export const defaults = {
   upstream: settings.upstream.default as Upstream,
   codec: settings.codec.default as Codec,
   codecPreference: settings.codecPreference.default as CodecPreference,
+  replyFormat: settings.replyFormat.default as ReplyFormat,
   minSavings: settings.minSavings.default,
   maxSeries: settings.maxSeries.default,
   maxPoints: settings.maxPoints.default,

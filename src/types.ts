@@ -13,6 +13,9 @@ export type LevelCodec = Exclude<Codec, 'none' | 'auto'>;
 /** What codec auto optimises for (jsonData.codecPreference). */
 export type CodecPreference = 'cpu' | 'bytes';
 
+/** The format of a query reply's frames (jsonData.replyFormat). */
+export type ReplyFormat = 'arrow' | 'json' | 'requested';
+
 /** How the plugin authenticates to a Flight SQL server (jsonData.authType). */
 export type AuthType = 'none' | 'token' | 'password';
 
@@ -52,6 +55,7 @@ export interface QuiverOptions extends DataSourceJsonData {
   codec?: Codec;
   level?: number;
   codecPreference?: CodecPreference;
+  replyFormat?: ReplyFormat;
   minSavings?: number;
   maxSeries?: number;
   maxPoints?: number;

@@ -83,8 +83,7 @@ describe('ConfigEditor compression', () => {
     expect(within(screen.getByTestId(selectors.config.codecPreference)).getByLabelText('CPU')).toBeChecked();
     expect(screen.queryByTestId(selectors.config.level)).not.toBeInTheDocument();
     expect(screen.getByTestId(selectors.config.advisor)).toBeInTheDocument();
-    expect(screen.getByTestId(selectors.config.compatibility)).toHaveTextContent('10.3');
-    expect(screen.getByTestId(selectors.config.compatibility)).toHaveTextContent('8.4');
+    expect(within(screen.getByTestId(selectors.config.replyFormat)).getByLabelText('Arrow')).toBeChecked();
   });
 
   it('resets the level into the range of the new codec', () => {
@@ -111,6 +110,8 @@ describe('ConfigEditor compression', () => {
     expect(screen.queryByTestId(selectors.config.level)).not.toBeInTheDocument();
     clickRadio(selectors.config.codecPreference, 'Bytes');
     expect(latest().jsonData.codecPreference).toBe('bytes');
+    clickRadio(selectors.config.replyFormat, 'As Grafana asks');
+    expect(latest().jsonData.replyFormat).toBe('requested');
   });
 
   it('updates the level and what it becomes', () => {

@@ -1,25 +1,12 @@
-// The pickers use Combobox and MultiCombobox where @grafana/ui has them (Grafana 11.5 and 11.6 on, both
-// React lines tested here), and Select and MultiSelect on older Grafana, which the plugin still supports.
+// The pickers are Combobox and MultiCombobox: picking through them reaches the page's state, on both React
+// lines tested here.
 import React, { useState } from 'react';
-import { render, screen } from '@testing-library/react';
+import { render } from '@testing-library/react';
 
 import * as pickers from './Pickers';
 import { openPicker, optionLabel, pick, pickerInput } from './pickers.testutil';
 
 type PickersModule = typeof pickers;
-
-// Grafana before 11.5, where @grafana/ui has neither Combobox nor MultiCombobox, while oldGrafana is set.
-const flags = globalThis as { quiverOldGrafana?: boolean };
-jest.mock('@grafana/ui', () => {
-  const actual = jest.requireActual('@grafana/ui');
-  return new Proxy(actual, {
-    get: (target, name) =>
-      (globalThis as { quiverOldGrafana?: boolean }).quiverOldGrafana &&
-      (name === 'Combobox' || name === 'MultiCombobox')
-        ? undefined
-        : target[name],
-  });
-});
 
 const options = [
   { value: 'a', label: 'Alpha', description: 'the first' },
@@ -60,27 +47,8 @@ async function exercise(pickers: PickersModule) {
   expect(seen.many).toEqual(['b', 'a']);
 }
 
-describe('on this @grafana/ui', () => {
-  it('has Combobox and MultiCombobox, and the pickers use them', async () => {
-    expect(pickers.pickerSupport()).toEqual({ combobox: true, multiCombobox: true });
-    await exercise(pickers);
-    // Combobox shows the picked value in its text box; Select shows it as text beside its input.
-    expect(pickerInput('one')).toHaveValue('Gamma');
-  });
-});
-
-describe('on Grafana before 11.5 (no Combobox, no MultiCombobox)', () => {
-  beforeEach(() => {
-    flags.quiverOldGrafana = true;
-  });
-  afterEach(() => {
-    flags.quiverOldGrafana = false;
-  });
-
-  it('falls back to Select and MultiSelect, with the same values', async () => {
-    expect(pickers.pickerSupport()).toEqual({ combobox: false, multiCombobox: false });
-    await exercise(pickers);
-    expect(pickerInput('one')).toHaveValue('');
-    expect(screen.getByTestId('one')).toHaveTextContent('Gamma');
-  });
+it('picks one value and several, through Combobox and MultiCombobox', async () => {
+  await exercise(pickers);
+  // Combobox shows the picked value in its text box.
+  expect(pickerInput('one')).toHaveValue('Gamma');
 });

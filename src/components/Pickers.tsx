@@ -1,23 +1,11 @@
 import React from 'react';
-import * as ui from '@grafana/ui';
-import type { ComboboxOption } from '@grafana/ui';
-import type { SelectableValue } from '@grafana/data';
+import { Combobox, MultiCombobox, type ComboboxOption } from '@grafana/ui';
 
 /** An option of a picker, in Combobox's shape. */
 export type PickerOption<T extends string | number> = ComboboxOption<T>;
 
-// The editors pick with Combobox and MultiCombobox, which replace the deprecated Select and MultiSelect.
-// @grafana/ui is not bundled: the plugin uses the one of the Grafana it runs in, which has Combobox from
-// 11.5 and MultiCombobox from 11.6. This plugin supports Grafana from 10.3, so where they are missing the
-// pickers fall back to Select and MultiSelect. The components are looked up when rendering: a missing one
-// is undefined there, not an error at load.
-const grafanaUI = ui as Partial<typeof ui>;
-
-/** Which picker components the running Grafana has, for tests and the fallback. */
-export const pickerSupport = () => ({
-  combobox: grafanaUI.Combobox != null,
-  multiCombobox: grafanaUI.MultiCombobox != null,
-});
+// The editors pick with Combobox and MultiCombobox, which replace the deprecated Select and MultiSelect;
+// every Grafana plugin.json admits (12.4 on) has both.
 
 interface PickerProps<T extends string | number> {
   options: Array<PickerOption<T>>;
@@ -26,11 +14,11 @@ interface PickerProps<T extends string | number> {
   onChange: (value: T | undefined) => void;
   isClearable?: boolean;
   placeholder?: string;
-  /** Width in grid units (8 px each), as Combobox and Select take it. */
+  /** Width in grid units (8 px each), as Combobox takes it. */
   width: number;
 }
 
-/** One value from a list: Combobox, or Select on Grafana before 11.5. */
+/** One value from a list. */
 export function Picker<T extends string | number>({
   options,
   value,
@@ -39,38 +27,22 @@ export function Picker<T extends string | number>({
   placeholder,
   width,
 }: PickerProps<T>) {
-  const Combobox = grafanaUI.Combobox;
-  if (Combobox) {
-    return isClearable ? (
-      <Combobox<T>
-        options={options}
-        value={value ?? null}
-        width={width}
-        placeholder={placeholder}
-        isClearable
-        onChange={(o) => onChange(o?.value)}
-      />
-    ) : (
-      <Combobox<T>
-        options={options}
-        value={value ?? null}
-        width={width}
-        placeholder={placeholder}
-        onChange={(o) => onChange(o.value)}
-      />
-    );
-  }
-  // eslint-disable-next-line @typescript-eslint/no-deprecated -- the fallback for Grafana before 11.5
-  const Select = grafanaUI.Select!;
-  return (
-    // eslint-disable-next-line @typescript-eslint/no-deprecated -- the fallback for Grafana before 11.5
-    <Select<T>
+  return isClearable ? (
+    <Combobox<T>
       options={options}
       value={value ?? null}
       width={width}
       placeholder={placeholder}
-      isClearable={isClearable}
-      onChange={(v: SelectableValue<T> | null) => onChange(v?.value)}
+      isClearable
+      onChange={(o) => onChange(o?.value)}
+    />
+  ) : (
+    <Combobox<T>
+      options={options}
+      value={value ?? null}
+      width={width}
+      placeholder={placeholder}
+      onChange={(o) => onChange(o.value)}
     />
   );
 }
@@ -84,7 +56,7 @@ interface MultiPickerProps<T extends string | number> {
   width: number;
 }
 
-/** Several values from a list: MultiCombobox, or MultiSelect on Grafana before 11.6. */
+/** Several values from a list. */
 export function MultiPicker<T extends string | number>({
   options,
   value,
@@ -92,30 +64,13 @@ export function MultiPicker<T extends string | number>({
   placeholder,
   width,
 }: MultiPickerProps<T>) {
-  const MultiCombobox = grafanaUI.MultiCombobox;
-  if (MultiCombobox) {
-    return (
-      <MultiCombobox<T>
-        options={options}
-        value={value}
-        width={width}
-        placeholder={placeholder}
-        onChange={(picked) => onChange(picked.map((o) => o.value))}
-      />
-    );
-  }
-  // eslint-disable-next-line @typescript-eslint/no-deprecated -- the fallback for Grafana before 11.6
-  const MultiSelect = grafanaUI.MultiSelect!;
   return (
-    // eslint-disable-next-line @typescript-eslint/no-deprecated -- the fallback for Grafana before 11.6
-    <MultiSelect<T>
+    <MultiCombobox<T>
       options={options}
       value={value}
       width={width}
       placeholder={placeholder}
-      onChange={(picked: Array<SelectableValue<T>>) =>
-        onChange(picked.map((o) => o.value).filter((v): v is T => v !== undefined))
-      }
+      onChange={(picked) => onChange(picked.map((o) => o.value))}
     />
   );
 }

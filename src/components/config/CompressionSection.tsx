@@ -1,12 +1,12 @@
 import React from 'react';
 import { css } from '@emotion/css';
 import { GrafanaTheme2 } from '@grafana/data';
-import { Alert, Field, RadioButtonGroup, Slider, useStyles2 } from '@grafana/ui';
+import { Field, RadioButtonGroup, Slider, useStyles2 } from '@grafana/ui';
 
 import { labels } from '../../labels';
 import { selectors } from '../../selectors';
 import { defaultLevel, defaults, effectiveLevel, hasLevel, levelOrDefault, levelRange, ranges } from '../../settings';
-import { Codec, CodecPreference, LevelCodec, QuiverOptions, Upstream } from '../../types';
+import { Codec, CodecPreference, LevelCodec, QuiverOptions, ReplyFormat, Upstream } from '../../types';
 import { CodecAdvisor } from '../CodecAdvisor';
 import { NumberInput } from '../NumberInput';
 import { Wrap } from '../Wrap';
@@ -25,13 +25,22 @@ const preferenceOptions: Array<{ label: string; value: CodecPreference }> = [
   { label: labels.compression.preference.options.bytes, value: 'bytes' },
 ];
 
+const replyFormatOptions: Array<{ label: string; value: ReplyFormat }> = [
+  { label: labels.compression.replyFormat.options.arrow, value: 'arrow' },
+  { label: labels.compression.replyFormat.options.json, value: 'json' },
+  { label: labels.compression.replyFormat.options.requested, value: 'requested' },
+];
+
 interface CompressionProps extends SectionProps {
   /** The data source's uid, for the codec advisor's resource call. */
   uid: string;
   upstream: Upstream;
 }
 
-/** Compression: the codec of the frame bodies, its level (or auto's preference), the minimum savings, the advisor. */
+/**
+ * Compression: the codec of the frame bodies, its level (or auto's preference), the minimum savings, the reply
+ * format, the advisor.
+ */
 export function CompressionSection({ jsonData, errors, setJson, uid, upstream }: CompressionProps) {
   const styles = useStyles2(getStyles);
   const codec = jsonData.codec ?? defaults.codec;
@@ -91,9 +100,20 @@ export function CompressionSection({ jsonData, errors, setJson, uid, upstream }:
           invalid={Boolean(errors.minSavings)}
         />
       </Field>
-      <Alert severity="info" title="" data-testid={selectors.config.compatibility}>
-        {labels.compression.compatibility}
-      </Alert>
+      <Field
+        label={labels.compression.replyFormat.label}
+        description={labels.compression.replyFormat.tooltip}
+        {...fieldError(errors, 'replyFormat')}
+      >
+        <Wrap testId={selectors.config.replyFormat}>
+          <RadioButtonGroup<ReplyFormat>
+            aria-label={labels.compression.replyFormat.label}
+            options={replyFormatOptions}
+            value={jsonData.replyFormat ?? defaults.replyFormat}
+            onChange={(v) => setJson({ replyFormat: v })}
+          />
+        </Wrap>
+      </Field>
       <CodecAdvisor uid={uid} upstream={upstream} onUse={setJson} />
     </ConfigSection>
   );
