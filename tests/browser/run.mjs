@@ -348,7 +348,17 @@ async function runLine(line) {
       assert.equal(options.jsonData.level, 3);
       assert.equal(await levelInput().inputValue(), '3');
       assert.match(await effective.innerText(), /default \(levels 3–5\)/);
-      assert.match(await byTestId('quiver-config-compatibility').innerText(), /10\.3.*8\.4/s);
+    });
+
+    await step('the reply format is Arrow by default, and choosing another writes replyFormat', async () => {
+      assert.equal(
+        await byTestId('quiver-config-reply-format').locator('input[type=radio]:checked + label').innerText(),
+        'Arrow'
+      );
+      await radio('quiver-config-reply-format', 'As Grafana asks').click();
+      await eventually(async () => assert.equal((await state()).options.jsonData.replyFormat, 'requested'));
+      await radio('quiver-config-reply-format', 'Arrow').click();
+      await eventually(async () => assert.equal((await state()).options.jsonData.replyFormat, 'arrow'));
     });
 
     await step(
@@ -465,6 +475,7 @@ async function runLine(line) {
         level: 3,
         maxSeries: 5000,
         minSavings: 0.2,
+        replyFormat: 'arrow',
         upstream: 'flightsql',
         address: 'flight.example.com:443',
         tlsEnabled: true,

@@ -28,33 +28,31 @@ const semver = require('semver');
 /** Grafana versions that share react/jsx-runtime (and jsx-dev-runtime) with plugins. */
 export const JSX_RUNTIME_GRAFANA = '>=11.6.11 <12.0.0 || >=12.0.10 <12.1.0 || >=12.1.7 <12.2.0 || >=12.2.5';
 
-/** Modules Grafana provides to plugins (.config/bundler/externals.ts): a bundle may import these only. */
-export const PROVIDED = [
-  'amd-module',
-  'module',
-  'lodash',
-  'jquery',
-  'moment',
-  'slate',
-  'emotion',
-  '@emotion/react',
-  '@emotion/css',
-  'prismjs',
-  'slate-plain-serializer',
-  '@grafana/slate-react',
-  'react',
-  'react/jsx-runtime',
-  'react/jsx-dev-runtime',
-  'react-dom',
-  'react-redux',
-  'redux',
-  'rxjs',
-  'i18next',
-  'react-router',
-  'd3',
-  'angular',
-];
-const PROVIDED_PREFIXES = ['@grafana/ui', '@grafana/runtime', '@grafana/data'];
+/**
+ * Modules Grafana provides to plugins, read from the bundler's externals (.config/bundler/externals.ts), the one
+ * place that lists them: its quoted names (and the 'module' that 'amd-module' maps to) and the names its
+ * /^@grafana\/…/i patterns match, as prefixes.
+ */
+export function providedModules(externalsSource) {
+  const list = externalsSource.slice(
+    externalsSource.indexOf('export const externals'),
+    externalsSource.lastIndexOf('];')
+  );
+  const code = list.replace(/\/\/.*$/gm, '');
+  const names = [...code.matchAll(/'([^']+)'/g)].map((m) => m[1]).filter((n) => n !== 'grafana/');
+  const prefixes = [...code.matchAll(/\/\^(@[\w-]+)\\\/([\w-]+)\/i/g)].map((m) => `${m[1]}/${m[2]}`);
+  return { names, prefixes };
+}
+
+const externalsPath = path.join(
+  path.dirname(fileURLToPath(import.meta.url)),
+  '..',
+  '..',
+  '.config',
+  'bundler',
+  'externals.ts'
+);
+export const PROVIDED = providedModules(readFileSync(externalsPath, 'utf8'));
 
 /** Packages whose code must never be in the bundle: Grafana provides them (a second copy breaks or bloats). */
 const NOT_BUNDLED =
@@ -70,7 +68,7 @@ export function amdDependencies(code) {
 }
 
 const isProvided = (dep) =>
-  PROVIDED.includes(dep) || PROVIDED_PREFIXES.some((p) => dep === p || dep.startsWith(`${p}/`));
+  PROVIDED.names.includes(dep) || PROVIDED.prefixes.some((p) => dep === p || dep.startsWith(`${p}/`));
 
 /**
  * Checks of the built bundle: `code` is dist/module.js, `map` its parsed source map (or undefined),

@@ -6,7 +6,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { test } from 'node:test';
 
-import { checkBundle, checkRepository, scanMinified, scanSource } from './check.mjs';
+import { checkBundle, checkRepository, PROVIDED, providedModules, scanMinified, scanSource } from './check.mjs';
 
 const amd = (deps, body = 'return {}') => `/* banner */\ndefine(${JSON.stringify(deps)},(e,t)=>(()=>{${body}})());`;
 const srcMap = (files) => ({
@@ -17,8 +17,19 @@ const srcMap = (files) => ({
 const clean = {
   code: amd(['@grafana/data', '@grafana/ui', 'module', 'react', 'rxjs']),
   map: srcMap({ './module.ts': "import { DataSourcePlugin } from '@grafana/data';\nexport const plugin = 1;\n" }),
-  grafanaDependency: '>=10.3.0',
+  grafanaDependency: '>=12.4.0-0',
 };
+
+test('what Grafana provides is read from the bundler externals, names and @grafana prefixes', () => {
+  for (const name of ['module', 'react', 'react/jsx-runtime', 'react-dom', 'rxjs', '@emotion/css']) {
+    assert.ok(PROVIDED.names.includes(name), name);
+  }
+  assert.deepEqual(PROVIDED.prefixes, ['@grafana/ui', '@grafana/runtime', '@grafana/data']);
+  assert.ok(!PROVIDED.names.includes('grafana/'));
+  const src =
+    "export const externals: ExternalsType = [\n  // a comment 'not-a-module'\n  'a',\n  /^@grafana\\/x/i,\n];";
+  assert.deepEqual(providedModules(src), { names: ['a'], prefixes: ['@grafana/x'] });
+});
 
 test('a bundle that imports only what Grafana provides, with no copy of it, passes', () => {
   assert.deepEqual(checkBundle(clean), []);
