@@ -326,7 +326,7 @@ func checkAnswer(dr *pluginv2.DataResponse, format string, res *benchResult) err
 	if dr.Error != "" {
 		return fmt.Errorf("%s: query error: %s", format, dr.Error)
 	}
-	frames, err := data.UnmarshalArrowFrames(dr.Frames)
+	frames, err := decodeFrames(dr.Format, dr.Frames)
 	if err != nil {
 		return fmt.Errorf("%s: frames do not decode: %w", format, err)
 	}
@@ -541,6 +541,7 @@ func benchThroughTheBinary(b *testing.B, res *benchResult, addr string, env []st
 		format  string
 		codec   int  // index in codecs
 		chunked bool // QueryChunkedData (each frame a chunk, sent once encoded)
+		json    bool // Grafana asks for JSON and replyFormat requested answers in JSON (frame.JSONWriter)
 	}
 	var cases []benchCase
 	for _, format := range []string{"time_series", "time_series_wide", "table"} {
@@ -548,12 +549,18 @@ func benchThroughTheBinary(b *testing.B, res *benchResult, addr string, env []st
 			cases = append(cases, benchCase{format: format, codec: ci})
 		}
 	}
-	cases = append(cases, benchCase{"time_series", 0, true}, benchCase{"table", 0, true})
+	cases = append(cases, benchCase{format: "time_series", chunked: true}, benchCase{format: "table", chunked: true},
+		benchCase{format: "time_series", json: true}, benchCase{format: "table", json: true})
 	for _, bc := range cases {
 		format, ci, c := bc.format, bc.codec, codecs[bc.codec]
 		name := "format=" + format + "/codec=" + c.name
 		if bc.chunked {
 			name += "/call=chunked"
+		}
+		reply, asked := "", pluginv2.DataFrameFormat_ARROW
+		if bc.json {
+			name += "/reply=json"
+			reply, asked = `,"replyFormat":"requested"`, pluginv2.DataFrameFormat_JSON
 		}
 		b.Run(name, func(b *testing.B) {
 			plugin, err := harness.Start(binary, os.Stderr, env...)
@@ -561,7 +568,7 @@ func benchThroughTheBinary(b *testing.B, res *benchResult, addr string, env []st
 				b.Fatal(err)
 			}
 			defer plugin.Close()
-			pc := harness.Context(int64(9000+ci), fmt.Sprintf(`{"upstream":"flightsql","address":%q,"dialect":"ansi"%s%s}`, addr, c.settings, rowLimit), nil)
+			pc := harness.Context(int64(9000+ci), fmt.Sprintf(`{"upstream":"flightsql","address":%q,"dialect":"ansi"%s%s%s}`, addr, c.settings, rowLimit, reply), nil)
 			now := time.Now()
 			q := harness.Query("A", map[string]string{"rawSql": walks.SQL, "format": format}, now.Add(-time.Hour), now, time.Second, 1000)
 			ctx := context.Background()
@@ -569,7 +576,7 @@ func benchThroughTheBinary(b *testing.B, res *benchResult, addr string, env []st
 				if bc.chunked {
 					return queryChunked(ctx, plugin, pc, q)
 				}
-				resp, err := plugin.QueryData(ctx, pc, pluginv2.DataFrameFormat_ARROW, q)
+				resp, err := plugin.QueryData(ctx, pc, asked, q)
 				if err != nil {
 					return nil, err
 				}
@@ -588,6 +595,9 @@ func benchThroughTheBinary(b *testing.B, res *benchResult, addr string, env []st
 			})
 			if err == nil {
 				err = checkAnswer(dr, format, res)
+			}
+			if err == nil && !bc.chunked && dr.Format != asked {
+				err = fmt.Errorf("%s: answered in %v, asked for %v", name, dr.Format, asked)
 			}
 			if err != nil {
 				b.Fatal(err)
