@@ -9,7 +9,6 @@ import (
 	"unsafe"
 
 	"github.com/apache/arrow-go/v18/arrow"
-	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/grafana/grafana-plugin-sdk-go/data"
 )
 
@@ -45,7 +44,7 @@ func init() { //nolint:gochecknoinits // the registry is built once, from one li
 	addFixed(data.FieldTypeFloat64, arrow.FLOAT64, putFloat64)
 	addFrame(data.FieldTypeEnum, putUint[data.EnumItemIndex])
 	addFrame(data.FieldTypeBool, putBool)
-	jsonRecordValues[arrow.BOOL] = recordBools
+	jsonRecordValues[arrow.BOOL] = recordVar[bool](putBool)
 	addFrame(data.FieldTypeString, putString)
 	jsonRecordValues[arrow.STRING] = recordVar[string](putString)
 	addFrame(data.FieldTypeJSON, putRaw)
@@ -121,8 +120,9 @@ func fixedValues[T fixedWidth](a arrow.Array) ([]T, error) {
 	return unsafe.Slice((*T)(unsafe.Pointer(unsafe.SliceData(b))), d.Offset()+d.Len())[d.Offset():], nil
 }
 
-// recordVar is the writer of a utf8 or binary column.
-func recordVar[T string | []byte](p put[T]) recordValues {
+// recordVar is the writer of a column read value by value (Value(i)):
+// utf8, binary and bool.
+func recordVar[T string | []byte | bool](p put[T]) recordValues {
 	return func(w *JSONWriter, dst []byte, a arrow.Array, nullable bool) []byte {
 		col, ok := a.(interface {
 			arrow.Array
@@ -145,26 +145,6 @@ func recordVar[T string | []byte](p put[T]) recordValues {
 		}
 		return dst
 	}
-}
-
-func recordBools(w *JSONWriter, dst []byte, a arrow.Array, nullable bool) []byte {
-	col, ok := a.(*array.Boolean)
-	if !ok {
-		w.err = fmt.Errorf("internal: a bool column is a %T", a)
-		return dst
-	}
-	nulls := nullable && a.NullN() > 0
-	for i := range a.Len() {
-		if i > 0 {
-			dst = append(dst, ',')
-		}
-		if nulls && a.IsNull(i) {
-			dst = append(dst, "null"...)
-			continue
-		}
-		dst = putBool(w, dst, col.Value(i), i)
-	}
-	return dst
 }
 
 func putInt[T ~int8 | ~int16 | ~int32 | ~int64](_ *JSONWriter, dst []byte, v T, _ int) []byte {
