@@ -7,6 +7,7 @@ import (
 	"strconv"
 
 	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/grafana/grafana-plugin-sdk-go/data"
 	jsoniter "github.com/json-iterator/go"
 )
@@ -97,6 +98,54 @@ func (w *JSONWriter) Append(dst []byte, in Input) ([]byte, error) {
 		return dst[:start], err
 	}
 	return dst, nil
+}
+
+// JSONSizeHint is about the size of a record's JSON (Append): no less than
+// it for columns of numbers, times and bools (their longest values), the
+// bytes of text and binary columns with their quotes or nulls (but not
+// their escapes), and twice the schema's metadata; 0 for a data.Frame,
+// whose size it does not estimate. A buffer sized by it once for a large
+// frame grows only for a text column's escapes.
+func JSONSizeHint(in Input) int {
+	rec := in.Record
+	if rec == nil || in.Frame != nil {
+		return 0
+	}
+	schema := rec.Schema()
+	n := 1024 + 2*metadataLen(schema.Metadata())
+	rows := int(rec.NumRows())
+	for i, col := range rec.Columns() {
+		f := schema.Field(i)
+		n += 2*(len(f.Name)+metadataLen(f.Metadata)) + 64 + rows*(jsonMaxLen[col.DataType().ID()]+len(","))
+		switch a := col.(type) {
+		case *array.String:
+			n += len(a.ValueBytes())
+		case *array.Binary:
+			n += len(a.ValueBytes())
+		case *array.Timestamp:
+			if vals, err := fixedValues[int64](a); err == nil && anySubMilli(vals) {
+				n += rows * len("999999,") // the column's nanos
+			}
+		}
+	}
+	return n
+}
+
+func metadataLen(md arrow.Metadata) int {
+	n := 0
+	for i, k := range md.Keys() {
+		n += len(k) + len(md.Values()[i])
+	}
+	return n
+}
+
+func anySubMilli(ns []int64) bool {
+	for _, v := range ns {
+		if v%1e6 != 0 {
+			return true
+		}
+	}
+	return false
 }
 
 func (w *JSONWriter) appendFrame(dst []byte, f *data.Frame) ([]byte, error) {

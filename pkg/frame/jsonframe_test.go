@@ -8,6 +8,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -405,6 +406,64 @@ func TestJSONRecords(t *testing.T) {
 			}
 			return rec
 		})
+	}
+}
+
+// JSONSizeHint is no less than a record's JSON but for its text's escapes:
+// every type, the longest integers and floats, nulls, sub-millisecond times
+// (the nanos array) and the odd strings, whose escapes are added here as
+// encoding/json writes them (as the SDK does).
+func TestJSONSizeHintIsABound(t *testing.T) {
+	// Columns of 5000 rows of one of the longest values each, so that a
+	// bound a byte short per value fails, not hidden by the margin for the
+	// schema or by shorter values.
+	rep := func(name string, v any) *data.Frame {
+		vals := reflect.MakeSlice(reflect.SliceOf(reflect.TypeOf(v)), 5000, 5000)
+		for i := range 5000 {
+			vals.Index(i).Set(reflect.ValueOf(v))
+		}
+		return data.NewFrame(name, data.NewField(name, nil, vals.Interface()))
+	}
+	frames := []*data.Frame{
+		rep("f64 small", -1.2345678901234567e-6), rep("f64 large", -999999999999999868928.0), rep("f64 exp", -1.2345678901234567e-300),
+		rep("f32 small", float32(-1.2345678e-6)), rep("f32 large", float32(-1e20)),
+		rep("i8", int8(math.MinInt8)), rep("i16", int16(math.MinInt16)), rep("i32", int32(math.MinInt32)), rep("i64", int64(math.MinInt64)),
+		rep("u8", uint8(math.MaxUint8)), rep("u16", uint16(math.MaxUint16)), rep("u32", uint32(math.MaxUint32)), rep("u64", uint64(math.MaxUint64)),
+		rep("bool", false), rep("time", time.Unix(0, math.MinInt64)), rep("time sub-ms", time.Unix(0, 999_999)),
+	}
+	for _, rows := range []int{0, 1, 300} {
+		for _, seed := range []uint64{1, 42} {
+			frames = append(frames, frametest.AllTypes(rows, seed))
+		}
+	}
+	var w frame.JSONWriter
+	for _, f := range frames {
+		rec := sdkRecordOf(t, f)
+		in := frame.Input{Record: rec}
+		got, err := w.Append(nil, in)
+		if err != nil {
+			t.Fatal(err)
+		}
+		escapes := 0
+		for _, col := range rec.Columns() {
+			s, ok := col.(*array.String)
+			if !ok {
+				continue
+			}
+			for r := range s.Len() {
+				if s.IsValid(r) {
+					q, _ := json.Marshal(s.Value(r))
+					escapes += len(q) - len(`""`) - len(s.Value(r))
+				}
+			}
+		}
+		if hint := frame.JSONSizeHint(in); hint+escapes < len(got) {
+			t.Errorf("frame %q: hint %d (+%d for escapes) for %d bytes of JSON", f.Name, hint, escapes, len(got))
+		}
+		rec.Release()
+	}
+	if frame.JSONSizeHint(frame.Input{Frame: frames[0]}) != 0 {
+		t.Error("a hint for a data.Frame, which JSONSizeHint does not estimate")
 	}
 }
 

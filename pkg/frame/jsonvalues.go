@@ -29,29 +29,40 @@ type (
 var (
 	jsonFrameValues  = map[data.FieldType]frameValues{}
 	jsonRecordValues = map[arrow.Type]recordValues{}
+	jsonMaxLen       = map[arrow.Type]int{}
 )
 
 func init() { //nolint:gochecknoinits // the registry is built once, from one list
-	addFixed(data.FieldTypeInt8, arrow.INT8, putInt[int8])
-	addFixed(data.FieldTypeInt16, arrow.INT16, putInt[int16])
-	addFixed(data.FieldTypeInt32, arrow.INT32, putInt[int32])
-	addFixed(data.FieldTypeInt64, arrow.INT64, putInt[int64])
-	addFixed(data.FieldTypeUint8, arrow.UINT8, putUint[uint8])
-	addFixed(data.FieldTypeUint16, arrow.UINT16, putUint[uint16]) // also a record's enum column
-	addFixed(data.FieldTypeUint32, arrow.UINT32, putUint[uint32])
-	addFixed(data.FieldTypeUint64, arrow.UINT64, putUint[uint64])
-	addFixed(data.FieldTypeFloat32, arrow.FLOAT32, putFloat32)
-	addFixed(data.FieldTypeFloat64, arrow.FLOAT64, putFloat64)
+	addFixed(data.FieldTypeInt8, arrow.INT8, putInt[int8], len("-128"))
+	addFixed(data.FieldTypeInt16, arrow.INT16, putInt[int16], len("-32768"))
+	addFixed(data.FieldTypeInt32, arrow.INT32, putInt[int32], len("-2147483648"))
+	addFixed(data.FieldTypeInt64, arrow.INT64, putInt[int64], len("-9223372036854775808"))
+	addFixed(data.FieldTypeUint8, arrow.UINT8, putUint[uint8], len("255"))
+	addFixed(data.FieldTypeUint16, arrow.UINT16, putUint[uint16], len("65535")) // also a record's enum column
+	addFixed(data.FieldTypeUint32, arrow.UINT32, putUint[uint32], len("4294967295"))
+	addFixed(data.FieldTypeUint64, arrow.UINT64, putUint[uint64], len("18446744073709551615"))
+	// The longest shortest forms: below 1e21, a sign and 21 integer digits
+	// (float32's most); from 1e-6, "-0.00000" and 17 digits (float64's).
+	addFixed(data.FieldTypeFloat32, arrow.FLOAT32, putFloat32, len("-")+21)
+	addFixed(data.FieldTypeFloat64, arrow.FLOAT64, putFloat64, len("-0.00000")+17)
 	addFrame(data.FieldTypeEnum, putUint[data.EnumItemIndex])
 	addFrame(data.FieldTypeBool, putBool)
-	jsonRecordValues[arrow.BOOL] = recordVar[bool](putBool)
+	addRecord(arrow.BOOL, recordVar[bool](putBool), len("false"))
 	addFrame(data.FieldTypeString, putString)
-	jsonRecordValues[arrow.STRING] = recordVar[string](putString)
+	addRecord(arrow.STRING, recordVar[string](putString), len("null"))
 	addFrame(data.FieldTypeJSON, putRaw)
-	jsonRecordValues[arrow.BINARY] = recordVar[[]byte](putRawBytes)
+	addRecord(arrow.BINARY, recordVar[[]byte](putRawBytes), len("null"))
 	jsonFrameValues[data.FieldTypeTime] = frameTimes
 	jsonFrameValues[data.FieldTypeNullableTime] = frameNullableTimes
-	jsonRecordValues[arrow.TIMESTAMP] = recordTimes
+	addRecord(arrow.TIMESTAMP, recordTimes, len("-9223372036854")) // milliseconds
+}
+
+// addRecord registers the writer of an Arrow column type and the most bytes
+// a value of it takes (null included), but for the bytes of a text or
+// binary value and their escapes (JSONSizeHint).
+func addRecord(at arrow.Type, v recordValues, maxLen int) {
+	jsonRecordValues[at] = v
+	jsonMaxLen[at] = maxLen
 }
 
 // addFrame registers the writers of an SDK field type whose values are of
@@ -82,10 +93,10 @@ func addFrame[T any](ft data.FieldType, p put[T]) {
 }
 
 // addFixed is addFrame for a fixed-width type, and registers the writer of
-// its Arrow column type at.
-func addFixed[T fixedWidth](ft data.FieldType, at arrow.Type, p put[T]) {
+// its Arrow column type at, whose values take at most maxLen bytes.
+func addFixed[T fixedWidth](ft data.FieldType, at arrow.Type, p put[T], maxLen int) {
 	addFrame(ft, p)
-	jsonRecordValues[at] = func(w *JSONWriter, dst []byte, a arrow.Array, nullable bool) []byte {
+	addRecord(at, func(w *JSONWriter, dst []byte, a arrow.Array, nullable bool) []byte {
 		vals, err := fixedValues[T](a)
 		if err != nil {
 			w.err = err
@@ -103,7 +114,7 @@ func addFixed[T fixedWidth](ft data.FieldType, at arrow.Type, p put[T]) {
 			dst = p(w, dst, v, i)
 		}
 		return dst
-	}
+	}, maxLen)
 }
 
 // fixedValues views the values of a fixed-width column in place.

@@ -31,7 +31,8 @@ func processCPU() time.Duration {
 // built once, through QueryData at codec none: handed over in parts
 // (handover=parts, what the Flight SQL source does now), against the same
 // table joined by the source and handed over whole (handover=joined, what
-// it did before). Metrics: process CPU per row (the encode workers' too),
+// it did before, and what it does when Grafana asks for JSON:
+// handover=joined/reply=json, the frame JSON of the whole table). Metrics: process CPU per row (the encode workers' too),
 // bytes allocated, and the budget's peak (what the query held at most).
 func BenchmarkTableThroughThePlugin(b *testing.B) {
 	q := partQuery{Parts: 122, Rows: 8192}
@@ -40,7 +41,7 @@ func BenchmarkTableThroughThePlugin(b *testing.B) {
 		pre[p] = partRecord(memory.DefaultAllocator, p, q.Rows)
 	}
 	rows := int64(q.Parts * q.Rows)
-	for _, mode := range []string{"parts", "joined"} {
+	for _, mode := range []string{"parts", "joined", "joined/reply=json"} {
 		b.Run("handover="+mode, func(b *testing.B) {
 			s := NewService(Options{
 				Sources: func(context.Context, settings.Settings) (source.Source, error) {
@@ -50,10 +51,13 @@ func BenchmarkTableThroughThePlugin(b *testing.B) {
 				Budget:        settings.Budget{Bytes: 1 << 30, Wait: time.Minute},
 			})
 			b.Cleanup(s.Close)
-			pc := pluginContext(`{"codec":"none"}`)
+			pc := pluginContext(`{"codec":"none","replyFormat":"requested"}`)
 			mq := q
-			mq.Join = mode == "joined"
+			mq.Join = mode != "parts"
 			req := &pluginv2.QueryDataRequest{PluginContext: pc, Queries: []*pluginv2.DataQuery{query("A", partModel(mq))}}
+			if mode == "joined/reply=json" {
+				req.Format = pluginv2.DataFrameFormat_JSON
+			}
 			b.ReportAllocs()
 			var cpu time.Duration
 			for b.Loop() {

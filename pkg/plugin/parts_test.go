@@ -473,19 +473,7 @@ func TestLentRecordIsItsPieces(t *testing.T) {
 		if used, _, _, _ := s.pipeline.Stats(); used != f.Held() || frames.bytes != used {
 			t.Errorf("%s: budget %d (the response's frames: %d) for a frame holding %d bytes", settings, used, frames.bytes, f.Held())
 		}
-		if format == backend.DataFrameFormat_JSON {
-			var got data.Frame
-			if err := json.Unmarshal(f.Joined(), &got); err != nil {
-				t.Fatal(err)
-			}
-			return &got, f
-		}
-		got, err := data.UnmarshalArrowFrame(f.Joined())
-		if err != nil {
-			t.Fatal(err)
-		}
-		got, _ = withoutStats(got)
-		return got, f
+		return decodeFrame(t, f, format), f
 	}
 	for _, settings := range []string{`{"codec":"none"}`, `{"codec":"zstd"}`, `{}`} {
 		want, _ := run(settings, false, backend.DataFrameFormat_ARROW)
@@ -506,6 +494,102 @@ func TestLentRecordIsItsPieces(t *testing.T) {
 	if err := frametest.Equal(want, got); err != nil || len(f.Rest) != 0 {
 		t.Errorf("JSON: lent and copied frames differ (%v), or the lent one is in %d pieces", err, 1+len(f.Rest))
 	}
+}
+
+// A JSON frame larger than the pooled scratch buffer (a table's whole
+// result) is written into memory sized once by frame.JSONSizeHint (which
+// bounds it: TestJSONSizeHintIsABound) and handed over in it, or, when the
+// hint was well above its size, copied to its size; the budget holds its
+// capacity while the frame waits; it decodes to the frame the Arrow reply
+// decodes to.
+func TestLargeJSONFrameIsWrittenOnce(t *testing.T) {
+	mem := memory.NewGoAllocator()
+	long := func() arrow.RecordBatch { // values of 17 digits, near the hint's bound
+		b := array.NewFloat64Builder(mem)
+		defer b.Release()
+		for i := range 200_000 {
+			b.Append(-(1.2345678901234567 + float64(i)*1e-12) * 1e-6)
+		}
+		v := b.NewArray()
+		defer v.Release()
+		schema := arrow.NewSchema([]arrow.Field{{Name: "v", Type: arrow.PrimitiveTypes.Float64, Metadata: partMD}}, nil)
+		return array.NewRecordBatch(schema, []arrow.Array{v}, 200_000)
+	}
+	for _, tc := range []struct {
+		name   string
+		rec    arrow.RecordBatch
+		copied bool
+	}{
+		{"short values, half the hint: copied", partRecord(mem, 1, 200_000), true},
+		{"long values: handed over", long(), false},
+	} {
+		defer tc.rec.Release()
+		s := newTestService(t, partSource{mem: mem, pre: []arrow.RecordBatch{tc.rec}}, 2)
+		run := func(format backend.DataFrameFormat) (*data.Frame, pipeline.Frame) {
+			t.Helper()
+			inst, err := s.instance(context.Background(), backend.FromProto().PluginContext(pluginContext(`{}`)))
+			if err != nil {
+				t.Fatal(err)
+			}
+			q := backend.FromProto().DataQuery(query("A", partModel(partQuery{Whole: true})))
+			acct := s.pipeline.Account("")
+			defer func() {
+				acct.Close()
+				assertBudgetEmpty(t, s, tc.name)
+			}()
+			var frames frameList
+			var f pipeline.Frame
+			keep := func(i int, ef pipeline.Frame) error {
+				f = ef
+				return frames.add(i, ef)
+			}
+			if err := s.runQuery(context.Background(), inst, *q, format, nil, acct, nil, keep); err != nil {
+				t.Fatal(err)
+			}
+			if used, _, _, _ := s.pipeline.Stats(); len(frames.list) != 1 || used != f.Held() {
+				t.Fatalf("%s: %d frames, budget %d for a frame holding %d bytes", tc.name, len(frames.list), used, f.Held())
+			}
+			return decodeFrame(t, f, format), f
+		}
+		want, _ := run(backend.DataFrameFormat_ARROW)
+		got, f := run(backend.DataFrameFormat_JSON)
+		if err := frametest.Equal(want, got); err != nil {
+			t.Errorf("%s: %v", tc.name, err)
+		}
+		md, err := frame.SchemaMetadata("table", "A", partsMeta())
+		if err != nil {
+			t.Fatal(err)
+		}
+		rec := array.NewRecordBatch(arrow.NewSchema(tc.rec.Schema().Fields(), &md), tc.rec.Columns(), tc.rec.NumRows())
+		hint := frame.JSONSizeHint(frame.Input{Record: rec})
+		rec.Release()
+		wantCap := hint
+		if tc.copied {
+			wantCap = len(f.B)
+		}
+		if len(f.Rest) != 0 || cap(f.B) != wantCap || hint < 4<<20 {
+			t.Errorf("%s: a JSON frame of %d bytes in %d pieces, capacity %d; want one piece of capacity %d (the hint, above the pooled scratch's 4 MiB, is %d)", tc.name, len(f.B), 1+len(f.Rest), cap(f.B), wantCap, hint)
+		}
+	}
+}
+
+// decodeFrame decodes an encoded frame as Grafana does in format, without
+// the query's stats (an Arrow frame's).
+func decodeFrame(t *testing.T, f pipeline.Frame, format backend.DataFrameFormat) *data.Frame {
+	t.Helper()
+	if format == backend.DataFrameFormat_JSON {
+		var got data.Frame
+		if err := json.Unmarshal(f.Joined(), &got); err != nil {
+			t.Fatal(err)
+		}
+		return &got
+	}
+	got, err := data.UnmarshalArrowFrame(f.Joined())
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, _ = withoutStats(got)
+	return got
 }
 
 // lendProbe is a source that notes whether its sink lends records.
