@@ -529,6 +529,8 @@ func benchThroughTheBinary(b *testing.B, res *benchResult, addr string, env []st
 		b.ReportMetric(float64(raw.first.hwm-raw.idle)/arrowSize, "first-growth/arrow")
 	})
 
+	b.Run("anchor=sdk_json/format=table", func(b *testing.B) { benchSDKTableJSON(b, res) })
+
 	rowLimit := "" // the default, which a longer result (envPoints) passes
 	if res.rows > settings.DefaultFlightSQLRowLimit {
 		rowLimit = fmt.Sprintf(`,"rowLimit":%d`, res.rows)
