@@ -21,8 +21,8 @@
 // their rows, finished with the frame's schema metadata (and stats) once
 // the last part is in.
 //
-// JSONWriter (jsonframe.go, one registration per column type in
-// jsonvalues.go) writes the same two inputs as Grafana's data-frame JSON,
+// JSONWriter (jsonframe.go; each field type's values by its row of the
+// field-type table, jsonvalues.go) writes the same two inputs as Grafana's data-frame JSON,
 // the format of backend.DataFrameFormat_JSON: byte for byte what the SDK's
 // (*data.Frame).MarshalJSON writes of the frame (or of the frame
 // data.FromArrowRecord makes of the record), with neither input converted.

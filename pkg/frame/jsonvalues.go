@@ -12,12 +12,13 @@ import (
 	"github.com/grafana/grafana-plugin-sdk-go/data"
 )
 
-// This file is the one table of how each column type's values are written
-// as frame JSON: one registration per type (init below) gives the writer of
-// an SDK field of that type, of its nullable variant and of the Arrow
-// column it is in a record. Each writer appends the elements of the
-// column's values array, without the brackets, for a column of at least one
-// row, and reports a column it cannot read in w.err.
+// This file holds how each column type's values are written as frame JSON:
+// the field-type table (kinds, fields.go) gives each SDK field type its
+// jsonKind, built here, which holds the writer of an SDK field of that type,
+// of its nullable variant and of the Arrow column it is in a record. Each
+// writer appends the elements of the column's values array, without the
+// brackets, for a column of at least one row, and reports a column it
+// cannot read in w.err.
 
 type (
 	frameValues  func(w *JSONWriter, dst []byte, f *data.Field) []byte
@@ -26,77 +27,73 @@ type (
 	put[T any] func(w *JSONWriter, dst []byte, v T, row int) []byte
 )
 
-var (
-	jsonFrameValues  = map[data.FieldType]frameValues{}
-	jsonRecordValues = map[arrow.Type]recordValues{}
-	jsonMaxLen       = map[arrow.Type]int{}
-)
-
-func init() { //nolint:gochecknoinits // the registry is built once, from one list
-	addFixed(data.FieldTypeInt8, arrow.INT8, putInt[int8], len("-128"))
-	addFixed(data.FieldTypeInt16, arrow.INT16, putInt[int16], len("-32768"))
-	addFixed(data.FieldTypeInt32, arrow.INT32, putInt[int32], len("-2147483648"))
-	addFixed(data.FieldTypeInt64, arrow.INT64, putInt[int64], len("-9223372036854775808"))
-	addFixed(data.FieldTypeUint8, arrow.UINT8, putUint[uint8], len("255"))
-	addFixed(data.FieldTypeUint16, arrow.UINT16, putUint[uint16], len("65535")) // also a record's enum column
-	addFixed(data.FieldTypeUint32, arrow.UINT32, putUint[uint32], len("4294967295"))
-	addFixed(data.FieldTypeUint64, arrow.UINT64, putUint[uint64], len("18446744073709551615"))
-	// The longest shortest forms: below 1e21, a sign and 21 integer digits
-	// (float32's most); from 1e-6, "-0.00000" and 17 digits (float64's).
-	addFixed(data.FieldTypeFloat32, arrow.FLOAT32, putFloat32, len("-")+21)
-	addFixed(data.FieldTypeFloat64, arrow.FLOAT64, putFloat64, len("-0.00000")+17)
-	addFrame(data.FieldTypeEnum, putUint[data.EnumItemIndex])
-	addFrame(data.FieldTypeBool, putBool)
-	addRecord(arrow.BOOL, recordVar[bool](putBool), len("false"))
-	addFrame(data.FieldTypeString, putString)
-	addRecord(arrow.STRING, recordVar[string](putString), len("null"))
-	addFrame(data.FieldTypeJSON, putRaw)
-	addRecord(arrow.BINARY, recordVar[[]byte](putRawBytes), len("null"))
-	jsonFrameValues[data.FieldTypeTime] = frameTimes
-	jsonFrameValues[data.FieldTypeNullableTime] = frameNullableTimes
-	addRecord(arrow.TIMESTAMP, recordTimes, len("-9223372036854")) // milliseconds
+// jsonKind is how the values of one row of the field-type table (kinds)
+// are written: of an SDK field of the type, and of the Arrow column the type
+// becomes in a record, whose values take at most maxLen bytes (null
+// included), but for the bytes of a text or binary value and their escapes
+// (JSONSizeHint). A kind whose record column another kind writes (an enum
+// is a uint16 column) has no record writer.
+type jsonKind struct {
+	values, nullable frameValues
+	record           recordValues
+	maxLen           int
 }
 
-// addRecord registers the writer of an Arrow column type and the most bytes
-// a value of it takes (null included), but for the bytes of a text or
-// binary value and their escapes (JSONSizeHint).
-func addRecord(at arrow.Type, v recordValues, maxLen int) {
-	jsonRecordValues[at] = v
-	jsonMaxLen[at] = maxLen
-}
-
-// addFrame registers the writers of an SDK field type whose values are of
-// type T and of its nullable variant (*T).
-func addFrame[T any](ft data.FieldType, p put[T]) {
-	jsonFrameValues[ft] = func(w *JSONWriter, dst []byte, f *data.Field) []byte {
-		for i, v := range view[T](f) {
-			if i > 0 {
-				dst = append(dst, ',')
-			}
-			dst = p(w, dst, v, i)
+// The writers by SDK field type and by Arrow column type, and the most
+// bytes a value of a column type takes, derived from the field-type table.
+var jsonFrameValues, jsonRecordValues, jsonMaxLen = func() (map[data.FieldType]frameValues, map[arrow.Type]recordValues, map[arrow.Type]int) {
+	fv, rv, ml := map[data.FieldType]frameValues{}, map[arrow.Type]recordValues{}, map[arrow.Type]int{}
+	for ft, k := range kinds {
+		if k.json.values == nil {
+			continue // not written as JSON: refused (JSONWriter.Append)
 		}
-		return dst
+		fv[ft] = k.json.values
+		if k.nullable {
+			fv[ft] = k.json.nullable
+		}
+		if k.json.record != nil {
+			rv[k.arrow.ID()], ml[k.arrow.ID()] = k.json.record, k.json.maxLen
+		}
 	}
-	jsonFrameValues[ft.NullableType()] = func(w *JSONWriter, dst []byte, f *data.Field) []byte {
-		for i, v := range view[*T](f) {
-			if i > 0 {
-				dst = append(dst, ',')
+	return fv, rv, ml
+}()
+
+// jsonOf is the jsonKind of an SDK field type whose values are of type T
+// (and of its nullable variant, *T), written by p; its record column is
+// written by record.
+func jsonOf[T any](p put[T], record recordValues, maxLen int) jsonKind {
+	return jsonKind{
+		values: func(w *JSONWriter, dst []byte, f *data.Field) []byte {
+			for i, v := range view[T](f) {
+				if i > 0 {
+					dst = append(dst, ',')
+				}
+				dst = p(w, dst, v, i)
 			}
-			if v == nil {
-				dst = append(dst, "null"...)
-				continue
+			return dst
+		},
+		nullable: func(w *JSONWriter, dst []byte, f *data.Field) []byte {
+			for i, v := range view[*T](f) {
+				if i > 0 {
+					dst = append(dst, ',')
+				}
+				if v == nil {
+					dst = append(dst, "null"...)
+					continue
+				}
+				dst = p(w, dst, *v, i)
 			}
-			dst = p(w, dst, *v, i)
-		}
-		return dst
+			return dst
+		},
+		record: record,
+		maxLen: maxLen,
 	}
 }
 
-// addFixed is addFrame for a fixed-width type, and registers the writer of
-// its Arrow column type at, whose values take at most maxLen bytes.
-func addFixed[T fixedWidth](ft data.FieldType, at arrow.Type, p put[T], maxLen int) {
-	addFrame(ft, p)
-	addRecord(at, func(w *JSONWriter, dst []byte, a arrow.Array, nullable bool) []byte {
+// jsonFixed is jsonOf for a fixed-width type, whose record column is read
+// in place.
+func jsonFixed[T fixedWidth](p put[T], maxLen int) jsonKind {
+	return jsonOf(p, func(w *JSONWriter, dst []byte, a arrow.Array, nullable bool) []byte {
 		vals, err := fixedValues[T](a)
 		if err != nil {
 			w.err = err
@@ -116,6 +113,18 @@ func addFixed[T fixedWidth](ft data.FieldType, at arrow.Type, p put[T], maxLen i
 		return dst
 	}, maxLen)
 }
+
+// The longest values: below 1e21 a float is a sign and up to 21 integer
+// digits (float32's most); from 1e-6, "-0.00000" and 17 digits (float64's).
+// Times are milliseconds.
+const (
+	maxFloat32Len = len("-") + 21
+	maxFloat64Len = len("-0.00000") + 17
+	maxTimeLen    = len("-9223372036854")
+)
+
+// jsonTimes is the jsonKind of times.
+var jsonTimes = jsonKind{values: frameTimes, nullable: frameNullableTimes, record: recordTimes, maxLen: maxTimeLen}
 
 // fixedValues views the values of a fixed-width column in place.
 func fixedValues[T fixedWidth](a arrow.Array) ([]T, error) {

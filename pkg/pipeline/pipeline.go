@@ -22,6 +22,8 @@ type Pipeline struct {
 	workers sync.WaitGroup
 	budget  *Budget
 	log     func(msg string, args ...any)
+	// jsonScratches are JSON frame writers and their buffers (json.go).
+	jsonScratches sync.Pool
 }
 
 // Options configure a Pipeline.
@@ -47,6 +49,7 @@ func New(o Options) *Pipeline {
 	if p.log == nil {
 		p.log = func(string, ...any) {}
 	}
+	p.jsonScratches.New = func() any { return new(jsonScratch) }
 	// Long-lived workers rather than a goroutine per frame: a worker's stack
 	// has grown to what encoding needs once, not once per frame.
 	for range workers {

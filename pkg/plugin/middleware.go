@@ -1,3 +1,7 @@
+// This file is over 400 lines: the SDK's handler chain mirrored for the
+// Data service, middleware by middleware in the SDK's order, kept in one
+// file so that it can be compared with the SDK's as a whole.
+
 package plugin
 
 import (

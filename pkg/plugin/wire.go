@@ -1,3 +1,7 @@
+// This file is over 400 lines: one wire codec, the protobuf encoding of the
+// Data service's two messages with their frames referenced, and the checks
+// that fall back to the registered codec, which read best together.
+
 package plugin
 
 import (

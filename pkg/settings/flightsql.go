@@ -158,28 +158,7 @@ func (f FlightSQL) Validate() error {
 	}
 
 	if f.TLSEnabled {
-		if f.TLSAuthWithCACert {
-			if !f.TLSCACert.IsSet() {
-				add("tlsCACert: required when tlsAuthWithCACert is on")
-			} else if !x509.NewCertPool().AppendCertsFromPEM([]byte(f.TLSCACert.Reveal())) {
-				add("tlsCACert: no PEM certificate found (paste the CA certificate, -----BEGIN CERTIFICATE-----)")
-			}
-		}
-		if f.TLSAuth {
-			cert, key := f.TLSClientCert.IsSet(), f.TLSClientKey.IsSet()
-			if !cert {
-				add("tlsClientCert: required when tlsAuth is on")
-			}
-			if !key {
-				add("tlsClientKey: required when tlsAuth is on")
-			}
-			if cert && key {
-				if _, err := tls.X509KeyPair([]byte(f.TLSClientCert.Reveal()), []byte(f.TLSClientKey.Reveal())); err != nil {
-					// crypto/tls errors describe the PEM structure, never its content.
-					add("tlsClientCert/tlsClientKey: not a usable certificate and key pair: %w", err)
-				}
-			}
-		}
+		f.checkTLS(add)
 	}
 
 	for _, h := range strings.Split(f.AllowedLocationHosts, ",") {
@@ -188,6 +167,38 @@ func (f FlightSQL) Validate() error {
 		}
 	}
 
+	f.checkHeaders(add)
+	return errors.Join(errs...)
+}
+
+// checkTLS adds the errors of the TLS sub-settings (tlsEnabled on).
+func (f FlightSQL) checkTLS(add func(format string, args ...any)) {
+	if f.TLSAuthWithCACert {
+		if !f.TLSCACert.IsSet() {
+			add("tlsCACert: required when tlsAuthWithCACert is on")
+		} else if !x509.NewCertPool().AppendCertsFromPEM([]byte(f.TLSCACert.Reveal())) {
+			add("tlsCACert: no PEM certificate found (paste the CA certificate, -----BEGIN CERTIFICATE-----)")
+		}
+	}
+	if f.TLSAuth {
+		cert, key := f.TLSClientCert.IsSet(), f.TLSClientKey.IsSet()
+		if !cert {
+			add("tlsClientCert: required when tlsAuth is on")
+		}
+		if !key {
+			add("tlsClientKey: required when tlsAuth is on")
+		}
+		if cert && key {
+			if _, err := tls.X509KeyPair([]byte(f.TLSClientCert.Reveal()), []byte(f.TLSClientKey.Reveal())); err != nil {
+				// crypto/tls errors describe the PEM structure, never its content.
+				add("tlsClientCert/tlsClientKey: not a usable certificate and key pair: %w", err)
+			}
+		}
+	}
+}
+
+// checkHeaders adds the errors of the custom metadata headers.
+func (f FlightSQL) checkHeaders(add func(format string, args ...any)) {
 	seen := map[string]int{}
 	for _, h := range f.Headers {
 		key := fmt.Sprintf("headerName%d", h.Index)
@@ -210,7 +221,6 @@ func (f FlightSQL) Validate() error {
 			add("headerValue%d: %v", h.Index, err)
 		}
 	}
-	return errors.Join(errs...)
 }
 
 // LocationHosts returns the hosts endpoint locations may name: the host of

@@ -1,5 +1,6 @@
 // Dates, times, timestamps and intervals: normalised for Grafana, and as
-// text in DuckDB's forms.
+// text in DuckDB's forms. Over 400 lines: every temporal Arrow type, each
+// with its text form, side by side.
 
 package flightsql
 

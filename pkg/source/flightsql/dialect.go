@@ -1,3 +1,6 @@
+// This file is over 400 lines: the table of SQL dialects, each written out
+// in full, and how a server's dialect is detected.
+
 package flightsql
 
 import (

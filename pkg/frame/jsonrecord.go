@@ -1,0 +1,274 @@
+package frame
+
+import (
+	"encoding/json"
+	"fmt"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/grafana/grafana-plugin-sdk-go/data"
+)
+
+// This file is the JSON writer's Arrow record input: a record written as
+// the frame data.FromArrowRecord makes of it, and the size hint of its JSON.
+
+// JSONSizeHint is about the size of a record's JSON (Append): no less than
+// it for columns of numbers, times and bools (their longest values), the
+// bytes of text and binary columns with their quotes or nulls (but not
+// their escapes), and twice the schema's metadata; 0 for a data.Frame,
+// whose size it does not estimate. A buffer sized by it once for a large
+// frame grows only for a text column's escapes.
+func JSONSizeHint(in Input) int {
+	rec := in.Record
+	if rec == nil || in.Frame != nil {
+		return 0
+	}
+	schema := rec.Schema()
+	n := 1024 + 2*metadataLen(schema.Metadata())
+	rows := int(rec.NumRows())
+	for i, col := range rec.Columns() {
+		f := schema.Field(i)
+		n += 2*(len(f.Name)+metadataLen(f.Metadata)) + 64 + rows*(jsonMaxLen[col.DataType().ID()]+len(","))
+		switch a := col.(type) {
+		case *array.String:
+			n += len(a.ValueBytes())
+		case *array.Binary:
+			n += len(a.ValueBytes())
+		case *array.Timestamp:
+			if vals, err := fixedValues[int64](a); err == nil && anySubMilli(vals) {
+				n += rows * len("999999,") // the column's nanos
+			}
+		}
+	}
+	return n
+}
+
+func metadataLen(md arrow.Metadata) int {
+	n := 0
+	for i, k := range md.Keys() {
+		n += len(k) + len(md.Values()[i])
+	}
+	return n
+}
+
+func anySubMilli(ns []int64) bool {
+	for _, v := range ns {
+		if v%1e6 != 0 {
+			return true
+		}
+	}
+	return false
+}
+
+func (w *JSONWriter) appendRecord(dst []byte, rec arrow.RecordBatch) ([]byte, error) {
+	schema := rec.Schema()
+	md := schema.Metadata()
+	name, _ := metadataValue(md, KeyName)
+	refID, _ := metadataValue(md, KeyRefID)
+	dst = append(dst, `{"schema":{`...)
+	dst = appendFrameHead(dst, name, refID)
+	if m, ok := metadataValue(md, KeyMeta); ok {
+		if m != w.recMeta || w.recMetaJSON == nil {
+			meta, err := data.FrameMetaFromJSON(m)
+			if err != nil {
+				return dst, fmt.Errorf("frame: %q: reading the record's meta: %w", name, err)
+			}
+			b, err := sdkJSON.Marshal(meta)
+			if err != nil {
+				return dst, fmt.Errorf("frame: %q: encoding meta: %w", name, err)
+			}
+			w.recMeta, w.recMetaJSON = m, b
+		}
+		dst = appendKey(dst, `"meta":`)
+		dst = append(dst, w.recMetaJSON...)
+	}
+	dst = appendKey(dst, `"fields":[`)
+	cols := rec.Columns()
+	if len(cols) != schema.NumFields() {
+		return dst, fmt.Errorf("frame: %q: the record has %d columns and %d fields", name, len(cols), schema.NumFields())
+	}
+	for i := range cols {
+		af := schema.Field(i) // Fields() would copy them
+		if i > 0 {
+			dst = append(dst, ',')
+		}
+		ft, err := recordFieldType(af)
+		if err != nil {
+			return dst, fmt.Errorf("frame: %q: %w", name, err)
+		}
+		dst = appendFieldHead(dst, af.Name, ft)
+		if l, ok := metadataValue(af.Metadata, KeyLabels); ok {
+			if dst, err = w.appendRecordLabels(dst, l); err != nil {
+				return dst, fmt.Errorf("frame: %q: field %q: reading labels: %w", name, af.Name, err)
+			}
+		}
+		if c, ok := metadataValue(af.Metadata, KeyConfig); ok {
+			b, err := w.recordConfig(c)
+			if err != nil {
+				return dst, fmt.Errorf("frame: %q: field %q: %w", name, af.Name, err)
+			}
+			dst = append(dst, `,"config":`...)
+			dst = append(dst, b...)
+		}
+		dst = append(dst, '}')
+	}
+	dst = append(dst, `]},"data":{"values":[`...)
+	w.startData()
+	rows := rec.NumRows()
+	for i, col := range cols {
+		if i > 0 {
+			dst = append(dst, ',')
+		}
+		af := schema.Field(i)
+		if int64(col.Len()) != rows {
+			return dst, fmt.Errorf("frame: %q: column %q has %d rows, the record %d", name, af.Name, col.Len(), rows)
+		}
+		dst = append(dst, '[')
+		if col.Len() > 0 {
+			dst = jsonRecordValues[col.DataType().ID()](w, dst, col, af.Nullable)
+		}
+		dst = append(dst, ']')
+		if w.err != nil {
+			return dst, fmt.Errorf("frame: %q: column %q: %w", name, af.Name, w.err)
+		}
+		w.endField(i)
+	}
+	return w.endData(dst), nil
+}
+
+// metadataValue is the value of the first key in md, as the SDK reads it.
+func metadataValue(md arrow.Metadata, key string) (string, bool) {
+	i := md.FindKey(key)
+	if i < 0 {
+		return "", false
+	}
+	return md.Values()[i], true
+}
+
+// recordKey is what decides the SDK field type of a record's column.
+type recordKey struct {
+	id             arrow.Type
+	nullable, enum bool
+}
+
+// recordTypes maps columns to the SDK field types data.FromArrowRecord
+// gives them, derived from the one table of field types (kinds).
+var recordTypes = func() map[recordKey]data.FieldType {
+	m := make(map[recordKey]data.FieldType, len(kinds))
+	for ft, k := range kinds {
+		m[recordKey{k.arrow.ID(), k.nullable, k.tstype == TSEnum}] = ft
+	}
+	return m
+}()
+
+// recordFieldType is the SDK field type of a record's field: its column
+// type, its nullable flag, and, for uint16, whether its tstype is enum.
+func recordFieldType(af arrow.Field) (data.FieldType, error) {
+	if af.Type == nil {
+		return 0, fmt.Errorf("field %q has no type", af.Name)
+	}
+	key := recordKey{id: af.Type.ID(), nullable: af.Nullable}
+	if key.id == arrow.UINT16 {
+		ts, _ := metadataValue(af.Metadata, KeyTSType)
+		key.enum = ts == TSEnum
+	}
+	if ts, ok := af.Type.(*arrow.TimestampType); ok && ts.Unit != arrow.Nanosecond {
+		return 0, fmt.Errorf("field %q: type %s: Grafana reads every timestamp as nanoseconds; convert to timestamp[ns] first", af.Name, af.Type)
+	}
+	ft, ok := recordTypes[key]
+	if _, known := jsonRecordValues[key.id]; !ok || !known {
+		return 0, fmt.Errorf("field %q: type %s is not one Grafana can read", af.Name, af.Type)
+	}
+	return ft, nil
+}
+
+// appendRecordLabels appends ,"labels":{…} for a record's labels JSON l
+// when data.FromArrowRecord decodes it to labels that are not nil: l itself
+// when it is what the SDK writes of them (as NewRecord writes labels
+// without bytes to escape), else what the SDK writes of what it decodes.
+func (w *JSONWriter) appendRecordLabels(dst []byte, l string) ([]byte, error) {
+	if plainLabels(l) {
+		dst = append(dst, `,"labels":`...)
+		return append(dst, l...), nil
+	}
+	clear(w.labels)
+	if err := json.Unmarshal([]byte(l), &w.labels); err != nil {
+		return dst, err
+	}
+	if w.labels == nil { // JSON null
+		return dst, nil
+	}
+	dst = append(dst, `,"labels":`...)
+	dst, w.keys = appendLabelsQuoted(dst, w.labels, w.keys, quotePlain)
+	return dst, nil
+}
+
+// plainLabels reports whether labels JSON l is an object of strings, keys
+// in increasing order, written without a space, an escape or a byte outside
+// printable ASCII: exactly what the SDK writes of the labels it decodes to.
+func plainLabels(l string) bool {
+	if len(l) < 2 || l[0] != '{' || l[len(l)-1] != '}' {
+		return false
+	}
+	if len(l) == 2 {
+		return true
+	}
+	i := 1
+	prev, first := "", true
+	str := func() (string, bool) { // a string at l[i:], i moved past it
+		if i >= len(l) || l[i] != '"' {
+			return "", false
+		}
+		start := i + 1
+		for j := start; j < len(l); j++ {
+			switch c := l[j]; {
+			case c == '"':
+				i = j + 1
+				return l[start:j], true
+			case c == '\\' || c < 0x20 || c >= 0x7f:
+				return "", false
+			}
+		}
+		return "", false
+	}
+	for {
+		k, ok := str()
+		if !ok || (!first && k <= prev) || i >= len(l) || l[i] != ':' {
+			return false
+		}
+		i++
+		if _, ok := str(); !ok || i >= len(l) {
+			return false
+		}
+		prev, first = k, false
+		switch l[i] {
+		case '}':
+			return i == len(l)-1
+		case ',':
+			i++
+		default:
+			return false
+		}
+	}
+}
+
+// recordConfig is the SDK's JSON of the field config c (a record's config
+// metadata) as data.FromArrowRecord decodes it.
+func (w *JSONWriter) recordConfig(c string) ([]byte, error) {
+	if b, ok := w.configs[c]; ok {
+		return b, nil
+	}
+	var fc data.FieldConfig
+	if err := json.Unmarshal([]byte(c), &fc); err != nil {
+		return nil, fmt.Errorf("reading config: %w", err)
+	}
+	b, err := sdkJSON.Marshal(&fc)
+	if err != nil {
+		return nil, fmt.Errorf("encoding config: %w", err)
+	}
+	if w.configs == nil || len(w.configs) >= maxConfigs {
+		w.configs = make(map[string][]byte)
+	}
+	w.configs[c] = b
+	return b, nil
+}
