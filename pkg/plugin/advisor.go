@@ -56,10 +56,6 @@ func adviseAllowed(user *backend.User) error {
 	return fmt.Errorf("advise: role %s may not run the advisor; it is for users who may edit the data source (role Editor or Admin)", source.Quote(user.Role))
 }
 
-// adviseSlot admits one measurement at a time in the process: measuring
-// loads the CPU, and timings taken side by side would disturb each other.
-var adviseSlot = make(chan struct{}, 1)
-
 // adviseSetting is one codec setting the advisor measures.
 type adviseSetting struct {
 	Codec      string `json:"codec"`
@@ -155,8 +151,8 @@ func (s *Service) advise(ctx context.Context, inst *Instance, req *backend.CallR
 		}
 	}
 	select {
-	case adviseSlot <- struct{}{}:
-		defer func() { <-adviseSlot }()
+	case s.adviseSlot <- struct{}{}:
+		defer func() { <-s.adviseSlot }()
 	default:
 		return fail(http.StatusTooManyRequests, "advise: another measurement is running; try again when it is done")
 	}

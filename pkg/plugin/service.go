@@ -60,6 +60,9 @@ type Service struct {
 	// budgetErr is a bad budget variable in the environment: the default
 	// applies, and health checks report it.
 	budgetErr error
+	// adviseSlot admits one codec-advisor measurement at a time: measuring
+	// loads the CPU, and timings taken side by side would disturb each other.
+	adviseSlot chan struct{}
 }
 
 // NewService returns a Service.
@@ -73,8 +76,9 @@ func NewService(o Options) *Service {
 		queries = 4
 	}
 	s := &Service{
-		chain:   newQueryChain(),
-		queries: queries,
+		chain:      newQueryChain(),
+		queries:    queries,
+		adviseSlot: make(chan struct{}, 1),
 	}
 	b := o.Budget
 	if b.Bytes <= 0 {
