@@ -45,6 +45,7 @@ const (
 type Source struct {
 	cfg    settings.FlightSQL
 	mem    memory.Allocator
+	series *series.Memory // the pooled memory of its series splits
 	conn   *conn
 	bounds resourceBounds // of resource calls (resources.go)
 }
@@ -79,7 +80,7 @@ func New(cfg settings.FlightSQL, opts ...Option) (*Source, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Source{cfg: cfg, mem: o.mem, conn: c, bounds: defaultResourceBounds()}, nil
+	return &Source{cfg: cfg, mem: o.mem, series: series.NewMemory(), conn: c, bounds: defaultResourceBounds()}, nil
 }
 
 // Close closes every connection of the Source. It is safe to call twice.
@@ -185,7 +186,7 @@ func (s *Source) newBuilder(schema *arrow.Schema, format string, q source.Query,
 	fi := frameInfo{refID: q.RefID, sql: sql, limits: q.Limits}
 	switch format {
 	case FormatTimeSeries, FormatTimeSeriesWide:
-		cfg := series.Config{RefID: q.RefID, SQL: sql, Limits: q.Limits, Wide: format == FormatTimeSeriesWide, Types: seriesType}
+		cfg := series.Config{RefID: q.RefID, SQL: sql, Limits: q.Limits, Wide: format == FormatTimeSeriesWide, Types: seriesType, Memory: s.series}
 		if fill != nil {
 			limit := source.Limit{Max: q.Limits.MaxPoints, Unit: "points", Setting: "maxPoints"}
 			if limit.Max <= 0 {

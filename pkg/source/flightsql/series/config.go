@@ -77,6 +77,9 @@ type Config struct {
 	Types Types
 	// Fill, when set, fills every series after the query (see Fill).
 	Fill *Fill
+	// Memory is the pooled memory the builder shares with the source's
+	// other queries; nil: memory of the builder's own (a NewMemory).
+	Memory *Memory
 }
 
 // format is the query format the builder makes, as its errors name it.

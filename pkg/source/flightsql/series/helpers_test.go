@@ -46,7 +46,13 @@ var testRegistry = map[arrow.Type]Type{
 func testTypes(id arrow.Type) Type { return testRegistry[id] }
 
 // testConfig is the Config of a time_series query "A" (wide: time_series_wide).
-func testConfig(wide bool) Config { return Config{RefID: "A", Wide: wide, Types: testTypes} }
+// testMemory is the pooled memory the tests' builders share, as a source's
+// queries do.
+var testMemory = NewMemory()
+
+func testConfig(wide bool) Config {
+	return Config{RefID: "A", Wide: wide, Types: testTypes, Memory: testMemory}
+}
 
 // batch builds a record batch column by column.
 func batch(schema *arrow.Schema, fill func(b *array.RecordBuilder)) arrow.RecordBatch {

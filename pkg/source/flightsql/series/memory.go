@@ -1,6 +1,6 @@
-// The pooled memory of the split: its scratch (scratchPool), the memory of
-// the series' arrays (recycler, lentMemory) and the pool type both are
-// (DirtyPool).
+// The pooled memory of the split: its scratch (Memory.scratch), the memory
+// of the series' arrays (recycler, lentAllocator over Memory.lent) and the
+// pool type both are (DirtyPool).
 
 package series
 
@@ -12,16 +12,31 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/memory"
 )
 
-// scratchPool keeps the series builders' own memory from one query to the
-// next: the flushes' segments and the pending rows, which are written in
-// full before they are read (a segment once, the pending rows as batches
-// arrive) and which no frame references once the builder is released (see
-// Builder.Release). Memory a query takes from it is memory the
-// runtime neither clears nor, freed by the collector and returned to the
-// system meanwhile, faults in again. Tiers from 64 KiB (smaller buffers
-// are allocated each time) to 4 MiB (larger ones too); what it holds is
-// dropped over two garbage collections, as any sync.Pool's.
-var scratchPool = NewDirtyPool(16, 22)
+// Memory is the pooled memory series builders share from one query to the
+// next (Config.Memory): one per Flight SQL source, for its queries.
+//
+// scratch keeps the builders' own memory: the flushes' segments and the
+// pending rows, which are written in full before they are read (a segment
+// once, the pending rows as batches arrive) and which no frame references
+// once the builder is released (see Builder.Release). Memory a query takes
+// from it is memory the runtime neither clears nor, freed by the collector
+// and returned to the system meanwhile, faults in again. Tiers from 64 KiB
+// (smaller buffers are allocated each time) to 4 MiB (larger ones too).
+//
+// lent holds the memory of the arrays a builder lends to its sink
+// (source.RecordLender, lentAllocator), from 4 KiB (a 512-point series of
+// float64; smaller ones are allocated each time) to 4 MiB.
+//
+// What either holds is dropped over two garbage collections, as any
+// sync.Pool's. Safe for concurrent use.
+type Memory struct {
+	scratch, lent *DirtyPool
+}
+
+// NewMemory returns the pooled memory of a source's series builders.
+func NewMemory() *Memory {
+	return &Memory{scratch: NewDirtyPool(16, 22), lent: NewDirtyPool(12, 22)}
+}
 
 // tierOf is the capacity of p's buffers for n bytes (n within its tiers).
 func tierOf(p *DirtyPool, n int) int {
@@ -32,8 +47,11 @@ func tierOf(p *DirtyPool, n int) int {
 	return 1 << (p.minShift + t)
 }
 
-// pooled is the memory one builder took from scratchPool.
-type pooled struct{ bufs []*[]byte }
+// pooled is the memory one builder took from its scratch pool.
+type pooled struct {
+	pool *DirtyPool
+	bufs []*[]byte
+}
 
 // pooledSlice returns a slice of length n and capacity at least c (n ≤ c)
 // whose values are whatever the memory held: from p's pool when c values
@@ -42,11 +60,10 @@ type pooled struct{ bufs []*[]byte }
 func pooledSlice[T any](p *pooled, n, c int) []T {
 	var zero T
 	size := int(unsafe.Sizeof(zero))
-	t := scratchPool.tier(c * size)
-	if p == nil || c*size < 1<<scratchPool.minShift || t < 0 {
+	if p == nil || c*size < 1<<p.pool.minShift || p.pool.tier(c*size) < 0 {
 		return make([]T, n, c)
 	}
-	h := scratchPool.Get(c * size)
+	h := p.pool.Get(c * size)
 	p.bufs = append(p.bufs, h)
 	b := (*h)[:cap(*h)]
 	return unsafe.Slice((*T)(unsafe.Pointer(unsafe.SliceData(b))), len(b)/size)[:n]
@@ -65,7 +82,7 @@ func appendPending[T any](p *pooled, dst, src []T) []T {
 // giveBack returns p's memory to the pool; nothing may use it afterwards.
 func (p *pooled) giveBack() {
 	for i, h := range p.bufs {
-		scratchPool.Put(h)
+		p.pool.Put(h)
 		p.bufs[i] = nil
 	}
 	p.bufs = p.bufs[:0]
@@ -80,7 +97,7 @@ func (p *pooled) drop() { p.bufs = nil }
 // arrays of a series the sink has encoded and released hold the next one's
 // instead of becoming garbage. Its memory is not zeroed: callers write all
 // of it. With lend set (the sink lends) it keeps none, and collect takes
-// lentMemory instead: a lent frame's arrays are read until it is sent,
+// lent memory instead (lentAllocator): a lent frame's arrays are read until it is sent,
 // long after the next series is built (lend keeps a buffer that would
 // still come through from being reused). Safe for concurrent use (the sink
 // releases frames on its workers).
@@ -89,6 +106,7 @@ type recycler struct {
 	free [][]byte
 	out  int // buffers handed out and not yet freed
 	lend bool
+	lent lentAllocator // when lend is set
 }
 
 const recycleKeep = 8
@@ -134,38 +152,31 @@ func (r *recycler) Free(b []byte) {
 	r.mu.Unlock()
 }
 
-// lentMemory is the memory of the arrays a series builder lends to its
-// sink (source.RecordLender): a memory.Allocator over lentPool, to which a
-// buffer goes back when its last reference is released, which a lending
-// sink does once the frame is sent or dropped. A query's lent arrays are
-// then the sent arrays of an earlier one, memory the runtime neither
-// clears nor faults in again. Not cleared: collect writes all of it.
-var lentMemory memory.Allocator = lentAllocator{}
+// lentAllocator is the memory of the arrays a series builder lends to its
+// sink (source.RecordLender): a memory.Allocator over a pool (Memory.lent),
+// to which a buffer goes back when its last reference is released, which a
+// lending sink does once the frame is sent or dropped. A query's lent
+// arrays are then the sent arrays of an earlier one, memory the runtime
+// neither clears nor faults in again. Not cleared: collect writes all of it.
+type lentAllocator struct{ pool *DirtyPool }
 
-// lentPool holds lentMemory's buffers from 4 KiB (a 512-point series of
-// float64; smaller ones are allocated each time) to 4 MiB.
-var lentPool = NewDirtyPool(12, 22)
-
-type lentAllocator struct{}
-
-func (lentAllocator) Allocate(size int) []byte {
-	if size < 1<<lentPool.minShift || lentPool.tier(size) < 0 {
+func (a lentAllocator) Allocate(size int) []byte {
+	if size < 1<<a.pool.minShift || a.pool.tier(size) < 0 {
 		return make([]byte, size)
 	}
-	return *lentPool.Get(size)
+	return *a.pool.Get(size)
 }
 
 func (a lentAllocator) Reallocate(size int, b []byte) []byte { return reallocate(a, size, b) }
 
-// Free keeps b when its capacity is one of lentPool's tiers (one
-// Allocate took from it).
-func (lentAllocator) Free(b []byte) { lentPool.Put(&b) }
+// Free keeps b when its capacity is one of the pool's tiers (one Allocate
+// took from it).
+func (a lentAllocator) Free(b []byte) { a.pool.Put(&b) }
 
 // DirtyPool is a pool of byte buffers that are not cleared: one sync.Pool
 // per power of two from 1 << minShift to 1 << maxShift bytes, larger
 // buffers allocated each time. Its users write every byte they read: the
-// split's scratch (scratchPool) and lent memory (lentPool). Safe for
-// concurrent use.
+// split's scratch and lent memory (Memory). Safe for concurrent use.
 type DirtyPool struct {
 	minShift, maxShift int
 	tiers              []sync.Pool // tiers[i] holds buffers of capacity 1 << (minShift+i)

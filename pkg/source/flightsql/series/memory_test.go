@@ -174,8 +174,9 @@ func TestSeriesRecycledMemory(t *testing.T) {
 		}
 	})
 	// Once the sink releases the lent records, their memory goes back to
-	// lentPool: the same query again writes its series into it. The
-	// collector is off meanwhile: a collection empties a sync.Pool.
+	// the lent pool (Memory.lent): the same query again writes its series
+	// into it. The collector is off meanwhile: a collection empties a
+	// sync.Pool.
 	t.Run("lent given back", func(t *testing.T) {
 		if raceEnabled {
 			t.Skip("the race detector makes sync.Pool drop items at random")
@@ -229,7 +230,7 @@ func TestSeriesRecycledMemory(t *testing.T) {
 		}
 	})
 	// The same result to a sink that keeps its records: they reference the
-	// builder's segments, which are then not given back to scratchPool, so
+	// builder's segments, which are then not given back to the scratch pool, so
 	// a query after it (the same sizes, other values) writes elsewhere.
 	t.Run("one run held", func(t *testing.T) {
 		sink := &holdSink{}
@@ -264,7 +265,7 @@ func TestSeriesRecycledMemory(t *testing.T) {
 		}
 	})
 	// Lent frames reference none of the builder's own memory: it all goes
-	// back to scratchPool, and the same query again takes its segments and
+	// back to the scratch pool, and the same query again takes its segments and
 	// pending rows from there, allocating little more than the lent values
 	// (segs bytes, as much as the segments hold). The collector is off
 	// meanwhile: a collection empties a sync.Pool.

@@ -69,7 +69,7 @@ type Builder struct {
 
 	// The memory of the series' arrays, recycled once the sink releases
 	// them, unless the sink lends (lender set, at finish): then every
-	// array's memory is lentMemory's, back in its pool once the frame is
+	// array's memory is lent memory's (Memory.lent), back in its pool once the frame is
 	// sent (but a one-run series', inSegments), and a series whose times
 	// are the previous one's shares them (lastTimes: the last times
 	// collected, sorted).
@@ -81,7 +81,7 @@ type Builder struct {
 	lastTimesArr arrow.Array     // lastTimes as an array, once a frame needs it (timesArrayOf)
 	timeMD       *arrow.Metadata // the time field's metadata, once built
 
-	// The builder's own memory, from scratchPool: the segments (segMem)
+	// The builder's own memory, from Memory.scratch: the segments (segMem)
 	// and the pending rows (scratchMem), given back at release; the
 	// segments only when no frame handed over references them
 	// (segmentsOut: a series of one run, inSegments, was).
@@ -125,6 +125,11 @@ func New(cfg Config, s *arrow.Schema) (*Builder, error) {
 		return nil, source.BadQuery("flightsql: format %s needs a timestamp column, or an integer Unix-time column named time; the result has %s. Choose format table, or select a time column", cfg.format(), source.DescribeColumns(s))
 	}
 	b := &Builder{cfg: cfg, schema: s, timeIdx: ti, slots: make([]int32, 64), clock: NewTimeReader(s.Field(ti), cfg.Types), cyclic: true}
+	mem := cfg.Memory
+	if mem == nil {
+		mem = NewMemory()
+	}
+	b.segMem.pool, b.scratchMem.pool, b.mem.lent = mem.scratch, mem.scratch, lentAllocator{mem.lent}
 	b.times = segments[arrow.Timestamp]{times: true, mem: &b.segMem, scratch: &b.scratchMem}
 	for i, f := range s.Fields() {
 		if i == ti {

@@ -244,7 +244,7 @@ type segments[T any] struct {
 func (s *segments[T]) flush(g *rowGroups) {
 	var zero T
 	mem := s.mem
-	if size := g.rows * int(unsafe.Sizeof(zero)); size < 1<<scratchPool.minShift || size < tierOf(scratchPool, size)*3/4 {
+	if size := g.rows * int(unsafe.Sizeof(zero)); mem == nil || size < 1<<mem.pool.minShift || size < tierOf(mem.pool, size)*3/4 {
 		mem = nil
 	}
 	seg := pooledSlice[T](mem, g.rows, g.rows)
@@ -327,7 +327,7 @@ func timeBytes(t []arrow.Timestamp) []byte {
 
 // collect returns the values of runs as one slice: the segment's own memory
 // when there is one run (buf nil), else a copy in a buffer from mem (buf,
-// which the caller owns), or, when mem lends, from lentMemory.
+// which the caller owns), or, when mem lends, from its lent memory.
 func (s *segments[T]) collect(runs []run, mem *recycler) (vals []T, buf *memory.Buffer) {
 	if len(runs) == 1 {
 		return s.of(runs[0]), nil
@@ -343,7 +343,7 @@ func (s *segments[T]) collect(runs []run, mem *recycler) (vals []T, buf *memory.
 	size := n * int(unsafe.Sizeof(zero))
 	var alloc memory.Allocator = mem
 	if mem.lend {
-		alloc = lentMemory
+		alloc = mem.lent
 	}
 	b := alloc.Allocate(size)
 	vals = unsafe.Slice((*T)(unsafe.Pointer(unsafe.SliceData(b))), n)[:0]
