@@ -11,23 +11,26 @@ import (
 // first piece (B) and the pieces that follow it (Rest); Lent is set when
 // some of those reference a lent record's memory (source.RecordLender),
 // which whoever takes the frame releases once nothing reads the pieces.
+// Budget is what the frame holds of the memory budget (its Memory), which
+// whoever takes the frame gives back once it is written out or dropped.
 type Frame struct {
-	B    []byte
-	Rest [][]byte
-	Lent *Lent
+	B      []byte
+	Rest   [][]byte
+	Lent   *Lent
+	Budget Held
 	// spare is what the lent record's buffers hold beyond their bytes
 	// (the capacity a pooling allocator rounded them up to, which the
 	// pieces keep alive): counted in Held.
 	spare int64
 }
 
-// Held is the budget the frame holds: the memory of its bytes, their
+// Memory is the budget the frame calls for: the memory of its bytes, their
 // spare capacity included, or of its pieces, their lengths (a piece after
 // the first may be a lent part's buffer, a slice of a received record's
 // memory, which that record's bytes count, or of a lent record, whose
 // buffer shared with other frames each counts: see source.PartLender,
 // source.RecordLender and arrowipc's AppendBatchBorrowing).
-func (f Frame) Held() int64 {
+func (f Frame) Memory() int64 {
 	n := HeldBytes(f.B) + f.spare
 	for _, p := range f.Rest {
 		n += int64(len(p))

@@ -35,7 +35,7 @@ func (k *sink) Parts(schema *arrow.Schema) (source.FrameWriter, error) {
 	if err != nil {
 		return nil, err
 	}
-	w := &partWriter{k: k, idx: idx, parts: frame.NewParts(schema)}
+	w := &partWriter{k: k, idx: idx, parts: frame.NewParts(schema), held: k.acct.held0()}
 	k.mu.Lock()
 	k.writers = append(k.writers, w)
 	k.mu.Unlock()
@@ -62,7 +62,7 @@ type partWriter struct {
 	// Set by the worker encoding a part, read once done is closed.
 	done chan struct{} // closed when the last part handed over is encoded
 	err  error         // why a part failed
-	held int64         // budget the encoded parts hold
+	held Held          // budget the encoded parts hold
 	took time.Duration // encoding the parts
 	// lent are the lent parts whose memory the encoded parts reference:
 	// held until the frame is written out (Frame.Lent), as a lent record
@@ -103,24 +103,24 @@ func (w *partWriter) part(rec arrow.RecordBatch, lent bool) error {
 		rec.Release()
 		return err
 	}
-	n := RecordBytes(rec)
-	if err := k.hold(n); err != nil {
+	held, err := k.hold(RecordBytes(rec))
+	if err != nil {
 		rec.Release()
 		k.fail(err)
 		return err
 	}
 	if err := w.wait(); err != nil {
 		rec.Release()
-		k.acct.Release(n)
+		held.Release()
 		return err
 	}
 	done := make(chan struct{})
-	err := k.dispatch(func() {
+	err = k.dispatch(func() {
 		defer close(done)
-		w.encodePart(rec, n, lent)
+		w.encodePart(rec, held, lent)
 	}, func() {
 		rec.Release()
-		k.acct.Release(n)
+		held.Release()
 	})
 	if err == nil {
 		w.done = done
@@ -133,14 +133,14 @@ func (w *partWriter) part(rec arrow.RecordBatch, lent bool) error {
 // released with the frame); the encoded part's bytes are taken from the
 // budget without waiting.
 // A failure (a panic included) fails the query.
-func (w *partWriter) encodePart(rec arrow.RecordBatch, held int64, lent bool) {
+func (w *partWriter) encodePart(rec arrow.RecordBatch, held Held, lent bool) {
 	k := w.k
 	kept := false
 	defer func() {
 		if !kept {
 			rec.Release()
 		}
-		k.acct.Release(held)
+		held.Release()
 	}()
 	var panicked error
 	defer func() {
@@ -169,9 +169,9 @@ func (w *partWriter) encodePart(rec arrow.RecordBatch, held int64, lent bool) {
 		w.lent = append(w.lent, rec)
 		w.spare += spareOf(rec)
 	}
-	if size := w.parts.Size() + w.spare; size > w.held {
-		k.acct.Force(size - w.held)
-		w.held = size
+	if size := w.parts.Size() + w.spare; size > w.held.Bytes() {
+		more := k.acct.Take(size - w.held.Bytes())
+		w.held.Join(&more)
 	}
 }
 
@@ -216,8 +216,7 @@ func (w *partWriter) Abort() {
 func (w *partWriter) drop() {
 	w.parts.Reset()
 	w.releaseLent()
-	w.k.acct.Release(w.held)
-	w.held = 0
+	w.held.Release()
 }
 
 // releaseLent releases the lent parts the frame will not reference.
@@ -231,10 +230,9 @@ func (w *partWriter) releaseLent() {
 // one Frame, not joined. The budget the parts held becomes the frame's.
 func (w *partWriter) finishAndEmit(summary *frame.Summary) (err error) {
 	k := w.k
-	held := w.held
-	w.held = 0
-	defer func() { k.acct.Release(held) }() // what the frame no longer holds
-	defer w.releaseLent()                   // when the frame did not take them
+	held := w.held.Move()
+	defer held.Release()  // what the frame does not take
+	defer w.releaseLent() // when the frame did not take them
 	defer k.recoverEncode(&err)
 	defer w.parts.Reset() // on error, what FinishPartsPieces left
 	e := k.q.Encoders.Get(k.q.Decoder)
@@ -247,7 +245,8 @@ func (w *partWriter) finishAndEmit(summary *frame.Summary) (err error) {
 	f := Frame{B: pieces[0], Rest: pieces[1:], Lent: NewLent(w.lent...), spare: w.spare}
 	w.lent, w.spare = nil, 0 // the frame's taker releases them (Frame.Lent)
 	k.encoded(st, f.Size(), w.took+time.Since(start), summary)
-	held = k.takeOver(f.Held(), held)
+	held.Fit(f.Memory())
+	f.Budget = held.Move()
 	return k.emit(w.idx, f)
 }
 

@@ -113,9 +113,10 @@ type Query struct {
 // produced them) and the frame. The first frame is encoded last: it carries
 // the query's encoding stats.
 //
-// Every frame holds budget in acct from when the source hands it over until
-// emit has it; emit's caller releases what it is given (Frame.Held, and
-// Frame.Lent) when it is done with it. Emit runs on an encode worker: it
+// Every frame holds budget in acct from when the source hands it over
+// (held.go); emit's caller takes the frame's (Frame.Budget) and its lent
+// records (Frame.Lent), whatever emit returns, and releases them when it
+// is done with them. Emit runs on an encode worker: it
 // must not wait (see Query.Room).
 func (p *Pipeline) Run(ctx context.Context, q Query, acct *Account, emit func(int, Frame) error) error {
 	ctx, cancel := context.WithCancelCause(ctx)
@@ -123,7 +124,7 @@ func (p *Pipeline) Run(ctx context.Context, q Query, acct *Account, emit func(in
 	if q.Observe == nil {
 		q.Observe = func(arrowipc.BodyStats, int, time.Duration) {}
 	}
-	k := &sink{ctx: ctx, cancel: cancel, p: p, q: q, acct: acct, emit: emit}
+	k := &sink{ctx: ctx, cancel: cancel, p: p, q: q, acct: acct, emit: emit, credit: acct.held0()}
 	defer k.releaseCredit()
 	var to source.Sink = k
 	if !q.JSON {

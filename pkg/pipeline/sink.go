@@ -16,12 +16,12 @@ import (
 )
 
 // job is one frame to encode: an SDK frame or an Arrow record, and the
-// budget bytes it holds.
+// budget it holds.
 type job struct {
 	frame *data.Frame
 	rec   arrow.RecordBatch
 	lent  bool // rec's larger buffers are referenced, not copied (LendRecord)
-	held  int64
+	held  Held
 }
 
 func (j job) bytes() int64 {
@@ -63,7 +63,7 @@ type sink struct {
 	// drawn yet; reserved says it reserved, so that frames beyond the
 	// estimate take the rest without waiting (a query holding a
 	// reservation must not wait for more: see budget).
-	credit   int64
+	credit   Held
 	reserved bool
 }
 
@@ -72,45 +72,51 @@ var _ source.Reserver = (*sink)(nil)
 // Reserve takes n bytes of the memory budget for the frames the source is
 // about to produce, waiting for them.
 func (k *sink) Reserve(n int64) error {
-	if err := k.acct.Acquire(k.ctx, n); err != nil {
+	h, err := k.acct.Hold(k.ctx, n)
+	if err != nil {
 		return err
 	}
 	k.mu.Lock()
-	k.credit += n
+	k.credit.Join(&h)
 	k.reserved = true
 	k.mu.Unlock()
 	return nil
 }
 
-// hold takes a frame's bytes from the credit, and the rest from the budget.
-func (k *sink) hold(n int64) error {
+// hold holds n bytes for a frame: from the credit, and the rest from the
+// budget.
+func (k *sink) hold(n int64) (Held, error) {
 	k.mu.Lock()
-	from := min(k.credit, n)
-	k.credit -= from
+	h := k.credit.Split(n)
 	reserved := k.reserved
 	k.mu.Unlock()
-	if rest := n - from; rest > 0 {
+	if rest := n - h.Bytes(); rest > 0 {
+		var more Held
 		if reserved {
-			k.acct.Force(rest)
-			return nil
+			more = k.acct.Take(rest)
+		} else {
+			var err error
+			if more, err = k.acct.Hold(k.ctx, rest); err != nil {
+				h.Release()
+				return Held{}, err
+			}
 		}
-		return k.acct.Acquire(k.ctx, rest)
+		h.Join(&more)
 	}
-	return nil
+	return h, nil
 }
 
 func (k *sink) releaseCredit() {
 	k.mu.Lock()
-	n := k.credit
-	k.credit = 0
+	c := k.credit.Move()
 	k.mu.Unlock()
-	k.acct.Release(n)
+	c.Release()
 }
 
 // drop releases a job that will not be encoded, and its budget.
 func (k *sink) drop(j job) {
 	j.release()
-	k.acct.Release(j.held)
+	j.held.Release()
 }
 
 var _ source.Sink = (*sink)(nil)
@@ -185,13 +191,13 @@ func (k *sink) submit(rows int64, j job) error {
 		j.release()
 		return err
 	}
-	n := j.bytes()
-	if err := k.hold(n); err != nil {
+	held, err := k.hold(j.bytes())
+	if err != nil {
 		j.release()
 		k.fail(err)
 		return err
 	}
-	j.held = n
+	j.held = held
 	if idx == 0 {
 		k.first = j
 		return nil
@@ -278,8 +284,8 @@ func (k *sink) encodeAndEmit(idx int, j job, summary *frame.Summary) (err error)
 			j.release()
 		}
 	}()
-	held := j.held
-	defer func() { k.acct.Release(held) }() // what the frame no longer holds
+	held := j.held.Move()
+	defer held.Release() // what the frame does not take
 	defer k.recoverEncode(&err)
 	if k.q.JSON {
 		f.B, err = k.marshalJSON(j)
@@ -289,20 +295,9 @@ func (k *sink) encodeAndEmit(idx int, j job, summary *frame.Summary) (err error)
 	if err != nil {
 		return fmt.Errorf("encoding frame %d: %w", idx, err)
 	}
-	held = k.takeOver(f.Held(), held)
+	held.Fit(f.Memory())
+	f.Budget = held.Move()
 	return k.emit(idx, f)
-}
-
-// takeOver gives the budget held for a frame to its encoded memory, n
-// bytes, and returns what of held the encoded frame does not need (for the
-// caller to release). An encoded frame above its estimate takes the
-// difference without waiting.
-func (k *sink) takeOver(n, held int64) int64 {
-	if n > held {
-		k.acct.Force(n - held)
-		return 0
-	}
-	return held - n
 }
 
 // recoverEncode, deferred, turns a panic while encoding a frame into *err

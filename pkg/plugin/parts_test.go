@@ -383,8 +383,8 @@ func TestPartsFrameIsItsPieces(t *testing.T) {
 		t.Fatalf("a frame of 5 parts in %d pieces", 1+len(f.Rest))
 	}
 	size := int64(f.Size())
-	if used, _, _, _ := s.pipeline.Stats(); used != size+spare || frames.bytes != used {
-		t.Errorf("budget %d (the response's frames: %d) for a frame of %d bytes and %d of spare capacity", used, frames.bytes, size, spare)
+	if used, _, _, _ := s.pipeline.Stats(); used != size+spare || frames.budget.Bytes() != used {
+		t.Errorf("budget %d (the response's frames: %d) for a frame of %d bytes and %d of spare capacity", used, frames.budget.Bytes(), size, spare)
 	}
 	// Lent parts: their values (3000 float64, 24 KB) are the records'
 	// memory, not copies.
@@ -457,7 +457,7 @@ func TestLentRecordIsItsPieces(t *testing.T) {
 		pf := frames.rest.of(frames.list[0])
 		defer pf.lent.Release()
 		if pf.lent != nil {
-			spare := f.Held() - int64(f.Size()) // the lent buffers' capacity beyond their bytes
+			spare := f.Memory() - int64(f.Size()) // the lent buffers' capacity beyond their bytes
 			var capacity int64
 			for _, col := range pre[0].Columns() {
 				for _, b := range col.Data().Buffers() {
@@ -470,8 +470,8 @@ func TestLentRecordIsItsPieces(t *testing.T) {
 				t.Errorf("%s: budget %d for a lent record whose buffers hold %d bytes (%d beyond their lengths)", settings, used, capacity, spare)
 			}
 		}
-		if used, _, _, _ := s.pipeline.Stats(); used != f.Held() || frames.bytes != used {
-			t.Errorf("%s: budget %d (the response's frames: %d) for a frame holding %d bytes", settings, used, frames.bytes, f.Held())
+		if used, _, _, _ := s.pipeline.Stats(); used != f.Memory() || frames.budget.Bytes() != used {
+			t.Errorf("%s: budget %d (the response's frames: %d) for a frame holding %d bytes", settings, used, frames.budget.Bytes(), f.Memory())
 		}
 		return decodeFrame(t, f, format), f
 	}
@@ -546,8 +546,8 @@ func TestLargeJSONFrameIsWrittenOnce(t *testing.T) {
 			if err := s.runQuery(context.Background(), inst, *q, format, nil, acct, nil, keep); err != nil {
 				t.Fatal(err)
 			}
-			if used, _, _, _ := s.pipeline.Stats(); len(frames.list) != 1 || used != f.Held() {
-				t.Fatalf("%s: %d frames, budget %d for a frame holding %d bytes", tc.name, len(frames.list), used, f.Held())
+			if used, _, _, _ := s.pipeline.Stats(); len(frames.list) != 1 || used != f.Memory() {
+				t.Fatalf("%s: %d frames, budget %d for a frame holding %d bytes", tc.name, len(frames.list), used, f.Memory())
 			}
 			return decodeFrame(t, f, format), f
 		}

@@ -47,7 +47,7 @@ func (s *Service) queryData(ctx context.Context, preq *pluginv2.QueryDataRequest
 			err = s.runQuery(ctx, inst, q, backend.DataFrameFormat(dr.Format), dec, acct, nil, frames.add)
 			dr.Frames = frames.list
 			if err != nil {
-				acct.Release(frames.bytes) // dropped below
+				frames.budget.Release() // the frames are dropped below
 				frames.rest.release()
 			}
 		}
@@ -90,18 +90,19 @@ func replyFormat(inst *Instance, requested pluginv2.DataFrameFormat) pluginv2.Da
 
 // frameList keeps encoded frames in the order the source produced them:
 // each frame's bytes, or its first piece, with the pieces after it in
-// rest.
+// rest, and the budget they hold (given back with the request's account
+// once the reply is written, or at once when the query fails).
 type frameList struct {
-	mu    sync.Mutex
-	list  [][]byte
-	rest  piecedFrames
-	bytes int64
+	mu     sync.Mutex
+	list   [][]byte
+	rest   piecedFrames
+	budget pipeline.Held
 }
 
 func (l *frameList) add(i int, f pipeline.Frame) error {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	l.bytes += f.Held()
+	l.budget.Join(&f.Budget)
 	if i >= len(l.list) {
 		l.list = append(l.list, make([][]byte, i+1-len(l.list))...)
 	}
@@ -151,7 +152,7 @@ func (s *Service) queryChunkedData(ctx context.Context, preq *pluginv2.QueryChun
 					RefId: q.RefID, FrameId: strconv.Itoa(i), Frame: f.B,
 					Status: int32(backend.StatusOK), Format: preq.Format,
 				}}
-				held := f.Held()
+				budget := f.Budget.Move()
 				switch {
 				case len(f.Rest) == 0:
 					f.Lent.Release() // nothing references it
@@ -160,15 +161,14 @@ func (s *Service) queryChunkedData(ctx context.Context, preq *pluginv2.QueryChun
 				default:
 					c.msg.Frame = f.Joined()
 					f.Lent.Release()
-					joined := pipeline.HeldBytes(c.msg.Frame)
-					acct.Force(joined)
-					held += joined
+					joined := acct.Take(pipeline.HeldBytes(c.msg.Frame))
+					budget.Join(&joined)
 				}
 				// The frame holds its budget until gRPC has written it out
 				// (afterWrite): a send returns once the transport has it.
-				// Meanwhile the request is not blocked on itself (Drains).
-				acct.Drains(held)
-				c.written = newAfterWrite(func() { acct.ReleaseDrained(held) })
+				// Meanwhile the request is not blocked on itself (Drain).
+				held := budget.Bytes()
+				c.written = newAfterWrite(budget.Drain())
 				box.put(queued{c: c, held: held})
 				return nil
 			})
