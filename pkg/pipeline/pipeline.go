@@ -124,7 +124,8 @@ func (p *Pipeline) Run(ctx context.Context, q Query, acct *Account, emit func(in
 	if q.Observe == nil {
 		q.Observe = func(arrowipc.BodyStats, int, time.Duration) {}
 	}
-	k := &sink{ctx: ctx, cancel: cancel, p: p, q: q, acct: acct, emit: emit, credit: acct.held0()}
+	k := &sink{ctx: ctx, cancel: cancel, p: p, q: q, acct: acct, emit: emit}
+	k.credit = acct.held0()
 	defer k.releaseCredit()
 	var to source.Sink = k
 	if !q.JSON {
