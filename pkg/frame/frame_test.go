@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
+	"reflect"
 	"testing"
 	"time"
 
@@ -401,4 +402,23 @@ func TestStatsInMeta(t *testing.T) {
 func withoutMeta(f *data.Frame) *data.Frame {
 	f.Meta = nil
 	return f
+}
+
+// ValueBytes is the size of each fixed-width SDK field type's Go value,
+// and no fixed size for text and JSON.
+func TestValueBytes(t *testing.T) {
+	for _, ft := range []data.FieldType{data.FieldTypeInt8, data.FieldTypeInt16, data.FieldTypeInt32, data.FieldTypeInt64,
+		data.FieldTypeUint8, data.FieldTypeUint16, data.FieldTypeUint32, data.FieldTypeUint64, data.FieldTypeFloat32,
+		data.FieldTypeFloat64, data.FieldTypeBool, data.FieldTypeTime, data.FieldTypeEnum, data.FieldTypeString, data.FieldTypeJSON} {
+		n, fixed := frame.ValueBytes(ft)
+		nn, nfixed := frame.ValueBytes(ft.NullableType())
+		if nn != n || nfixed != fixed {
+			t.Errorf("%s: %d/%v, its nullable type %d/%v", ft, n, fixed, nn, nfixed)
+		}
+		size := int64(reflect.TypeOf(data.NewFieldFromFieldType(ft, 1).At(0)).Size())
+		text := ft == data.FieldTypeString || ft == data.FieldTypeJSON
+		if text && fixed || !text && (!fixed || n != size) {
+			t.Errorf("%s: ValueBytes %d (fixed %v), its Go value is %d bytes", ft, n, fixed, size)
+		}
+	}
 }

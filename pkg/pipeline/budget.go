@@ -442,15 +442,6 @@ func (b *Budget) Stats() (used, peak, limit int64, waiting int) {
 // field metadata and footer (about 1.3 KB, see design.md).
 const frameOverhead = 2 << 10
 
-// Go memory of one value of each SDK field type, as the frame holds it.
-var fieldWidth = map[data.FieldType]int64{
-	data.FieldTypeInt8: 1, data.FieldTypeUint8: 1, data.FieldTypeBool: 1,
-	data.FieldTypeInt16: 2, data.FieldTypeUint16: 2, data.FieldTypeEnum: 2,
-	data.FieldTypeInt32: 4, data.FieldTypeUint32: 4, data.FieldTypeFloat32: 4,
-	data.FieldTypeInt64: 8, data.FieldTypeUint64: 8, data.FieldTypeFloat64: 8,
-	data.FieldTypeTime: 24,
-}
-
 // FrameBytes estimates the memory a frame holds: its values as the SDK's
 // vectors hold them (a nullable value adds its pointer), string and JSON
 // bytes with their headers, plus frameOverhead. An encoded frame weighs no
@@ -460,7 +451,7 @@ func FrameBytes(f *data.Frame) int64 {
 	for _, fd := range f.Fields {
 		n := int64(fd.Len())
 		t := fd.Type()
-		per, fixed := fieldWidth[t.NonNullableType()]
+		per, fixed := frame.ValueBytes(t)
 		if t.Nullable() {
 			per += 8
 		}
