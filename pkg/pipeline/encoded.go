@@ -20,7 +20,7 @@ type Frame struct {
 	Budget Held
 	// spare is what the lent record's buffers hold beyond their bytes
 	// (the capacity a pooling allocator rounded them up to, which the
-	// pieces keep alive): counted in Held.
+	// pieces keep alive): counted in Memory.
 	spare int64
 }
 
