@@ -9,8 +9,7 @@
 // Unix times read by their magnitude), the lookup of each row's series, the
 // stores of the value columns with their segments and shared times, the
 // series' order, the wide frame, the fill, and the pooled memory those use
-// (Memory, one per source: its scratch and lent pools; the recycler;
-// DirtyPool). What the split does with each Arrow
+// (Memory, one per source: its scratch and its arrays' pools; DirtyPool). What the split does with each Arrow
 // type comes from package flightsql's one registration per type, handed in
 // as Config.Types: this package builds what differs by type (NumericOf,
 // TimestampValues, EpochValues) and keeps no table keyed by Arrow type.
@@ -42,11 +41,11 @@
 // rows are the builder's own memory, taken from a pool kept across the
 // source's queries (Memory) and given back when the builder is released (the segments
 // only if no frame handed over references them). At the end each series'
-// runs are copied together once, into memory recycled from the series whose
-// frames the sink has released; or, for a sink that lends
-// (source.RecordLender: the plugin, for the Arrow format), into memory from
-// another pool (Memory's lent pool) that the frames reference rather than copy and
-// that goes back to it when the sink releases them, once they are sent; a
+// runs are copied together once, into memory from the source's pool of
+// arrays (Memory), to which it goes back when the sink releases the frame:
+// once encoded, or, for a sink that lends (source.RecordLender: the plugin,
+// for the Arrow format) and whose frames reference that memory rather than
+// copy it, once they are sent; a
 // series whose times are the previous series' shares them, and a series of
 // one run (its arrays slices of segments other series share) is handed over
 // to be copied. The fill is the builder's post step (fillStep), which sees

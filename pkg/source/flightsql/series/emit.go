@@ -30,7 +30,7 @@ type sortedSeries struct {
 	Times  []arrow.Timestamp // ascending; no nulls
 	Values []arrow.Array     // one per value column, aligned with Times
 
-	timesBuf *memory.Buffer // Times' buffer when collected (a recycler's or, lending, the lent pool's); nil when Times lies elsewhere
+	timesBuf *memory.Buffer // Times' buffer when collected (from the arrays' pool); nil when Times lies elsewhere
 
 	// inSegments: Times or a value array is a slice of the builder's
 	// segments (a series of one run), memory it shares with other series,

@@ -1,5 +1,5 @@
 // The pooled memory of the split: its scratch (Memory.scratch), the memory
-// of the series' arrays (recycler, lentAllocator over Memory.lent) and the
+// of the series' arrays (arrays, an allocator over Memory.arrays) and the
 // pool type both are (DirtyPool).
 
 package series
@@ -23,19 +23,19 @@ import (
 // and returned to the system meanwhile, faults in again. Tiers from 64 KiB
 // (smaller buffers are allocated each time) to 4 MiB (larger ones too).
 //
-// lent holds the memory of the arrays a builder lends to its sink
-// (source.RecordLender, lentAllocator), from 4 KiB (a 512-point series of
-// float64; smaller ones are allocated each time) to 4 MiB.
+// arrays holds the memory of the series' arrays (arraysAllocator), from
+// 4 KiB (a 512-point series of float64; smaller ones are allocated each
+// time) to 4 MiB.
 //
 // What either holds is dropped over two garbage collections, as any
 // sync.Pool's. Safe for concurrent use.
 type Memory struct {
-	scratch, lent *DirtyPool
+	scratch, arrays *DirtyPool
 }
 
 // NewMemory returns the pooled memory of a source's series builders.
 func NewMemory() *Memory {
-	return &Memory{scratch: NewDirtyPool(16, 22), lent: NewDirtyPool(12, 22)}
+	return &Memory{scratch: NewDirtyPool(16, 22), arrays: NewDirtyPool(12, 22)}
 }
 
 // tierOf is the capacity of p's buffers for n bytes (n within its tiers).
@@ -92,44 +92,6 @@ func (p *pooled) giveBack() {
 // reference it).
 func (p *pooled) drop() { p.bufs = nil }
 
-// recycler is the memory of the series' arrays: a memory.Allocator that
-// keeps a few freed buffers (recycleKeep) for the next series, so that the
-// arrays of a series the sink has encoded and released hold the next one's
-// instead of becoming garbage. Its memory is not zeroed: callers write all
-// of it. With lend set (the sink lends) it keeps none, and collect takes
-// lent memory instead (lentAllocator): a lent frame's arrays are read until it is sent,
-// long after the next series is built (lend keeps a buffer that would
-// still come through from being reused). Safe for concurrent use (the sink
-// releases frames on its workers).
-type recycler struct {
-	mu   sync.Mutex
-	free [][]byte
-	out  int // buffers handed out and not yet freed
-	lend bool
-	lent lentAllocator // when lend is set
-}
-
-const recycleKeep = 8
-
-func (r *recycler) Allocate(size int) []byte {
-	r.mu.Lock()
-	for i, b := range r.free {
-		if cap(b) >= size {
-			last := len(r.free) - 1
-			r.free[i], r.free[last] = r.free[last], nil
-			r.free = r.free[:last]
-			r.out++
-			r.mu.Unlock()
-			return b[:size]
-		}
-	}
-	r.out++
-	r.mu.Unlock()
-	return make([]byte, size)
-}
-
-func (r *recycler) Reallocate(size int, b []byte) []byte { return reallocate(r, size, b) }
-
 // reallocate is a Reallocate of a's: b itself when it has the room, else
 // size bytes from a holding b's, b freed.
 func reallocate(a memory.Allocator, size int, b []byte) []byte {
@@ -142,41 +104,32 @@ func reallocate(a memory.Allocator, size int, b []byte) []byte {
 	return nb
 }
 
-func (r *recycler) Free(b []byte) {
-	r.mu.Lock()
-	r.out--
-	if !r.lend && len(r.free) < recycleKeep {
-		Poison(b[:cap(b)])
-		r.free = append(r.free, b[:cap(b)])
-	}
-	r.mu.Unlock()
-}
+// arraysAllocator is the memory of the series' arrays: a memory.Allocator
+// over a pool (Memory.arrays), to which a buffer goes back when its last
+// reference is released: once the sink has encoded the frame (copied it),
+// or, a sink that lends (source.RecordLender), once the frame is sent or
+// dropped. A series' arrays are then those of a series sent before, in this
+// query or an earlier one, memory the runtime neither clears nor faults in
+// again. Not cleared: collect writes all of it.
+type arraysAllocator struct{ pool *DirtyPool }
 
-// lentAllocator is the memory of the arrays a series builder lends to its
-// sink (source.RecordLender): a memory.Allocator over a pool (Memory.lent),
-// to which a buffer goes back when its last reference is released, which a
-// lending sink does once the frame is sent or dropped. A query's lent
-// arrays are then the sent arrays of an earlier one, memory the runtime
-// neither clears nor faults in again. Not cleared: collect writes all of it.
-type lentAllocator struct{ pool *DirtyPool }
-
-func (a lentAllocator) Allocate(size int) []byte {
+func (a arraysAllocator) Allocate(size int) []byte {
 	if size < 1<<a.pool.minShift || a.pool.tier(size) < 0 {
 		return make([]byte, size)
 	}
 	return *a.pool.Get(size)
 }
 
-func (a lentAllocator) Reallocate(size int, b []byte) []byte { return reallocate(a, size, b) }
+func (a arraysAllocator) Reallocate(size int, b []byte) []byte { return reallocate(a, size, b) }
 
 // Free keeps b when its capacity is one of the pool's tiers (one Allocate
 // took from it).
-func (a lentAllocator) Free(b []byte) { a.pool.Put(&b) }
+func (a arraysAllocator) Free(b []byte) { a.pool.Put(&b) }
 
 // DirtyPool is a pool of byte buffers that are not cleared: one sync.Pool
 // per power of two from 1 << minShift to 1 << maxShift bytes, larger
 // buffers allocated each time. Its users write every byte they read: the
-// split's scratch and lent memory (Memory). Safe for concurrent use.
+// split's scratch and its arrays (Memory). Safe for concurrent use.
 type DirtyPool struct {
 	minShift, maxShift int
 	tiers              []sync.Pool // tiers[i] holds buffers of capacity 1 << (minShift+i)

@@ -67,13 +67,13 @@ type Builder struct {
 	pend   int
 	cyclic bool // every pending row has the series of the row one period (every series) back
 
-	// The memory of the series' arrays, recycled once the sink releases
-	// them, unless the sink lends (lender set, at finish): then every
-	// array's memory is lent memory's (Memory.lent), back in its pool once the frame is
-	// sent (but a one-run series', inSegments), and a series whose times
-	// are the previous one's shares them (lastTimes: the last times
-	// collected, sorted).
-	mem          recycler
+	// The memory of the series' arrays (Memory.arrays), back in its pool
+	// once the sink releases them: when it has encoded the frame, or, a
+	// sink that lends (lender set, at finish), when the frame is sent (but
+	// a one-run series', inSegments). A series whose times are the
+	// previous one's shares them (lastTimes: the last times collected,
+	// sorted).
+	mem          arraysAllocator
 	lender       source.RecordLender
 	lastTimes    []arrow.Timestamp
 	lastRuns     []run           // where lastTimes were collected from
@@ -129,7 +129,7 @@ func New(cfg Config, s *arrow.Schema) (*Builder, error) {
 	if mem == nil {
 		mem = NewMemory()
 	}
-	b.segMem.pool, b.scratchMem.pool, b.mem.lent = mem.scratch, mem.scratch, lentAllocator{mem.lent}
+	b.segMem.pool, b.scratchMem.pool, b.mem = mem.scratch, mem.scratch, arraysAllocator{mem.arrays}
 	b.times = segments[arrow.Timestamp]{times: true, mem: &b.segMem, scratch: &b.scratchMem}
 	for i, f := range s.Fields() {
 		if i == ti {
@@ -281,7 +281,6 @@ func (b *Builder) Finish(sink source.Sink, notices []data.Notice) error {
 	notices = b.clock.Notices(notices, b.nulls)
 	b.flush()
 	b.lender, _ = sink.(source.RecordLender)
-	b.mem.lend = b.lender != nil
 	all := slices.Clone(b.series)
 	defer b.Release()
 	slices.SortFunc(all, compareSeries)
@@ -334,7 +333,7 @@ func (b *Builder) sortSeries(s *series) (*sortedSeries, error) {
 		times, tbuf = b.lastTimes, b.lastTimesBuf // sorted: kept only when it needed no sort
 		tbuf.Retain()
 	} else {
-		times, tbuf = b.times.collect(runs, &b.mem)
+		times, tbuf = b.times.collect(runs, b.mem)
 	}
 	var perm []int32
 	if !shared && !slices.IsSorted(times) {
@@ -355,7 +354,7 @@ func (b *Builder) sortSeries(s *series) (*sortedSeries, error) {
 		b.setLastTimes(times, runs, tbuf)
 	}
 	for j, st := range b.stores {
-		ss.Values[j] = st.array(runs, b.schema.Field(b.valueIdx[j]).Type, perm, &b.mem)
+		ss.Values[j] = st.array(runs, b.schema.Field(b.valueIdx[j]).Type, perm, b.mem)
 	}
 	if b.post != nil {
 		if err := b.post(ss); err != nil {

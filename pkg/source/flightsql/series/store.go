@@ -24,7 +24,7 @@ type valueStore interface {
 	// array returns the values of one series, whose rows are runs, as an
 	// array of type dt (the i-th value being the perm[i]-th of the runs;
 	// perm nil: in their order), its values in memory from mem.
-	array(runs []run, dt arrow.DataType, perm []int32, mem *recycler) arrow.Array
+	array(runs []run, dt arrow.DataType, perm []int32, mem arraysAllocator) arrow.Array
 }
 
 // run is where some rows of a series are: n values of segment seg from
@@ -72,7 +72,7 @@ func (s *numStore[T]) flush(g *rowGroups) {
 	s.valid = append(s.valid, valid)
 }
 
-func (s *numStore[T]) array(runs []run, dt arrow.DataType, perm []int32, mem *recycler) arrow.Array {
+func (s *numStore[T]) array(runs []run, dt arrow.DataType, perm []int32, mem arraysAllocator) arrow.Array {
 	vals, buf := s.vals.collect(runs, mem)
 	var bm []byte
 	nulls, pos := 0, 0
@@ -327,8 +327,8 @@ func timeBytes(t []arrow.Timestamp) []byte {
 
 // collect returns the values of runs as one slice: the segment's own memory
 // when there is one run (buf nil), else a copy in a buffer from mem (buf,
-// which the caller owns), or, when mem lends, from its lent memory.
-func (s *segments[T]) collect(runs []run, mem *recycler) (vals []T, buf *memory.Buffer) {
+// which the caller owns).
+func (s *segments[T]) collect(runs []run, mem arraysAllocator) (vals []T, buf *memory.Buffer) {
 	if len(runs) == 1 {
 		return s.of(runs[0]), nil
 	}
@@ -341,16 +341,12 @@ func (s *segments[T]) collect(runs []run, mem *recycler) (vals []T, buf *memory.
 	}
 	var zero T
 	size := n * int(unsafe.Sizeof(zero))
-	var alloc memory.Allocator = mem
-	if mem.lend {
-		alloc = mem.lent
-	}
-	b := alloc.Allocate(size)
+	b := mem.Allocate(size)
 	vals = unsafe.Slice((*T)(unsafe.Pointer(unsafe.SliceData(b))), n)[:0]
 	for _, r := range runs {
 		vals = append(vals, s.of(r)...)
 	}
-	return vals, memory.NewBufferWithAllocator(b[:size], alloc)
+	return vals, memory.NewBufferWithAllocator(b[:size], mem)
 }
 
 // permute returns a new slice whose i-th value is vals[perm[i]].
