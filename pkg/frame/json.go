@@ -105,16 +105,6 @@ func appendQuoted(dst []byte, s string, q quoting) []byte {
 	return append(dst, '"')
 }
 
-// appendLabelString appends s as a JSON string exactly as the SDK's
-// json.Marshal(data.Labels) writes it: Labels.MarshalJSON (jsoniter's
-// WriteString: `"` and `\` escaped, \n \r \t short, other control bytes as
-// \u00XX, every other byte verbatim, invalid UTF-8 included), then
-// encoding/json's compaction of Marshaler output (<, >, & and U+2028,
-// U+2029 escaped). TestLabelsJSONMatchesSDK and FuzzLabelsJSON pin it.
-func appendLabelString(dst []byte, s string) []byte {
-	return appendQuoted(dst, s, quoteCompacted)
-}
-
 // appendLabelsJSON appends labels as the SDK's json.Marshal(labels) writes
 // them: an object with the keys sorted. keys is scratch for the sort and is
 // returned for reuse.
