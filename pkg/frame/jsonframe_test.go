@@ -430,6 +430,7 @@ func TestJSONSizeHintIsABound(t *testing.T) {
 		rep("i8", int8(math.MinInt8)), rep("i16", int16(math.MinInt16)), rep("i32", int32(math.MinInt32)), rep("i64", int64(math.MinInt64)),
 		rep("u8", uint8(math.MaxUint8)), rep("u16", uint16(math.MaxUint16)), rep("u32", uint32(math.MaxUint32)), rep("u64", uint64(math.MaxUint64)),
 		rep("bool", false), rep("time", time.Unix(0, math.MinInt64)), rep("time sub-ms", time.Unix(0, 999_999)),
+		rep("u8 null", (*uint8)(nil)), rep("i64 null", (*int64)(nil)), rep("f64 null", (*float64)(nil)),
 	}
 	for _, rows := range []int{0, 1, 300} {
 		for _, seed := range []uint64{1, 42} {
@@ -464,6 +465,27 @@ func TestJSONSizeHintIsABound(t *testing.T) {
 	}
 	if frame.JSONSizeHint(frame.Input{Frame: frames[0]}) != 0 {
 		t.Error("a hint for a data.Frame, which JSONSizeHint does not estimate")
+	}
+}
+
+// The hint of an integer or time column is its own values' longest, not
+// its type's: a table of small integers and recent times is not sized for
+// the widest ones.
+func TestJSONSizeHintFitsIntegers(t *testing.T) {
+	n := 5000
+	small, times := make([]int64, n), make([]time.Time, n)
+	for i := range n {
+		small[i], times[i] = int64(i%100), time.Unix(1_700_000_000+int64(i), 0)
+	}
+	rec := sdkRecordOf(t, data.NewFrame("t", data.NewField("n", nil, small), data.NewField("t", nil, times)))
+	defer rec.Release()
+	in := frame.Input{Record: rec}
+	got, err := frame.AppendJSON(nil, in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if hint := frame.JSONSizeHint(in); hint < len(got) || hint > len(got)*5/4 {
+		t.Errorf("hint %d for %d bytes of JSON", hint, len(got))
 	}
 }
 

@@ -13,11 +13,13 @@ import (
 // the frame data.FromArrowRecord makes of it, and the size hint of its JSON.
 
 // JSONSizeHint is about the size of a record's JSON (Append): no less than
-// it for columns of numbers, times and bools (their longest values), the
-// bytes of text and binary columns with their quotes or nulls (but not
-// their escapes), and twice the schema's metadata; 0 for a data.Frame,
-// whose size it does not estimate. A buffer sized by it once for a large
-// frame grows only for a text column's escapes.
+// it for columns of numbers, times and bools (the longest of an integer
+// or time column's own values, a float type's longest, null), the bytes of
+// text and binary columns with their quotes or nulls (but not their
+// escapes), and a margin for the schema (an estimate where field configs
+// and labels are written again as the SDK writes them); 0 for a
+// data.Frame, whose size it does not estimate. A buffer sized by it once
+// for a large frame grows only for escapes or rewritten metadata.
 func JSONSizeHint(in Input) int {
 	rec := in.Record
 	if rec == nil || in.Frame != nil {
@@ -28,17 +30,75 @@ func JSONSizeHint(in Input) int {
 	rows := int(rec.NumRows())
 	for i, col := range rec.Columns() {
 		f := schema.Field(i)
-		n += 2*(len(f.Name)+metadataLen(f.Metadata)) + 64 + rows*(jsonMaxLen[col.DataType().ID()]+len(","))
+		n += 2*(len(f.Name)+metadataLen(f.Metadata)) + 128 // the field's schema and its values' brackets
+		per := jsonMaxLen[col.DataType().ID()]
 		switch a := col.(type) {
 		case *array.String:
 			n += len(a.ValueBytes())
 		case *array.Binary:
 			n += len(a.ValueBytes())
 		case *array.Timestamp:
-			if vals, err := fixedValues[int64](a); err == nil && anySubMilli(vals) {
-				n += rows * len("999999,") // the column's nanos
+			if vals, err := fixedValues[int64](a); err == nil && len(vals) > 0 {
+				lo, hi := minMax(vals)
+				lo, _ = splitMilli(lo)
+				hi, _ = splitMilli(hi)
+				per = max(digits(lo), digits(hi))
+				if anySubMilli(vals) {
+					n += rows * len("999999,") // the column's nanos
+				}
 			}
+		case *array.Int8:
+			per = intLen[int8](a)
+		case *array.Int16:
+			per = intLen[int16](a)
+		case *array.Int32:
+			per = intLen[int32](a)
+		case *array.Int64:
+			per = intLen[int64](a)
+		case *array.Uint8:
+			per = intLen[uint8](a)
+		case *array.Uint16:
+			per = intLen[uint16](a)
+		case *array.Uint32:
+			per = intLen[uint32](a)
+		case *array.Uint64:
+			per = intLen[uint64](a)
 		}
+		if col.NullN() > 0 {
+			per = max(per, len("null"))
+		}
+		n += rows * (per + len(","))
+	}
+	return n
+}
+
+// intLen is the length of the longest of an integer column's values as
+// JSON (its least or its greatest; a null's value counts too).
+func intLen[T ~int8 | ~int16 | ~int32 | ~int64 | ~uint8 | ~uint16 | ~uint32 | ~uint64](a arrow.Array) int {
+	vals, err := fixedValues[T](a)
+	if err != nil || len(vals) == 0 {
+		return 0
+	}
+	lo, hi := minMax(vals)
+	return max(digits(lo), digits(hi))
+}
+
+func minMax[T ~int8 | ~int16 | ~int32 | ~int64 | ~uint8 | ~uint16 | ~uint32 | ~uint64](vals []T) (lo, hi T) {
+	lo, hi = vals[0], vals[0]
+	for _, v := range vals {
+		lo, hi = min(lo, v), max(hi, v)
+	}
+	return lo, hi
+}
+
+// digits is the length of v in decimal, its sign included.
+func digits[T ~int8 | ~int16 | ~int32 | ~int64 | ~uint8 | ~uint16 | ~uint32 | ~uint64](v T) int {
+	n, u := 1, uint64(v)
+	if v < 0 {
+		n, u = 2, -uint64(int64(v)) // MinInt64's magnitude too
+	}
+	for ; u >= 10; u /= 10 {
+		n++
 	}
 	return n
 }

@@ -20,16 +20,21 @@ import (
 // over as it is, or copied to its size a megabyte at a time when the hint
 // was more than a third above it. A single copy of many megabytes would
 // also hold up the garbage collector, which cannot preempt a copy.
-// The budget a frame holds is its capacity (HeldBytes).
-func (k *sink) marshalJSON(j job) ([]byte, error) {
+// held, the job's budget, grows to count that memory, and the copy while
+// both exist, before either is made (taken without waiting: a worker must
+// not wait); the caller fits it to the frame once written. The budget a
+// frame holds is its capacity (HeldBytes).
+func (k *sink) marshalJSON(j job, held *Held) ([]byte, error) {
 	in := frame.Input{Frame: j.frame, Record: j.rec}
 	s := k.p.jsonScratches.Get().(*jsonScratch)
 	defer k.p.putJSONScratch(s)
-	if hint := frame.JSONSizeHint(in); hint > maxJSONScratch {
+	if hint := int64(frame.JSONSizeHint(in)); hint > maxJSONScratch {
+		held.Fit(max(held.Bytes(), hint))
 		b, err := s.w.Append(make([]byte, 0, hint), in)
 		if err != nil || cap(b)-len(b) <= len(b)/3 {
 			return b, err
 		}
+		held.Fit(held.Bytes() + int64(len(b)))
 		return joinChunks(b), nil
 	}
 	var err error

@@ -288,7 +288,7 @@ func (k *sink) encodeAndEmit(idx int, j job, summary *frame.Summary) (err error)
 	defer held.Release() // what the frame does not take
 	defer k.recoverEncode(&err)
 	if k.q.JSON {
-		f.B, err = k.marshalJSON(j)
+		f.B, err = k.marshalJSON(j, &held)
 	} else {
 		f, err = k.encode(j, summary)
 	}

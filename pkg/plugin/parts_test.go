@@ -499,9 +499,9 @@ func TestLentRecordIsItsPieces(t *testing.T) {
 // A JSON frame larger than the pooled scratch buffer (a table's whole
 // result) is written into memory sized once by frame.JSONSizeHint (which
 // bounds it: TestJSONSizeHintIsABound) and handed over in it, or, when the
-// hint was well above its size, copied to its size; the budget holds its
-// capacity while the frame waits; it decodes to the frame the Arrow reply
-// decodes to.
+// hint was well above its size, copied to its size; the budget counts that
+// memory (and the copy) before it is made, and holds the frame's capacity
+// while the frame waits; it decodes to the frame the Arrow reply decodes to.
 func TestLargeJSONFrameIsWrittenOnce(t *testing.T) {
 	mem := memory.NewGoAllocator()
 	long := func() arrow.RecordBatch { // values of 17 digits, near the hint's bound
@@ -563,9 +563,12 @@ func TestLargeJSONFrameIsWrittenOnce(t *testing.T) {
 		rec := array.NewRecordBatch(arrow.NewSchema(tc.rec.Schema().Fields(), &md), tc.rec.Columns(), tc.rec.NumRows())
 		hint := frame.JSONSizeHint(frame.Input{Record: rec})
 		rec.Release()
-		wantCap := hint
+		wantCap, wantPeak := hint, int64(hint)
 		if tc.copied {
-			wantCap = len(f.B)
+			wantCap, wantPeak = len(f.B), int64(hint+len(f.B)) // the buffer and its copy, while both exist
+		}
+		if _, peak, _, _ := s.pipeline.Stats(); peak < wantPeak {
+			t.Errorf("%s: the budget held at most %d; the JSON buffer and its copy are %d", tc.name, peak, wantPeak)
 		}
 		if len(f.Rest) != 0 || cap(f.B) != wantCap || hint < 4<<20 {
 			t.Errorf("%s: a JSON frame of %d bytes in %d pieces, capacity %d; want one piece of capacity %d (the hint, above the pooled scratch's 4 MiB, is %d)", tc.name, len(f.B), 1+len(f.Rest), cap(f.B), wantCap, hint)
