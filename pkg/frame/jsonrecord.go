@@ -37,37 +37,32 @@ func JSONSizeHint(in Input) int {
 			n += len(a.ValueBytes())
 		case *array.Binary:
 			n += len(a.ValueBytes())
-		case *array.Timestamp:
-			if vals, err := fixedValues[int64](a); err == nil && len(vals) > 0 {
-				lo, hi := minMax(vals)
-				lo, _ = splitMilli(lo)
-				hi, _ = splitMilli(hi)
-				per = max(digits(lo), digits(hi))
-				if anySubMilli(vals) {
-					n += rows * len("999999,") // the column's nanos
-				}
-			}
-		case *array.Int8:
-			per = intLen[int8](a)
-		case *array.Int16:
-			per = intLen[int16](a)
-		case *array.Int32:
-			per = intLen[int32](a)
-		case *array.Int64:
-			per = intLen[int64](a)
-		case *array.Uint8:
-			per = intLen[uint8](a)
-		case *array.Uint16:
-			per = intLen[uint16](a)
-		case *array.Uint32:
-			per = intLen[uint32](a)
-		case *array.Uint64:
-			per = intLen[uint64](a)
+		}
+		if vl := jsonValueLen[col.DataType().ID()]; vl != nil && col.Len() > 0 {
+			per = vl(col)
 		}
 		if col.NullN() > 0 {
 			per = max(per, len("null"))
 		}
 		n += rows * (per + len(","))
+	}
+	return n
+}
+
+// timeLen bounds a timestamp column's values as JSON: the milliseconds of
+// its least and greatest, and its nanos element when a row has a
+// sub-millisecond part.
+func timeLen(a arrow.Array) int {
+	vals, err := fixedValues[int64](a)
+	if err != nil || len(vals) == 0 {
+		return maxTimeLen
+	}
+	lo, hi := minMax(vals)
+	lo, _ = splitMilli(lo)
+	hi, _ = splitMilli(hi)
+	n := max(digits(lo), digits(hi))
+	if anySubMilli(vals) {
+		n += len("999999,") // the column's nanos
 	}
 	return n
 }

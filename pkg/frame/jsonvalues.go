@@ -37,12 +37,15 @@ type jsonKind struct {
 	values, nullable frameValues
 	record           recordValues
 	maxLen           int
+	// valueLen, when set, bounds a record column's values by their own
+	// (integers, times) rather than the type's maxLen (JSONSizeHint).
+	valueLen func(a arrow.Array) int
 }
 
 // The writers by SDK field type and by Arrow column type, and the most
 // bytes a value of a column type takes, derived from the field-type table.
-var jsonFrameValues, jsonRecordValues, jsonMaxLen = func() (map[data.FieldType]frameValues, map[arrow.Type]recordValues, map[arrow.Type]int) {
-	fv, rv, ml := map[data.FieldType]frameValues{}, map[arrow.Type]recordValues{}, map[arrow.Type]int{}
+var jsonFrameValues, jsonRecordValues, jsonMaxLen, jsonValueLen = func() (map[data.FieldType]frameValues, map[arrow.Type]recordValues, map[arrow.Type]int, map[arrow.Type]func(arrow.Array) int) {
+	fv, rv, ml, vl := map[data.FieldType]frameValues{}, map[arrow.Type]recordValues{}, map[arrow.Type]int{}, map[arrow.Type]func(arrow.Array) int{}
 	for ft, k := range kinds {
 		if k.json.values == nil {
 			continue // not written as JSON: refused (JSONWriter.Append)
@@ -52,10 +55,10 @@ var jsonFrameValues, jsonRecordValues, jsonMaxLen = func() (map[data.FieldType]f
 			fv[ft] = k.json.nullable
 		}
 		if k.json.record != nil {
-			rv[k.arrow.ID()], ml[k.arrow.ID()] = k.json.record, k.json.maxLen
+			rv[k.arrow.ID()], ml[k.arrow.ID()], vl[k.arrow.ID()] = k.json.record, k.json.maxLen, k.json.valueLen
 		}
 	}
-	return fv, rv, ml
+	return fv, rv, ml, vl
 }()
 
 // jsonOf is the jsonKind of an SDK field type whose values are of type T
@@ -114,6 +117,14 @@ func jsonFixed[T fixedWidth](p put[T], maxLen int) jsonKind {
 	}, maxLen)
 }
 
+// jsonInt is jsonFixed for an integer type, whose record column is bounded
+// by its own least and greatest values.
+func jsonInt[T ~int8 | ~int16 | ~int32 | ~int64 | ~uint8 | ~uint16 | ~uint32 | ~uint64](p put[T], maxLen int) jsonKind {
+	k := jsonFixed(p, maxLen)
+	k.valueLen = intLen[T]
+	return k
+}
+
 // The longest values: below 1e21 a float is a sign and up to 21 integer
 // digits (float32's most); from 1e-6, "-0.00000" and 17 digits (float64's).
 // Times are milliseconds.
@@ -124,7 +135,7 @@ const (
 )
 
 // jsonTimes is the jsonKind of times.
-var jsonTimes = jsonKind{values: frameTimes, nullable: frameNullableTimes, record: recordTimes, maxLen: maxTimeLen}
+var jsonTimes = jsonKind{values: frameTimes, nullable: frameNullableTimes, record: recordTimes, maxLen: maxTimeLen, valueLen: timeLen}
 
 // fixedValues views the values of a fixed-width column in place.
 func fixedValues[T fixedWidth](a arrow.Array) ([]T, error) {
