@@ -277,10 +277,18 @@ func rowBytes(rec arrow.RecordBatch, i int) int64 {
 // writeResourceError writes err of resource what; a deadline of the call's
 // own says which bound it hit.
 func (s *Source) writeResourceError(w http.ResponseWriter, ctx context.Context, what string, err error) {
-	if source.KindOf(err) == source.KindTimeout && errors.Is(ctx.Err(), context.DeadlineExceeded) {
+	if source.KindOf(err) == source.KindTimeout && deadlinePassed(ctx) {
 		err = &source.Error{Kind: source.KindTimeout, Err: fmt.Errorf("flightsql: %s: no answer within %s, the schema browser's bound (the timeout setting, at most %s): %w", what, s.resourceTimeout(), s.bounds.timeout, err)}
 	}
 	writeError(w, err)
+}
+
+// deadlinePassed reports whether ctx's deadline has come, whether or not
+// its timer has fired yet: gRPC may see a call's deadline first, and report
+// it, while ctx.Err() is still nil.
+func deadlinePassed(ctx context.Context) bool {
+	dl, ok := ctx.Deadline()
+	return errors.Is(ctx.Err(), context.DeadlineExceeded) || ok && !time.Now().Before(dl)
 }
 
 // stringAt returns a copy of the text in column name, row i ("" when null or

@@ -226,3 +226,25 @@ func TestResourceTimeout(t *testing.T) {
 		t.Errorf("%d %q", code, msg)
 	}
 }
+
+// stillRunning is a context whose deadline has come but whose timer has not
+// fired yet: what a resource call sees when gRPC reports the deadline first.
+type stillRunning struct{ context.Context }
+
+func (stillRunning) Deadline() (time.Time, bool) { return time.Now().Add(-time.Millisecond), true }
+
+// A timeout reported before the call's own context says so is still the
+// schema browser's bound.
+func TestResourceTimeoutBeforeItsTimer(t *testing.T) {
+	s := newTestSource(t, baseConfig(startServer(t, &stallingTables{}, serverOpts{})))
+	s.bounds.timeout = 50 * time.Millisecond
+	ctx := stillRunning{context.Background()}
+	if ctx.Err() != nil || !deadlinePassed(ctx) {
+		t.Fatal("the test context")
+	}
+	rec := httptest.NewRecorder()
+	s.writeResourceError(rec, ctx, "tables", &source.Error{Kind: source.KindTimeout, Err: context.DeadlineExceeded})
+	if !strings.Contains(rec.Body.String(), "no answer within 50ms, the schema browser's bound") || rec.Code != http.StatusGatewayTimeout {
+		t.Errorf("%d %s", rec.Code, rec.Body.String())
+	}
+}
