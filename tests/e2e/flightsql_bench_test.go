@@ -438,6 +438,9 @@ func benchPoints(b *testing.B) int {
 //     target: ≤ 1.5), and peak-growth/arrow the same above its VmRSS
 //     before the query, the most of the iterations; rss-before-MiB the
 //     least VmRSS before a query;
+//   - grafana-decode-cpu-ns/row: this process's CPU decoding each answer
+//     as Grafana does, by the format it declares (decodeFrames: the SDK's
+//     UnmarshalArrowFrames, or json.Unmarshal of each JSON frame);
 //   - wire/arrow: the answer's frame bytes over the result's Arrow size;
 //   - rss-idle-MiB: the process's VmRSS once started, before any query;
 //     first-peak-rss/arrow and first-growth/arrow: the peak of its first
@@ -605,9 +608,9 @@ func benchThroughTheBinary(b *testing.B, res *benchResult, addr string, env []st
 				b.Fatal(err)
 			}
 			var (
-				cpu, rawCPU, rawWall time.Duration
-				growth, peak, wire   int64
-				before               int64 = math.MaxInt64
+				cpu, rawCPU, rawWall, decode time.Duration
+				growth, peak, wire           int64
+				before                       int64 = math.MaxInt64
 			)
 			for b.Loop() {
 				b.StopTimer()
@@ -623,6 +626,11 @@ func benchThroughTheBinary(b *testing.B, res *benchResult, addr string, env []st
 					return err
 				})
 				b.StopTimer()
+				if err == nil { // Grafana's side: the answer decoded by the format it declares
+					d0 := selfCPU(b)
+					_, err = decodeFrames(dr.Format, dr.Frames)
+					decode += selfCPU(b) - d0
+				}
 				if err == nil {
 					err = checkAnswer(dr, format, res)
 				}
@@ -641,6 +649,7 @@ func benchThroughTheBinary(b *testing.B, res *benchResult, addr string, env []st
 			n := float64(b.N)
 			b.ReportMetric(float64(cpu.Nanoseconds())/n/rows, "plugin-cpu-ns/row")
 			b.ReportMetric(float64(rawCPU.Nanoseconds())/n/rows, "raw-cpu-ns/row")
+			b.ReportMetric(float64(decode.Nanoseconds())/n/rows, "grafana-decode-cpu-ns/row")
 			b.ReportMetric(float64(rawCPU)/float64(cpu), "raw/plugin-cpu")
 			b.ReportMetric(rows*n/b.Elapsed().Seconds(), "rows/s")
 			b.ReportMetric(rows*n/rawWall.Seconds(), "raw-rows/s")
