@@ -38,7 +38,9 @@ func JSONSizeHint(in Input) int {
 		case *array.Binary:
 			n += len(a.ValueBytes())
 		}
-		if vl := jsonValueLen[col.DataType().ID()]; vl != nil && col.Len() > 0 {
+		// A column's own values are read only where the type's longest
+		// would make a large difference: not for a series frame's times.
+		if vl := jsonValueLen[col.DataType().ID()]; vl != nil && rows*per > valueLenFrom {
 			per = vl(col)
 		}
 		if col.NullN() > 0 {
@@ -48,6 +50,10 @@ func JSONSizeHint(in Input) int {
 	}
 	return n
 }
+
+// valueLenFrom is the size, by its type's longest values, above which a
+// column's values are read to bound it by their own.
+const valueLenFrom = 64 << 10
 
 // timeLen bounds a timestamp column's values as JSON: the milliseconds of
 // its least and greatest, and its nanos element when a row has a
