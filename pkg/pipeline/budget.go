@@ -91,6 +91,9 @@ type Account struct {
 	waiting  int   // guarded by b.mu
 }
 
+// Share is the name of the share the account draws on.
+func (a *Account) Share() string { return a.share }
+
 // Errors of the budget: a reservation that waited too long (the query may
 // succeed later) and one that can never fit (it may with a smaller time
 // range).

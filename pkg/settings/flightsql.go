@@ -81,6 +81,13 @@ type FlightSQL struct {
 	Timeout   int64 `json:"timeout"`
 	RowLimit  int64 `json:"rowLimit"`
 	ByteLimit int64 `json:"byteLimit"`
+	// IncrementalQueries: a time-series query asked again for a later
+	// range reads only what is new (IncrementalOverlap seconds before the
+	// end of its kept answer on) and serves the rest from the result cache,
+	// which holds at most ResultCacheBytes.
+	IncrementalQueries bool  `json:"incrementalQueries"`
+	IncrementalOverlap int64 `json:"incrementalOverlap"`
+	ResultCacheBytes   int64 `json:"resultCacheBytes"`
 
 	// Headers are sorted by Index.
 	Headers []Header `json:"-"`
@@ -92,14 +99,20 @@ type FlightSQL struct {
 	TLSClientKey  Secret `json:"-"`
 }
 
+// OverlapDuration returns IncrementalOverlap as a time.Duration.
+func (f FlightSQL) OverlapDuration() time.Duration {
+	return time.Duration(f.IncrementalOverlap) * time.Second
+}
+
 // TimeoutDuration returns Timeout as a time.Duration.
 func (f FlightSQL) TimeoutDuration() time.Duration { return time.Duration(f.Timeout) * time.Second }
 
 // String describes the settings without any secret value.
 func (f FlightSQL) String() string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "FlightSQL{address=%q tls=%t authType=%q username=%q catalog=%q schema=%q dialect=%q oauthPassThru=%t noForwardedIdentity=%q allowedLocationHosts=%q timeout=%d rowLimit=%d byteLimit=%d",
-		f.Address, f.TLSEnabled, f.AuthType, f.Username, f.Catalog, f.Schema, f.Dialect, f.OAuthPassThru, f.NoForwardedIdentity, f.AllowedLocationHosts, f.Timeout, f.RowLimit, f.ByteLimit)
+	fmt.Fprintf(&b, "FlightSQL{address=%q tls=%t authType=%q username=%q catalog=%q schema=%q dialect=%q oauthPassThru=%t noForwardedIdentity=%q allowedLocationHosts=%q timeout=%d rowLimit=%d byteLimit=%d incrementalQueries=%t incrementalOverlap=%d resultCacheBytes=%d",
+		f.Address, f.TLSEnabled, f.AuthType, f.Username, f.Catalog, f.Schema, f.Dialect, f.OAuthPassThru, f.NoForwardedIdentity, f.AllowedLocationHosts, f.Timeout, f.RowLimit, f.ByteLimit,
+		f.IncrementalQueries, f.IncrementalOverlap, f.ResultCacheBytes)
 	for _, h := range f.Headers {
 		fmt.Fprintf(&b, " header%d=%q", h.Index, h.Name)
 	}

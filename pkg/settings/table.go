@@ -104,6 +104,12 @@ const (
 	minTimeout, maxTimeout     = 1, 3600
 	minRowLimit, maxRowLimit   = 1, 100_000_000
 	minByteLimit, maxByteLimit = 1024, 16 << 30
+
+	DefaultIncrementalOverlap = 300 // seconds
+	DefaultResultCacheBytes   = 64 << 20
+
+	minOverlap, maxOverlap       = 1, 86400
+	minCacheBytes, maxCacheBytes = 1 << 20, 16 << 30
 )
 
 // Type is the JSON type of a setting's value.
@@ -256,6 +262,15 @@ var table = []Setting{
 	{Key: "byteLimit", Type: Integer, Default: int64(DefaultFlightSQLByteLimit), Min: minByteLimit, Max: maxByteLimit, Unit: "bytes", Upstream: UpstreamFlightSQL,
 		Help:  "Bytes read per query; the rest is cut with a frame notice.",
 		field: func(s *Settings) any { return &s.FlightSQL.ByteLimit }},
+	{Key: "incrementalQueries", Type: Bool, Default: true, Upstream: UpstreamFlightSQL,
+		Help:  "A time_series or time_series_wide query asked again for a range that starts and ends no earlier (a refreshing dashboard) reads from the server only the rows from incrementalOverlap before its kept answer's end on, and the rest from the result cache, when its SQL allows it (one $__timeFilter, no $__timeFrom/$__timeTo, no LIMIT, window or second SELECT, aggregates only with $__timeGroup). The query's stats say whether it was incremental, and why not. A query can opt out with \"incremental\": false.",
+		field: func(s *Settings) any { return &s.FlightSQL.IncrementalQueries }},
+	{Key: "incrementalOverlap", Type: Integer, Default: int64(DefaultIncrementalOverlap), Min: minOverlap, Max: maxOverlap, Unit: "seconds", Upstream: UpstreamFlightSQL,
+		Help:  "How far before the kept answer's end an incremental query reads again, for rows that arrive late and the last, incomplete $__timeGroup bucket. A query whose time group is longer than half of it is not incremental.",
+		field: func(s *Settings) any { return &s.FlightSQL.IncrementalOverlap }},
+	{Key: "resultCacheBytes", Type: Integer, Default: int64(DefaultResultCacheBytes), Min: minCacheBytes, Max: maxCacheBytes, Unit: "bytes", Upstream: UpstreamFlightSQL,
+		Help:  "Most bytes of compressed kept answers this data source holds in the plugin's memory; the least recently used go first, and an answer above a quarter of it is not kept.",
+		field: func(s *Settings) any { return &s.FlightSQL.ResultCacheBytes }},
 }
 
 // Table returns every setting, in the order of the editor.

@@ -23,6 +23,10 @@ type Query struct {
 	Interval      time.Duration
 	MaxDataPoints int64
 	Limits        Limits
+	// Scope names who may be given an answer kept for this query: its
+	// tenant, organisation and data source (a source that keeps answers
+	// adds the forwarded identity itself).
+	Scope string
 }
 
 // Limits bound what one query may produce. Zero means "no limit".

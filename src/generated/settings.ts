@@ -412,6 +412,39 @@ export const settings = {
     description:
       'Bytes read per query; the rest is cut with a frame notice. Accepted: 1024 to 17179869184 bytes. Default: 268435456.',
   },
+  incrementalQueries: {
+    key: 'incrementalQueries',
+    type: 'boolean',
+    default: true,
+    upstream: 'flightsql',
+    help: 'A time_series or time_series_wide query asked again for a range that starts and ends no earlier (a refreshing dashboard) reads from the server only the rows from incrementalOverlap before its kept answer\'s end on, and the rest from the result cache, when its SQL allows it (one $__timeFilter, no $__timeFrom/$__timeTo, no LIMIT, window or second SELECT, aggregates only with $__timeGroup). The query\'s stats say whether it was incremental, and why not. A query can opt out with "incremental": false.',
+    description:
+      'A time_series or time_series_wide query asked again for a range that starts and ends no earlier (a refreshing dashboard) reads from the server only the rows from incrementalOverlap before its kept answer\'s end on, and the rest from the result cache, when its SQL allows it (one $__timeFilter, no $__timeFrom/$__timeTo, no LIMIT, window or second SELECT, aggregates only with $__timeGroup). The query\'s stats say whether it was incremental, and why not. A query can opt out with "incremental": false. Default: on.',
+  },
+  incrementalOverlap: {
+    key: 'incrementalOverlap',
+    type: 'integer',
+    default: 300,
+    min: 1,
+    max: 86400,
+    unit: 'seconds',
+    upstream: 'flightsql',
+    help: "How far before the kept answer's end an incremental query reads again, for rows that arrive late and the last, incomplete $__timeGroup bucket. A query whose time group is longer than half of it is not incremental.",
+    description:
+      "How far before the kept answer's end an incremental query reads again, for rows that arrive late and the last, incomplete $__timeGroup bucket. A query whose time group is longer than half of it is not incremental. Accepted: 1 to 86400 seconds. Default: 300.",
+  },
+  resultCacheBytes: {
+    key: 'resultCacheBytes',
+    type: 'integer',
+    default: 67108864,
+    min: 1048576,
+    max: 17179869184,
+    unit: 'bytes',
+    upstream: 'flightsql',
+    help: "Most bytes of compressed kept answers this data source holds in the plugin's memory; the least recently used go first, and an answer above a quarter of it is not kept.",
+    description:
+      "Most bytes of compressed kept answers this data source holds in the plugin's memory; the least recently used go first, and an answer above a quarter of it is not kept. Accepted: 1048576 to 17179869184 bytes. Default: 67108864.",
+  },
 } as const satisfies Record<string, SettingSpec>;
 
 /** Message templates shared with the backend's Validate; fill {value}, {min}, {max}, {unit}, {values}. */

@@ -53,6 +53,35 @@ type expansion struct {
 	// argument, nil without one. The time_series frames of the query are to
 	// be filled with it (series.Fill).
 	Fill *series.FillSpec
+	// Time is what the query does with its time range (incremental.go).
+	Time timeUse
+}
+
+// timeUse records the macros that read the time range or group by time.
+type timeUse struct {
+	filters []string      // the column argument of each time filter
+	bounds  int           // $__timeFrom, $__timeTo and the epoch bounds
+	nested  bool          // one of these inside another macro's arguments
+	groups  []string      // the column argument of each time group
+	grouped []string      // what each time group wrote
+	width   time.Duration // the widest time group's interval
+}
+
+// record notes the call of macro name, at nesting level depth, with args,
+// which wrote out.
+func (u *timeUse) record(name string, depth int, args []string, out string) {
+	switch name {
+	case "timeFilter", "unixEpochFilter", "unixEpochMsFilter", "unixEpochNanoFilter":
+		u.filters = append(u.filters, args[0])
+	case "timeFrom", "timeTo", "unixEpochFrom", "unixEpochTo", "unixEpochMsFrom", "unixEpochMsTo", "unixEpochNanoFrom", "unixEpochNanoTo":
+		u.bounds++
+	case "timeGroup", "timeGroupAlias", "unixEpochGroup":
+		iv, _ := parseInterval(args[1]) // parsed without error by the macro
+		u.groups, u.grouped, u.width = append(u.groups, args[0]), append(u.grouped, out), max(u.width, iv)
+	default:
+		return
+	}
+	u.nested = u.nested || depth > 1
 }
 
 type macro struct {
@@ -202,6 +231,7 @@ type expander struct {
 	calls  int // macros expanded so far
 	d      *dialect
 	fill   *series.FillSpec
+	time   timeUse
 }
 
 // errBudget is returned when the expanded text would exceed its bound.
@@ -256,7 +286,7 @@ func expandMacros(ctx context.Context, sql string, env macroEnv) (expansion, err
 	var de *dialectError
 	switch {
 	case err == nil:
-		return expansion{SQL: out, Fill: x.fill}, nil
+		return expansion{SQL: out, Fill: x.fill, Time: x.time}, nil
 	case errors.As(err, &de):
 		return expansion{}, de.err
 	case errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded):
@@ -276,18 +306,8 @@ func (x *expander) expand(sql string, depth int) (string, error) {
 		switch c := sql[i]; {
 		case c == '\'' || c == '"' || c == '`':
 			i = skipQuoted(sql, i)
-		case c == '-' && strings.HasPrefix(sql[i:], "--"):
-			if j := strings.IndexByte(sql[i:], '\n'); j >= 0 {
-				i += j
-			} else {
-				i = len(sql)
-			}
-		case c == '/' && strings.HasPrefix(sql[i:], "/*"):
-			if j := strings.Index(sql[i+2:], "*/"); j >= 0 {
-				i += 2 + j + 2
-			} else {
-				i = len(sql)
-			}
+		case commentAt(sql, i):
+			i = commentEnd(sql, i)
 		case c == '$' && strings.HasPrefix(sql[i:], "$__"):
 			if b.Cap() == 0 && depth == 0 {
 				b.Grow(len(sql)) // nested levels grow as needed: their text is short as a rule
@@ -377,6 +397,7 @@ func (x *expander) call(s string, depth int) (string, int, error) {
 	if err != nil {
 		return "", 0, fmt.Errorf("$__%s: %w", name, err)
 	}
+	x.time.record(name, depth, args, out)
 	return out, n, nil
 }
 
@@ -424,6 +445,28 @@ func epoch(t time.Time, unit time.Duration) int64 {
 	default:
 		return t.UnixNano()
 	}
+}
+
+// commentAt says whether a comment (-- … or /* … */) starts at sql[i].
+func commentAt(sql string, i int) bool {
+	return strings.HasPrefix(sql[i:], "--") || strings.HasPrefix(sql[i:], "/*")
+}
+
+// commentEnd returns the index after the comment starting at sql[i]: the
+// line's end for --, after */ for /* (the end of sql when not closed).
+func commentEnd(sql string, i int) int {
+	end := "\n"
+	if sql[i] == '/' {
+		end = "*/"
+	}
+	j := strings.Index(sql[i+2:], end)
+	if j < 0 {
+		return len(sql)
+	}
+	if end == "\n" {
+		return i + 2 + j // the newline itself is text
+	}
+	return i + 2 + j + 2
 }
 
 // skipQuoted returns the index after the quoted text starting at sql[i]

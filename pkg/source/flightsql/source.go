@@ -7,10 +7,8 @@ package flightsql
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"strings"
-	"time"
 	"unsafe"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -48,6 +46,7 @@ type Source struct {
 	series *series.Memory // the pooled memory of its series splits
 	conn   *conn
 	bounds resourceBounds // of resource calls (resources.go)
+	cache  Store          // kept answers of incremental queries (incremental.go)
 }
 
 // Option configures a Source at construction.
@@ -80,7 +79,8 @@ func New(cfg settings.FlightSQL, opts ...Option) (*Source, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Source{cfg: cfg, mem: o.mem, series: series.NewMemory(), conn: c, bounds: defaultResourceBounds()}, nil
+	return &Source{cfg: cfg, mem: o.mem, series: series.NewMemory(), conn: c, bounds: defaultResourceBounds(),
+		cache: newMemoryStore(cfg.ResultCacheBytes)}, nil
 }
 
 // Close closes every connection of the Source. It is safe to call twice.
@@ -90,6 +90,8 @@ func (s *Source) Close() error { return s.conn.close() }
 type queryModel struct {
 	RawSQL string `json:"rawSql"`
 	Format string `json:"format"`
+	// Incremental false makes the query a full one always (incremental.go).
+	Incremental *bool `json:"incremental"`
 }
 
 func parseQuery(b []byte) (queryModel, error) {
@@ -106,121 +108,6 @@ func parseQuery(b []byte) (queryModel, error) {
 		return m, source.BadQuery(`flightsql: format: %s is not one of "time_series", "time_series_wide", "table", "logs"`, source.Quote(m.Format))
 	}
 	return m, nil
-}
-
-// Query runs the query's SQL (macros expanded) and hands its frames to sink.
-func (s *Source) Query(ctx context.Context, q source.Query, sink source.Sink) (err error) {
-	m, err := parseQuery(q.JSON)
-	if err != nil {
-		return err
-	}
-	interval := q.Interval
-	if interval <= 0 {
-		interval = defaultInterval(q)
-	}
-	exp, err := expandMacros(ctx, m.RawSQL, macroEnv{from: q.From, to: q.To, interval: interval, catalog: s.cfg.Catalog, schema: s.cfg.Schema,
-		dialect: func() (*dialect, error) { return s.sqlDialect(ctx) }})
-	if err != nil {
-		return err
-	}
-	sql := exp.SQL
-
-	// The user's text, before and after the macros, for messages (redact).
-	qctx, cancel := context.WithTimeout(withSent(ctx, m.RawSQL+"\n"+sql), s.cfg.TimeoutDuration())
-	defer cancel()
-
-	var fb frameBuilder
-	defer func() {
-		if fb != nil {
-			fb.Release()
-		}
-	}()
-	notices, err := s.stream(qctx, sql, func(p *plan) (bool, error) {
-		if fb == nil {
-			if fb, err = s.newBuilder(p.out, m.Format, q, sql, exp.Fill, sink); err != nil {
-				return false, err
-			}
-		}
-		_, split := fb.(*series.Builder) // it copies out what it keeps of a batch
-		return split, nil
-	}, func(rec arrow.RecordBatch, whole bool) error {
-		if tb, ok := fb.(*tableBuilder); ok {
-			return tb.addBatch(rec, whole) // handed over as it comes
-		}
-		// A series or logs result is kept until the stream ends: its
-		// memory is reserved as it is received, so that the query waits
-		// for the budget (or fails) while it reads, not after.
-		if err := source.Reserve(sink, recordBytes(rec)); err != nil {
-			return err
-		}
-		return fb.Add(rec)
-	})
-	if err != nil {
-		if cerr := ctx.Err(); cerr != nil {
-			return fmt.Errorf("flightsql: query cancelled: %w", cerr)
-		}
-		if errors.Is(qctx.Err(), context.DeadlineExceeded) && source.KindOf(err) != source.KindTimeout {
-			err = &source.Error{Kind: source.KindTimeout, Err: fmt.Errorf("flightsql: the query timed out after %s (timeout setting): %w", s.cfg.TimeoutDuration(), err)}
-		}
-		if k := source.KindOf(err); k == source.KindUpstream || k == source.KindTimeout {
-			// The SQL as sent, never redacted (see redact), cut to QuoteMax.
-			return &source.Error{Kind: k, Err: fmt.Errorf("%w (SQL sent: %s)", err, source.Quote(sql))}
-		}
-		return err
-	}
-	if fb == nil {
-		return nil // no endpoint: no data
-	}
-	return fb.Finish(sink, notices)
-}
-
-// newBuilder is the builder of a result of schema in format (chosen from
-// the schema when ""), for query q whose SQL, after macros, is sql.
-func (s *Source) newBuilder(schema *arrow.Schema, format string, q source.Query, sql string, fill *series.FillSpec, sink source.Sink) (frameBuilder, error) {
-	if format == "" {
-		format = FormatTable
-		if _, ok := series.TimeColumn(schema, seriesType); ok {
-			format = FormatTimeSeries
-		}
-	}
-	fi := frameInfo{refID: q.RefID, sql: sql, limits: q.Limits}
-	switch format {
-	case FormatTimeSeries, FormatTimeSeriesWide:
-		cfg := series.Config{RefID: q.RefID, SQL: sql, Limits: q.Limits, Wide: format == FormatTimeSeriesWide, Types: seriesType, Memory: s.series}
-		if fill != nil {
-			limit := source.Limit{Max: q.Limits.MaxPoints, Unit: "points", Setting: "maxPoints"}
-			if limit.Max <= 0 {
-				limit = source.Limit{Max: s.cfg.RowLimit, Unit: "points", Setting: "rowLimit"}
-			}
-			cfg.Fill = &series.Fill{Spec: fill, From: q.From, To: q.To, Limit: limit}
-		}
-		b, err := series.New(cfg, schema)
-		if err != nil {
-			return nil, err // not a typed nil in the interface
-		}
-		return b, nil
-	case FormatLogs:
-		b, err := newLogsBuilder(s.mem, fi, schema)
-		if err != nil {
-			return nil, err
-		}
-		return b, nil
-	}
-	b := newTableBuilder(s.mem, fi, schema)
-	if err := b.stream(sink); err != nil {
-		return nil, err
-	}
-	return b, nil
-}
-
-// defaultInterval is the time range over the requested points when Grafana
-// sent no interval, at least 1ms.
-func defaultInterval(q source.Query) time.Duration {
-	points := q.MaxDataPoints
-	if points <= 0 {
-		points = 1000
-	}
-	return max((q.To.Sub(q.From) / time.Duration(points)).Truncate(time.Millisecond), time.Millisecond)
 }
 
 // streamState tracks what one query has read, against the row and byte limits.

@@ -80,6 +80,9 @@ type Config struct {
 	// Memory is the pooled memory the builder shares with the source's
 	// other queries; nil: memory of the builder's own (a NewMemory).
 	Memory *Memory
+	// Stats are the query's stats of its source, on its first frame (the
+	// encoder adds its own after them); Builder.SetStats sets them later.
+	Stats []data.QueryStat
 }
 
 // format is the query format the builder makes, as its errors name it.
@@ -91,6 +94,6 @@ func (c *Config) format() string {
 }
 
 // meta is the FrameMeta of one frame of the query.
-func (c *Config) meta(typ data.FrameType, version data.FrameTypeVersion, notices []data.Notice) *data.FrameMeta {
-	return &data.FrameMeta{Type: typ, TypeVersion: version, ExecutedQueryString: c.SQL, Notices: notices}
+func (c *Config) meta(typ data.FrameType, version data.FrameTypeVersion, notices []data.Notice, stats []data.QueryStat) *data.FrameMeta {
+	return &data.FrameMeta{Type: typ, TypeVersion: version, ExecutedQueryString: c.SQL, Notices: notices, Stats: stats}
 }

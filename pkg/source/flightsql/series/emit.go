@@ -173,14 +173,16 @@ func (b *Builder) sameTimes(runs []run) bool {
 // notices it is the same for every frame of the query, so it is built
 // (its meta marshalled to JSON) once.
 func (b *Builder) frameMD(notices []data.Notice) (arrow.Metadata, error) {
-	if len(notices) == 0 && b.plainMD != nil {
+	stats := b.cfg.Stats
+	b.cfg.Stats = nil // the first frame's only
+	if len(notices) == 0 && len(stats) == 0 && b.plainMD != nil {
 		return *b.plainMD, nil
 	}
-	md, err := frame.SchemaMetadata("", b.cfg.RefID, b.cfg.meta(data.FrameTypeTimeSeriesMulti, data.FrameTypeVersion{0, 1}, notices))
+	md, err := frame.SchemaMetadata("", b.cfg.RefID, b.cfg.meta(data.FrameTypeTimeSeriesMulti, data.FrameTypeVersion{0, 1}, notices, stats))
 	if err != nil {
 		return arrow.Metadata{}, fmt.Errorf("flightsql: %w", err)
 	}
-	if len(notices) == 0 {
+	if len(notices) == 0 && len(stats) == 0 {
 		b.plainMD = &md
 	}
 	return md, nil

@@ -273,6 +273,9 @@ func b2i(b bool) int {
 	return 0
 }
 
+// SetStats sets the stats of the query's first frame (Config.Stats).
+func (b *Builder) SetStats(stats []data.QueryStat) { b.cfg.Stats = stats }
+
 // Finish hands the frames to sink, notices (and the builder's own: rows
 // left out for their time, points left out of a wide frame) on the first
 // one, lending their records when sink is a source.RecordLender, and

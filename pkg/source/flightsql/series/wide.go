@@ -104,7 +104,7 @@ func (b *Builder) emitWide(sink source.Sink, all []*sortedSeries, notices []data
 		notices = append(notices, data.Notice{Severity: data.NoticeSeverityWarning,
 			Text: fmt.Sprintf("%d points were left out of the wide frame: their series has another point at the same time. Choose format time_series to see them.", dropped)})
 	}
-	rec, err := frame.NewRecord("", b.cfg.RefID, b.cfg.meta(data.FrameTypeTimeSeriesWide, data.FrameTypeVersion{0, 1}, notices), fields)
+	rec, err := frame.NewRecord("", b.cfg.RefID, b.cfg.meta(data.FrameTypeTimeSeriesWide, data.FrameTypeVersion{0, 1}, notices, b.cfg.Stats), fields)
 	if err != nil {
 		return fmt.Errorf("flightsql: %w", err)
 	}

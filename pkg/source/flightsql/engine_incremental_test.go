@@ -1,0 +1,240 @@
+//go:build duckdb
+
+package flightsql
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/grafana/grafana-plugin-sdk-go/data"
+
+	"github.com/quiverdata/quiver/pkg/source"
+	"github.com/quiverdata/quiver/tests/engine"
+)
+
+// incQuery runs sql for [from, to] through s and returns its frames and
+// its stats by name.
+func incQuery(t *testing.T, s *Source, sql, format string, from, to time.Time) ([]*data.Frame, map[string]float64) {
+	t.Helper()
+	js, err := json.Marshal(map[string]string{"rawSql": sql, "format": format})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sink := &frameSink{t: t}
+	if err := s.Query(context.Background(), source.Query{RefID: "A", JSON: js, From: from, To: to,
+		Interval: 30 * time.Second, MaxDataPoints: 1000, Scope: "tenant/1/ds"}, sink); err != nil {
+		t.Fatalf("%s: %v", sql, err)
+	}
+	stats := map[string]float64{}
+	if len(sink.frames) > 0 && sink.frames[0].Meta != nil {
+		for _, st := range sink.frames[0].Meta.Stats {
+			stats[st.DisplayName] = st.Value
+		}
+	}
+	return sink.frames, stats
+}
+
+// seriesOfFrames reads time_series frames or a wide frame as series keyed
+// by their labels, nulls kept.
+func seriesOfFrames(t *testing.T, frames []*data.Frame) map[string][]nullablePoint {
+	t.Helper()
+	got := map[string][]nullablePoint{}
+	for _, f := range frames {
+		for k, v := range filledSeriesOf(t, f.Fields[0], f.Fields[1:]) {
+			got[k] = v
+		}
+	}
+	return got
+}
+
+// TestEngineIncrementalEqualsFull refreshes a one-hour dashboard range 30
+// times while rows keep arriving in DuckDB (each refresh 10.007 s later,
+// so that the range's start is never on a time group; some rows arrive
+// late, inside the overlap), and compares every incremental answer, value
+// by value, with the full query of the same range at the same moment, for
+// raw rows, time groups with and without fill, and an epoch filter, in both
+// series formats, in UTC and America/New_York.
+func TestEngineIncrementalEqualsFull(t *testing.T) {
+	queries := []struct{ name, sql string }{
+		{"raw", "SELECT ts AS time, host, v FROM m WHERE $__timeFilter(ts) ORDER BY 1"},
+		{"group", "SELECT $__timeGroupAlias(ts, 30s), host, avg(v) AS v FROM m WHERE $__timeFilter(ts) GROUP BY 1, 2 ORDER BY 1"},
+		{"fill", "SELECT $__timeGroupAlias(ts, 30s, 0), host, sum(v) AS v FROM m WHERE $__timeFilter(ts) AND host <> 'h2' GROUP BY 1, 2 ORDER BY 1"},
+		{"epoch", "SELECT em AS time, host, v FROM m WHERE $__unixEpochMsFilter(em)"},
+	}
+	for _, tz := range []string{"UTC", "America/New_York"} {
+		srv := engine.Start(t, tz)
+		start := time.Date(2026, 3, 8, 5, 0, 0, 0, time.UTC) // New York changes its clocks at 07:00 UTC
+		srv.Exec(t, `CREATE TABLE m (ts TIMESTAMPTZ, em BIGINT, host VARCHAR, v DOUBLE)`)
+		insert := func(from, to time.Time, step time.Duration, salt int) {
+			srv.Exec(t, fmt.Sprintf(`INSERT INTO m SELECT t, epoch_ms(t), 'h' || (i %% 3)::VARCHAR, ((i * 7 + %d) %% 50)::DOUBLE
+				FROM (SELECT make_timestamptz(%d::BIGINT) + i * INTERVAL '%d milliseconds' AS t, i FROM range(0, %d) r(i))`,
+				salt, from.UnixMicro(), step.Milliseconds(), int(to.Sub(from)/step)))
+		}
+		insert(start.Add(-2*time.Hour), start, 3*time.Second, 0)
+
+		cfg := baseConfig(srv.Addr)
+		cfg.IncrementalOverlap = 120
+		inc := newTestSource(t, cfg)
+		cfg.IncrementalQueries = false
+		full := newTestSource(t, cfg)
+
+		now := start
+		for refresh := range 30 {
+			next := now.Add(10007 * time.Millisecond)
+			insert(now, next, 3*time.Second, refresh+1)
+			if refresh%5 == 4 { // a late row, 80 s back: inside the overlap
+				insert(now.Add(-80*time.Second), now.Add(-80*time.Second+time.Millisecond), time.Millisecond, 1000+refresh)
+			}
+			now = next
+			from, to := now.Add(-time.Hour), now
+			for _, q := range queries {
+				for _, format := range []string{FormatTimeSeries, FormatTimeSeriesWide} {
+					what := fmt.Sprintf("%s %s %s refresh %d", tz, q.name, format, refresh)
+					gotFrames, stats := incQuery(t, inc, q.sql, format, from, to)
+					wantFrames, _ := incQuery(t, full, q.sql, format, from, to)
+					got, want := seriesOfFrames(t, gotFrames), seriesOfFrames(t, wantFrames)
+					if len(want) == 0 {
+						t.Fatalf("%s: the full query has no series", what)
+					}
+					if !equalSeries(got, want) {
+						t.Fatalf("%s: the incremental answer differs from the full query's:\n got %v\nwant %v", what, got, want)
+					}
+					if refresh == 0 {
+						continue // the first one is full: nothing kept yet
+					}
+					if stats["Incremental query"] != 1 {
+						t.Fatalf("%s: not incremental: stats %v", what, stats)
+					}
+					read, kept := stats["Rows read from the server"], stats["Rows served from the cache"]
+					if kept == 0 || read > kept/5 {
+						t.Errorf("%s: %v rows read from the server and %v from the cache: the delta is not small", what, read, kept)
+					}
+				}
+			}
+		}
+	}
+}
+
+// TestEngineIncrementalFallsBack checks that queries whose answer is not
+// the union of its parts are answered in full, with the reason in their
+// stats, and still equal the full query.
+func TestEngineIncrementalFallsBack(t *testing.T) {
+	srv := engine.Start(t, "UTC")
+	engineTable(t, srv)
+	s := newTestSource(t, baseConfig(srv.Addr))
+	cases := []struct{ sql, why string }{
+		{"SELECT ts AS time, host, v FROM m WHERE $__timeFilter(ts) ORDER BY v DESC LIMIT 10", "LIMIT"},
+		{"SELECT max(ts) AS time, host, count(*) AS v FROM m WHERE $__timeFilter(ts) GROUP BY host", "aggregates (max) without a time group"},
+		{"SELECT ts AS time, host, v FROM m WHERE $__timeFilter(ts) AND host IN (SELECT host FROM m)", "more than one SELECT"},
+		{"SELECT ts AS time, host, v FROM m WHERE $__timeFilter(ts) GROUP BY ts, host, v", "GROUP BY without a time group"},
+		{"SELECT ts AS time, host, v - lag(v) OVER (ORDER BY ts) AS v FROM m WHERE $__timeFilter(ts)", "OVER"},
+		{"SELECT ts AS time, host, v FROM m WHERE ts BETWEEN $__timeFrom AND $__timeTo", "0 time filter"},
+		{"SELECT ts AS time, host, v FROM m WHERE $__timeFilter(ts) AND v > (SELECT avg(v) FROM m WHERE $__timeFilter(ts))", "2 time filter"},
+		{"SELECT ts AS time, host, v FROM m WHERE $__timeFilter(ts) AND ts > $__timeFrom", "$__timeFrom"},
+		{"SELECT tsn AS time, host, v FROM m WHERE $__timeFilter(ts)", "not the column"},
+		{"SELECT $__timeGroupAlias(ts, 5m), host, avg(v) AS v FROM m WHERE $__timeFilter(ts) GROUP BY 1, 2", "shorter than two time groups"},
+	}
+	for _, tc := range cases {
+		for i := range 2 { // the second run would be incremental if it could be
+			from := engineFrom.Add(time.Duration(i) * 10 * time.Second)
+			frames, stats := incQuery(t, s, tc.sql, FormatTimeSeries, from, from.Add(time.Hour))
+			if len(frames) == 0 {
+				t.Fatalf("%s: no frames", tc.sql)
+			}
+			found := ""
+			for name := range stats {
+				if strings.HasPrefix(name, "Full query: ") {
+					found = name
+				}
+			}
+			if !strings.Contains(found, tc.why) || stats["Incremental query"] != 0 {
+				t.Errorf("%s: run %d: stats %v, want a full query because of %q", tc.sql, i, stats, tc.why)
+			}
+		}
+	}
+}
+
+// TestEngineIncrementalKeptApart checks that a kept answer is served only
+// to the query it was kept for: another tenant's, another forwarded user's
+// and a query without that user's identity are full queries with the same
+// SQL and range; a corrupted or foreign entry is deleted and the query
+// answered in full, correctly.
+func TestEngineIncrementalKeptApart(t *testing.T) {
+	srv := engine.Start(t, "UTC")
+	engineTable(t, srv)
+	s := newTestSource(t, baseConfig(srv.Addr))
+	sql := "SELECT ts AS time, host, v FROM m WHERE $__timeFilter(ts)"
+	js, err := json.Marshal(map[string]string{"rawSql": sql, "format": FormatTimeSeries})
+	if err != nil {
+		t.Fatal(err)
+	}
+	run := func(ctx context.Context, scope string, shift time.Duration) (map[string][]nullablePoint, map[string]float64) {
+		t.Helper()
+		sink := &frameSink{t: t}
+		if err := s.Query(ctx, source.Query{RefID: "A", JSON: js, From: engineFrom.Add(shift), To: engineTo.Add(shift),
+			Interval: time.Minute, MaxDataPoints: 1000, Scope: scope}, sink); err != nil {
+			t.Fatal(err)
+		}
+		stats := map[string]float64{}
+		for _, st := range sink.frames[0].Meta.Stats {
+			stats[st.DisplayName] = st.Value
+		}
+		return seriesOfFrames(t, sink.frames), stats
+	}
+	alice := source.WithForwarded(context.Background(), "Bearer alice", "")
+	bob := source.WithForwarded(context.Background(), "Bearer bob", "")
+	if _, st := run(alice, "t1/1/ds", 0); st["Full query: "+whyNoEntry] != 1 {
+		t.Fatalf("first query: %v", st)
+	}
+	if _, st := run(alice, "t1/1/ds", time.Minute); st["Incremental query"] != 1 {
+		t.Fatalf("the same user and tenant again: %v", st)
+	}
+	for _, c := range []struct {
+		name  string
+		ctx   context.Context
+		scope string
+	}{{"another tenant", alice, "t2/1/ds"}, {"another user", bob, "t1/1/ds"}, {"no user", context.Background(), "t1/1/ds"}} {
+		if _, st := run(c.ctx, c.scope, 2*time.Minute); st["Full query: "+whyNoEntry] != 1 {
+			t.Errorf("%s got a kept answer: %v", c.name, st)
+		}
+	}
+
+	// Every key now holds an entry: corrupt one, and store another key's
+	// valid entry under a second.
+	ms := s.cache.(*memoryStore)
+	ms.mu.Lock()
+	var keys []string
+	for k := range ms.items {
+		keys = append(keys, k)
+	}
+	ms.mu.Unlock()
+	if len(keys) != 4 {
+		t.Fatalf("%d entries kept, want 4", len(keys))
+	}
+	for i, k := range keys {
+		b, _ := ms.Get(k)
+		c := append([]byte(nil), b...)
+		if i == 0 {
+			c[len(c)/2] ^= 0xff // inside a segment
+			c = c[:len(c)-7]
+		} else {
+			other, _ := ms.Get(keys[(i+1)%len(keys)])
+			c = append([]byte(nil), other...)
+		}
+		if err := ms.Put(k, c); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, _ := run(context.Background(), "fresh/1/ds", 3*time.Minute)
+	got, st := run(alice, "t1/1/ds", 3*time.Minute)
+	if st["Incremental query"] == 1 || !equalSeries(got, want) {
+		t.Errorf("a corrupted or foreign entry was used: stats %v", st)
+	}
+	if _, st := run(alice, "t1/1/ds", 3*time.Minute+time.Second); st["Incremental query"] != 1 {
+		t.Errorf("the entry written after the bad one is not used: %v", st)
+	}
+}

@@ -1,0 +1,86 @@
+package flightsql
+
+import (
+	"context"
+	"crypto/sha256"
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestSQLWhyFull checks which SQL may be answered from parts, by the
+// macros it uses and its words.
+func TestSQLWhyFull(t *testing.T) {
+	cases := []struct{ sql, why string }{
+		{"SELECT ts AS time, v FROM m WHERE $__timeFilter(ts)", ""},
+		{"SELECT DISTINCT ts AS time, host, v FROM m WHERE $__timeFilter(ts) ORDER BY ts", ""},
+		{"SELECT $__timeGroupAlias(ts, 1m), host, count(DISTINCT v) FROM m WHERE $__timeFilter(ts) GROUP BY 1, 2 HAVING count(*) > 1", ""},
+		{"SELECT ts AS time, 'limit' AS note, v FROM m /* LIMIT */ WHERE $__timeFilter(ts) -- OVER", ""},
+		{"SELECT ts AS time, v FROM m", "0 time filter"},
+		{"SELECT ts AS time, v FROM m WHERE $__timeFilter(ts) LIMIT 5", "LIMIT"},
+		{"SELECT ts AS time, v FROM m WHERE $__timeFilter(ts) UNION ALL SELECT ts, v FROM n", "UNION"},
+		{"SELECT ts AS time, sum(v) OVER (ORDER BY ts) FROM m WHERE $__timeFilter(ts)", "aggregates (sum)"},
+		{"SELECT ts AS time, lag(v) OVER (ORDER BY ts) FROM m WHERE $__timeFilter(ts)", "OVER"},
+		{"SELECT max(ts) AS time, max(v) FROM m WHERE $__timeFilter(ts)", "aggregates (max)"},
+		{"SELECT ts AS time, v FROM m WHERE $__timeFilter(ts) AND ts < $__timeTo", "$__timeFrom, $__timeTo"},
+		{"SELECT $__timeGroup(other, 1m) AS time, avg(v) FROM m WHERE $__timeFilter(ts) GROUP BY 1", "not the time filter's"},
+		{"SELECT $__timeGroupAlias(ts, 10m), avg(v) FROM m WHERE $__timeFilter(ts) GROUP BY 1", "shorter than two time groups"},
+		{"WITH x AS (SELECT ts, v FROM m WHERE $__timeFilter(ts)) SELECT ts AS time, v FROM x", "more than one SELECT"},
+	}
+	for _, tc := range cases {
+		exp, err := expandMacros(context.Background(), tc.sql, macroEnv{from: time.Unix(0, 0), to: time.Unix(3600, 0), interval: time.Minute,
+			dialect: func() (*dialect, error) { return dialects["duckdb"], nil }})
+		if err != nil {
+			t.Fatalf("%s: %v", tc.sql, err)
+		}
+		why := sqlWhyFull(tc.sql, exp.Time, 5*time.Minute)
+		if tc.why == "" && why != "" || tc.why != "" && !strings.Contains(why, tc.why) {
+			t.Errorf("%s: %q, want %q", tc.sql, why, tc.why)
+		}
+	}
+}
+
+// TestEntryReadsBackOnlyUnderItsKey: an entry reads back as written, and
+// not under another key, truncated, or with a wrong version.
+func TestEntryReadsBackOnlyUnderItsKey(t *testing.T) {
+	key := sha256.Sum256([]byte("a"))
+	e := &entry{key: key, from: time.Unix(10, 0), to: time.Unix(20, 0), segs: []segment{{lo: 1, hi: 2, rows: 3, b: []byte("abc")}, {lo: 4, hi: 5, rows: 6, b: []byte("de")}}}
+	b := e.marshal()
+	got, err := unmarshalEntry(b, key)
+	if err != nil || !got.from.Equal(e.from) || !got.to.Equal(e.to) || len(got.segs) != 2 || string(got.segs[1].b) != "de" || got.segs[0].rows != 3 {
+		t.Fatalf("read back %+v, %v", got, err)
+	}
+	bad := map[string][]byte{"another key": nil, "truncated": b[:len(b)-1], "version 2": append([]byte{'Q', 'V', 'R', 2}, b[4:]...), "longer": append(append([]byte(nil), b...), 0)}
+	for name, c := range bad {
+		k := key
+		if c == nil {
+			c, k = b, sha256.Sum256([]byte("b"))
+		}
+		if _, err := unmarshalEntry(c, k); err == nil {
+			t.Errorf("%s: read", name)
+		}
+	}
+}
+
+// TestMemoryStoreEvicts: the least recently used entries go first, and an
+// entry above a quarter of the cap is not kept.
+func TestMemoryStoreEvicts(t *testing.T) {
+	m := newMemoryStore(100)
+	for _, k := range []string{"a", "b", "c", "d"} {
+		_ = m.Put(k, make([]byte, 25))
+	}
+	if b, _ := m.Get("a"); b == nil { // a is now the most recent
+		t.Fatal("a was evicted early")
+	}
+	_ = m.Put("e", make([]byte, 25))
+	if b, _ := m.Get("b"); b != nil {
+		t.Error("b, the least recently used, was kept")
+	}
+	if b, _ := m.Get("a"); b == nil {
+		t.Error("a was evicted")
+	}
+	_ = m.Put("big", make([]byte, 26))
+	if b, _ := m.Get("big"); b != nil || m.bytes() != 100 {
+		t.Errorf("an entry above a quarter of the cap was kept (%d bytes held)", m.bytes())
+	}
+}

@@ -1,0 +1,165 @@
+// The rows of an incremental query: the kept ones and the new ones fed to
+// its builder, and written into its new cache entry.
+
+package flightsql
+
+import (
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+
+	"github.com/quiverdata/quiver/pkg/source/flightsql/series"
+)
+
+// keeper feeds a query's rows to its builder and writes those the answer
+// is made of into the segments of its new entry; for a delta, it feeds the
+// kept rows first and takes the new ones from cut on.
+type keeper struct {
+	inc    *incremental
+	schema *arrow.Schema
+	mem    memory.Allocator
+	clock  series.TimeReader
+	time   int
+	feed   func(arrow.RecordBatch) error
+
+	segs  []segment      // kept whole
+	cut   *segmentWriter // the kept rows of segments that held some from cut on
+	fresh *segmentWriter // the rows read
+	off   bool           // the answer is not to be kept (a null time)
+}
+
+// newKeeper makes the keeper of a query whose result has schema and, for
+// a delta, feeds the kept rows; it returns a fallback when the kept
+// answer does not fit the result.
+func newKeeper(inc *incremental, schema *arrow.Schema, mem memory.Allocator, feed func(arrow.RecordBatch) error) (*keeper, error) {
+	ti, ok := series.TimeColumn(schema, seriesType)
+	if !ok || !inc.timeSchemaOK(schema, ti) {
+		if inc.prev != nil {
+			return nil, fallback{whyTimeColumn}
+		}
+		inc.keep, inc.why = false, whyTimeColumn
+		return nil, nil
+	}
+	k := &keeper{inc: inc, schema: schema, mem: mem, clock: series.NewTimeReader(schema.Field(ti), seriesType), time: ti, feed: feed,
+		fresh: newSegmentWriter(schema, mem)}
+	if inc.prev == nil {
+		return k, nil
+	}
+	from, cut := inc.from.UnixNano(), inc.cut.UnixNano()
+	for _, sg := range inc.prev.segs {
+		if sg.hi < from || sg.lo >= cut {
+			continue // before the new start, or all in the rows read again
+		}
+		whole := sg.lo >= from && sg.hi < cut
+		if whole {
+			k.segs = append(k.segs, sg)
+		} else if k.cut == nil {
+			k.cut = newSegmentWriter(schema, mem)
+		}
+		err := readSegment(sg, schema, mem, func(rec arrow.RecordBatch) error {
+			if whole {
+				inc.fromCache += rec.NumRows()
+				return feed(rec)
+			}
+			return k.keepRows(rec, func(t int64) bool { return t >= from && t < cut }, k.cut, &inc.fromCache)
+		})
+		if err != nil {
+			return nil, err
+		}
+	}
+	return k, nil
+}
+
+// addRead takes a batch the server sent: every row of a full query, the
+// rows from cut on of a delta (those before are partial time groups).
+func (k *keeper) addRead(rec arrow.RecordBatch) error {
+	k.inc.fromServer += rec.NumRows()
+	if k.inc.prev == nil {
+		col, times := k.clock.Read(rec.Column(k.time))
+		if col.NullN() > 0 {
+			k.off = true
+		}
+		if !k.off {
+			if err := k.fresh.write(rec, times); err != nil {
+				return err
+			}
+		}
+		return k.feed(rec)
+	}
+	cut := k.inc.cut.UnixNano()
+	return k.keepRows(rec, func(t int64) bool { return t >= cut }, k.fresh, nil)
+}
+
+// addHead takes a batch of the first time group's query: its rows
+// labelled before the start.
+func (k *keeper) addHead(rec arrow.RecordBatch) error {
+	k.inc.fromServer += rec.NumRows()
+	from := k.inc.from.UnixNano()
+	return k.keepRows(rec, func(t int64) bool { return t < from }, nil, nil)
+}
+
+// keepRows feeds the rows of rec whose time keep admits, in runs, writing
+// them to w when set and counting them in n when set. A null time gives
+// up the delta: the full query words its notice.
+func (k *keeper) keepRows(rec arrow.RecordBatch, keep func(int64) bool, w *segmentWriter, n *int64) error {
+	col, times := k.clock.Read(rec.Column(k.time))
+	if col.NullN() > 0 {
+		return fallback{"a row has a null time"}
+	}
+	for i := 0; i < len(times); {
+		if !keep(int64(times[i])) {
+			i++
+			continue
+		}
+		j := i + 1
+		for j < len(times) && keep(int64(times[j])) {
+			j++
+		}
+		part := rec
+		if i > 0 || j < len(times) {
+			part = rec.NewSlice(int64(i), int64(j))
+		}
+		err := k.feedRun(part, times[i:j], w, n)
+		if part != rec {
+			part.Release()
+		}
+		if err != nil {
+			return err
+		}
+		i = j
+	}
+	return nil
+}
+
+func (k *keeper) feedRun(rec arrow.RecordBatch, times []arrow.Timestamp, w *segmentWriter, n *int64) error {
+	if n != nil {
+		*n += rec.NumRows()
+	}
+	if w != nil {
+		if err := w.write(rec, times); err != nil {
+			return err
+		}
+	}
+	return k.feed(rec)
+}
+
+// store puts the answer's entry in store: the kept segments and the new
+// ones. A failure only costs the next refresh a full query.
+func (k *keeper) store(st Store) {
+	if k.off {
+		return
+	}
+	e := &entry{key: k.inc.key, from: k.inc.from, to: k.inc.to, segs: k.segs}
+	for _, w := range []*segmentWriter{k.cut, k.fresh} {
+		if w == nil {
+			continue
+		}
+		sg, ok, err := w.finish()
+		if err != nil {
+			return
+		}
+		if ok {
+			e.segs = append(e.segs, sg)
+		}
+	}
+	_ = st.Put(k.inc.storeKey(), e.marshal())
+}

@@ -1,0 +1,263 @@
+// A query: its SQL expanded, full or incremental (incremental.go), its
+// rows read and split into frames.
+
+package flightsql
+
+import (
+	"context"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/apache/arrow-go/v18/arrow"
+
+	"github.com/quiverdata/quiver/pkg/source"
+	"github.com/quiverdata/quiver/pkg/source/flightsql/series"
+)
+
+// Query runs the query's SQL (macros expanded) and hands its frames to sink:
+// of the whole range, or, for a query asked again for a later range, of
+// its kept answer and the rows read from the overlap on (incremental.go).
+func (s *Source) Query(ctx context.Context, q source.Query, sink source.Sink) error {
+	m, err := parseQuery(q.JSON)
+	if err != nil {
+		return err
+	}
+	interval := q.Interval
+	if interval <= 0 {
+		interval = defaultInterval(q)
+	}
+	env := macroEnv{from: q.From, to: q.To, interval: interval, catalog: s.cfg.Catalog, schema: s.cfg.Schema,
+		dialect: func() (*dialect, error) { return s.sqlDialect(ctx) }}
+	exp, err := expandMacros(ctx, m.RawSQL, env)
+	if err != nil {
+		return err
+	}
+	inc := s.planIncremental(ctx, q, m, exp, interval)
+	if inc.prev != nil {
+		err := s.query(ctx, q, m, env, exp, inc, sink)
+		var fb fallback
+		if !errors.As(err, &fb) {
+			return err
+		}
+		inc.prev, inc.why, inc.fromServer, inc.fromCache = nil, fb.why, 0, 0
+	}
+	return s.query(ctx, q, m, env, exp, inc, sink)
+}
+
+// fallback ends an incremental attempt that turned out not to give the
+// full query's answer, before any frame was handed over: the query is run
+// in full instead.
+type fallback struct{ why string }
+
+func (f fallback) Error() string { return "flightsql: incremental query abandoned: " + f.why }
+
+// planIncremental plans q: full or incremental, and whether its answer is
+// kept.
+func (s *Source) planIncremental(ctx context.Context, q source.Query, m queryModel, exp expansion, interval time.Duration) *incremental {
+	inc := &incremental{from: q.From, to: q.To, width: exp.Time.width, u: exp.Time, sql: exp.SQL}
+	format := m.Format
+	switch {
+	case !s.cfg.IncrementalQueries || s.cache == nil:
+		inc.why = whyOff
+	case m.Incremental != nil && !*m.Incremental:
+		inc.why = whyQueryOff
+	case format != FormatTimeSeries && format != FormatTimeSeriesWide:
+		inc.why = whyFormat
+	default:
+		inc.why = sqlWhyFull(m.RawSQL, exp.Time, s.cfg.OverlapDuration())
+	}
+	if inc.why != "" {
+		return inc
+	}
+	inc.keep = true
+	f, forwarded := source.ForwardedFrom(ctx)
+	inc.key = cacheKey(q, f, forwarded, m.RawSQL, format, interval)
+	var prev *entry
+	if b, err := s.cache.Get(inc.storeKey()); err == nil && b != nil {
+		if prev, err = unmarshalEntry(b, inc.key); err != nil {
+			s.cache.Delete(inc.storeKey())
+			prev = nil
+		}
+	}
+	inc.planDelta(prev, s.cfg.OverlapDuration())
+	return inc
+}
+
+func (in *incremental) storeKey() string { return hex.EncodeToString(in.key[:]) }
+
+// query runs q in full, or, when inc has a kept answer, as a delta with
+// the kept rows (a fallback error: run it in full).
+func (s *Source) query(ctx context.Context, q source.Query, m queryModel, env macroEnv, exp expansion, inc *incremental, sink source.Sink) (err error) {
+	sql := exp.SQL
+	if inc.prev != nil {
+		env.from = inc.cut
+		dexp, err := expandMacros(ctx, m.RawSQL, env)
+		if err != nil {
+			return err
+		}
+		sql = dexp.SQL
+	}
+
+	// The user's text, before and after the macros, for messages (redact).
+	qctx, cancel := context.WithTimeout(withSent(ctx, m.RawSQL+"\n"+sql), s.cfg.TimeoutDuration())
+	defer cancel()
+
+	var fb frameBuilder
+	defer func() {
+		if fb != nil {
+			fb.Release()
+		}
+	}()
+	var k *keeper // of the answer's rows, for the result cache; nil: not kept
+	feed := func(rec arrow.RecordBatch) error {
+		// A series or logs result is kept until the stream ends: its
+		// memory is reserved as it is received, so that the query waits
+		// for the budget (or fails) while it reads, not after.
+		if err := source.Reserve(sink, recordBytes(rec)); err != nil {
+			return err
+		}
+		return fb.Add(rec)
+	}
+	notices, err := s.stream(qctx, sql, func(p *plan) (bool, error) {
+		if fb == nil {
+			if fb, err = s.newBuilder(p.out, m.Format, q, sql, exp.Fill, sink); err != nil {
+				return false, err
+			}
+			if inc.keep {
+				if k, err = newKeeper(inc, p.out, s.mem, feed); err != nil {
+					return false, err
+				}
+			}
+		}
+		_, split := fb.(*series.Builder) // it copies out what it keeps of a batch
+		return split, nil
+	}, func(rec arrow.RecordBatch, whole bool) error {
+		if tb, ok := fb.(*tableBuilder); ok {
+			return tb.addBatch(rec, whole) // handed over as it comes
+		}
+		if k != nil {
+			return k.addRead(rec)
+		}
+		inc.fromServer += rec.NumRows()
+		return feed(rec)
+	})
+	if err == nil && inc.prev != nil {
+		err = s.finishDelta(qctx, m, env, fb, k)
+	}
+	if err != nil {
+		return s.queryError(ctx, qctx, sql, err)
+	}
+	if fb == nil {
+		return nil // no endpoint: no data
+	}
+	if b, ok := fb.(*series.Builder); ok {
+		b.SetStats(inc.stats())
+	}
+	if err := fb.Finish(sink, notices); err != nil {
+		return err
+	}
+	if k != nil && len(notices) == 0 {
+		k.store(s.cache)
+	}
+	return nil
+}
+
+// finishDelta reads a delta query's first time group again (readHead);
+// a delta the server sent no endpoint for is run in full.
+func (s *Source) finishDelta(ctx context.Context, m queryModel, env macroEnv, fb frameBuilder, k *keeper) error {
+	if fb == nil || k == nil {
+		return fallback{"the server answered the new rows' query with no endpoint"}
+	}
+	if k.inc.width > 0 {
+		return s.readHead(ctx, m, env, k)
+	}
+	return nil
+}
+
+// readHead reads again the first time group of the range, whose kept row
+// holds rows from before the new start: its rows labelled before the start
+// are the full query's first, partial, bucket.
+func (s *Source) readHead(ctx context.Context, m queryModel, env macroEnv, k *keeper) error {
+	env.from, env.to = k.inc.from, k.inc.from.Add(k.inc.width)
+	exp, err := expandMacros(ctx, m.RawSQL, env)
+	if err != nil {
+		return err
+	}
+	_, err = s.stream(ctx, exp.SQL, func(p *plan) (bool, error) {
+		if !p.out.Equal(k.schema) {
+			return false, fallback{whySchema}
+		}
+		return true, nil
+	}, func(rec arrow.RecordBatch, _ bool) error { return k.addHead(rec) })
+	return err
+}
+
+// queryError words a query's failure: cancelled, timed out or the
+// server's, with the SQL sent.
+func (s *Source) queryError(ctx, qctx context.Context, sql string, err error) error {
+	if errors.As(err, new(fallback)) {
+		return err // the incremental attempt's: run in full (Query)
+	}
+	if cerr := ctx.Err(); cerr != nil {
+		return fmt.Errorf("flightsql: query cancelled: %w", cerr)
+	}
+	if errors.Is(qctx.Err(), context.DeadlineExceeded) && source.KindOf(err) != source.KindTimeout {
+		err = &source.Error{Kind: source.KindTimeout, Err: fmt.Errorf("flightsql: the query timed out after %s (timeout setting): %w", s.cfg.TimeoutDuration(), err)}
+	}
+	if k := source.KindOf(err); k == source.KindUpstream || k == source.KindTimeout {
+		// The SQL as sent, never redacted (see redact), cut to QuoteMax.
+		return &source.Error{Kind: k, Err: fmt.Errorf("%w (SQL sent: %s)", err, source.Quote(sql))}
+	}
+	return err
+}
+
+// newBuilder is the builder of a result of schema in format (chosen from
+// the schema when ""), for query q whose SQL, after macros, is sql.
+func (s *Source) newBuilder(schema *arrow.Schema, format string, q source.Query, sql string, fill *series.FillSpec, sink source.Sink) (frameBuilder, error) {
+	if format == "" {
+		format = FormatTable
+		if _, ok := series.TimeColumn(schema, seriesType); ok {
+			format = FormatTimeSeries
+		}
+	}
+	fi := frameInfo{refID: q.RefID, sql: sql, limits: q.Limits}
+	switch format {
+	case FormatTimeSeries, FormatTimeSeriesWide:
+		cfg := series.Config{RefID: q.RefID, SQL: sql, Limits: q.Limits, Wide: format == FormatTimeSeriesWide, Types: seriesType, Memory: s.series}
+		if fill != nil {
+			limit := source.Limit{Max: q.Limits.MaxPoints, Unit: "points", Setting: "maxPoints"}
+			if limit.Max <= 0 {
+				limit = source.Limit{Max: s.cfg.RowLimit, Unit: "points", Setting: "rowLimit"}
+			}
+			cfg.Fill = &series.Fill{Spec: fill, From: q.From, To: q.To, Limit: limit}
+		}
+		b, err := series.New(cfg, schema)
+		if err != nil {
+			return nil, err // not a typed nil in the interface
+		}
+		return b, nil
+	case FormatLogs:
+		b, err := newLogsBuilder(s.mem, fi, schema)
+		if err != nil {
+			return nil, err
+		}
+		return b, nil
+	}
+	b := newTableBuilder(s.mem, fi, schema)
+	if err := b.stream(sink); err != nil {
+		return nil, err
+	}
+	return b, nil
+}
+
+// defaultInterval is the time range over the requested points when Grafana
+// sent no interval, at least 1ms.
+func defaultInterval(q source.Query) time.Duration {
+	points := q.MaxDataPoints
+	if points <= 0 {
+		points = 1000
+	}
+	return max((q.To.Sub(q.From) / time.Duration(points)).Truncate(time.Millisecond), time.Millisecond)
+}

@@ -1,0 +1,252 @@
+// The result cache: kept answers of incremental queries (incremental.go),
+// as compressed Arrow IPC segments, in a store with a byte cap.
+
+package flightsql
+
+import (
+	"bytes"
+	"container/list"
+	"crypto/sha256"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/ipc"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+)
+
+// An entry is one query's kept answer: the rows of its range [from, to],
+// in segments, each an Arrow IPC stream compressed with zstd and the least
+// and greatest time of its rows. A delta query appends a segment of its
+// new rows; a segment whose rows fell before a later start is dropped, and
+// one that holds rows from cut on is written again without them. So a
+// refresh writes only what changed, not the whole answer.
+//
+// The store keeps an entry as bytes (marshal): a format version, the key
+// it was stored under (an entry read under another key, or one that does
+// not parse, is deleted and never used), the range and the segments. Only
+// Quiver reads them back.
+
+// entryMagic starts every entry; its last byte is the format version.
+var entryMagic = [4]byte{'Q', 'V', 'R', 1}
+
+type entry struct {
+	key      [sha256.Size]byte
+	from, to time.Time
+	segs     []segment
+}
+
+// segment is an IPC stream of some of an entry's rows.
+type segment struct {
+	lo, hi int64 // least and greatest time of its rows, ns
+	rows   int64
+	b      []byte
+}
+
+// errEntry marks an entry that is not one of this format and key.
+var errEntry = errors.New("flightsql: not a cache entry of this format and key")
+
+func (e *entry) size() int {
+	n := len(entryMagic) + sha256.Size + 24
+	for _, s := range e.segs {
+		n += 32 + len(s.b)
+	}
+	return n
+}
+
+func (e *entry) marshal() []byte {
+	b := make([]byte, 0, e.size())
+	b = append(b, entryMagic[:]...)
+	b = append(b, e.key[:]...)
+	b = binary.LittleEndian.AppendUint64(b, uint64(e.from.UnixNano()))
+	b = binary.LittleEndian.AppendUint64(b, uint64(e.to.UnixNano()))
+	b = binary.LittleEndian.AppendUint64(b, uint64(len(e.segs)))
+	for _, s := range e.segs {
+		b = binary.LittleEndian.AppendUint64(b, uint64(s.lo))
+		b = binary.LittleEndian.AppendUint64(b, uint64(s.hi))
+		b = binary.LittleEndian.AppendUint64(b, uint64(s.rows))
+		b = binary.LittleEndian.AppendUint64(b, uint64(len(s.b)))
+		b = append(b, s.b...)
+	}
+	return b
+}
+
+// unmarshalEntry reads an entry stored under key; its segments reference b.
+func unmarshalEntry(b []byte, key [sha256.Size]byte) (*entry, error) {
+	if len(b) < len(entryMagic)+sha256.Size+24 || !bytes.Equal(b[:4], entryMagic[:]) || !bytes.Equal(b[4:4+sha256.Size], key[:]) {
+		return nil, errEntry
+	}
+	b = b[4+sha256.Size:]
+	u := func() uint64 {
+		v := binary.LittleEndian.Uint64(b)
+		b = b[8:]
+		return v
+	}
+	e := &entry{key: key}
+	e.from, e.to = time.Unix(0, int64(u())), time.Unix(0, int64(u()))
+	n := u()
+	if n > uint64(len(b))/32 {
+		return nil, errEntry
+	}
+	for range n {
+		if len(b) < 32 {
+			return nil, errEntry
+		}
+		s := segment{lo: int64(u()), hi: int64(u()), rows: int64(u())}
+		l := u()
+		if l > uint64(len(b)) {
+			return nil, errEntry
+		}
+		s.b, b = b[:l:l], b[l:]
+		e.segs = append(e.segs, s)
+	}
+	if len(b) != 0 || e.to.Before(e.from) {
+		return nil, errEntry
+	}
+	return e, nil
+}
+
+// segmentWriter writes batches into a new segment.
+type segmentWriter struct {
+	buf    bytes.Buffer
+	w      *ipc.Writer
+	lo, hi int64
+	rows   int64
+}
+
+func newSegmentWriter(schema *arrow.Schema, mem memory.Allocator) *segmentWriter {
+	sw := &segmentWriter{lo: 1<<63 - 1, hi: -1 << 63}
+	sw.w = ipc.NewWriter(&sw.buf, ipc.WithSchema(schema), ipc.WithAllocator(mem), ipc.WithZstd(), ipc.WithZstdLevel(1))
+	return sw
+}
+
+// write adds rec, whose times (ns) are times, to the segment.
+func (sw *segmentWriter) write(rec arrow.RecordBatch, times []arrow.Timestamp) error {
+	for _, t := range times {
+		sw.lo, sw.hi = min(sw.lo, int64(t)), max(sw.hi, int64(t))
+	}
+	sw.rows += rec.NumRows()
+	return sw.w.Write(rec)
+}
+
+// finish returns the segment (ok false: it holds no row).
+func (sw *segmentWriter) finish() (segment, bool, error) {
+	if err := sw.w.Close(); err != nil {
+		return segment{}, false, err
+	}
+	if sw.rows == 0 {
+		return segment{}, false, nil
+	}
+	return segment{lo: sw.lo, hi: sw.hi, rows: sw.rows, b: sw.buf.Bytes()}, true, nil
+}
+
+// readSegment calls fn with each batch of s, whose schema must be want,
+// and releases it after; a segment that does not read is a fallback.
+func readSegment(s segment, want *arrow.Schema, mem memory.Allocator, fn func(arrow.RecordBatch) error) (err error) {
+	defer func() { // arrow-go may panic on bytes that are not a stream
+		if p := recover(); p != nil {
+			err = fallback{fmt.Sprintf("the kept answer did not read: %v", p)}
+		}
+	}()
+	r, err := ipc.NewReader(bytes.NewReader(s.b), ipc.WithAllocator(mem))
+	if err != nil {
+		return fallback{"the kept answer did not read: " + err.Error()}
+	}
+	defer r.Release()
+	if !r.Schema().Equal(want) {
+		return fallback{whySchema}
+	}
+	for r.Next() {
+		if err := fn(r.RecordBatch()); err != nil {
+			return err
+		}
+	}
+	if err := r.Err(); err != nil {
+		return fallback{"the kept answer did not read: " + err.Error()}
+	}
+	return nil
+}
+
+// Store keeps cache entries by key. Get returns nil when it has none. A
+// store's failure never fails a query: it is answered in full.
+type Store interface {
+	Get(key string) ([]byte, error)
+	Put(key string, b []byte) error
+	Delete(key string)
+}
+
+// memoryStore is a Store in the plugin's memory: at most max bytes, the
+// least recently used entries evicted first.
+type memoryStore struct {
+	max int64
+
+	mu        sync.Mutex
+	used      int64
+	order     *list.List // of *memoryItem, most recent first
+	items     map[string]*list.Element
+	evictions int64
+}
+
+type memoryItem struct {
+	key string
+	b   []byte
+}
+
+func newMemoryStore(max int64) *memoryStore {
+	return &memoryStore{max: max, order: list.New(), items: map[string]*list.Element{}}
+}
+
+func (m *memoryStore) Get(key string) ([]byte, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	el, ok := m.items[key]
+	if !ok {
+		return nil, nil
+	}
+	m.order.MoveToFront(el)
+	return el.Value.(*memoryItem).b, nil
+}
+
+// Put keeps b (not copied: the caller gives it up), evicting as needed; an
+// entry larger than a quarter of the cap is not kept.
+func (m *memoryStore) Put(key string, b []byte) error {
+	if int64(len(b)) > m.max/4 {
+		m.Delete(key)
+		return nil
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.remove(key)
+	m.items[key] = m.order.PushFront(&memoryItem{key: key, b: b})
+	m.used += int64(len(b))
+	for m.used > m.max {
+		last := m.order.Back()
+		m.remove(last.Value.(*memoryItem).key)
+		m.evictions++
+	}
+	return nil
+}
+
+func (m *memoryStore) Delete(key string) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.remove(key)
+}
+
+func (m *memoryStore) remove(key string) {
+	if el, ok := m.items[key]; ok {
+		m.used -= int64(len(el.Value.(*memoryItem).b))
+		m.order.Remove(el)
+		delete(m.items, key)
+	}
+}
+
+// bytes returns the bytes the store holds.
+func (m *memoryStore) bytes() int64 {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.used
+}
