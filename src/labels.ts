@@ -111,6 +111,9 @@ export const labels = {
     timeout: { label: 'Timeout (s)', tooltip: settings.timeout.description },
     rowLimit: { label: 'Row limit', tooltip: settings.rowLimit.description },
     byteLimit: { label: 'Byte limit', tooltip: settings.byteLimit.description },
+    incrementalQueries: { label: 'Incremental queries', tooltip: settings.incrementalQueries.description },
+    incrementalOverlap: { label: 'Incremental overlap (s)', tooltip: settings.incrementalOverlap.description },
+    resultCacheBytes: { label: 'Result cache (bytes)', tooltip: settings.resultCacheBytes.description },
   },
   compression: {
     section: 'Compression',

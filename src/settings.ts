@@ -38,6 +38,9 @@ export const defaults = {
   timeout: settings.timeout.default,
   rowLimit: settings.rowLimit.default,
   byteLimit: settings.byteLimit.default,
+  incrementalQueries: settings.incrementalQueries.default,
+  incrementalOverlap: settings.incrementalOverlap.default,
+  resultCacheBytes: settings.resultCacheBytes.default,
 } as const;
 
 /** Accepted values of jsonData.dialect, auto first (the backend's settings.Dialects). */
@@ -89,6 +92,8 @@ export const ranges: Record<Exclude<NumericOption, 'level'>, Range> = {
   timeout: rangeOf(settings.timeout),
   rowLimit: rangeOf(settings.rowLimit),
   byteLimit: rangeOf(settings.byteLimit),
+  incrementalOverlap: rangeOf(settings.incrementalOverlap),
+  resultCacheBytes: rangeOf(settings.resultCacheBytes),
 };
 
 /** Whether a codec takes a level (auto and none do not). */

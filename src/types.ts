@@ -79,6 +79,10 @@ export interface QuiverOptions extends DataSourceJsonData {
   timeout?: number;
   rowLimit?: number;
   byteLimit?: number;
+  /** Refreshes read only what is new (see the backend's incrementalQueries). */
+  incrementalQueries?: boolean;
+  incrementalOverlap?: number;
+  resultCacheBytes?: number;
 
   [key: HeaderNameKey]: string | undefined;
 }
@@ -95,7 +99,16 @@ export interface QuiverSecureJsonData {
 }
 
 /** Keys of the numeric settings the editor validates. */
-export type NumericOption = 'level' | 'minSavings' | 'maxSeries' | 'maxPoints' | 'timeout' | 'rowLimit' | 'byteLimit';
+export type NumericOption =
+  | 'level'
+  | 'minSavings'
+  | 'maxSeries'
+  | 'maxPoints'
+  | 'timeout'
+  | 'rowLimit'
+  | 'byteLimit'
+  | 'incrementalOverlap'
+  | 'resultCacheBytes';
 
 /** One query. Demo queries use scenario/seriesCount/seed, Flight SQL queries use rawSql/format. */
 export interface QuiverQuery extends DataQuery {

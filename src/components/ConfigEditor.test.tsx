@@ -375,3 +375,25 @@ describe('ConfigEditor layout', () => {
     expect(screen.getByTestId(selectors.config.catalog)).toBeInTheDocument();
   });
 });
+
+describe('ConfigEditor incremental queries', () => {
+  it('is on by default, turns jsonData.incrementalQueries off, and edits the overlap and the cache size', async () => {
+    const user = userEvent.setup();
+    const { latest } = setup(makeOptions({ upstream: 'flightsql', address: 'h:1' }));
+    const toggle = screen.getByTestId(selectors.config.incrementalQueries);
+    expect(toggle).toBeChecked();
+    await user.click(toggle);
+    expect(latest().jsonData.incrementalQueries).toBe(false);
+
+    fireEvent.change(screen.getByTestId(selectors.config.incrementalOverlap), { target: { value: '600' } });
+    expect(latest().jsonData.incrementalOverlap).toBe(600);
+    fireEvent.change(screen.getByTestId(selectors.config.resultCacheBytes), { target: { value: '1024' } });
+    expect(latest().jsonData.resultCacheBytes).toBe(1024);
+    expect(screen.getByText('1024 is not within 1048576 to 17179869184 (bytes)')).toBeInTheDocument();
+  });
+
+  it('is not shown for the demo source', () => {
+    setup(makeOptions({ upstream: 'demo' }));
+    expect(screen.queryByTestId(selectors.config.incrementalQueries)).not.toBeInTheDocument();
+  });
+});
