@@ -67,7 +67,7 @@ func TestEngineIncrementalEqualsFull(t *testing.T) {
 	}
 	for _, tz := range []string{"UTC", "America/New_York"} {
 		srv := engine.Start(t, tz)
-		start := time.Date(2026, 3, 8, 5, 0, 0, 0, time.UTC) // New York changes its clocks at 07:00 UTC
+		start := time.Date(2026, 3, 8, 5, 0, 0, 0, time.UTC)
 		srv.Exec(t, `CREATE TABLE m (ts TIMESTAMPTZ, em BIGINT, host VARCHAR, v DOUBLE)`)
 		insert := func(from, to time.Time, step time.Duration, salt int) {
 			srv.Exec(t, fmt.Sprintf(`INSERT INTO m SELECT t, epoch_ms(t), 'h' || (i %% 3)::VARCHAR, ((i * 7 + %d) %% 50)::DOUBLE
@@ -236,5 +236,27 @@ func TestEngineIncrementalKeptApart(t *testing.T) {
 	}
 	if _, st := run(alice, "t1/1/ds", 3*time.Minute+time.Second); st["Incremental query"] != 1 {
 		t.Errorf("the entry written after the bad one is not used: %v", st)
+	}
+}
+
+// TestEngineIncrementalTooBigNotKept: an answer above a quarter of the
+// result cache is not kept, and the next run is full, and correct.
+func TestEngineIncrementalTooBigNotKept(t *testing.T) {
+	srv := engine.Start(t, "UTC")
+	srv.Exec(t, `CREATE TABLE m AS SELECT TIMESTAMPTZ '2026-01-01 00:00:00+00' + i * INTERVAL '100 milliseconds' AS ts,
+		'h' || (i % 3)::VARCHAR AS host, random() AS v FROM range(0, 36000) r(i)`)
+	cfg := baseConfig(srv.Addr)
+	cfg.ResultCacheBytes = 1 << 20 // 256 KiB an entry: less than 36 000 random doubles compress to
+	s := newTestSource(t, cfg)
+	sql := "SELECT ts AS time, host, v FROM m WHERE $__timeFilter(ts)"
+	for i := range 2 {
+		from := engineFrom.Add(time.Duration(i) * time.Second)
+		frames, stats := incQuery(t, s, sql, FormatTimeSeries, from, from.Add(time.Hour))
+		if len(frames) != 3 || stats["Full query: "+whyNoEntry] != 1 {
+			t.Fatalf("run %d: %d frames, stats %v", i, len(frames), stats)
+		}
+	}
+	if n := s.cache.(*memoryStore).bytes(); n != 0 {
+		t.Errorf("the store holds %d bytes", n)
 	}
 }

@@ -24,13 +24,14 @@ type keeper struct {
 	segs  []segment      // kept whole
 	cut   *segmentWriter // the kept rows of segments that held some from cut on
 	fresh *segmentWriter // the rows read
-	off   bool           // the answer is not to be kept (a null time)
+	off   bool           // the answer is not to be kept (a null time, too big)
+	limit int            // most bytes of segments written: the store keeps no more
 }
 
 // newKeeper makes the keeper of a query whose result has schema and, for
 // a delta, feeds the kept rows; it returns a fallback when the kept
 // answer does not fit the result.
-func newKeeper(inc *incremental, schema *arrow.Schema, mem memory.Allocator, feed func(arrow.RecordBatch) error) (*keeper, error) {
+func newKeeper(inc *incremental, schema *arrow.Schema, mem memory.Allocator, limit int, feed func(arrow.RecordBatch) error) (*keeper, error) {
 	ti, ok := series.TimeColumn(schema, seriesType)
 	if !ok || !inc.timeSchemaOK(schema, ti) {
 		if inc.prev != nil {
@@ -40,7 +41,7 @@ func newKeeper(inc *incremental, schema *arrow.Schema, mem memory.Allocator, fee
 		return nil, nil
 	}
 	k := &keeper{inc: inc, schema: schema, mem: mem, clock: series.NewTimeReader(schema.Field(ti), seriesType), time: ti, feed: feed,
-		fresh: newSegmentWriter(schema, mem)}
+		fresh: newSegmentWriter(schema, mem), limit: limit}
 	if inc.prev == nil {
 		return k, nil
 	}
@@ -75,8 +76,9 @@ func (k *keeper) addRead(rec arrow.RecordBatch) error {
 	k.inc.fromServer += rec.NumRows()
 	if k.inc.prev == nil {
 		col, times := k.clock.Read(rec.Column(k.time))
-		if col.NullN() > 0 {
-			k.off = true
+		if !k.off && (col.NullN() > 0 || k.fresh.buf.Len() > k.limit) {
+			k.off = true // what was written goes with the keeper
+			k.fresh = nil
 		}
 		if !k.off {
 			if err := k.fresh.write(rec, times); err != nil {
@@ -134,7 +136,7 @@ func (k *keeper) feedRun(rec arrow.RecordBatch, times []arrow.Timestamp, w *segm
 	if n != nil {
 		*n += rec.NumRows()
 	}
-	if w != nil {
+	if w != nil && !k.off {
 		if err := w.write(rec, times); err != nil {
 			return err
 		}

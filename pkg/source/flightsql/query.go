@@ -126,7 +126,7 @@ func (s *Source) query(ctx context.Context, q source.Query, m queryModel, env ma
 				return false, err
 			}
 			if inc.keep {
-				if k, err = newKeeper(inc, p.out, s.mem, feed); err != nil {
+				if k, err = newKeeper(inc, p.out, s.mem, int(s.cfg.ResultCacheBytes/4), feed); err != nil {
 					return false, err
 				}
 			}

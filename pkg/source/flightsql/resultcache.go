@@ -211,7 +211,8 @@ func (m *memoryStore) Get(key string) ([]byte, error) {
 }
 
 // Put keeps b (not copied: the caller gives it up), evicting as needed; an
-// entry larger than a quarter of the cap is not kept.
+// entry larger than a quarter of the cap is not kept (keeper stops writing
+// one at that size).
 func (m *memoryStore) Put(key string, b []byte) error {
 	if int64(len(b)) > m.max/4 {
 		m.Delete(key)
