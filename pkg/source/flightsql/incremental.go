@@ -44,7 +44,7 @@ import (
 // SELECT, an aggregate without a time group, the range used elsewhere)
 // makes the query a full one, and its stats say why.
 
-// incrementalOff are the reasons a query is answered in full that do not
+// The reasons a query is answered in full that do not
 // depend on its SQL.
 const (
 	whyOff        = "incremental queries are off (incrementalQueries setting)"
@@ -53,14 +53,13 @@ const (
 	whyNoEntry    = "no kept answer for this query yet"
 	whyBackwards  = "the time range starts or ends before the kept answer's"
 	whyTooFar     = "the time range starts after the kept answer's re-read window"
-	whyNotices    = "the answer had notices (truncated or converted), so it was not kept"
 	whySchema     = "the result's columns differ from the kept answer's"
 	whyTimeColumn = "the result's time column is not the column $__timeFilter filters"
 )
 
 // sqlKeywordsFull are the SQL words after which a query's answer for a
 // range need not be its answers for the range's parts, joined.
-var sqlKeywordsFull = []string{"limit", "offset", "fetch", "top", "over", "window", "qualify", "sample", "tablesample", "union", "intersect", "except", "using sample"}
+var sqlKeywordsFull = []string{"limit", "offset", "fetch", "top", "over", "window", "qualify", "sample", "tablesample", "union", "intersect", "except"}
 
 // aggregates are the aggregate functions that, without a time group, make
 // one row of the whole range (matched as a word followed by "(").

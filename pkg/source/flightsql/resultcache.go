@@ -183,11 +183,10 @@ type Store interface {
 type memoryStore struct {
 	max int64
 
-	mu        sync.Mutex
-	used      int64
-	order     *list.List // of *memoryItem, most recent first
-	items     map[string]*list.Element
-	evictions int64
+	mu    sync.Mutex
+	used  int64
+	order *list.List // of *memoryItem, most recent first
+	items map[string]*list.Element
 }
 
 type memoryItem struct {
@@ -226,7 +225,6 @@ func (m *memoryStore) Put(key string, b []byte) error {
 	for m.used > m.max {
 		last := m.order.Back()
 		m.remove(last.Value.(*memoryItem).key)
-		m.evictions++
 	}
 	return nil
 }
