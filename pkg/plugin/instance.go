@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"strconv"
 
 	"github.com/grafana/grafana-plugin-sdk-go/backend"
 	"github.com/grafana/grafana-plugin-sdk-go/backend/instancemgmt"
@@ -37,6 +38,9 @@ type Instance struct {
 
 	encoders *pipeline.Encoders // configured with the instance's codec
 	metrics  codecMetrics
+	// version is the settings' version (when Grafana last saved them): a
+	// kept answer is for these settings only (source.Query.Scope).
+	version string
 }
 
 var (
@@ -53,7 +57,7 @@ func DefaultSources(_ context.Context, s settings.Settings) (source.Source, erro
 	case settings.UpstreamDemo:
 		return demo.New(), nil
 	case settings.UpstreamFlightSQL:
-		return flightsql.New(s.FlightSQL)
+		return flightsql.New(s.FlightSQL, flightsql.WithCacheObserver(cacheMetrics{}))
 	}
 	return nil, fmt.Errorf("settings: upstream: %q is not one of %q, %q", s.Upstream, settings.UpstreamDemo, settings.UpstreamFlightSQL)
 }
@@ -62,7 +66,7 @@ func DefaultSources(_ context.Context, s settings.Settings) (source.Source, erro
 // settings do not fail the factory (which would hide the reason behind a
 // generic error): the instance keeps the error and reports it.
 func newInstance(ctx context.Context, ds backend.DataSourceInstanceSettings, sources SourceFactory) *Instance {
-	inst := &Instance{}
+	inst := &Instance{version: strconv.FormatInt(ds.Updated.UnixNano(), 10)}
 	s, err := settings.Parse(ds.JSONData, ds.DecryptedSecureJSONData)
 	inst.warnings = s.Warnings
 	if err == nil {

@@ -9,6 +9,7 @@ import (
 
 	"github.com/quiverdata/quiver/pkg/arrowipc"
 	"github.com/quiverdata/quiver/pkg/pipeline"
+	"github.com/quiverdata/quiver/pkg/source/flightsql"
 )
 
 // Prometheus metrics, served with the SDK's diagnostics (Grafana scrapes
@@ -138,3 +139,54 @@ func (m codecMetrics) observe(st arrowipc.BodyStats, frameBytes int, took time.D
 	m.bytes.Add(float64(frameBytes))
 	m.seconds.Observe(took.Seconds())
 }
+
+// Metrics of incremental queries and the result cache (package flightsql's
+// CacheObserver).
+var (
+	metricIncremental = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Namespace: "quiver", Name: "incremental_queries_total",
+		Help: "Time-series queries of Flight SQL data sources, by result (incremental or full) and, for a full one, reason (off, query_off, format, sql, no_entry, backwards, too_far, schema, time_column, fallback, store_error).",
+	}, []string{"result", "reason"})
+	metricIncrementalRows = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Namespace: "quiver", Name: "incremental_rows_total",
+		Help: "Rows of time-series queries of Flight SQL data sources, by where they came from (server or cache).",
+	}, []string{"from"})
+	metricCacheBytes = prometheus.NewGauge(prometheus.GaugeOpts{
+		Namespace: "quiver", Name: "result_cache_bytes",
+		Help: "Bytes of kept answers in the plugin's memory (every data source's result cache).",
+	})
+	metricCacheEvictions = prometheus.NewCounter(prometheus.CounterOpts{
+		Namespace: "quiver", Name: "result_cache_evictions_total",
+		Help: "Kept answers evicted from the plugin's memory for room.",
+	})
+	metricCacheErrors = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Namespace: "quiver", Name: "result_cache_errors_total",
+		Help: "Result cache operations that failed (the query was answered in full), by operation (get, put, delete).",
+	}, []string{"op"})
+)
+
+func init() {
+	prometheus.MustRegister(metricIncremental, metricIncrementalRows, metricCacheBytes, metricCacheEvictions, metricCacheErrors)
+}
+
+// cacheMetrics counts what incremental queries and the result cache do.
+type cacheMetrics struct{}
+
+var _ flightsql.CacheObserver = cacheMetrics{}
+
+func (cacheMetrics) Answered(reason string, fromServer, fromCache int64) {
+	result := "incremental"
+	if reason != "" {
+		result = "full"
+	}
+	metricIncremental.WithLabelValues(result, reason).Inc()
+	metricIncrementalRows.WithLabelValues("server").Add(float64(fromServer))
+	metricIncrementalRows.WithLabelValues("cache").Add(float64(fromCache))
+}
+
+func (cacheMetrics) Stored(delta int64, evicted int) {
+	metricCacheBytes.Add(float64(delta))
+	metricCacheEvictions.Add(float64(evicted))
+}
+
+func (cacheMetrics) StoreFailed(op string) { metricCacheErrors.WithLabelValues(op).Inc() }

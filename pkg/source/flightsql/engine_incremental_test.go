@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -258,5 +259,58 @@ func TestEngineIncrementalTooBigNotKept(t *testing.T) {
 	}
 	if n := s.cache.(*memoryStore).bytes(); n != 0 {
 		t.Errorf("the store holds %d bytes", n)
+	}
+}
+
+// recordingObserver records what a Source tells its CacheObserver.
+type recordingObserver struct {
+	mu      sync.Mutex
+	reasons map[string]int
+	rows    [2]int64 // from the server, from the cache
+	bytes   int64
+}
+
+func (o *recordingObserver) Answered(reason string, fromServer, fromCache int64) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if o.reasons == nil {
+		o.reasons = map[string]int{}
+	}
+	o.reasons[reason]++
+	o.rows[0] += fromServer
+	o.rows[1] += fromCache
+}
+
+func (o *recordingObserver) Stored(delta int64, _ int) {
+	o.mu.Lock()
+	o.bytes += delta
+	o.mu.Unlock()
+}
+
+func (o *recordingObserver) StoreFailed(string) {}
+
+// TestEngineIncrementalObserved: the observer (the plugin's metrics) sees
+// each query's result and reason, the rows by origin, and the bytes the
+// memory store holds.
+func TestEngineIncrementalObserved(t *testing.T) {
+	srv := engine.Start(t, "UTC")
+	engineTable(t, srv)
+	s := newTestSource(t, baseConfig(srv.Addr))
+	o := &recordingObserver{}
+	s.observer, s.cache.(*memoryStore).observer = o, o
+	sql := "SELECT ts AS time, host, v FROM m WHERE $__timeFilter(ts)"
+	for i := range 3 {
+		from := engineFrom.Add(time.Duration(i) * 10 * time.Second)
+		incQuery(t, s, sql, FormatTimeSeries, from, from.Add(time.Hour))
+	}
+	incQuery(t, s, sql+" LIMIT 5", FormatTimeSeries, engineFrom, engineTo)
+	if o.reasons["no_entry"] != 1 || o.reasons[""] != 2 || o.reasons["sql"] != 1 {
+		t.Errorf("reasons %v, want one no_entry, two incremental, one sql", o.reasons)
+	}
+	if o.rows[1] == 0 || o.rows[0] == 0 {
+		t.Errorf("rows from the server and the cache: %v", o.rows)
+	}
+	if held := s.cache.(*memoryStore).bytes(); held == 0 || o.bytes != held {
+		t.Errorf("observed %d bytes stored, the store holds %d", o.bytes, held)
 	}
 }

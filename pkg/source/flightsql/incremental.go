@@ -55,7 +55,50 @@ const (
 	whyTooFar     = "the time range starts after the kept answer's re-read window"
 	whySchema     = "the result's columns differ from the kept answer's"
 	whyTimeColumn = "the result's time column is not the column $__timeFilter filters"
+	whyStore      = "the result cache could not be read"
 )
+
+// reasonCodes are the metrics' short names of the reasons above.
+var reasonCodes = map[string]string{
+	whyOff: "off", whyQueryOff: "query_off", whyFormat: "format", whyNoEntry: "no_entry", whyBackwards: "backwards",
+	whyTooFar: "too_far", whySchema: "schema", whyTimeColumn: "time_column", whyStore: "store_error",
+}
+
+// reason is the metrics' name of why the query was full ("" when it was
+// incremental): one of reasonCodes, "fallback" for an attempt given up,
+// "sql" for what the SQL does.
+func (in *incremental) reason() string {
+	switch {
+	case in.prev != nil:
+		return ""
+	case reasonCodes[in.why] != "":
+		return reasonCodes[in.why]
+	case in.fellBack:
+		return "fallback"
+	}
+	return "sql"
+}
+
+// CacheObserver sees what incremental queries and the result cache do
+// (the plugin's metrics). Its methods must be safe for concurrent use.
+type CacheObserver interface {
+	// Answered: one time-series query, incremental or full (reason says
+	// why, see incremental.reason), and the rows read from the server and
+	// served from the cache.
+	Answered(reason string, fromServer, fromCache int64)
+	// Stored: the bytes a store holds changed by delta, evicting evicted
+	// entries.
+	Stored(delta int64, evicted int)
+	// StoreFailed: a store's get, put or delete failed.
+	StoreFailed(op string)
+}
+
+// nopObserver observes nothing.
+type nopObserver struct{}
+
+func (nopObserver) Answered(string, int64, int64) {}
+func (nopObserver) Stored(int64, int)             {}
+func (nopObserver) StoreFailed(string)            {}
 
 // sqlKeywordsFull are the SQL words after which a query's answer for a
 // range need not be its answers for the range's parts, joined.
@@ -227,6 +270,8 @@ type incremental struct {
 	keep bool // the query's SQL allows keeping its answer
 	why  string
 	prev *entry // the kept answer a delta reads with, nil for a full query
+	// fellBack: a delta was given up for a full query (why says why).
+	fellBack bool
 
 	from, to time.Time // the query's range
 	cut      time.Time // the delta reads from here; kept rows before it

@@ -65,7 +65,7 @@ func TestEntryReadsBackOnlyUnderItsKey(t *testing.T) {
 // TestMemoryStoreEvicts: the least recently used entries go first, and an
 // entry above a quarter of the cap is not kept.
 func TestMemoryStoreEvicts(t *testing.T) {
-	m := newMemoryStore(100)
+	m := newMemoryStore(100, nopObserver{})
 	for _, k := range []string{"a", "b", "c", "d"} {
 		_ = m.Put(k, make([]byte, 25))
 	}

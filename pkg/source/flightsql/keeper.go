@@ -146,9 +146,9 @@ func (k *keeper) feedRun(rec arrow.RecordBatch, times []arrow.Timestamp, w *segm
 
 // store puts the answer's entry in store: the kept segments and the new
 // ones. A failure only costs the next refresh a full query.
-func (k *keeper) store(st Store) {
+func (k *keeper) store(st Store) error {
 	if k.off {
-		return
+		return nil
 	}
 	e := &entry{key: k.inc.key, from: k.inc.from, to: k.inc.to, segs: k.segs}
 	for _, w := range []*segmentWriter{k.cut, k.fresh} {
@@ -157,11 +157,11 @@ func (k *keeper) store(st Store) {
 		}
 		sg, ok, err := w.finish()
 		if err != nil {
-			return
+			return nil // an IPC writer's failure is not the store's
 		}
 		if ok {
 			e.segs = append(e.segs, sg)
 		}
 	}
-	_ = st.Put(k.inc.storeKey(), e.marshal())
+	return st.Put(k.inc.storeKey(), e.marshal())
 }

@@ -41,7 +41,7 @@ func (s *Source) Query(ctx context.Context, q source.Query, sink source.Sink) er
 		if !errors.As(err, &fb) {
 			return err
 		}
-		inc.prev, inc.why, inc.fromServer, inc.fromCache = nil, fb.why, 0, 0
+		inc.prev, inc.why, inc.fellBack, inc.fromServer, inc.fromCache = nil, fb.why, true, 0, 0
 	}
 	return s.query(ctx, q, m, env, exp, inc, sink)
 }
@@ -74,10 +74,16 @@ func (s *Source) planIncremental(ctx context.Context, q source.Query, m queryMod
 	inc.keep = true
 	f, forwarded := source.ForwardedFrom(ctx)
 	inc.key = cacheKey(q, f, forwarded, m.RawSQL, format, interval)
+	b, err := s.cache.Get(inc.storeKey())
+	if err != nil {
+		s.observer.StoreFailed("get")
+		inc.why = whyStore + ": " + err.Error()
+		return inc
+	}
 	var prev *entry
-	if b, err := s.cache.Get(inc.storeKey()); err == nil && b != nil {
+	if b != nil {
 		if prev, err = unmarshalEntry(b, inc.key); err != nil {
-			s.cache.Delete(inc.storeKey())
+			s.deleteEntry(inc.storeKey())
 			prev = nil
 		}
 	}
@@ -154,14 +160,24 @@ func (s *Source) query(ctx context.Context, q source.Query, m queryModel, env ma
 	}
 	if b, ok := fb.(*series.Builder); ok {
 		b.SetStats(inc.stats())
+		s.observer.Answered(inc.reason(), inc.fromServer, inc.fromCache)
 	}
 	if err := fb.Finish(sink, notices); err != nil {
 		return err
 	}
 	if k != nil && len(notices) == 0 {
-		k.store(s.cache)
+		if err := k.store(s.cache); err != nil {
+			s.observer.StoreFailed("put")
+		}
 	}
 	return nil
+}
+
+// deleteEntry deletes a kept answer that did not read.
+func (s *Source) deleteEntry(key string) {
+	if err := s.cache.Delete(key); err != nil {
+		s.observer.StoreFailed("delete")
+	}
 }
 
 // finishDelta reads a delta query's first time group again (readHead);

@@ -175,13 +175,14 @@ func readSegment(s segment, want *arrow.Schema, mem memory.Allocator, fn func(ar
 type Store interface {
 	Get(key string) ([]byte, error)
 	Put(key string, b []byte) error
-	Delete(key string)
+	Delete(key string) error
 }
 
 // memoryStore is a Store in the plugin's memory: at most max bytes, the
 // least recently used entries evicted first.
 type memoryStore struct {
-	max int64
+	max      int64
+	observer CacheObserver
 
 	mu    sync.Mutex
 	used  int64
@@ -194,8 +195,8 @@ type memoryItem struct {
 	b   []byte
 }
 
-func newMemoryStore(max int64) *memoryStore {
-	return &memoryStore{max: max, order: list.New(), items: map[string]*list.Element{}}
+func newMemoryStore(max int64, o CacheObserver) *memoryStore {
+	return &memoryStore{max: max, observer: o, order: list.New(), items: map[string]*list.Element{}}
 }
 
 func (m *memoryStore) Get(key string) ([]byte, error) {
@@ -214,25 +215,30 @@ func (m *memoryStore) Get(key string) ([]byte, error) {
 // one at that size).
 func (m *memoryStore) Put(key string, b []byte) error {
 	if int64(len(b)) > m.max/4 {
-		m.Delete(key)
-		return nil
+		return m.Delete(key)
 	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
+	before, evicted := m.used, 0
 	m.remove(key)
 	m.items[key] = m.order.PushFront(&memoryItem{key: key, b: b})
 	m.used += int64(len(b))
 	for m.used > m.max {
 		last := m.order.Back()
 		m.remove(last.Value.(*memoryItem).key)
+		evicted++
 	}
+	m.observer.Stored(m.used-before, evicted)
 	return nil
 }
 
-func (m *memoryStore) Delete(key string) {
+func (m *memoryStore) Delete(key string) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
+	before := m.used
 	m.remove(key)
+	m.observer.Stored(m.used-before, 0)
+	return nil
 }
 
 func (m *memoryStore) remove(key string) {

@@ -41,18 +41,20 @@ const (
 // Source answers queries from one Flight SQL server. It is safe for
 // concurrent use; Close it when the data-source instance goes away.
 type Source struct {
-	cfg    settings.FlightSQL
-	mem    memory.Allocator
-	series *series.Memory // the pooled memory of its series splits
-	conn   *conn
-	bounds resourceBounds // of resource calls (resources.go)
-	cache  Store          // kept answers of incremental queries (incremental.go)
+	cfg      settings.FlightSQL
+	mem      memory.Allocator
+	series   *series.Memory // the pooled memory of its series splits
+	conn     *conn
+	bounds   resourceBounds // of resource calls (resources.go)
+	cache    Store          // kept answers of incremental queries (incremental.go)
+	observer CacheObserver  // of the incremental queries and the cache
 }
 
 // Option configures a Source at construction.
 type Option func(*options)
 
 type options struct {
+	observer CacheObserver
 	mem      memory.Allocator
 	dialOpts []grpc.DialOption // tests' interceptors; credentials come from the settings
 }
@@ -65,13 +67,17 @@ type options struct {
 // time-series frames are the series split's own memory (package series).
 func WithAllocator(mem memory.Allocator) Option { return func(o *options) { o.mem = mem } }
 
+// WithCacheObserver sets what sees the incremental queries and the result
+// cache (default: nothing).
+func WithCacheObserver(o CacheObserver) Option { return func(opts *options) { opts.observer = o } }
+
 // New validates cfg and returns a Source for it. It does not contact the
 // server: connection problems show in CheckHealth and in queries.
 func New(cfg settings.FlightSQL, opts ...Option) (*Source, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, fmt.Errorf("flightsql: %w", err)
 	}
-	o := options{mem: memory.NewGoAllocator()}
+	o := options{mem: memory.NewGoAllocator(), observer: nopObserver{}}
 	for _, opt := range opts {
 		opt(&o)
 	}
@@ -80,7 +86,7 @@ func New(cfg settings.FlightSQL, opts ...Option) (*Source, error) {
 		return nil, err
 	}
 	return &Source{cfg: cfg, mem: o.mem, series: series.NewMemory(), conn: c, bounds: defaultResourceBounds(),
-		cache: newMemoryStore(cfg.ResultCacheBytes)}, nil
+		cache: newMemoryStore(cfg.ResultCacheBytes, o.observer), observer: o.observer}, nil
 }
 
 // Close closes every connection of the Source. It is safe to call twice.
