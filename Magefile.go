@@ -47,7 +47,7 @@ var goTestEnv = map[string]string{"CGO_ENABLED": "1"}
 
 // goTestTags: the SDK's JSON build tag, and the tags that compile the
 // tests against real SQL engines: DuckDB through duckdb-go, cgo (duckdb,
-// duckdb_arrow; see tests/engine), PostgreSQL and MariaDB servers
+// duckdb_arrow; see tests/engine), PostgreSQL, MariaDB and Redis servers
 // (sqlengines; see tests/sqlengine, SQLEngines installs them). The shipped
 // plugin is built without them.
 const goTestTags = "arrow_json_stdlib,duckdb,duckdb_arrow,sqlengines"
@@ -97,7 +97,7 @@ func GoLint() error {
 }
 
 // GoTest runs the Go tests with -race, the real-engine tests included
-// (it installs PostgreSQL and MariaDB first, see SQLEngines). The JS reader
+// (it installs PostgreSQL, MariaDB and Redis first, see SQLEngines). The JS reader
 // test must run (it fails instead of skipping when node or its packages
 // are missing).
 func GoTest() error {
@@ -226,13 +226,15 @@ func ensureChromium() error {
 	return sh.RunWithV(env, "apt-get", "install", "-y", "-q", "--no-install-recommends", "chromium")
 }
 
-// SQLEngines installs the PostgreSQL and MariaDB servers the sqlengines
-// tests run (Debian's postgresql and mariadb-server) when they are missing
+// SQLEngines installs the PostgreSQL, MariaDB and Redis servers the
+// sqlengines tests run (Debian's postgresql, mariadb-server and
+// redis-server) when they are missing
 // and the system allows (root with apt-get); otherwise it says what is
 // missing. Their packages would start system services: while they install,
 // a policy-rc.d that denies it is put in place unless the machine has one
 // of its own.
-// The tests start private servers of their own (tests/sqlengine).
+// The tests start private servers of their own (tests/sqlengine,
+// tests/redisserver).
 func SQLEngines() error {
 	// One this target wrote, left behind by an interrupted run, would deny
 	// every service start on the machine from then on.
@@ -248,12 +250,15 @@ func SQLEngines() error {
 	if !anyExecutable("mariadbd", "/usr/sbin/mariadbd") || !anyExecutable("mariadb-install-db", "/usr/bin/mariadb-install-db") {
 		missing = append(missing, "mariadb-server")
 	}
+	if !anyExecutable("redis-server", "/usr/bin/redis-server") {
+		missing = append(missing, "redis-server") // the result cache's Redis tests (tests/redisserver)
+	}
 	if len(missing) == 0 {
 		return nil
 	}
 	_, aptErr := exec.LookPath("apt-get")
 	if os.Geteuid() != 0 || aptErr != nil {
-		return fmt.Errorf("the sqlengines tests need the PostgreSQL and MariaDB servers: install %v (Debian: apt-get install -y %s) and run again", missing, strings.Join(missing, " "))
+		return fmt.Errorf("the sqlengines tests need the PostgreSQL, MariaDB and Redis servers: install %v (Debian: apt-get install -y %s) and run again", missing, strings.Join(missing, " "))
 	}
 	if _, err := os.Stat(sqlPolicy); errors.Is(err, fs.ErrNotExist) {
 		if err := os.WriteFile(sqlPolicy, []byte("#!/bin/sh\n"+sqlPolicyMarker+"\nexit 101\n"), 0o755); err != nil {

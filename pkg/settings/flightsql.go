@@ -88,6 +88,14 @@ type FlightSQL struct {
 	IncrementalQueries bool  `json:"incrementalQueries"`
 	IncrementalOverlap int64 `json:"incrementalOverlap"`
 	ResultCacheBytes   int64 `json:"resultCacheBytes"`
+	// RedisAddress, when set, keeps the result cache in Redis (or Valkey)
+	// at host:port instead of the plugin's memory, shared by every Grafana
+	// replica; entries expire after RedisTTL seconds.
+	RedisAddress   string `json:"redisAddress"`
+	RedisTLS       bool   `json:"redisTLS"`
+	RedisUsername  string `json:"redisUsername"`
+	RedisKeyPrefix string `json:"redisKeyPrefix"`
+	RedisTTL       int64  `json:"redisTTL"`
 
 	// Headers are sorted by Index.
 	Headers []Header `json:"-"`
@@ -97,6 +105,7 @@ type FlightSQL struct {
 	TLSCACert     Secret `json:"-"`
 	TLSClientCert Secret `json:"-"`
 	TLSClientKey  Secret `json:"-"`
+	RedisPassword Secret `json:"-"`
 }
 
 // OverlapDuration returns IncrementalOverlap as a time.Duration.
@@ -113,6 +122,9 @@ func (f FlightSQL) String() string {
 	fmt.Fprintf(&b, "FlightSQL{address=%q tls=%t authType=%q username=%q catalog=%q schema=%q dialect=%q oauthPassThru=%t noForwardedIdentity=%q allowedLocationHosts=%q timeout=%d rowLimit=%d byteLimit=%d incrementalQueries=%t incrementalOverlap=%d resultCacheBytes=%d",
 		f.Address, f.TLSEnabled, f.AuthType, f.Username, f.Catalog, f.Schema, f.Dialect, f.OAuthPassThru, f.NoForwardedIdentity, f.AllowedLocationHosts, f.Timeout, f.RowLimit, f.ByteLimit,
 		f.IncrementalQueries, f.IncrementalOverlap, f.ResultCacheBytes)
+	if f.RedisAddress != "" {
+		fmt.Fprintf(&b, " redisAddress=%q redisTLS=%t redisUsername=%q redisKeyPrefix=%q redisTTL=%d", f.RedisAddress, f.RedisTLS, f.RedisUsername, f.RedisKeyPrefix, f.RedisTTL)
+	}
 	for _, h := range f.Headers {
 		fmt.Fprintf(&b, " header%d=%q", h.Index, h.Name)
 	}
@@ -181,6 +193,14 @@ func (f FlightSQL) Validate() error {
 	}
 
 	f.checkHeaders(add)
+	if f.RedisAddress != "" {
+		if err := checkAddress(f.RedisAddress); err != nil {
+			add("redisAddress: %s %v", quote(f.RedisAddress), err)
+		}
+		if err := checkNoControl(f.RedisUsername + f.RedisKeyPrefix + f.RedisPassword.Reveal()); err != nil {
+			add("redisUsername, redisKeyPrefix or redisPassword: %v", err)
+		}
+	}
 	return errors.Join(errs...)
 }
 

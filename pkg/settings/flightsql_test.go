@@ -45,10 +45,10 @@ func TestParseFlightSQLDefaults(t *testing.T) {
 func TestParseFlightSQLAllKeys(t *testing.T) {
 	js := `{"address":"h:1","tlsEnabled":true,"tlsSkipVerify":true,"tlsAuthWithCACert":true,"tlsAuth":true,
 		"tlsServerName":"sni","authType":"password","username":"u","catalog":"c","schema":"s",
-		"dialect":" DuckDB ","oauthPassThru":true,"noForwardedIdentity":"configured","allowedLocationHosts":"d1, d2","timeout":"12","rowLimit":7,"byteLimit":2048,"incrementalQueries":false,"incrementalOverlap":90,"resultCacheBytes":2097152,"headerName2":"x-b","headerName1":"X-A","headerName3":"",
+		"dialect":" DuckDB ","oauthPassThru":true,"noForwardedIdentity":"configured","allowedLocationHosts":"d1, d2","timeout":"12","rowLimit":7,"byteLimit":2048,"incrementalQueries":false,"incrementalOverlap":90,"resultCacheBytes":2097152,"redisAddress":" r:6379 ","redisTLS":true,"redisUsername":"ru","redisKeyPrefix":"p:","redisTTL":60,"headerName2":"x-b","headerName1":"X-A","headerName3":"",
 		"token":"must-not-be-read"}`
 	sec := map[string]string{"token": "tok", "password": "pw", "tlsCACert": "ca", "tlsClientCert": "cc",
-		"tlsClientKey": "ck", "headerValue1": "v1", "headerValue2": "v2"}
+		"tlsClientKey": "ck", "headerValue1": "v1", "headerValue2": "v2", "redisPassword": "rp"}
 	f, err := ParseFlightSQL([]byte(js), sec)
 	if err != nil {
 		t.Fatal(err)
@@ -56,7 +56,8 @@ func TestParseFlightSQLAllKeys(t *testing.T) {
 	want := FlightSQL{Address: "h:1", TLSEnabled: true, TLSSkipVerify: true, TLSAuthWithCACert: true, TLSAuth: true,
 		TLSServerName: "sni", AuthType: "password", Username: "u", Catalog: "c", Schema: "s", Dialect: DialectDuckDB,
 		OAuthPassThru: true, NoForwardedIdentity: NoIdentityConfigured, AllowedLocationHosts: "d1, d2", Timeout: 12, RowLimit: 7,
-		ByteLimit: 2048, IncrementalOverlap: 90, ResultCacheBytes: 2 << 20, Headers: []Header{{1, "X-A", "v1"}, {2, "x-b", "v2"}},
+		ByteLimit: 2048, IncrementalOverlap: 90, ResultCacheBytes: 2 << 20,
+		RedisAddress: "r:6379", RedisTLS: true, RedisUsername: "ru", RedisKeyPrefix: "p:", RedisTTL: 60, RedisPassword: "rp", Headers: []Header{{1, "X-A", "v1"}, {2, "x-b", "v2"}},
 		Token: "tok", Password: "pw", TLSCACert: "ca", TLSClientCert: "cc", TLSClientKey: "ck"}
 	if fmt.Sprint(f.Headers) != fmt.Sprint(want.Headers) || f.Headers[0].Value.Reveal() != "v1" || f.Headers[1].Value.Reveal() != "v2" {
 		t.Fatalf("headers = %+v", f.Headers)

@@ -107,6 +107,9 @@ const (
 
 	DefaultIncrementalOverlap = 300 // seconds
 	DefaultResultCacheBytes   = 64 << 20
+	DefaultRedisKeyPrefix     = "quiver:"
+	DefaultRedisTTL           = 86400 // seconds
+	minRedisTTL, maxRedisTTL  = 10, 30 * 86400
 
 	minOverlap, maxOverlap       = 1, 86400
 	minCacheBytes, maxCacheBytes = 1 << 20, 16 << 30
@@ -271,6 +274,24 @@ var table = []Setting{
 	{Key: "resultCacheBytes", Type: Integer, Default: int64(DefaultResultCacheBytes), Min: minCacheBytes, Max: maxCacheBytes, Unit: "bytes", Upstream: UpstreamFlightSQL,
 		Help:  "Most bytes of compressed kept answers this data source holds in the plugin's memory; the least recently used go first, and an answer above a quarter of it is not kept.",
 		field: func(s *Settings) any { return &s.FlightSQL.ResultCacheBytes }},
+	{Key: "redisAddress", Type: String, Upstream: UpstreamFlightSQL,
+		Help:  "host:port of a Redis or Valkey server that keeps the result cache instead of the plugin's memory, shared by every Grafana replica that uses this data source. Redis down, slow or full never fails a query: it is answered in full, its stats say why, and Redis is tried again 10 s later. Empty: the plugin's memory (resultCacheBytes).",
+		field: func(s *Settings) any { return &s.FlightSQL.RedisAddress }, normalize: strings.TrimSpace},
+	{Key: "redisTLS", Type: Bool, Upstream: UpstreamFlightSQL,
+		Help:  "Connect to Redis with TLS, checking its certificate against the system's roots.",
+		field: func(s *Settings) any { return &s.FlightSQL.RedisTLS }},
+	{Key: "redisUsername", Type: String, Upstream: UpstreamFlightSQL,
+		Help:  "Redis ACL user name (empty: the default user).",
+		field: func(s *Settings) any { return &s.FlightSQL.RedisUsername }},
+	{Key: "redisPassword", Type: Secure, Upstream: UpstreamFlightSQL,
+		Help:  "Redis password.",
+		field: func(s *Settings) any { return &s.FlightSQL.RedisPassword }},
+	{Key: "redisKeyPrefix", Type: String, Default: DefaultRedisKeyPrefix, Upstream: UpstreamFlightSQL,
+		Help:  "Prefix of the keys of kept answers in Redis.",
+		field: func(s *Settings) any { return &s.FlightSQL.RedisKeyPrefix }},
+	{Key: "redisTTL", Type: Integer, Default: int64(DefaultRedisTTL), Min: minRedisTTL, Max: maxRedisTTL, Unit: "seconds", Upstream: UpstreamFlightSQL,
+		Help:  "How long Redis keeps an answer after it was last written.",
+		field: func(s *Settings) any { return &s.FlightSQL.RedisTTL }},
 }
 
 // Table returns every setting, in the order of the editor.

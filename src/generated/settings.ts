@@ -445,6 +445,55 @@ export const settings = {
     description:
       "Most bytes of compressed kept answers this data source holds in the plugin's memory; the least recently used go first, and an answer above a quarter of it is not kept. Accepted: 1048576 to 17179869184 bytes. Default: 67108864.",
   },
+  redisAddress: {
+    key: 'redisAddress',
+    type: 'string',
+    upstream: 'flightsql',
+    help: "host:port of a Redis or Valkey server that keeps the result cache instead of the plugin's memory, shared by every Grafana replica that uses this data source. Redis down, slow or full never fails a query: it is answered in full, its stats say why, and Redis is tried again 10 s later. Empty: the plugin's memory (resultCacheBytes).",
+    description:
+      "host:port of a Redis or Valkey server that keeps the result cache instead of the plugin's memory, shared by every Grafana replica that uses this data source. Redis down, slow or full never fails a query: it is answered in full, its stats say why, and Redis is tried again 10 s later. Empty: the plugin's memory (resultCacheBytes).",
+  },
+  redisTLS: {
+    key: 'redisTLS',
+    type: 'boolean',
+    upstream: 'flightsql',
+    help: "Connect to Redis with TLS, checking its certificate against the system's roots.",
+    description: "Connect to Redis with TLS, checking its certificate against the system's roots. Default: off.",
+  },
+  redisUsername: {
+    key: 'redisUsername',
+    type: 'string',
+    upstream: 'flightsql',
+    help: 'Redis ACL user name (empty: the default user).',
+    description: 'Redis ACL user name (empty: the default user).',
+  },
+  redisPassword: {
+    key: 'redisPassword',
+    type: 'secret',
+    upstream: 'flightsql',
+    help: 'Redis password.',
+    description: 'Redis password.',
+  },
+  redisKeyPrefix: {
+    key: 'redisKeyPrefix',
+    type: 'string',
+    default: 'quiver:',
+    upstream: 'flightsql',
+    help: 'Prefix of the keys of kept answers in Redis.',
+    description: 'Prefix of the keys of kept answers in Redis. Default: quiver:.',
+  },
+  redisTTL: {
+    key: 'redisTTL',
+    type: 'integer',
+    default: 86400,
+    min: 10,
+    max: 2592000,
+    unit: 'seconds',
+    upstream: 'flightsql',
+    help: 'How long Redis keeps an answer after it was last written.',
+    description:
+      'How long Redis keeps an answer after it was last written. Accepted: 10 to 2592000 seconds. Default: 86400.',
+  },
 } as const satisfies Record<string, SettingSpec>;
 
 /** Message templates shared with the backend's Validate; fill {value}, {min}, {max}, {unit}, {values}. */

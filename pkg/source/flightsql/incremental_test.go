@@ -50,7 +50,8 @@ func TestEntryReadsBackOnlyUnderItsKey(t *testing.T) {
 	if err != nil || !got.from.Equal(e.from) || !got.to.Equal(e.to) || len(got.segs) != 2 || string(got.segs[1].b) != "de" || got.segs[0].rows != 3 {
 		t.Fatalf("read back %+v, %v", got, err)
 	}
-	bad := map[string][]byte{"another key": nil, "truncated": b[:len(b)-1], "version 2": append([]byte{'Q', 'V', 'R', 2}, b[4:]...), "longer": append(append([]byte(nil), b...), 0)}
+	bad := map[string][]byte{"another key": nil, "truncated": b[:len(b)-1], "version 2": append([]byte{'Q', 'V', 'R', 2}, b[4:]...), "longer": append(append([]byte(nil), b...), 0),
+		"a segment's byte flipped": append(append([]byte(nil), b[:len(b)-1]...), b[len(b)-1]^1)}
 	for name, c := range bad {
 		k := key
 		if c == nil {

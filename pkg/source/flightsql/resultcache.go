@@ -10,6 +10,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"hash/crc32"
 	"sync"
 	"time"
 
@@ -26,12 +27,18 @@ import (
 // refresh writes only what changed, not the whole answer.
 //
 // The store keeps an entry as bytes (marshal): a format version, the key
-// it was stored under (an entry read under another key, or one that does
-// not parse, is deleted and never used), the range and the segments. Only
-// Quiver reads them back.
+// it was stored under, a CRC-32C of what follows, the range and the
+// segments. An entry read under another key, whose checksum does not
+// match, or that does not parse is deleted and never used. Only Quiver
+// reads them back.
 
 // entryMagic starts every entry; its last byte is the format version.
 var entryMagic = [4]byte{'Q', 'V', 'R', 1}
+
+// entryHeader is the magic, the key and the checksum.
+const entryHeader = len(entryMagic) + sha256.Size + 4
+
+var castagnoli = crc32.MakeTable(crc32.Castagnoli)
 
 type entry struct {
 	key      [sha256.Size]byte
@@ -50,7 +57,7 @@ type segment struct {
 var errEntry = errors.New("flightsql: not a cache entry of this format and key")
 
 func (e *entry) size() int {
-	n := len(entryMagic) + sha256.Size + 24
+	n := entryHeader + 24
 	for _, s := range e.segs {
 		n += 32 + len(s.b)
 	}
@@ -61,6 +68,7 @@ func (e *entry) marshal() []byte {
 	b := make([]byte, 0, e.size())
 	b = append(b, entryMagic[:]...)
 	b = append(b, e.key[:]...)
+	b = append(b, 0, 0, 0, 0) // the checksum, below
 	b = binary.LittleEndian.AppendUint64(b, uint64(e.from.UnixNano()))
 	b = binary.LittleEndian.AppendUint64(b, uint64(e.to.UnixNano()))
 	b = binary.LittleEndian.AppendUint64(b, uint64(len(e.segs)))
@@ -71,15 +79,17 @@ func (e *entry) marshal() []byte {
 		b = binary.LittleEndian.AppendUint64(b, uint64(len(s.b)))
 		b = append(b, s.b...)
 	}
+	binary.LittleEndian.PutUint32(b[entryHeader-4:], crc32.Checksum(b[entryHeader:], castagnoli))
 	return b
 }
 
 // unmarshalEntry reads an entry stored under key; its segments reference b.
 func unmarshalEntry(b []byte, key [sha256.Size]byte) (*entry, error) {
-	if len(b) < len(entryMagic)+sha256.Size+24 || !bytes.Equal(b[:4], entryMagic[:]) || !bytes.Equal(b[4:4+sha256.Size], key[:]) {
+	if len(b) < entryHeader+24 || !bytes.Equal(b[:4], entryMagic[:]) || !bytes.Equal(b[4:4+sha256.Size], key[:]) ||
+		binary.LittleEndian.Uint32(b[entryHeader-4:]) != crc32.Checksum(b[entryHeader:], castagnoli) {
 		return nil, errEntry
 	}
-	b = b[4+sha256.Size:]
+	b = b[entryHeader:]
 	u := func() uint64 {
 		v := binary.LittleEndian.Uint64(b)
 		b = b[8:]

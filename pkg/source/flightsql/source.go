@@ -7,6 +7,7 @@ package flightsql
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strings"
 	"unsafe"
@@ -16,6 +17,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/ipc"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/grafana/grafana-plugin-sdk-go/data"
+	"github.com/redis/go-redis/v9"
 	"google.golang.org/grpc"
 
 	"github.com/quiverdata/quiver/pkg/settings"
@@ -85,12 +87,24 @@ func New(cfg settings.FlightSQL, opts ...Option) (*Source, error) {
 	if err != nil {
 		return nil, err
 	}
+	var cache Store = newMemoryStore(cfg.ResultCacheBytes, o.observer)
+	if cfg.RedisAddress != "" {
+		cache = newRedisStore(cfg)
+	}
 	return &Source{cfg: cfg, mem: o.mem, series: series.NewMemory(), conn: c, bounds: defaultResourceBounds(),
-		cache: newMemoryStore(cfg.ResultCacheBytes, o.observer), observer: o.observer}, nil
+		cache: cache, observer: o.observer}, nil
 }
 
 // Close closes every connection of the Source. It is safe to call twice.
-func (s *Source) Close() error { return s.conn.close() }
+func (s *Source) Close() error {
+	err := s.conn.close()
+	if r, ok := s.cache.(*redisStore); ok {
+		if cerr := r.Close(); cerr != nil && !errors.Is(cerr, redis.ErrClosed) {
+			err = errors.Join(err, cerr)
+		}
+	}
+	return err
+}
 
 // queryModel is the query JSON of a Flight SQL query.
 type queryModel struct {
