@@ -1,3 +1,7 @@
+// This file is over 400 lines: it is the table of every setting (each
+// with its help text), which the parser, Validate, the frontend and the
+// README are all generated or read from, and is read as one list.
+
 package settings
 
 import (
