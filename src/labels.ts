@@ -12,6 +12,20 @@ export const labels = {
     required: 'Fields marked with * are required.',
     docs: 'Documentation',
   },
+  cache: {
+    section: 'Result cache',
+    description:
+      'Refreshing time-series panels read only what is new from the server; the rest of each answer is kept, compressed, in the plugin or in Redis.',
+    incrementalQueries: { label: 'Incremental queries', tooltip: settings.incrementalQueries.description },
+    incrementalOverlap: { label: 'Overlap (s)', tooltip: settings.incrementalOverlap.description },
+    resultCacheBytes: { label: 'Memory (bytes)', tooltip: settings.resultCacheBytes.description },
+    redisAddress: { label: 'Redis address', tooltip: settings.redisAddress.description },
+    redisTLS: { label: 'Redis TLS', tooltip: settings.redisTLS.description },
+    redisUsername: { label: 'Redis user', tooltip: settings.redisUsername.description },
+    redisPassword: { label: 'Redis password', tooltip: settings.redisPassword.description },
+    redisKeyPrefix: { label: 'Key prefix', tooltip: settings.redisKeyPrefix.description },
+    redisTTL: { label: 'Time to live (s)', tooltip: settings.redisTTL.description },
+  },
   sections: {
     connection: 'Connection',
     connectionDescription: 'Where this data source reads its data from.',
@@ -111,9 +125,6 @@ export const labels = {
     timeout: { label: 'Timeout (s)', tooltip: settings.timeout.description },
     rowLimit: { label: 'Row limit', tooltip: settings.rowLimit.description },
     byteLimit: { label: 'Byte limit', tooltip: settings.byteLimit.description },
-    incrementalQueries: { label: 'Incremental queries', tooltip: settings.incrementalQueries.description },
-    incrementalOverlap: { label: 'Incremental overlap (s)', tooltip: settings.incrementalOverlap.description },
-    resultCacheBytes: { label: 'Result cache (bytes)', tooltip: settings.resultCacheBytes.description },
   },
   compression: {
     section: 'Compression',

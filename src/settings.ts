@@ -41,6 +41,8 @@ export const defaults = {
   incrementalQueries: settings.incrementalQueries.default,
   incrementalOverlap: settings.incrementalOverlap.default,
   resultCacheBytes: settings.resultCacheBytes.default,
+  redisKeyPrefix: settings.redisKeyPrefix.default,
+  redisTTL: settings.redisTTL.default,
 } as const;
 
 /** Accepted values of jsonData.dialect, auto first (the backend's settings.Dialects). */
@@ -94,6 +96,7 @@ export const ranges: Record<Exclude<NumericOption, 'level'>, Range> = {
   byteLimit: rangeOf(settings.byteLimit),
   incrementalOverlap: rangeOf(settings.incrementalOverlap),
   resultCacheBytes: rangeOf(settings.resultCacheBytes),
+  redisTTL: rangeOf(settings.redisTTL),
 };
 
 /** Whether a codec takes a level (auto and none do not). */

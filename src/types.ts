@@ -83,6 +83,12 @@ export interface QuiverOptions extends DataSourceJsonData {
   incrementalQueries?: boolean;
   incrementalOverlap?: number;
   resultCacheBytes?: number;
+  /** Redis (or Valkey) that keeps the result cache instead of the plugin's memory. */
+  redisAddress?: string;
+  redisTLS?: boolean;
+  redisUsername?: string;
+  redisKeyPrefix?: string;
+  redisTTL?: number;
 
   [key: HeaderNameKey]: string | undefined;
 }
@@ -94,6 +100,7 @@ export interface QuiverSecureJsonData {
   tlsCACert?: string;
   tlsClientCert?: string;
   tlsClientKey?: string;
+  redisPassword?: string;
 
   [key: HeaderValueKey]: string | undefined;
 }
@@ -108,7 +115,8 @@ export type NumericOption =
   | 'rowLimit'
   | 'byteLimit'
   | 'incrementalOverlap'
-  | 'resultCacheBytes';
+  | 'resultCacheBytes'
+  | 'redisTTL';
 
 /** One query. Demo queries use scenario/seriesCount/seed, Flight SQL queries use rawSql/format. */
 export interface QuiverQuery extends DataQuery {

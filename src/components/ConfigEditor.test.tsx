@@ -355,9 +355,17 @@ describe('ConfigEditor layout', () => {
     expect(screen.queryByTestId(selectors.config.rowLimit)).not.toBeInTheDocument();
   });
 
-  it('adds Authentication, TLS and Advanced for Flight SQL, with sub-sections and descriptions', () => {
+  it('adds Authentication, TLS, Result cache and Advanced for Flight SQL, with sub-sections and descriptions', () => {
     setup(makeOptions({ upstream: 'flightsql', address: 'h:1', tlsEnabled: true }));
-    expect(headings()).toEqual(['Connection', 'Authentication', 'TLS', 'Compression', 'Limits', 'Advanced']);
+    expect(headings()).toEqual([
+      'Connection',
+      'Authentication',
+      'TLS',
+      'Compression',
+      'Limits',
+      'Result cache',
+      'Advanced',
+    ]);
     const subheadings = screen.getAllByRole('heading', { level: 6 }).map((h) => h.textContent);
     expect(subheadings).toEqual(['Server certificate', 'Client certificate', 'Codec advisor', 'Metadata headers']);
     expect(screen.getByText('Fields marked with * are required.')).toBeInTheDocument();
@@ -382,14 +390,37 @@ describe('ConfigEditor incremental queries', () => {
     const { latest } = setup(makeOptions({ upstream: 'flightsql', address: 'h:1' }));
     const toggle = screen.getByTestId(selectors.config.incrementalQueries);
     expect(toggle).toBeChecked();
-    await user.click(toggle);
-    expect(latest().jsonData.incrementalQueries).toBe(false);
 
     fireEvent.change(screen.getByTestId(selectors.config.incrementalOverlap), { target: { value: '600' } });
     expect(latest().jsonData.incrementalOverlap).toBe(600);
     fireEvent.change(screen.getByTestId(selectors.config.resultCacheBytes), { target: { value: '1024' } });
     expect(latest().jsonData.resultCacheBytes).toBe(1024);
     expect(screen.getByText('1024 is not within 1048576 to 17179869184 (bytes)')).toBeInTheDocument();
+
+    await user.click(toggle);
+    expect(latest().jsonData.incrementalQueries).toBe(false);
+  });
+
+  it('keeps the cache in Redis once an address is set: TLS, user, password (a secret), prefix and time to live', async () => {
+    const user = userEvent.setup();
+    const { latest } = setup(makeOptions({ upstream: 'flightsql', address: 'h:1' }));
+    expect(screen.queryByTestId(selectors.config.redisPassword)).not.toBeInTheDocument();
+    fireEvent.change(screen.getByTestId(selectors.config.redisAddress), { target: { value: 'redis:6379' } });
+    expect(latest().jsonData.redisAddress).toBe('redis:6379');
+    expect(screen.queryByTestId(selectors.config.resultCacheBytes)).not.toBeInTheDocument();
+    await user.click(screen.getByTestId(selectors.config.redisTLS));
+    expect(latest().jsonData.redisTLS).toBe(true);
+    fireEvent.change(screen.getByTestId(selectors.config.redisPassword), { target: { value: 's3cret' } });
+    expect(latest().secureJsonData).toMatchObject({ redisPassword: 's3cret' });
+    expect(latest().jsonData).not.toHaveProperty('redisPassword');
+    fireEvent.change(screen.getByTestId(selectors.config.redisTTL), { target: { value: '5' } });
+    expect(screen.getByText('5 is not within 10 to 2592000 (seconds)')).toBeInTheDocument();
+  });
+
+  it('hides the cache settings while incremental queries are off', () => {
+    setup(makeOptions({ upstream: 'flightsql', address: 'h:1', incrementalQueries: false }));
+    expect(screen.getByTestId(selectors.config.incrementalQueries)).not.toBeChecked();
+    expect(screen.queryByTestId(selectors.config.incrementalOverlap)).not.toBeInTheDocument();
   });
 
   it('is not shown for the demo source', () => {

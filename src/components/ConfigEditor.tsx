@@ -8,6 +8,7 @@ import { defaults, validate } from '../settings';
 import { QuiverOptions, QuiverSecureJsonData } from '../types';
 import { AdvancedSection } from './config/AdvancedSection';
 import { AuthSection } from './config/AuthSection';
+import { CacheSection } from './config/CacheSection';
 import { CompressionSection } from './config/CompressionSection';
 import { ConnectionSection } from './config/ConnectionSection';
 import { LimitsSection } from './config/LimitsSection';
@@ -76,6 +77,8 @@ export function ConfigEditor({ options, onOptionsChange }: Props) {
       <LimitsSection {...section} />
       {flightSQL && (
         <>
+          <Divider />
+          <CacheSection {...section} />
           <Divider />
           <AdvancedSection {...section} />
         </>

@@ -1,5 +1,5 @@
 import React from 'react';
-import { Field, Switch } from '@grafana/ui';
+import { Field } from '@grafana/ui';
 
 import { labels } from '../../labels';
 import { selectors } from '../../selectors';
@@ -24,12 +24,6 @@ const flightSQL: Limit[] = [
   { key: 'timeout', label: labels.flightsql.timeout, testId: selectors.config.timeout },
   { key: 'rowLimit', label: labels.flightsql.rowLimit, testId: selectors.config.rowLimit },
   { key: 'byteLimit', label: labels.flightsql.byteLimit, testId: selectors.config.byteLimit },
-  {
-    key: 'incrementalOverlap',
-    label: labels.flightsql.incrementalOverlap,
-    testId: selectors.config.incrementalOverlap,
-  },
-  { key: 'resultCacheBytes', label: labels.flightsql.resultCacheBytes, testId: selectors.config.resultCacheBytes },
 ];
 
 /** Limits: what one query may return, and for Flight SQL how long it may run and read. */
@@ -53,18 +47,6 @@ export function LimitsSection({ jsonData, errors, setJson }: SectionProps) {
           />
         </Field>
       ))}
-      {jsonData.upstream === 'flightsql' && (
-        <Field
-          label={labels.flightsql.incrementalQueries.label}
-          description={labels.flightsql.incrementalQueries.tooltip}
-        >
-          <Switch
-            data-testid={selectors.config.incrementalQueries}
-            value={jsonData.incrementalQueries ?? defaults.incrementalQueries}
-            onChange={(e) => setJson({ incrementalQueries: e.currentTarget.checked })}
-          />
-        </Field>
-      )}
     </ConfigSection>
   );
 }

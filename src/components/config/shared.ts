@@ -22,7 +22,16 @@ export interface SectionProps {
   ) => void;
 }
 
-type TextKey = 'address' | 'allowedLocationHosts' | 'tlsServerName' | 'username' | 'catalog' | 'schema';
+type TextKey =
+  | 'address'
+  | 'allowedLocationHosts'
+  | 'tlsServerName'
+  | 'username'
+  | 'catalog'
+  | 'schema'
+  | 'redisAddress'
+  | 'redisUsername'
+  | 'redisKeyPrefix';
 
 /** Value and change handler of a plain text setting. */
 export function textProps({ jsonData, setJson }: SectionProps, key: TextKey) {
