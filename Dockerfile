@@ -26,6 +26,20 @@ COPY . .
 RUN go tool mage -v build:linux build:linuxARM64 \
  && test -x dist/gpx_quiver_linux_amd64 && test -x dist/gpx_quiver_linux_arm64
 
+# The demo's Flight SQL server (the flightsql service of docker-compose.yaml): DuckDB with host
+# metrics that keep arriving (tests/engine/demoserver). cgo and DuckDB's library, unlike the plugin.
+FROM golang:1.26-bookworm AS demoserver-build
+WORKDIR /src
+COPY go.mod go.sum ./
+RUN go mod download
+COPY . .
+RUN CGO_ENABLED=1 go build -tags duckdb,duckdb_arrow -o /demoserver ./tests/engine/demoserver
+
+FROM debian:bookworm-slim AS flightsql-demo
+COPY --from=demoserver-build /demoserver /usr/local/bin/demoserver
+EXPOSE 31337
+ENTRYPOINT ["/usr/local/bin/demoserver", "-listen", "0.0.0.0:31337"]
+
 FROM grafana/grafana:${GRAFANA_VERSION}
 ENV GF_PLUGINS_ALLOW_LOADING_UNSIGNED_PLUGINS=quiver-arrow-datasource
 COPY --from=frontend /src/dist/ /var/lib/grafana/plugins/quiver-arrow-datasource/

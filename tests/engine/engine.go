@@ -50,6 +50,7 @@ type Server struct {
 	Addr    string  // host:port on 127.0.0.1
 	DB      *sql.DB // the engine itself, for setup and for reference answers
 	Version string  // the engine's version, e.g. "v1.5.6"
+	close   func()
 }
 
 // Start serves a fresh in-memory DuckDB database whose session time zone is
@@ -62,6 +63,17 @@ func Start(t testing.TB, tz string) *Server {
 // StartWith is Start with every option.
 func StartWith(t testing.TB, o Options) *Server {
 	t.Helper()
+	s, err := Serve("127.0.0.1:0", o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(s.Close)
+	return s
+}
+
+// Serve serves a fresh in-memory DuckDB database on addr (host:port) until
+// Close; tests use Start, which listens on 127.0.0.1.
+func Serve(addr string, o Options) (*Server, error) {
 	if o.TimeZone == "" {
 		o.TimeZone = "UTC"
 	}
@@ -78,13 +90,14 @@ func StartWith(t testing.TB, o Options) *Server {
 		return nil
 	})
 	if err != nil {
-		t.Fatalf("engine: opening DuckDB: %v", err)
+		return nil, fmt.Errorf("engine: opening DuckDB: %w", err)
 	}
 	db := sql.OpenDB(connector)
-	t.Cleanup(func() { _ = db.Close(); _ = connector.Close() })
+	closeDB := func() { _ = db.Close(); _ = connector.Close() }
 	var version string
 	if err := db.QueryRow("SELECT version()").Scan(&version); err != nil {
-		t.Fatalf("engine: %v", err)
+		closeDB()
+		return nil, fmt.Errorf("engine: %w", err)
 	}
 
 	srv := &server{db: db, mem: memory.DefaultAllocator}
@@ -96,23 +109,28 @@ func StartWith(t testing.TB, o Options) *Server {
 		flightsql.SqlInfoFlightSqlServerReadOnly:     false,
 	} {
 		if err := srv.RegisterSqlInfo(id, v); err != nil {
-			t.Fatalf("engine: %v", err)
+			closeDB()
+			return nil, fmt.Errorf("engine: %w", err)
 		}
 	}
 	fs := flight.NewServerWithMiddleware(nil)
 	fs.RegisterFlightService(flightsql.NewFlightServer(srv))
-	if err := fs.Init("127.0.0.1:0"); err != nil {
-		t.Fatalf("engine: listen: %v", err)
+	if err := fs.Init(addr); err != nil {
+		closeDB()
+		return nil, fmt.Errorf("engine: listen: %w", err)
 	}
 	done := make(chan struct{})
 	go func() { defer close(done); _ = fs.Serve() }()
-	t.Cleanup(func() {
+	return &Server{Addr: fs.Addr().(*net.TCPAddr).String(), DB: db, Version: version, close: func() {
 		fs.Shutdown()
 		<-done
 		srv.wg.Wait()
-	})
-	return &Server{Addr: fs.Addr().(*net.TCPAddr).String(), DB: db, Version: version}
+		closeDB()
+	}}, nil
 }
+
+// Close stops the server and closes the database.
+func (s *Server) Close() { s.close() }
 
 // Exec runs statements on the engine directly; it fails t on error.
 func (s *Server) Exec(t testing.TB, stmts string) {
