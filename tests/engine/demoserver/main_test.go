@@ -18,7 +18,9 @@ func TestDemoServerKeepsReceivingRows(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	addr := make(chan string, 1)
 	done := make(chan error, 1)
-	go func() { done <- run(ctx, "127.0.0.1:0", 3, 100*time.Millisecond, time.Minute, func(a string) { addr <- a }) }()
+	go func() {
+		done <- run(ctx, "127.0.0.1:0", 3, 100*time.Millisecond, time.Minute, func(a string) { addr <- a })
+	}()
 	var a string
 	select {
 	case a = <-addr:
