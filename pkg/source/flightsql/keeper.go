@@ -25,12 +25,14 @@ type keeper struct {
 	cut   *segmentWriter // the kept rows of segments that held some from cut on
 	fresh *segmentWriter // the rows read
 	off   bool           // the answer is not to be kept (a null time, too big)
-	limit int            // most bytes of segments written: the store keeps no more
+	// keptFed: a delta's kept rows were fed (feedKept).
+	keptFed bool
+	limit   int // most bytes of segments written: the store keeps no more
 }
 
-// newKeeper makes the keeper of a query whose result has schema and, for
-// a delta, feeds the kept rows; it returns a fallback when the kept
-// answer does not fit the result.
+// newKeeper makes the keeper of a query whose result has schema (nil when
+// the result's time column is not the filtered one: the answer is not kept,
+// and a delta falls back).
 func newKeeper(inc *incremental, schema *arrow.Schema, mem memory.Allocator, limit int, feed func(arrow.RecordBatch) error) (*keeper, error) {
 	ti, ok := series.TimeColumn(schema, seriesType)
 	if !ok || !inc.timeSchemaOK(schema, ti) {
@@ -42,32 +44,51 @@ func newKeeper(inc *incremental, schema *arrow.Schema, mem memory.Allocator, lim
 	}
 	k := &keeper{inc: inc, schema: schema, mem: mem, clock: series.NewTimeReader(schema.Field(ti), seriesType), time: ti, feed: feed,
 		fresh: newSegmentWriter(schema, mem), limit: limit}
-	if inc.prev == nil {
-		return k, nil
+	return k, nil
+}
+
+// feedKept feeds a delta's kept rows, once: after the first time group's
+// rows and before the new ones.
+func (k *keeper) feedKept() error {
+	if k.inc.prev == nil || k.keptFed {
+		return nil
 	}
-	from, cut := inc.from.UnixNano(), inc.cut.UnixNano()
-	for _, sg := range inc.prev.segs {
+	k.keptFed = true
+	from, cut := k.inc.from.UnixNano(), k.inc.cut.UnixNano()
+	for _, sg := range k.inc.prev.segs {
 		if sg.hi < from || sg.lo >= cut {
 			continue // before the new start, or all in the rows read again
 		}
-		whole := sg.lo >= from && sg.hi < cut
-		if whole {
-			k.segs = append(k.segs, sg)
-		} else if k.cut == nil {
-			k.cut = newSegmentWriter(schema, mem)
-		}
-		err := readSegment(sg, schema, mem, func(rec arrow.RecordBatch) error {
-			if whole {
-				inc.fromCache += rec.NumRows()
-				return feed(rec)
-			}
-			return k.keepRows(rec, func(t int64) bool { return t >= from && t < cut }, k.cut, &inc.fromCache)
-		})
-		if err != nil {
-			return nil, err
+		if err := k.readKept(sg, from, cut); err != nil {
+			return err
 		}
 	}
-	return k, nil
+	return nil
+}
+
+// readKept feeds the rows of kept segment sg from from up to cut. A
+// segment that ends before cut is kept as it is, its rows before from
+// skipped when read, until they are half of it (by time); one that holds
+// rows from cut on, which the delta reads again, or mostly expired rows is
+// written again with its rows from from up to cut only.
+func (k *keeper) readKept(sg segment, from, cut int64) error {
+	rewrite := sg.hi >= cut || sg.lo < from && from-sg.lo > (sg.hi-sg.lo)/2
+	if !rewrite {
+		k.segs = append(k.segs, sg)
+	} else if k.cut == nil {
+		k.cut = newSegmentWriter(k.schema, k.mem)
+	}
+	w := k.cut
+	if !rewrite {
+		w = nil
+	}
+	return readSegment(sg, k.schema, k.mem, func(rec arrow.RecordBatch) error {
+		if sg.lo >= from && sg.hi < cut {
+			k.inc.fromCache += rec.NumRows()
+			return k.feed(rec)
+		}
+		return k.keepRows(rec, func(t int64) bool { return t >= from && t < cut }, w, &k.inc.fromCache)
+	})
 }
 
 // addRead takes a batch the server sent: every row of a full query, the

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/grafana/grafana-plugin-sdk-go/data"
 
 	"github.com/quiverdata/quiver/pkg/source"
 	"github.com/quiverdata/quiver/pkg/source/flightsql/series"
@@ -96,14 +97,9 @@ func (in *incremental) storeKey() string { return hex.EncodeToString(in.key[:]) 
 // query runs q in full, or, when inc has a kept answer, as a delta with
 // the kept rows (a fallback error: run it in full).
 func (s *Source) query(ctx context.Context, q source.Query, m queryModel, env macroEnv, exp expansion, inc *incremental, sink source.Sink) (err error) {
-	sql := exp.SQL
-	if inc.prev != nil {
-		env.from = inc.cut
-		dexp, err := expandMacros(ctx, m.RawSQL, env)
-		if err != nil {
-			return err
-		}
-		sql = dexp.SQL
+	sql, err := inc.deltaSQL(ctx, m, env, exp)
+	if err != nil {
+		return err
 	}
 
 	// The user's text, before and after the macros, for messages (redact).
@@ -126,7 +122,7 @@ func (s *Source) query(ctx context.Context, q source.Query, m queryModel, env ma
 		}
 		return fb.Add(rec)
 	}
-	notices, err := s.stream(qctx, sql, func(p *plan) (bool, error) {
+	onPlan := func(p *plan) (bool, error) {
 		if fb == nil {
 			if fb, err = s.newBuilder(p.out, m.Format, q, sql, exp.Fill, sink); err != nil {
 				return false, err
@@ -136,10 +132,13 @@ func (s *Source) query(ctx context.Context, q source.Query, m queryModel, env ma
 					return false, err
 				}
 			}
+		} else if k != nil && !p.out.Equal(k.schema) {
+			return false, fallback{whySchema} // the head's and the delta's
 		}
 		_, split := fb.(*series.Builder) // it copies out what it keeps of a batch
 		return split, nil
-	}, func(rec arrow.RecordBatch, whole bool) error {
+	}
+	onBatch := func(rec arrow.RecordBatch, whole bool) error {
 		if tb, ok := fb.(*tableBuilder); ok {
 			return tb.addBatch(rec, whole) // handed over as it comes
 		}
@@ -148,9 +147,26 @@ func (s *Source) query(ctx context.Context, q source.Query, m queryModel, env ma
 		}
 		inc.fromServer += rec.NumRows()
 		return feed(rec)
-	})
-	if err == nil && inc.prev != nil {
-		err = s.finishDelta(qctx, m, env, fb, k)
+	}
+	var notices []data.Notice
+	if inc.prev != nil && inc.width > 0 {
+		// The first time group first, the kept rows next and the new
+		// ones last: the split gets the rows in time order.
+		notices, err = s.readHead(qctx, m, env, inc, onPlan, func() *keeper { return k })
+	}
+	if err == nil {
+		var more []data.Notice
+		more, err = s.stream(qctx, sql, func(p *plan) (bool, error) {
+			split, err := onPlan(p)
+			if err == nil && k != nil {
+				err = k.feedKept()
+			}
+			return split, err
+		}, onBatch)
+		notices = append(notices, more...)
+	}
+	if err == nil && inc.prev != nil && (k == nil || !k.keptFed) {
+		err = fallback{"the server answered the new rows' query with no endpoint"}
 	}
 	if err != nil {
 		return s.queryError(ctx, qctx, sql, err)
@@ -158,6 +174,12 @@ func (s *Source) query(ctx context.Context, q source.Query, m queryModel, env ma
 	if fb == nil {
 		return nil // no endpoint: no data
 	}
+	return s.finish(fb, k, inc, sink, notices)
+}
+
+// finish hands the frames to sink, with the incremental stats on a series
+// query's first, and keeps the answer when it is to be kept.
+func (s *Source) finish(fb frameBuilder, k *keeper, inc *incremental, sink source.Sink, notices []data.Notice) error {
 	if b, ok := fb.(*series.Builder); ok {
 		b.SetStats(inc.stats())
 		s.observer.Answered(inc.reason(), inc.fromServer, inc.fromCache)
@@ -180,34 +202,32 @@ func (s *Source) deleteEntry(key string) {
 	}
 }
 
-// finishDelta reads a delta query's first time group again (readHead);
-// a delta the server sent no endpoint for is run in full.
-func (s *Source) finishDelta(ctx context.Context, m queryModel, env macroEnv, fb frameBuilder, k *keeper) error {
-	if fb == nil || k == nil {
-		return fallback{"the server answered the new rows' query with no endpoint"}
+// deltaSQL is the SQL a query sends: its own, or a delta's, from cut on.
+func (in *incremental) deltaSQL(ctx context.Context, m queryModel, env macroEnv, exp expansion) (string, error) {
+	if in.prev == nil {
+		return exp.SQL, nil
 	}
-	if k.inc.width > 0 {
-		return s.readHead(ctx, m, env, k)
-	}
-	return nil
+	env.from = in.cut
+	d, err := expandMacros(ctx, m.RawSQL, env)
+	return d.SQL, err
 }
 
-// readHead reads again the first time group of the range, whose kept row
-// holds rows from before the new start: its rows labelled before the start
-// are the full query's first, partial, bucket.
-func (s *Source) readHead(ctx context.Context, m queryModel, env macroEnv, k *keeper) error {
-	env.from, env.to = k.inc.from, k.inc.from.Add(k.inc.width)
+// readHead reads the first time group of the range again: its rows
+// labelled before the start are the full query's first, partial, bucket
+// (the kept one holds rows from before the new start). onPlan makes the
+// builder and the keeper, which keeper returns.
+func (s *Source) readHead(ctx context.Context, m queryModel, env macroEnv, inc *incremental, onPlan func(*plan) (bool, error), keeper func() *keeper) ([]data.Notice, error) {
+	env.from, env.to = inc.from, inc.from.Add(inc.width)
 	exp, err := expandMacros(ctx, m.RawSQL, env)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	_, err = s.stream(ctx, exp.SQL, func(p *plan) (bool, error) {
-		if !p.out.Equal(k.schema) {
-			return false, fallback{whySchema}
+	return s.stream(ctx, exp.SQL, onPlan, func(rec arrow.RecordBatch, _ bool) error {
+		if k := keeper(); k != nil {
+			return k.addHead(rec)
 		}
-		return true, nil
-	}, func(rec arrow.RecordBatch, _ bool) error { return k.addHead(rec) })
-	return err
+		return fallback{whyTimeColumn} // not kept: newKeeper said why
+	})
 }
 
 // queryError words a query's failure: cancelled, timed out or the
