@@ -273,7 +273,7 @@ var table = []Setting{
 		Help:  "A time_series or time_series_wide query asked again for a range that starts and ends no earlier (a refreshing dashboard) reads from the server only the rows from incrementalOverlap before its kept answer's end on, and the rest from the result cache, when its SQL allows it (one $__timeFilter, no $__timeFrom/$__timeTo, no LIMIT, window or second SELECT, aggregates only with $__timeGroup). The query's stats say whether it was incremental, and why not. A query can opt out with \"incremental\": false.",
 		field: func(s *Settings) any { return &s.FlightSQL.IncrementalQueries }},
 	{Key: "incrementalOverlap", Type: Integer, Default: int64(DefaultIncrementalOverlap), Min: minOverlap, Max: maxOverlap, Unit: "seconds", Upstream: UpstreamFlightSQL,
-		Help:  "How far before the kept answer's end an incremental query reads again, for rows that arrive late and the last, incomplete $__timeGroup bucket. A query whose time group is longer than half of it is not incremental.",
+		Help:  "How far before the kept answer's end an incremental query reads again, for rows that arrive late and the last, incomplete $__timeGroup bucket. With a $__timeGroup longer than half of it, two of its buckets are read again instead.",
 		field: func(s *Settings) any { return &s.FlightSQL.IncrementalOverlap }},
 	{Key: "resultCacheBytes", Type: Integer, Default: int64(DefaultResultCacheBytes), Min: minCacheBytes, Max: maxCacheBytes, Unit: "bytes", Upstream: UpstreamFlightSQL,
 		Help:  "Most bytes of compressed kept answers this data source holds in the plugin's memory; the least recently used go first, and an answer above a quarter of it is not kept.",

@@ -429,9 +429,9 @@ export const settings = {
     max: 86400,
     unit: 'seconds',
     upstream: 'flightsql',
-    help: "How far before the kept answer's end an incremental query reads again, for rows that arrive late and the last, incomplete $__timeGroup bucket. A query whose time group is longer than half of it is not incremental.",
+    help: "How far before the kept answer's end an incremental query reads again, for rows that arrive late and the last, incomplete $__timeGroup bucket. With a $__timeGroup longer than half of it, two of its buckets are read again instead.",
     description:
-      "How far before the kept answer's end an incremental query reads again, for rows that arrive late and the last, incomplete $__timeGroup bucket. A query whose time group is longer than half of it is not incremental. Accepted: 1 to 86400 seconds. Default: 300.",
+      "How far before the kept answer's end an incremental query reads again, for rows that arrive late and the last, incomplete $__timeGroup bucket. With a $__timeGroup longer than half of it, two of its buckets are read again instead. Accepted: 1 to 86400 seconds. Default: 300.",
   },
   resultCacheBytes: {
     key: 'resultCacheBytes',

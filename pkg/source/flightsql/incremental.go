@@ -33,7 +33,7 @@ import (
 //
 // With a time group, a bucket's row is labelled with its start: the delta's
 // rows labelled before cut are partial and dropped, and the kept ones
-// labelled before cut are whole, because the overlap is at least two
+// labelled before cut are whole, because the overlap is made at least two
 // buckets. The first bucket of the new range holds only its rows from the
 // new start on (in the full query too): it is read again by a query of the
 // new range's first bucket width, whose rows labelled before the start are
@@ -115,9 +115,8 @@ var aggregates = []string{
 }
 
 // sqlWhyFull says why the answer of sql (the query's SQL before macros),
-// whose macros used u, cannot be made from parts ("" when it can); overlap
-// is the overlap setting.
-func sqlWhyFull(sql string, u timeUse, overlap time.Duration) string {
+// whose macros used u, cannot be made from parts ("" when it can).
+func sqlWhyFull(sql string, u timeUse) string {
 	switch {
 	case len(u.filters) != 1:
 		return fmt.Sprintf("the SQL has %d time filter macros ($__timeFilter or an epoch filter), not one", len(u.filters))
@@ -129,8 +128,6 @@ func sqlWhyFull(sql string, u timeUse, overlap time.Duration) string {
 		return "the SQL has more than one time group"
 	case len(u.groups) == 1 && !sameColumn(u.groups[0], u.filters[0]):
 		return "the time group's column is not the time filter's"
-	case u.width > 0 && overlap < 2*u.width:
-		return fmt.Sprintf("the overlap (%s) is shorter than two time groups of %s", overlap, u.width)
 	}
 	words := sqlWords(sql)
 	selects, grouped := 0, false
@@ -307,6 +304,7 @@ func (in *incremental) planDelta(prev *entry, overlap time.Duration) {
 		return
 	}
 	step := max(in.width, time.Second)
+	overlap = max(overlap, 2*in.width) // a kept bucket before cut is whole
 	cut := time.Unix(0, prev.to.Add(-overlap).UnixNano()/int64(step)*int64(step))
 	if !cut.After(in.from) {
 		in.why = whyTooFar

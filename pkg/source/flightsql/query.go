@@ -67,7 +67,7 @@ func (s *Source) planIncremental(ctx context.Context, q source.Query, m queryMod
 	case format != FormatTimeSeries && format != FormatTimeSeriesWide:
 		inc.why = whyFormat
 	default:
-		inc.why = sqlWhyFull(m.RawSQL, exp.Time, s.cfg.OverlapDuration())
+		inc.why = sqlWhyFull(m.RawSQL, exp.Time)
 	}
 	if inc.why != "" {
 		return inc
