@@ -461,6 +461,11 @@ async function runLine(line) {
       await byTestId('quiver-config-schema').fill('metrics');
       await byTestId('quiver-config-timeout').fill('60');
       await byTestId('quiver-config-row-limit').fill('500000');
+      // Result cache: incremental queries on by default; a Redis address brings its fields.
+      assert.equal(await byTestId('quiver-config-incremental-queries').isChecked(), true);
+      await byTestId('quiver-config-redis-address').fill('redis:6379');
+      await byTestId('quiver-config-redis-password').fill('redis-SECRET');
+      await byTestId('quiver-config-redis-ttl').fill('3600');
       assert.equal(
         await page.getByText(/is required|must be|is not within|is not a whole/).count(),
         0,
@@ -487,11 +492,14 @@ async function runLine(line) {
         schema: 'metrics',
         timeout: 60,
         rowLimit: 500000,
+        redisAddress: 'redis:6379',
+        redisTTL: 3600,
       });
       assert.deepEqual(options.secureJsonData, {
         tlsCACert: '-----BEGIN CERTIFICATE-----\nca-SECRET\n-----END CERTIFICATE-----',
         token: 'tok-SECRET',
         headerValue1: 'hdr-SECRET',
+        redisPassword: 'redis-SECRET',
       });
       assert.doesNotMatch(JSON.stringify(options.jsonData), /SECRET/);
     });
@@ -505,6 +513,7 @@ async function runLine(line) {
         'TLS',
         'Compression',
         'Limits',
+        'Result cache',
         'Advanced',
       ]);
       assert.deepEqual(await config.locator('h6').allInnerTexts(), [
