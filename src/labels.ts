@@ -216,6 +216,9 @@ export const labels = {
     seriesCountTooltip: (max: number) => `Number of series, 1–${max}.`,
     seed: 'Seed',
     seedTooltip: 'Same seed, same data.',
+    incremental: 'Incremental',
+    incrementalTooltip:
+      "On a refresh, read only what is new and the rest from the result cache, when the data source's Incremental queries setting is on and the SQL allows it (Inspect → Stats says). Off: always read the whole range.",
     format: 'Format',
     formats: { time_series: 'Time series', time_series_wide: 'Time series (wide)', table: 'Table', logs: 'Logs' },
     sql: 'SQL',

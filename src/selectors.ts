@@ -58,6 +58,7 @@ export const selectors = {
     seed: 'quiver-query-seed',
     sql: 'quiver-query-sql',
     format: 'quiver-query-format',
+    incremental: 'quiver-query-incremental',
     macros: 'quiver-query-macros',
     table: 'quiver-query-table',
     columns: 'quiver-query-columns',

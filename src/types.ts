@@ -125,6 +125,8 @@ export interface QuiverQuery extends DataQuery {
   seed?: number;
   rawSql?: string;
   format?: Format;
+  /** false: always a full query, never served from the result cache (the backend's "incremental"). */
+  incremental?: boolean;
   /** Demo "labels" scenario: the label whose values are listed. */
   label?: DemoLabel;
   /** Flight SQL: the editor the query was last edited in; builder queries keep their model in `builder`. */

@@ -417,9 +417,9 @@ export const settings = {
     type: 'boolean',
     default: true,
     upstream: 'flightsql',
-    help: 'A time_series or time_series_wide query asked again for a range that starts and ends no earlier (a refreshing dashboard) reads from the server only the rows from incrementalOverlap before its kept answer\'s end on, and the rest from the result cache, when its SQL allows it (one $__timeFilter, no $__timeFrom/$__timeTo, no LIMIT, window or second SELECT, aggregates only with $__timeGroup). The query\'s stats say whether it was incremental, and why not. A query can opt out with "incremental": false.',
+    help: "A time_series or time_series_wide query asked again for a range that starts and ends no earlier (a refreshing dashboard) reads from the server only the rows from incrementalOverlap before its kept answer's end on, and the rest from the result cache, when its SQL allows it (one $__timeFilter, no $__timeFrom/$__timeTo, no LIMIT, window or second SELECT, aggregates only with $__timeGroup). The query's stats say whether it was incremental, and why not. A query can opt out with the query editor's Incremental switch (\"incremental\": false in its JSON).",
     description:
-      'A time_series or time_series_wide query asked again for a range that starts and ends no earlier (a refreshing dashboard) reads from the server only the rows from incrementalOverlap before its kept answer\'s end on, and the rest from the result cache, when its SQL allows it (one $__timeFilter, no $__timeFrom/$__timeTo, no LIMIT, window or second SELECT, aggregates only with $__timeGroup). The query\'s stats say whether it was incremental, and why not. A query can opt out with "incremental": false. Default: on.',
+      "A time_series or time_series_wide query asked again for a range that starts and ends no earlier (a refreshing dashboard) reads from the server only the rows from incrementalOverlap before its kept answer's end on, and the rest from the result cache, when its SQL allows it (one $__timeFilter, no $__timeFrom/$__timeTo, no LIMIT, window or second SELECT, aggregates only with $__timeGroup). The query's stats say whether it was incremental, and why not. A query can opt out with the query editor's Incremental switch (\"incremental\": false in its JSON). Default: on.",
   },
   incrementalOverlap: {
     key: 'incrementalOverlap',

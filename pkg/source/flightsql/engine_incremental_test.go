@@ -315,3 +315,26 @@ func TestEngineIncrementalObserved(t *testing.T) {
 		t.Errorf("observed %d bytes stored, the store holds %d", o.bytes, held)
 	}
 }
+
+// TestEngineIncrementalOffForAQuery: "incremental": false in a query's JSON
+// (the query editor's switch) makes it full every time.
+func TestEngineIncrementalOffForAQuery(t *testing.T) {
+	srv := engine.Start(t, "UTC")
+	engineTable(t, srv)
+	s := newTestSource(t, baseConfig(srv.Addr))
+	js := []byte(`{"rawSql":"SELECT ts AS time, host, v FROM m WHERE $__timeFilter(ts)","format":"time_series","incremental":false}`)
+	for i := range 2 {
+		from := engineFrom.Add(time.Duration(i) * time.Second)
+		sink := &frameSink{t: t}
+		if err := s.Query(context.Background(), source.Query{RefID: "A", JSON: js, From: from, To: from.Add(time.Hour), Interval: time.Minute}, sink); err != nil {
+			t.Fatal(err)
+		}
+		found := false
+		for _, st := range sink.frames[0].Meta.Stats {
+			found = found || st.DisplayName == "Full query: "+whyQueryOff
+		}
+		if !found {
+			t.Errorf("run %d: stats %v", i, sink.frames[0].Meta.Stats)
+		}
+	}
+}

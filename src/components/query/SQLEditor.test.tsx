@@ -47,6 +47,26 @@ test('a new format changes and runs the query', async () => {
   expect(onRunQuery).toHaveBeenCalledTimes(1);
 });
 
+test("Incremental is on by default for the time-series formats, turns the query's incremental off, and is not offered for tables", async () => {
+  const { onChange, onRunQuery, view } = setup({ refId: 'A', rawSql: 'SELECT 1', format: 'time_series' });
+  await act(async () => {});
+  const toggle = screen.getByTestId(selectors.query.incremental);
+  expect(toggle).toBeChecked();
+  fireEvent.click(toggle);
+  expect(onChange).toHaveBeenLastCalledWith({
+    refId: 'A',
+    rawSql: 'SELECT 1',
+    format: 'time_series',
+    incremental: false,
+  });
+  expect(onRunQuery).toHaveBeenCalledTimes(1);
+  view.unmount();
+
+  setup({ refId: 'A', rawSql: 'SELECT 1', format: 'table' });
+  await act(async () => {});
+  expect(screen.queryByTestId(selectors.query.incremental)).not.toBeInTheDocument();
+});
+
 test('the dialect rewrites builder SQL only: code is left alone', async () => {
   const ansi = 'SELECT "host"\nFROM "cpu"';
   const code = setup({ refId: 'A', editorMode: 'code', builder, rawSql: ansi });

@@ -1,7 +1,7 @@
 import React, { useEffect, useRef, useState } from 'react';
 import { css } from '@emotion/css';
 import { GrafanaTheme2, SelectableValue } from '@grafana/data';
-import { ConfirmModal, InlineField, InlineFieldRow, RadioButtonGroup, useStyles2 } from '@grafana/ui';
+import { ConfirmModal, InlineField, InlineFieldRow, InlineSwitch, RadioButtonGroup, useStyles2 } from '@grafana/ui';
 
 import { buildSQL, emptyBuilder, fitsBuilder, identifierQuoter, quoteIdentifier, Quoter } from '../../builder';
 import { defaultSQLQuery } from '../../datasource';
@@ -118,6 +118,18 @@ export function SQLEditor(props: Props) {
             />
           </Wrap>
         </InlineField>
+        {(format === 'time_series' || format === 'time_series_wide') && (
+          <InlineField label={labels.query.incremental} labelWidth={14} tooltip={labels.query.incrementalTooltip}>
+            <InlineSwitch
+              data-testid={selectors.query.incremental}
+              value={query.incremental ?? true}
+              onChange={(e) => {
+                onChange({ ...query, incremental: e.currentTarget.checked });
+                onRunQuery();
+              }}
+            />
+          </InlineField>
+        )}
       </InlineFieldRow>
       <ConfirmModal
         isOpen={confirming}
