@@ -38,7 +38,7 @@ type nullablePoint struct {
 
 // filledSeriesOf reads time_series frames (or the fields of a wide frame)
 // as series keyed by their labels, nulls kept.
-func filledSeriesOf(t *testing.T, times *data.Field, values []*data.Field) map[string][]nullablePoint {
+func filledSeriesOf(t testing.TB, times *data.Field, values []*data.Field) map[string][]nullablePoint {
 	t.Helper()
 	out := map[string][]nullablePoint{}
 	for _, f := range values {

@@ -19,7 +19,7 @@ import (
 
 // incQuery runs sql for [from, to] through s and returns its frames and
 // its stats by name.
-func incQuery(t *testing.T, s *Source, sql, format string, from, to time.Time) ([]*data.Frame, map[string]float64) {
+func incQuery(t testing.TB, s *Source, sql, format string, from, to time.Time) ([]*data.Frame, map[string]float64) {
 	t.Helper()
 	js, err := json.Marshal(map[string]string{"rawSql": sql, "format": format})
 	if err != nil {
@@ -41,7 +41,7 @@ func incQuery(t *testing.T, s *Source, sql, format string, from, to time.Time) (
 
 // seriesOfFrames reads time_series frames or a wide frame as series keyed
 // by their labels, nulls kept.
-func seriesOfFrames(t *testing.T, frames []*data.Frame) map[string][]nullablePoint {
+func seriesOfFrames(t testing.TB, frames []*data.Frame) map[string][]nullablePoint {
 	t.Helper()
 	got := map[string][]nullablePoint{}
 	for _, f := range frames {

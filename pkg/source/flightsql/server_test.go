@@ -328,7 +328,7 @@ func makeLeaf(t *testing.T, ca *x509.Certificate, caKey *ecdsa.PrivateKey, tmpl 
 // frameSink decodes every record through the SDK's reader, the oracle of
 // "Grafana can read it", and keeps the frames and the schemas.
 type frameSink struct {
-	t       *testing.T
+	t       testing.TB
 	frames  []*data.Frame
 	schemas []*arrow.Schema
 	err     error // returned by Record when set
@@ -356,7 +356,7 @@ func (s *frameSink) Record(rec arrow.RecordBatch) error {
 
 // newTestSource builds a Source with a checked allocator that must be empty
 // when the test ends.
-func newTestSource(t *testing.T, cfg settings.FlightSQL) *Source {
+func newTestSource(t testing.TB, cfg settings.FlightSQL) *Source {
 	t.Helper()
 	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
 	s, err := New(cfg, WithAllocator(mem))

@@ -1,0 +1,102 @@
+//go:build duckdb
+
+package flightsql
+
+import (
+	"bytes"
+	"encoding/binary"
+	"testing"
+	"time"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/ipc"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/klauspost/compress/zstd"
+
+	"github.com/quiverdata/quiver/tests/engine"
+)
+
+// BenchmarkEntryOffsetsAsLengths measures what storing the string columns'
+// offsets as lengths (each value's length instead of its end) would save
+// in a kept answer: the offsets buffers of every string column compressed
+// with zstd as they are and as lengths, against the whole entry's bytes.
+// Two answers the cache keeps, from DuckDB: series with one label (host),
+// and with four (host, region, service, level). Logs and tables are not
+// kept, so not measured.
+func BenchmarkEntryOffsetsAsLengths(b *testing.B) {
+	srv := engine.Start(b, "UTC")
+	srv.Exec(b, `CREATE TABLE m AS SELECT TIMESTAMPTZ '2026-01-01 00:00:00+00' + (i // 8) * INTERVAL '5 seconds' AS ts,
+		'host-' || (i % 8)::VARCHAR AS host, 'eu-west-' || (i % 3)::VARCHAR AS region, 'svc-' || (i % 17)::VARCHAR AS service,
+		CASE WHEN i % 5 = 0 THEN 'error' ELSE 'info' END AS level, sin(i / 100.0) AS v FROM range(0, 8 * 17280) r(i)`)
+	s := newTestSource(b, baseConfig(srv.Addr))
+	from := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	cases := []struct{ name, sql string }{
+		{"answer=series", "SELECT ts AS time, host, v FROM m WHERE $__timeFilter(ts)"},
+		{"answer=labels", "SELECT ts AS time, host, region, service, level, v FROM m WHERE $__timeFilter(ts)"},
+	}
+	enc, err := zstd.NewWriter(nil, zstd.WithEncoderLevel(zstd.SpeedFastest))
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer enc.Close()
+	for _, c := range cases {
+		b.Run(c.name, func(b *testing.B) {
+			frames, _ := incQuery(b, s, c.sql, FormatTimeSeries, from, from.Add(24*time.Hour))
+			if len(frames) == 0 {
+				b.Fatal("no frames")
+			}
+			ms := s.cache.(*memoryStore)
+			ms.mu.Lock()
+			var entry []byte
+			for k, el := range ms.items {
+				entry = el.Value.(*memoryItem).b // the one answer kept
+				ms.remove(k)
+			}
+			ms.mu.Unlock()
+			if entry == nil {
+				b.Fatal("nothing kept")
+			}
+			var key [32]byte
+			copy(key[:], entry[4:36])
+			e, err := unmarshalEntry(entry, key)
+			if err != nil {
+				b.Fatal(err)
+			}
+			var offsets, lengths int
+			for range b.N {
+				offsets, lengths = 0, 0
+				for _, sg := range e.segs {
+					r, err := ipc.NewReader(bytes.NewReader(sg.b), ipc.WithAllocator(memory.DefaultAllocator))
+					if err != nil {
+						b.Fatal(err)
+					}
+					for r.Next() {
+						rec := r.RecordBatch()
+						for _, col := range rec.Columns() {
+							if col.DataType().ID() != arrow.STRING {
+								continue
+							}
+							off := col.Data().Buffers()[1].Bytes()
+							n := col.Len() + 1
+							offs := off[4*col.Data().Offset() : 4*(col.Data().Offset()+n)]
+							lens := make([]byte, len(offs))
+							prev := uint32(0)
+							for i := range n {
+								v := binary.LittleEndian.Uint32(offs[4*i:])
+								binary.LittleEndian.PutUint32(lens[4*i:], v-prev)
+								prev = v
+							}
+							offsets += len(enc.EncodeAll(offs, nil))
+							lengths += len(enc.EncodeAll(lens, nil))
+						}
+					}
+					r.Release()
+				}
+			}
+			b.ReportMetric(float64(len(entry)), "entry-bytes")
+			b.ReportMetric(float64(offsets), "offsets-zstd-bytes")
+			b.ReportMetric(float64(lengths), "lengths-zstd-bytes")
+			b.ReportMetric(100*float64(offsets-lengths)/float64(len(entry)), "saved-%-of-entry")
+		})
+	}
+}
