@@ -3,9 +3,14 @@ package flightsql
 import (
 	"context"
 	"crypto/sha256"
+
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/memory"
 )
 
 // TestSQLWhyFull checks which SQL may be answered from parts, by the
@@ -50,7 +55,7 @@ func TestEntryReadsBackOnlyUnderItsKey(t *testing.T) {
 	if err != nil || !got.from.Equal(e.from) || !got.to.Equal(e.to) || len(got.segs) != 2 || string(got.segs[1].b) != "de" || got.segs[0].rows != 3 {
 		t.Fatalf("read back %+v, %v", got, err)
 	}
-	bad := map[string][]byte{"another key": nil, "truncated": b[:len(b)-1], "version 2": append([]byte{'Q', 'V', 'R', 2}, b[4:]...), "longer": append(append([]byte(nil), b...), 0),
+	bad := map[string][]byte{"another key": nil, "truncated": b[:len(b)-1], "another version": append([]byte{'Q', 'V', 'R', entryMagic[3] + 1}, b[4:]...), "longer": append(append([]byte(nil), b...), 0),
 		"a segment's byte flipped": append(append([]byte(nil), b[:len(b)-1]...), b[len(b)-1]^1)}
 	for name, c := range bad {
 		k := key
@@ -83,5 +88,46 @@ func TestMemoryStoreEvicts(t *testing.T) {
 	_ = m.Put("big", make([]byte, 26))
 	if b, _ := m.Get("big"); b != nil || m.bytes() != 100 {
 		t.Errorf("an entry above a quarter of the cap was kept (%d bytes held)", m.bytes())
+	}
+}
+
+// TestEntryStringsRoundTrip: string columns stored as lengths and bytes
+// read back as they were: nulls, empty values, a sliced batch, no rows.
+func TestEntryStringsRoundTrip(t *testing.T) {
+	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+	defer mem.AssertSize(t, 0)
+	schema := arrow.NewSchema([]arrow.Field{
+		{Name: "time", Type: arrow.FixedWidthTypes.Timestamp_ns},
+		{Name: "host", Type: arrow.BinaryTypes.String, Nullable: true, Metadata: arrow.NewMetadata([]string{"k"}, []string{"v"})},
+		{Name: "v", Type: arrow.PrimitiveTypes.Float64},
+	}, nil)
+	b := array.NewRecordBuilder(mem, schema)
+	defer b.Release()
+	hosts := []string{"a", "", "host-10", "ü", "x"}
+	for i, h := range hosts {
+		b.Field(0).(*array.TimestampBuilder).Append(arrow.Timestamp(i))
+		if i == 3 {
+			b.Field(1).(*array.StringBuilder).AppendNull()
+		} else {
+			b.Field(1).(*array.StringBuilder).Append(h)
+		}
+		b.Field(2).(*array.Float64Builder).Append(float64(i))
+	}
+	rec := b.NewRecordBatch()
+	defer rec.Release()
+	for _, r := range []arrow.RecordBatch{rec, rec.NewSlice(1, 4), rec.NewSlice(2, 2)} {
+		enc := toEntry(r, entrySchema(schema), mem)
+		got, err := fromEntry(enc, schema, mem)
+		enc.Release()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !array.RecordEqual(got, r) {
+			t.Errorf("read back %v, want %v", got, r)
+		}
+		got.Release()
+		if r != rec {
+			r.Release()
+		}
 	}
 }

@@ -20,8 +20,9 @@ import (
 )
 
 // An entry is one query's kept answer: the rows of its range [from, to],
-// in segments, each an Arrow IPC stream compressed with zstd and the least
-// and greatest time of its rows. A delta query appends a segment of its
+// in segments, each an Arrow IPC stream compressed with zstd (its string
+// columns as lengths: entrystrings.go) and the least and greatest time of
+// its rows. A delta query appends a segment of its
 // new rows; a segment whose rows fell before a later start is dropped, and
 // one that holds rows from cut on is written again without them. So a
 // refresh writes only what changed, not the whole answer.
@@ -33,7 +34,7 @@ import (
 // reads them back.
 
 // entryMagic starts every entry; its last byte is the format version.
-var entryMagic = [4]byte{'Q', 'V', 'R', 1}
+var entryMagic = [4]byte{'Q', 'V', 'R', 2}
 
 // entryHeader is the magic, the key and the checksum.
 const entryHeader = len(entryMagic) + sha256.Size + 4
@@ -123,13 +124,15 @@ func unmarshalEntry(b []byte, key [sha256.Size]byte) (*entry, error) {
 type segmentWriter struct {
 	buf    bytes.Buffer
 	w      *ipc.Writer
+	schema *arrow.Schema // entrySchema of the result's
+	mem    memory.Allocator
 	lo, hi int64
 	rows   int64
 }
 
 func newSegmentWriter(schema *arrow.Schema, mem memory.Allocator) *segmentWriter {
-	sw := &segmentWriter{lo: 1<<63 - 1, hi: -1 << 63}
-	sw.w = ipc.NewWriter(&sw.buf, ipc.WithSchema(schema), ipc.WithAllocator(mem), ipc.WithZstd(), ipc.WithZstdLevel(1))
+	sw := &segmentWriter{lo: 1<<63 - 1, hi: -1 << 63, schema: entrySchema(schema), mem: mem}
+	sw.w = ipc.NewWriter(&sw.buf, ipc.WithSchema(sw.schema), ipc.WithAllocator(mem), ipc.WithZstd(), ipc.WithZstdLevel(1))
 	return sw
 }
 
@@ -139,7 +142,9 @@ func (sw *segmentWriter) write(rec arrow.RecordBatch, times []arrow.Timestamp) e
 		sw.lo, sw.hi = min(sw.lo, int64(t)), max(sw.hi, int64(t))
 	}
 	sw.rows += rec.NumRows()
-	return sw.w.Write(rec)
+	enc := toEntry(rec, sw.schema, sw.mem)
+	defer enc.Release()
+	return sw.w.Write(enc)
 }
 
 // finish returns the segment (ok false: it holds no row).
@@ -166,11 +171,17 @@ func readSegment(s segment, want *arrow.Schema, mem memory.Allocator, fn func(ar
 		return fallback{"the kept answer did not read: " + err.Error()}
 	}
 	defer r.Release()
-	if !r.Schema().Equal(want) {
+	if !r.Schema().Equal(entrySchema(want)) {
 		return fallback{whySchema}
 	}
 	for r.Next() {
-		if err := fn(r.RecordBatch()); err != nil {
+		rec, err := fromEntry(r.RecordBatch(), want, mem)
+		if err != nil {
+			return fallback{"the kept answer did not read: " + err.Error()}
+		}
+		err = fn(rec)
+		rec.Release()
+		if err != nil {
 			return err
 		}
 	}
