@@ -211,10 +211,44 @@ func timeColumnFiltered(name, sql string, u timeUse) bool {
 		return strings.HasSuffix(g, as) || containsWord(flat, g+as)
 	}
 	col := columnKey(u.filters[0])
-	if i := strings.LastIndexByte(col, '.'); i >= 0 && columnKey(name) == col[i+1:] {
-		return true
+	short := col
+	if i := strings.LastIndexByte(col, '.'); i >= 0 {
+		short = col[i+1:]
 	}
-	return col == columnKey(name) || containsWord(flat, col+as)
+	// Every "… AS name" must rename the filtered column itself: a column
+	// of that name made of anything else is not the one filtered, even
+	// when the table has a column of that name too.
+	renamed := false
+	for _, before := range renamedFrom(flat, as) {
+		if before != col && before != short {
+			return false
+		}
+		renamed = true
+	}
+	return renamed || short == columnKey(name)
+}
+
+// renamedFrom returns, for each place sql (columnKey'd) holds as (" as
+// name") with no name character after it, the identifier just before it
+// ("" when something else is: an expression's parenthesis, a literal).
+func renamedFrom(sql, as string) []string {
+	var out []string
+	for i := 0; ; {
+		j := strings.Index(sql[i:], as)
+		if j < 0 {
+			return out
+		}
+		j += i
+		i = j + 1
+		if end := j + len(as); end < len(sql) && isNameByte(sql[end]) {
+			continue
+		}
+		k := j
+		for k > 0 && (isNameByte(sql[k-1]) || sql[k-1] == '.') {
+			k--
+		}
+		out = append(out, sql[k:j])
+	}
 }
 
 // containsWord says whether s holds w with no name character either side.

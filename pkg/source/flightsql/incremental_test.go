@@ -131,3 +131,35 @@ func TestEntryStringsRoundTrip(t *testing.T) {
 		}
 	}
 }
+
+// TestTimeColumnFiltered: the result's time column is the filtered one only
+// when it is that column, or a rename of it and of nothing else.
+func TestTimeColumnFiltered(t *testing.T) {
+	cases := []struct {
+		sql, name string
+		want      bool
+	}{
+		{"SELECT ts, v FROM m WHERE $__timeFilter(ts)", "ts", true},
+		{"SELECT m.ts, v FROM m WHERE $__timeFilter(m.ts)", "ts", true},
+		{"SELECT ts AS time, v FROM m WHERE $__timeFilter(ts)", "time", true},
+		{"SELECT \"ts\" AS \"Time\", v FROM m WHERE $__timeFilter(\"ts\")", "Time", true},
+		{"SELECT created AS time, v FROM m WHERE $__timeFilter(ts)", "time", false},
+		{"SELECT xts AS time, v FROM m WHERE $__timeFilter(ts)", "time", false},
+		{"SELECT created AS ts, v FROM m WHERE $__timeFilter(ts)", "ts", false},
+		{"SELECT ts + INTERVAL 1 HOUR AS ts, v FROM m WHERE $__timeFilter(ts)", "ts", false},
+		{"SELECT date_trunc('hour', ts) AS time, v FROM m WHERE $__timeFilter(ts)", "time", false},
+		{"SELECT $__timeGroupAlias(ts, 1m), avg(v) FROM m WHERE $__timeFilter(ts) GROUP BY 1", "time", true},
+		{"SELECT $__timeGroup(ts, 1m) AS t, avg(v) FROM m WHERE $__timeFilter(ts) GROUP BY 1", "t", true},
+		{"SELECT $__timeGroup(ts, 1m) AS t, max(other) AS time FROM m WHERE $__timeFilter(ts) GROUP BY 1", "time", false},
+	}
+	for _, tc := range cases {
+		exp, err := expandMacros(context.Background(), tc.sql, macroEnv{from: time.Unix(0, 0), to: time.Unix(3600, 0), interval: time.Minute,
+			dialect: func() (*dialect, error) { return dialects["duckdb"], nil }})
+		if err != nil {
+			t.Fatalf("%s: %v", tc.sql, err)
+		}
+		if got := timeColumnFiltered(tc.name, exp.SQL, exp.Time); got != tc.want {
+			t.Errorf("%s, time column %s: %v, want %v", tc.sql, tc.name, got, tc.want)
+		}
+	}
+}
