@@ -125,6 +125,11 @@ func TestValidateFlightSQL(t *testing.T) {
 		{"noport", func(f *FlightSQL) { f.Address = "h" }, []string{`settings: address: "h" is not host:port`}},
 		{"badport", func(f *FlightSQL) { f.Address = "h:99999" }, []string{`port "99999" is not in 1 – 65535`}},
 		{"authType", func(f *FlightSQL) { f.AuthType = "x" }, []string{`settings: authType: "x" is not one of "none", "token", "password"`}},
+		{"redis", func(f *FlightSQL) { f.RedisAddress = "redis:6379" }, nil},
+		{"redis scheme", func(f *FlightSQL) { f.RedisAddress = "redis://r:6379" }, []string{`settings: redisAddress: "redis://r:6379" is not host:port`}},
+		{"redis control", func(f *FlightSQL) { f.RedisAddress, f.RedisKeyPrefix = "r:1", "a\nb" }, []string{"settings: redisUsername, redisKeyPrefix or redisPassword:"}},
+		{"redis ttl", func(f *FlightSQL) { f.RedisTTL = 1 }, []string{"redisTTL", "10 to 2592000"}},
+		{"overlap", func(f *FlightSQL) { f.IncrementalOverlap = 0 }, []string{"incrementalOverlap"}},
 		{"token", func(f *FlightSQL) { f.AuthType = AuthToken }, []string{`settings: token: required when authType is "token"`}},
 		{"password", func(f *FlightSQL) { f.AuthType = AuthPassword }, []string{
 			`settings: username: required when authType is "password"`, `settings: password: required when authType is "password"`}},

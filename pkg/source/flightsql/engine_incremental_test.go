@@ -30,13 +30,32 @@ func incQuery(t testing.TB, s *Source, sql, format string, from, to time.Time) (
 		Interval: 30 * time.Second, MaxDataPoints: 1000, Scope: "tenant/1/ds"}, sink); err != nil {
 		t.Fatalf("%s: %v", sql, err)
 	}
+	return sink.frames, statsOf(sink.frames)
+}
+
+// statsOf is the stats of a query's first frame, by name.
+func statsOf(frames []*data.Frame) map[string]float64 {
 	stats := map[string]float64{}
-	if len(sink.frames) > 0 && sink.frames[0].Meta != nil {
-		for _, st := range sink.frames[0].Meta.Stats {
+	if len(frames) > 0 && frames[0].Meta != nil {
+		for _, st := range frames[0].Meta.Stats {
 			stats[st.DisplayName] = st.Value
 		}
 	}
-	return sink.frames, stats
+	return stats
+}
+
+// scopedRun runs the engine table's time series for the engine range
+// shifted by shift on s, as scope and ctx's user, and returns its series
+// and stats.
+func scopedRun(t testing.TB, ctx context.Context, s *Source, scope string, shift time.Duration) (map[string][]nullablePoint, map[string]float64) {
+	t.Helper()
+	js := []byte(`{"rawSql":"SELECT ts AS time, host, v FROM m WHERE $__timeFilter(ts)","format":"time_series"}`)
+	sink := &frameSink{t: t}
+	if err := s.Query(ctx, source.Query{RefID: "A", JSON: js, From: engineFrom.Add(shift), To: engineTo.Add(shift),
+		Interval: time.Minute, MaxDataPoints: 1000, Scope: scope}, sink); err != nil {
+		t.Fatal(err)
+	}
+	return seriesOfFrames(t, sink.frames), statsOf(sink.frames)
 }
 
 // seriesOfFrames reads time_series frames or a wide frame as series keyed
@@ -169,23 +188,9 @@ func TestEngineIncrementalKeptApart(t *testing.T) {
 	srv := engine.Start(t, "UTC")
 	engineTable(t, srv)
 	s := newTestSource(t, baseConfig(srv.Addr))
-	sql := "SELECT ts AS time, host, v FROM m WHERE $__timeFilter(ts)"
-	js, err := json.Marshal(map[string]string{"rawSql": sql, "format": FormatTimeSeries})
-	if err != nil {
-		t.Fatal(err)
-	}
 	run := func(ctx context.Context, scope string, shift time.Duration) (map[string][]nullablePoint, map[string]float64) {
 		t.Helper()
-		sink := &frameSink{t: t}
-		if err := s.Query(ctx, source.Query{RefID: "A", JSON: js, From: engineFrom.Add(shift), To: engineTo.Add(shift),
-			Interval: time.Minute, MaxDataPoints: 1000, Scope: scope}, sink); err != nil {
-			t.Fatal(err)
-		}
-		stats := map[string]float64{}
-		for _, st := range sink.frames[0].Meta.Stats {
-			stats[st.DisplayName] = st.Value
-		}
-		return seriesOfFrames(t, sink.frames), stats
+		return scopedRun(t, ctx, s, scope, shift)
 	}
 	alice := source.WithForwarded(context.Background(), "Bearer alice", "")
 	bob := source.WithForwarded(context.Background(), "Bearer bob", "")

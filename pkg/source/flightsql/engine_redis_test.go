@@ -4,7 +4,6 @@ package flightsql
 
 import (
 	"context"
-	"encoding/json"
 	"strings"
 	"sync"
 	"testing"
@@ -53,26 +52,6 @@ func (c *fakeClock) advance(d time.Duration) {
 	c.mu.Unlock()
 }
 
-// redisRun runs the dashboard query shifted by shift on s, as scope and
-// ctx's user, and returns its series and stats.
-func redisRun(t *testing.T, ctx context.Context, s *Source, scope string, shift time.Duration) (map[string][]nullablePoint, map[string]float64) {
-	t.Helper()
-	js, err := json.Marshal(map[string]string{"rawSql": "SELECT ts AS time, host, v FROM m WHERE $__timeFilter(ts)", "format": FormatTimeSeries})
-	if err != nil {
-		t.Fatal(err)
-	}
-	sink := &frameSink{t: t}
-	if err := s.Query(ctx, source.Query{RefID: "A", JSON: js, From: engineFrom.Add(shift), To: engineTo.Add(shift),
-		Interval: time.Minute, MaxDataPoints: 1000, Scope: scope}, sink); err != nil {
-		t.Fatal(err)
-	}
-	stats := map[string]float64{}
-	for _, st := range sink.frames[0].Meta.Stats {
-		stats[st.DisplayName] = st.Value
-	}
-	return seriesOfFrames(t, sink.frames), stats
-}
-
 // fullWhy returns the reason in a full query's stats ("" for none).
 func fullWhy(stats map[string]float64) string {
 	for name := range stats {
@@ -91,14 +70,14 @@ func TestRedisSharedByReplicas(t *testing.T) {
 	a, b := ss[0], ss[1]
 	alice := source.WithForwarded(context.Background(), "Bearer alice", "")
 	bob := source.WithForwarded(context.Background(), "Bearer bob", "")
-	if _, st := redisRun(t, alice, a, "t1/1/ds/v1", 0); fullWhy(st) != whyNoEntry {
+	if _, st := scopedRun(t, alice, a, "t1/1/ds/v1", 0); fullWhy(st) != whyNoEntry {
 		t.Fatalf("first query on replica a: %v", st)
 	}
-	got, st := redisRun(t, alice, b, "t1/1/ds/v1", time.Minute)
+	got, st := scopedRun(t, alice, b, "t1/1/ds/v1", time.Minute)
 	if st["Incremental query"] != 1 {
 		t.Fatalf("replica b did not use replica a's answer: %v", st)
 	}
-	want, _ := redisRun(t, context.Background(), a, "reference/1/ds/v1", time.Minute)
+	want, _ := scopedRun(t, context.Background(), a, "reference/1/ds/v1", time.Minute)
 	if !equalSeries(got, want) {
 		t.Errorf("replica b's incremental answer differs from the full query's")
 	}
@@ -107,7 +86,7 @@ func TestRedisSharedByReplicas(t *testing.T) {
 		ctx   context.Context
 		scope string
 	}{{"another tenant", alice, "t2/1/ds/v1"}, {"another user", bob, "t1/1/ds/v1"}, {"no user", context.Background(), "t1/1/ds/v1"}, {"saved settings", alice, "t1/1/ds/v2"}} {
-		if _, st := redisRun(t, c.ctx, b, c.scope, 2*time.Minute); fullWhy(st) != whyNoEntry {
+		if _, st := scopedRun(t, c.ctx, b, c.scope, 2*time.Minute); fullWhy(st) != whyNoEntry {
 			t.Errorf("%s got a kept answer: %v", c.name, st)
 		}
 	}
@@ -128,9 +107,9 @@ func TestRedisFailuresNeverFailAQuery(t *testing.T) {
 			cfg := s.cfg
 			cfg.RedisAddress, cfg.IncrementalQueries = "", false
 			ref := newTestSource(t, cfg)
-			want[shift], _ = redisRun(t, ctx, ref, "ref", shift)
+			want[shift], _ = scopedRun(t, ctx, ref, "ref", shift)
 		}
-		got, st := redisRun(t, ctx, s, "t", shift)
+		got, st := scopedRun(t, ctx, s, "t", shift)
 		if !equalSeries(got, want[shift]) {
 			t.Errorf("%s: the answer differs from the full query's", what)
 		}
