@@ -6,6 +6,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -58,6 +59,16 @@ func scopedRun(t testing.TB, ctx context.Context, s *Source, scope string, shift
 	return seriesOfFrames(t, sink.frames), statsOf(sink.frames)
 }
 
+// fullWhy returns the reason in a full query's stats ("" for none).
+func fullWhy(stats map[string]float64) string {
+	for name := range stats {
+		if after, ok := strings.CutPrefix(name, "Full query: "); ok {
+			return after
+		}
+	}
+	return ""
+}
+
 // seriesOfFrames reads time_series frames or a wide frame as series keyed
 // by their labels, nulls kept.
 func seriesOfFrames(t testing.TB, frames []*data.Frame) map[string][]nullablePoint {
@@ -71,21 +82,58 @@ func seriesOfFrames(t testing.TB, frames []*data.Frame) map[string][]nullablePoi
 	return got
 }
 
+// logRowsOf reads a logs frame's rows as text, in order, or sorted when
+// the query does not order them.
+func logRowsOf(t testing.TB, frames []*data.Frame, sorted bool) []string {
+	t.Helper()
+	if len(frames) != 1 {
+		t.Fatalf("%d logs frames, want 1", len(frames))
+	}
+	f := frames[0]
+	rows := make([]string, f.Rows())
+	for i := range rows {
+		var row strings.Builder
+		for _, fd := range f.Fields {
+			v, _ := fd.ConcreteAt(i)
+			if b, ok := v.(json.RawMessage); ok {
+				v = string(b)
+			}
+			fmt.Fprintf(&row, "%v|", v)
+		}
+		rows[i] = row.String()
+	}
+	if sorted {
+		slices.Sort(rows)
+	}
+	return rows
+}
+
 // TestEngineIncrementalEqualsFull refreshes a one-hour dashboard range 30
 // times while rows keep arriving in DuckDB (each refresh 10.007 s later,
 // so that the range's start is never on a time group; some rows arrive
 // late, inside the overlap), and compares every incremental answer, value
 // by value, with the full query of the same range at the same moment, for
 // raw rows, time groups with and without fill, and an epoch filter, in both
-// series formats, in UTC and America/New_York.
+// series formats and as logs (newest first, oldest first, by position, in
+// no order, and by time group), in UTC and America/New_York.
 func TestEngineIncrementalEqualsFull(t *testing.T) {
-	queries := []struct{ name, sql string }{
-		{"raw", "SELECT ts AS time, host, v FROM m WHERE $__timeFilter(ts) ORDER BY 1"},
-		{"group", "SELECT $__timeGroupAlias(ts, 30s), host, avg(v) AS v FROM m WHERE $__timeFilter(ts) GROUP BY 1, 2 ORDER BY 1"},
-		{"fill", "SELECT $__timeGroupAlias(ts, 30s, 0), host, sum(v) AS v FROM m WHERE $__timeFilter(ts) AND host <> 'h2' GROUP BY 1, 2 ORDER BY 1"},
-		{"epoch", "SELECT em AS time, host, v FROM m WHERE $__unixEpochMsFilter(em)"},
+	series := []string{FormatTimeSeries, FormatTimeSeriesWide}
+	logs := []string{FormatLogs}
+	queries := []struct {
+		name, sql string
+		formats   []string
+	}{
+		{"raw", "SELECT ts AS time, host, v FROM m WHERE $__timeFilter(ts) ORDER BY 1", series},
+		{"group", "SELECT $__timeGroupAlias(ts, 30s), host, avg(v) AS v FROM m WHERE $__timeFilter(ts) GROUP BY 1, 2 ORDER BY 1", series},
+		{"fill", "SELECT $__timeGroupAlias(ts, 30s, 0), host, sum(v) AS v FROM m WHERE $__timeFilter(ts) AND host <> 'h2' GROUP BY 1, 2 ORDER BY 1", series},
+		{"epoch", "SELECT em AS time, host, v FROM m WHERE $__unixEpochMsFilter(em)", series},
 		// Buckets longer than half the overlap: two are read again.
-		{"long group", "SELECT $__timeGroupAlias(ts, 2m), host, max(v) AS v FROM m WHERE $__timeFilter(ts) GROUP BY 1, 2"},
+		{"long group", "SELECT $__timeGroupAlias(ts, 2m), host, max(v) AS v FROM m WHERE $__timeFilter(ts) GROUP BY 1, 2", series},
+		{"logs newest first", "SELECT ts AS time, host AS level, 'line ' || v::VARCHAR AS message, v FROM m WHERE $__timeFilter(ts) ORDER BY ts DESC, host", logs},
+		{"logs oldest first", "SELECT ts, 'line ' || v::VARCHAR AS body, host FROM m WHERE $__timeFilter(ts) ORDER BY 1, host", logs},
+		{"logs unordered", "SELECT ts, 'line ' || v::VARCHAR AS body, host FROM m WHERE $__timeFilter(ts)", logs},
+		{"logs epoch", "SELECT em AS time, 'line ' || v::VARCHAR AS body, host FROM m WHERE $__unixEpochMsFilter(em) ORDER BY time DESC, host", logs},
+		{"logs group", "SELECT $__timeGroupAlias(ts, 1m), host, count(*)::VARCHAR || ' lines' AS body FROM m WHERE $__timeFilter(ts) GROUP BY 1, 2 ORDER BY time DESC, host", logs},
 	}
 	for _, tz := range []string{"UTC", "America/New_York"} {
 		srv := engine.Start(t, tz)
@@ -114,16 +162,24 @@ func TestEngineIncrementalEqualsFull(t *testing.T) {
 			now = next
 			from, to := now.Add(-time.Hour), now
 			for _, q := range queries {
-				for _, format := range []string{FormatTimeSeries, FormatTimeSeriesWide} {
+				for _, format := range q.formats {
 					what := fmt.Sprintf("%s %s %s refresh %d", tz, q.name, format, refresh)
 					gotFrames, stats := incQuery(t, inc, q.sql, format, from, to)
 					wantFrames, _ := incQuery(t, full, q.sql, format, from, to)
-					got, want := seriesOfFrames(t, gotFrames), seriesOfFrames(t, wantFrames)
-					if len(want) == 0 {
-						t.Fatalf("%s: the full query has no series", what)
-					}
-					if !equalSeries(got, want) {
-						t.Fatalf("%s: the incremental answer differs from the full query's:\n got %v\nwant %v", what, got, want)
+					if format == FormatLogs {
+						unordered := !strings.Contains(q.sql, "ORDER BY")
+						got, want := logRowsOf(t, gotFrames, unordered), logRowsOf(t, wantFrames, unordered)
+						if len(want) == 0 || !slices.Equal(got, want) {
+							t.Fatalf("%s: the incremental answer differs from the full query's:\n got %d rows %.300v\nwant %d rows %.300v", what, len(got), got, len(want), want)
+						}
+					} else {
+						got, want := seriesOfFrames(t, gotFrames), seriesOfFrames(t, wantFrames)
+						if len(want) == 0 {
+							t.Fatalf("%s: the full query has no series", what)
+						}
+						if !equalSeries(got, want) {
+							t.Fatalf("%s: the incremental answer differs from the full query's:\n got %v\nwant %v", what, got, want)
+						}
 					}
 					if refresh == 0 {
 						continue // the first one is full: nothing kept yet
@@ -159,23 +215,30 @@ func TestEngineIncrementalFallsBack(t *testing.T) {
 		{"SELECT ts AS time, host, v FROM m WHERE $__timeFilter(ts) AND ts > $__timeFrom", "$__timeFrom"},
 		{"SELECT tsn AS time, host, v FROM m WHERE $__timeFilter(ts)", "not the column"},
 	}
-	for _, tc := range cases {
+	logsCases := []struct{ sql, why string }{
+		{"SELECT ts AS time, host, 'x' AS body FROM m WHERE $__timeFilter(ts) ORDER BY host, ts", whyOrder},
+		{"SELECT ts AS time, host, 'x' AS body FROM m WHERE $__timeFilter(ts) ORDER BY 2", whyOrder},
+		{"SELECT ts AS time, host, 'x' AS body FROM m WHERE $__timeFilter(ts) ORDER BY ts + INTERVAL 1 HOUR", whyOrder},
+		{"SELECT ts AS time, host, 'x' AS body FROM m WHERE $__timeFilter(ts) ORDER BY ts DESC LIMIT 100", "LIMIT"},
+	}
+	check := func(sql, why, format string) {
+		t.Helper()
 		for i := range 2 { // the second run would be incremental if it could be
 			from := engineFrom.Add(time.Duration(i) * 10 * time.Second)
-			frames, stats := incQuery(t, s, tc.sql, FormatTimeSeries, from, from.Add(time.Hour))
+			frames, stats := incQuery(t, s, sql, format, from, from.Add(time.Hour))
 			if len(frames) == 0 {
-				t.Fatalf("%s: no frames", tc.sql)
+				t.Fatalf("%s: no frames", sql)
 			}
-			found := ""
-			for name := range stats {
-				if strings.HasPrefix(name, "Full query: ") {
-					found = name
-				}
-			}
-			if !strings.Contains(found, tc.why) || stats["Incremental query"] != 0 {
-				t.Errorf("%s: run %d: stats %v, want a full query because of %q", tc.sql, i, stats, tc.why)
+			if !strings.Contains(fullWhy(stats), why) || stats["Incremental query"] != 0 {
+				t.Errorf("%s: run %d: stats %v, want a full query because of %q", sql, i, stats, why)
 			}
 		}
+	}
+	for _, tc := range cases {
+		check(tc.sql, tc.why, FormatTimeSeries)
+	}
+	for _, tc := range logsCases {
+		check(tc.sql, tc.why, FormatLogs)
 	}
 }
 

@@ -52,16 +52,6 @@ func (c *fakeClock) advance(d time.Duration) {
 	c.mu.Unlock()
 }
 
-// fullWhy returns the reason in a full query's stats ("" for none).
-func fullWhy(stats map[string]float64) string {
-	for name := range stats {
-		if after, ok := strings.CutPrefix(name, "Full query: "); ok {
-			return after
-		}
-	}
-	return ""
-}
-
 // TestRedisSharedByReplicas: an answer one Source (one replica) kept in
 // Redis is served to another for the same tenant, data source and user,
 // and to no other tenant or user.

@@ -7,7 +7,6 @@ import (
 	"crypto/sha256"
 	"encoding/binary"
 	"fmt"
-	"strings"
 	"time"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -16,7 +15,7 @@ import (
 	"github.com/quiverdata/quiver/pkg/source"
 )
 
-// A time-series query whose SQL reads its time range only through one
+// A time-series or logs query whose SQL reads its time range only through one
 // $__timeFilter (or an epoch filter) keeps its answer's rows in the
 // source's result cache (resultcache.go). When the same query comes again
 // (the same SQL before macros, format, interval, maxDataPoints, data
@@ -39,6 +38,10 @@ import (
 // new range's first bucket width, whose rows labelled before the start are
 // that partial bucket.
 //
+// A logs frame is one frame in the server's row order: the parts' rows
+// are sorted by time again (logsBuilder.sorted), so a logs query must not
+// be ordered by anything but its time column first (incremental_sql.go).
+//
 // Anything else in the SQL that could make the answer for a range other
 // than the union of its parts (a limit, a window function, a second
 // SELECT, an aggregate without a time group, the range used elsewhere)
@@ -49,7 +52,8 @@ import (
 const (
 	whyOff        = "incremental queries are off (incrementalQueries setting)"
 	whyQueryOff   = `incremental is off for this query ("incremental": false)`
-	whyFormat     = "only the time_series and time_series_wide formats are incremental"
+	whyFormat     = "only the time_series, time_series_wide and logs formats are incremental"
+	whyOrder      = "the logs are ordered by something other than their time column"
 	whyNoEntry    = "no kept answer for this query yet"
 	whyBackwards  = "the time range starts or ends before the kept answer's"
 	whyTooFar     = "the time range starts after the kept answer's re-read window"
@@ -61,7 +65,7 @@ const (
 // reasonCodes are the metrics' short names of the reasons above.
 var reasonCodes = map[string]string{
 	whyOff: "off", whyQueryOff: "query_off", whyFormat: "format", whyNoEntry: "no_entry", whyBackwards: "backwards",
-	whyTooFar: "too_far", whySchema: "schema", whyTimeColumn: "time_column", whyStore: "store_error",
+	whyTooFar: "too_far", whySchema: "schema", whyTimeColumn: "time_column", whyStore: "store_error", whyOrder: "order",
 }
 
 // reason is the metrics' name of why the query was full ("" when it was
@@ -99,173 +103,6 @@ type nopObserver struct{}
 func (nopObserver) Answered(string, int64, int64) {}
 func (nopObserver) Stored(int64, int)             {}
 func (nopObserver) StoreFailed(string)            {}
-
-// sqlKeywordsFull are the SQL words after which a query's answer for a
-// range need not be its answers for the range's parts, joined.
-var sqlKeywordsFull = []string{"limit", "offset", "fetch", "top", "over", "window", "qualify", "sample", "tablesample", "union", "intersect", "except"}
-
-// aggregates are the aggregate functions that, without a time group, make
-// one row of the whole range (matched as a word followed by "(").
-var aggregates = []string{
-	"count", "sum", "avg", "min", "max", "mean", "median", "mode", "stddev", "stddev_pop", "stddev_samp", "variance", "var_pop", "var_samp",
-	"first", "last", "first_value", "last_value", "any_value", "arbitrary", "arg_max", "arg_min", "argmax", "argmin", "max_by", "min_by",
-	"approx_count_distinct", "approx_quantile", "approx_percentile", "percentile_cont", "percentile_disc", "quantile", "quantile_cont", "quantile_disc",
-	"string_agg", "array_agg", "list", "group_concat", "listagg", "bit_and", "bit_or", "bit_xor", "bool_and", "bool_or", "every",
-	"corr", "covar_pop", "covar_samp", "histogram", "entropy", "kurtosis", "skewness", "product", "fsum", "favg", "sumkahan", "kahan_sum", "mad", "geomean", "geometric_mean",
-}
-
-// sqlWhyFull says why the answer of sql (the query's SQL before macros),
-// whose macros used u, cannot be made from parts ("" when it can).
-func sqlWhyFull(sql string, u timeUse) string {
-	switch {
-	case len(u.filters) != 1:
-		return fmt.Sprintf("the SQL has %d time filter macros ($__timeFilter or an epoch filter), not one", len(u.filters))
-	case u.bounds > 0:
-		return "the SQL uses $__timeFrom, $__timeTo or an epoch bound"
-	case u.nested:
-		return "a time macro is inside another macro's arguments"
-	case len(u.groups) > 1:
-		return "the SQL has more than one time group"
-	case len(u.groups) == 1 && !sameColumn(u.groups[0], u.filters[0]):
-		return "the time group's column is not the time filter's"
-	}
-	words := sqlWords(sql)
-	selects, grouped := 0, false
-	for i, w := range words {
-		switch w {
-		case "select":
-			selects++
-		case "group":
-			grouped = true
-		}
-		for _, k := range sqlKeywordsFull {
-			if w == k {
-				return fmt.Sprintf("the SQL has %s", strings.ToUpper(k))
-			}
-		}
-		if len(u.groups) == 0 && i+1 < len(words) && words[i+1] == "(" {
-			for _, a := range aggregates {
-				if w == a {
-					return fmt.Sprintf("the SQL aggregates (%s) without a time group", w)
-				}
-			}
-		}
-	}
-	switch {
-	case selects != 1:
-		return "the SQL has more than one SELECT"
-	case grouped && len(u.groups) == 0:
-		return "the SQL has GROUP BY without a time group"
-	}
-	return ""
-}
-
-// sqlWords splits sql, outside literals, quoted names and comments, into
-// lower-case words and the single characters "(" (other characters are
-// dropped).
-func sqlWords(sql string) []string {
-	var words []string
-	for i := 0; i < len(sql); {
-		c := sql[i]
-		switch {
-		case c == '\'' || c == '"' || c == '`':
-			i = skipQuoted(sql, i)
-			words = append(words, "?") // a name or a value, not a keyword
-		case commentAt(sql, i):
-			i = commentEnd(sql, i)
-		case isNameByte(c) || c == '$':
-			j := i + 1
-			for j < len(sql) && isNameByte(sql[j]) {
-				j++
-			}
-			words = append(words, strings.ToLower(sql[i:j]))
-			i = j
-		case c == '(':
-			words = append(words, "(")
-			i++
-		default:
-			i++
-		}
-	}
-	return words
-}
-
-// sameColumn says whether the macro arguments a and b name the same column
-// (compared without quotes, and with spaces and case folded).
-func sameColumn(a, b string) bool { return columnKey(a) == columnKey(b) }
-
-// columnKey is s lower-cased, without quotes, its spaces one.
-func columnKey(s string) string {
-	s = strings.ToLower(strings.NewReplacer(`"`, "", "`", "").Replace(s))
-	return strings.Join(strings.Fields(s), " ")
-}
-
-// timeColumnFiltered says whether the result's time column, name, holds
-// the values the query's time filter compares, by the query's expanded SQL:
-// the filtered column itself (by its last name part), that column renamed
-// name ("col AS name"), or the time group of that column written as name.
-func timeColumnFiltered(name, sql string, u timeUse) bool {
-	flat, as := columnKey(sql), " as "+columnKey(name)
-	if len(u.groups) == 1 {
-		g := columnKey(u.grouped[0])
-		return strings.HasSuffix(g, as) || containsWord(flat, g+as)
-	}
-	col := columnKey(u.filters[0])
-	short := col
-	if i := strings.LastIndexByte(col, '.'); i >= 0 {
-		short = col[i+1:]
-	}
-	// Every "… AS name" must rename the filtered column itself: a column
-	// of that name made of anything else is not the one filtered, even
-	// when the table has a column of that name too.
-	renamed := false
-	for _, before := range renamedFrom(flat, as) {
-		if before != col && before != short {
-			return false
-		}
-		renamed = true
-	}
-	return renamed || short == columnKey(name)
-}
-
-// renamedFrom returns, for each place sql (columnKey'd) holds as (" as
-// name") with no name character after it, the identifier just before it
-// ("" when something else is: an expression's parenthesis, a literal).
-func renamedFrom(sql, as string) []string {
-	var out []string
-	for i := 0; ; {
-		j := strings.Index(sql[i:], as)
-		if j < 0 {
-			return out
-		}
-		j += i
-		i = j + 1
-		if end := j + len(as); end < len(sql) && isNameByte(sql[end]) {
-			continue
-		}
-		k := j
-		for k > 0 && (isNameByte(sql[k-1]) || sql[k-1] == '.') {
-			k--
-		}
-		out = append(out, sql[k:j])
-	}
-}
-
-// containsWord says whether s holds w with no name character either side.
-func containsWord(s, w string) bool {
-	for i := 0; ; {
-		j := strings.Index(s[i:], w)
-		if j < 0 {
-			return false
-		}
-		j += i
-		end := j + len(w)
-		if (j == 0 || !isNameByte(s[j-1])) && (end == len(s) || !isNameByte(s[end])) {
-			return true
-		}
-		i = j + 1
-	}
-}
 
 // cacheKey is the key of a query's kept answer: everything but its time
 // range that its answer depends on. The source is one data source's
@@ -308,7 +145,8 @@ type incremental struct {
 	cut      time.Time // the delta reads from here; kept rows before it
 	width    time.Duration
 	u        timeUse
-	sql      string // the expanded SQL the delta or full query sends
+	sql      string    // the expanded SQL the delta or full query sends
+	order    sortOrder // of a logs query's rows
 
 	fromServer, fromCache int64 // rows
 }
@@ -347,8 +185,16 @@ func (in *incremental) planDelta(prev *entry, overlap time.Duration) {
 	in.prev, in.cut = prev, cut
 }
 
-// timeSchemaOK checks the result schema against what the query filters:
-// its time column must be the filtered one.
-func (in *incremental) timeSchemaOK(schema *arrow.Schema, timeIdx int) bool {
-	return timeColumnFiltered(schema.Field(timeIdx).Name, in.sql, in.u)
+// schemaWhyNot checks the result schema against what the query filters
+// ("" when it may be kept): its time column must be the filtered one, and
+// logs must be sorted by it, if at all.
+func (in *incremental) schemaWhyNot(schema *arrow.Schema, timeIdx int) string {
+	name := schema.Field(timeIdx).Name
+	switch {
+	case !timeColumnFiltered(name, in.sql, in.u):
+		return whyTimeColumn
+	case !in.order.byTime(name, timeIdx, in.u):
+		return whyOrder
+	}
+	return ""
 }

@@ -3,7 +3,7 @@ package flightsql
 import (
 	"context"
 	"crypto/sha256"
-
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -161,5 +161,71 @@ func TestTimeColumnFiltered(t *testing.T) {
 		if got := timeColumnFiltered(tc.name, exp.SQL, exp.Time); got != tc.want {
 			t.Errorf("%s, time column %s: %v, want %v", tc.sql, tc.name, got, tc.want)
 		}
+	}
+}
+
+// TestLogsOrderByTime checks which ORDER BY of a logs query sorts it by
+// its time column (so that an incremental answer is sorted the same way).
+func TestLogsOrderByTime(t *testing.T) {
+	u := timeUse{filters: []string{"m.ts"}}
+	cases := []struct {
+		sql    string
+		byTime bool
+		desc   bool
+	}{
+		{"SELECT ts AS time, msg FROM m WHERE $__timeFilter(m.ts)", true, false},
+		{"SELECT ts AS time, msg FROM m WHERE $__timeFilter(m.ts) ORDER BY ts DESC", true, true},
+		{"SELECT ts AS time, msg FROM m WHERE $__timeFilter(m.ts) ORDER BY m.ts ASC NULLS LAST, msg", true, false},
+		{"SELECT ts AS time, msg FROM m WHERE $__timeFilter(m.ts) ORDER BY \"Time\" desc", true, true},
+		{"SELECT ts AS time, msg FROM m WHERE $__timeFilter(m.ts) ORDER BY 1 DESC", true, true},
+		{"SELECT ts AS time, msg FROM m WHERE $__timeFilter(m.ts) ORDER BY 2 DESC", false, true},
+		{"SELECT ts AS time, msg FROM m WHERE $__timeFilter(m.ts) ORDER BY msg, ts", false, false},
+		{"SELECT ts AS time, msg FROM m WHERE $__timeFilter(m.ts) ORDER BY -ts", false, false},
+		{"SELECT ts AS time, msg FROM m WHERE $__timeFilter(m.ts) ORDER BY ts + 1", false, false},
+		{"SELECT ts AS time, msg FROM m WHERE $__timeFilter(m.ts) ORDER BY 'ts'", false, false},
+		{"SELECT ts AS time, msg FROM m WHERE $__timeFilter(m.ts) ORDER BY date_trunc('hour', ts)", false, false},
+		{"SELECT ts AS time, string_agg(msg ORDER BY msg) AS msg FROM m WHERE $__timeFilter(m.ts) GROUP BY ts", true, false},
+		{"SELECT ts AS time, msg FROM m WHERE $__timeFilter(m.ts) /* ORDER BY msg */ -- ORDER BY msg", true, false},
+		{"SELECT ts AS time, msg FROM m WHERE $__timeFilter(m.ts) ORDER BY other.ts DESC", false, true},
+	}
+	for _, tc := range cases {
+		o := orderOf(sqlWords(tc.sql))
+		if got := o.byTime("time", 0, u); got != tc.byTime || o.desc != tc.desc {
+			t.Errorf("%s: by time %v, descending %v; want %v, %v", tc.sql, got, o.desc, tc.byTime, tc.desc)
+		}
+	}
+}
+
+// TestLogsSortedByTime: an incremental logs frame's rows are sorted by
+// time, equal times in the order they came, every column with its row.
+func TestLogsSortedByTime(t *testing.T) {
+	for _, desc := range []bool{false, true} {
+		times := []arrow.Timestamp{5, 1, 3, 3, 9, 1}
+		idx := timeOrder(times, desc)
+		want := []int{1, 5, 2, 3, 0, 4}
+		if desc {
+			want = []int{4, 0, 2, 3, 1, 5}
+		}
+		if !slices.Equal(idx, want) {
+			t.Errorf("desc %v: order %v, want %v", desc, idx, want)
+		}
+		sorted := make([]arrow.Timestamp, len(idx))
+		for i, j := range idx {
+			sorted[i] = times[j]
+		}
+		if timeOrder(sorted, desc) != nil {
+			t.Errorf("desc %v: sorted times %v are sorted again", desc, sorted)
+		}
+	}
+	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+	defer mem.AssertSize(t, 0)
+	sb := array.NewStringBuilder(mem)
+	sb.AppendValues([]string{"a", "", "c"}, []bool{true, false, true})
+	got := inOrder(mem, sb.NewArray(), []int{2, 0, 1})
+	sb.Release()
+	defer got.Release()
+	s := got.(*array.String)
+	if s.Value(0) != "c" || s.Value(1) != "a" || !s.IsNull(2) {
+		t.Errorf("strings in order 2, 0, 1: %v", s)
 	}
 }

@@ -34,15 +34,19 @@ type keeper struct {
 }
 
 // newKeeper makes the keeper of a query whose result has schema (nil when
-// the result's time column is not the filtered one: the answer is not kept,
-// and a delta falls back).
+// the result's time column is not the filtered one, or logs are sorted by
+// something else: the answer is not kept, and a delta falls back).
 func newKeeper(inc *incremental, schema *arrow.Schema, mem memory.Allocator, limit int, feed func(arrow.RecordBatch) error) (*keeper, error) {
 	ti, ok := series.TimeColumn(schema, seriesType)
-	if !ok || !inc.timeSchemaOK(schema, ti) {
+	why := whyTimeColumn
+	if ok {
+		why = inc.schemaWhyNot(schema, ti)
+	}
+	if why != "" {
 		if inc.prev != nil {
-			return nil, fallback{whyTimeColumn}
+			return nil, fallback{why}
 		}
-		inc.keep, inc.why = false, whyTimeColumn
+		inc.keep, inc.why = false, why
 		return nil, nil
 	}
 	k := &keeper{inc: inc, schema: schema, mem: mem, clock: series.NewTimeReader(schema.Field(ti), seriesType), time: ti, feed: feed,

@@ -4,6 +4,8 @@
 package flightsql
 
 import (
+	"cmp"
+	"slices"
 	"strings"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -56,6 +58,14 @@ type logsBuilder struct {
 	nulls      int64
 	clock      series.TimeReader
 	buf        []byte
+
+	// sorted: the rows come in the parts of an incremental answer (the
+	// first time group, kept rows, rows read), each in the server's order;
+	// Finish sorts them by time, descending when desc, keeping each part's
+	// order of equal times (no time is in two parts).
+	sorted, desc bool
+	stats        []data.QueryStat // on the frame (SetStats)
+	mem          memory.Allocator
 }
 
 // pickColumn returns the first column (not taken, accepted by ok) named one
@@ -76,7 +86,7 @@ func newLogsBuilder(mem memory.Allocator, fi frameInfo, s *arrow.Schema) (*logsB
 	if !ok {
 		return nil, source.BadQuery("flightsql: format logs needs a timestamp column; the result has %s", source.DescribeColumns(s))
 	}
-	b := &logsBuilder{frameInfo: fi, schema: s, timeIdx: ti, clock: series.NewTimeReader(s.Field(ti), seriesType)}
+	b := &logsBuilder{frameInfo: fi, schema: s, timeIdx: ti, clock: series.NewTimeReader(s.Field(ti), seriesType), mem: mem}
 	isText := func(f arrow.Field) bool { return f.Type.ID() == arrow.STRING }
 	anyType := func(arrow.Field) bool { return true }
 	b.severity = pickColumn(s, severityNames, func(i int) bool { return i == ti }, anyType)
@@ -172,12 +182,17 @@ func (b *logsBuilder) appendText(sb *array.StringBuilder, a arrow.Array, i int) 
 	}
 }
 
+// SetStats sets the stats of the frame.
+func (b *logsBuilder) SetStats(stats []data.QueryStat) { b.stats = stats }
+
 func (b *logsBuilder) Finish(sink source.Sink, notices []data.Notice) error {
 	notices = b.clock.Notices(notices, b.nulls)
 	meta := b.meta(data.FrameTypeLogLines, data.FrameTypeVersion{0, 0}, notices)
 	meta.PreferredVisualization = data.VisTypeLogs
+	meta.Stats = b.stats
+	times := b.times.NewTimestampArray()
 	fields := []frame.Column{
-		{Name: logsTimestamp, Array: b.times.NewArray()},
+		{Name: logsTimestamp, Array: times},
 		{Name: logsBody, Array: b.bodies.NewArray()},
 	}
 	if b.severities != nil {
@@ -187,11 +202,70 @@ func (b *logsBuilder) Finish(sink source.Sink, notices []data.Notice) error {
 		fields = append(fields, frame.Column{Name: logsID, Array: b.ids.NewArray()})
 	}
 	fields = append(fields, frame.Column{Name: logsLabels, Array: b.labels.NewArray()})
+	if b.sorted {
+		if idx := timeOrder(times.Values(), b.desc); idx != nil {
+			for i := range fields {
+				fields[i].Array = inOrder(b.mem, fields[i].Array, idx)
+			}
+		}
+	}
 	rec, err := newFrameRecord("", b.refID, meta, fields)
 	if err != nil {
 		return err
 	}
 	return sink.Record(rec)
+}
+
+// timeOrder is the order of the rows that sorts times (descending when
+// desc), equal times in the order they are in; nil when they are sorted.
+func timeOrder(times []arrow.Timestamp, desc bool) []int {
+	before := func(a, b arrow.Timestamp) bool { return a < b != desc && a != b }
+	sorted := true
+	for i := 1; i < len(times) && sorted; i++ {
+		sorted = !before(times[i], times[i-1])
+	}
+	if sorted {
+		return nil
+	}
+	idx := make([]int, len(times))
+	for i := range idx {
+		idx[i] = i
+	}
+	slices.SortStableFunc(idx, func(i, j int) int {
+		c := cmp.Compare(times[i], times[j])
+		if desc {
+			c = -c
+		}
+		return c
+	})
+	return idx
+}
+
+// inOrder returns the values of a logs column, a (timestamps, strings or
+// binary), in the order of idx; a is released.
+func inOrder(mem memory.Allocator, a arrow.Array, idx []int) arrow.Array {
+	defer a.Release()
+	nb := array.NewBuilder(mem, a.DataType())
+	defer nb.Release()
+	nb.Reserve(len(idx))
+	var add func(i int)
+	switch a := a.(type) {
+	case *array.Timestamp:
+		add = func(i int) { nb.(*array.TimestampBuilder).Append(a.Value(i)) }
+	case *array.String:
+		add = func(i int) { nb.(*array.StringBuilder).Append(a.Value(i)) }
+	default: // the labels: binary (newLogsBuilder)
+		bin := a.(*array.Binary)
+		add = func(i int) { nb.(*array.BinaryBuilder).Append(bin.Value(i)) }
+	}
+	for _, i := range idx {
+		if a.IsNull(i) {
+			nb.AppendNull()
+		} else {
+			add(i)
+		}
+	}
+	return nb.NewArray()
 }
 
 func (b *logsBuilder) Release() {

@@ -64,10 +64,13 @@ func (s *Source) planIncremental(ctx context.Context, q source.Query, m queryMod
 		inc.why = whyOff
 	case m.Incremental != nil && !*m.Incremental:
 		inc.why = whyQueryOff
-	case format != FormatTimeSeries && format != FormatTimeSeriesWide:
+	case format != FormatTimeSeries && format != FormatTimeSeriesWide && format != FormatLogs:
 		inc.why = whyFormat
 	default:
 		inc.why = sqlWhyFull(m.RawSQL, exp.Time)
+	}
+	if format == FormatLogs {
+		inc.order = orderOf(sqlWords(m.RawSQL))
 	}
 	if inc.why != "" {
 		return inc
@@ -178,9 +181,12 @@ func (s *Source) query(ctx context.Context, q source.Query, m queryModel, env ma
 }
 
 // finish hands the frames to sink, with the incremental stats on a series
-// query's first, and keeps the answer when it is to be kept.
+// or logs query's first, and keeps the answer when it is to be kept.
 func (s *Source) finish(fb frameBuilder, k *keeper, inc *incremental, sink source.Sink, notices []data.Notice) error {
-	if b, ok := fb.(*series.Builder); ok {
+	if lb, ok := fb.(*logsBuilder); ok && inc.prev != nil {
+		lb.sorted, lb.desc = true, inc.order.desc // it came in parts
+	}
+	if b, ok := fb.(interface{ SetStats([]data.QueryStat) }); ok {
 		b.SetStats(inc.stats())
 		s.observer.Answered(inc.reason(), inc.fromServer, inc.fromCache)
 	}

@@ -47,7 +47,7 @@ test('a new format changes and runs the query', async () => {
   expect(onRunQuery).toHaveBeenCalledTimes(1);
 });
 
-test("Incremental is on by default for the time-series formats, turns the query's incremental off, and is not offered for tables", async () => {
+test("Incremental is on by default for the time-series and logs formats, turns the query's incremental off, and is not offered for tables", async () => {
   const { onChange, onRunQuery, view } = setup({ refId: 'A', rawSql: 'SELECT 1', format: 'time_series' });
   await act(async () => {});
   const toggle = screen.getByTestId(selectors.query.incremental);
@@ -61,6 +61,11 @@ test("Incremental is on by default for the time-series formats, turns the query'
   });
   expect(onRunQuery).toHaveBeenCalledTimes(1);
   view.unmount();
+
+  const logs = setup({ refId: 'A', rawSql: 'SELECT 1', format: 'logs' });
+  await act(async () => {});
+  expect(screen.getByTestId(selectors.query.incremental)).toBeChecked();
+  logs.view.unmount();
 
   setup({ refId: 'A', rawSql: 'SELECT 1', format: 'table' });
   await act(async () => {});

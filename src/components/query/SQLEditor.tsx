@@ -118,7 +118,7 @@ export function SQLEditor(props: Props) {
             />
           </Wrap>
         </InlineField>
-        {(format === 'time_series' || format === 'time_series_wide') && (
+        {format !== 'table' && (
           <InlineField label={labels.query.incremental} labelWidth={14} tooltip={labels.query.incrementalTooltip}>
             <InlineSwitch
               data-testid={selectors.query.incremental}

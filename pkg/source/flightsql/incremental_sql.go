@@ -1,0 +1,252 @@
+// Incremental queries: what a query's SQL does that decides whether its
+// answer for a range is its answers for the range's parts, joined.
+
+package flightsql
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+)
+
+// sqlKeywordsFull are the SQL words after which a query's answer for a
+// range need not be its answers for the range's parts, joined.
+var sqlKeywordsFull = []string{"limit", "offset", "fetch", "top", "over", "window", "qualify", "sample", "tablesample", "union", "intersect", "except"}
+
+// aggregates are the aggregate functions that, without a time group, make
+// one row of the whole range (matched as a word followed by "(").
+var aggregates = []string{
+	"count", "sum", "avg", "min", "max", "mean", "median", "mode", "stddev", "stddev_pop", "stddev_samp", "variance", "var_pop", "var_samp",
+	"first", "last", "first_value", "last_value", "any_value", "arbitrary", "arg_max", "arg_min", "argmax", "argmin", "max_by", "min_by",
+	"approx_count_distinct", "approx_quantile", "approx_percentile", "percentile_cont", "percentile_disc", "quantile", "quantile_cont", "quantile_disc",
+	"string_agg", "array_agg", "list", "group_concat", "listagg", "bit_and", "bit_or", "bit_xor", "bool_and", "bool_or", "every",
+	"corr", "covar_pop", "covar_samp", "histogram", "entropy", "kurtosis", "skewness", "product", "fsum", "favg", "sumkahan", "kahan_sum", "mad", "geomean", "geometric_mean",
+}
+
+// sqlWhyFull says why the answer of sql (the query's SQL before macros),
+// whose macros used u, cannot be made from parts ("" when it can).
+func sqlWhyFull(sql string, u timeUse) string {
+	switch {
+	case len(u.filters) != 1:
+		return fmt.Sprintf("the SQL has %d time filter macros ($__timeFilter or an epoch filter), not one", len(u.filters))
+	case u.bounds > 0:
+		return "the SQL uses $__timeFrom, $__timeTo or an epoch bound"
+	case u.nested:
+		return "a time macro is inside another macro's arguments"
+	case len(u.groups) > 1:
+		return "the SQL has more than one time group"
+	case len(u.groups) == 1 && !sameColumn(u.groups[0], u.filters[0]):
+		return "the time group's column is not the time filter's"
+	}
+	words := sqlWords(sql)
+	selects, grouped := 0, false
+	for i, w := range words {
+		switch w {
+		case "select":
+			selects++
+		case "group":
+			grouped = true
+		}
+		for _, k := range sqlKeywordsFull {
+			if w == k {
+				return fmt.Sprintf("the SQL has %s", strings.ToUpper(k))
+			}
+		}
+		if len(u.groups) == 0 && i+1 < len(words) && words[i+1] == "(" {
+			for _, a := range aggregates {
+				if w == a {
+					return fmt.Sprintf("the SQL aggregates (%s) without a time group", w)
+				}
+			}
+		}
+	}
+	switch {
+	case selects != 1:
+		return "the SQL has more than one SELECT"
+	case grouped && len(u.groups) == 0:
+		return "the SQL has GROUP BY without a time group"
+	}
+	return ""
+}
+
+// sqlWords splits sql, outside comments, into lower-case words, quoted
+// names (with their quotes), "?" for a literal, and every other character
+// but white space, one a word.
+func sqlWords(sql string) []string {
+	var words []string
+	for i := 0; i < len(sql); {
+		c := sql[i]
+		switch {
+		case c == '\'':
+			i = skipQuoted(sql, i)
+			words = append(words, "?") // a value, not a keyword
+		case c == '"' || c == '`':
+			j := skipQuoted(sql, i)
+			words = append(words, strings.ToLower(sql[i:j])) // a name, never a keyword
+			i = j
+		case commentAt(sql, i):
+			i = commentEnd(sql, i)
+		case isNameByte(c) || c == '$':
+			j := i + 1
+			for j < len(sql) && isNameByte(sql[j]) {
+				j++
+			}
+			words = append(words, strings.ToLower(sql[i:j]))
+			i = j
+		case c == ' ' || c == '\t' || c == '\n' || c == '\r':
+			i++
+		default:
+			words = append(words, sql[i:i+1])
+			i++
+		}
+	}
+	return words
+}
+
+// sortOrder is how a query's SQL orders its rows: by its ORDER BY's first
+// term (outside parentheses), when it has one.
+type sortOrder struct {
+	has  bool
+	term string // a name, dotted name or position; "" for an expression
+	desc bool
+}
+
+// orderOf finds the ORDER BY of words (sqlWords) outside parentheses.
+func orderOf(words []string) sortOrder {
+	depth := 0
+	for i, w := range words {
+		switch w {
+		case "(":
+			depth++
+		case ")":
+			depth--
+		}
+		if depth != 0 || w != "order" || i+1 >= len(words) || words[i+1] != "by" {
+			continue
+		}
+		o := sortOrder{has: true}
+		term := words[i+2:]
+		for j, t := range term {
+			if t == "," {
+				term = term[:j]
+				break
+			}
+		}
+	strip:
+		for len(term) > 0 {
+			switch term[len(term)-1] {
+			case "desc":
+				o.desc = true
+			case "asc", "nulls", "first", "last":
+			default:
+				break strip
+			}
+			term = term[:len(term)-1]
+		}
+		// A name, or names joined by dots.
+		for j, t := range term {
+			if (j%2 == 1) != (t == ".") || len(t) == 1 && t != "." && !isNameByte(t[0]) {
+				return o
+			}
+		}
+		if len(term)%2 == 1 {
+			o.term = strings.Join(term, "")
+		}
+		return o
+	}
+	return sortOrder{}
+}
+
+// byTime says whether o sorts a result whose time column, at index ti,
+// is named name, by that column (or does not sort it).
+func (o sortOrder) byTime(name string, ti int, u timeUse) bool {
+	if !o.has {
+		return true
+	}
+	if o.term == "" {
+		return false
+	}
+	t := columnKey(o.term)
+	if t == strconv.Itoa(ti+1) || t == columnKey(name) {
+		return true
+	}
+	col := columnKey(u.filters[0])
+	return len(u.groups) == 0 && (t == col || strings.HasSuffix(col, "."+t))
+}
+
+// sameColumn says whether the macro arguments a and b name the same column
+// (compared without quotes, and with spaces and case folded).
+func sameColumn(a, b string) bool { return columnKey(a) == columnKey(b) }
+
+// columnKey is s lower-cased, without quotes, its spaces one.
+func columnKey(s string) string {
+	s = strings.ToLower(strings.NewReplacer(`"`, "", "`", "").Replace(s))
+	return strings.Join(strings.Fields(s), " ")
+}
+
+// timeColumnFiltered says whether the result's time column, name, holds
+// the values the query's time filter compares, by the query's expanded SQL:
+// the filtered column itself (by its last name part), that column renamed
+// name ("col AS name"), or the time group of that column written as name.
+func timeColumnFiltered(name, sql string, u timeUse) bool {
+	flat, as := columnKey(sql), " as "+columnKey(name)
+	if len(u.groups) == 1 {
+		g := columnKey(u.grouped[0])
+		return strings.HasSuffix(g, as) || containsWord(flat, g+as)
+	}
+	col := columnKey(u.filters[0])
+	short := col
+	if i := strings.LastIndexByte(col, '.'); i >= 0 {
+		short = col[i+1:]
+	}
+	// Every "… AS name" must rename the filtered column itself: a column
+	// of that name made of anything else is not the one filtered, even
+	// when the table has a column of that name too.
+	renamed := false
+	for _, before := range renamedFrom(flat, as) {
+		if before != col && before != short {
+			return false
+		}
+		renamed = true
+	}
+	return renamed || short == columnKey(name)
+}
+
+// renamedFrom returns, for each place sql (columnKey'd) holds as (" as
+// name") with no name character after it, the identifier just before it
+// ("" when something else is: an expression's parenthesis, a literal).
+func renamedFrom(sql, as string) []string {
+	var out []string
+	for i := 0; ; {
+		j := strings.Index(sql[i:], as)
+		if j < 0 {
+			return out
+		}
+		j += i
+		i = j + 1
+		if end := j + len(as); end < len(sql) && isNameByte(sql[end]) {
+			continue
+		}
+		k := j
+		for k > 0 && (isNameByte(sql[k-1]) || sql[k-1] == '.') {
+			k--
+		}
+		out = append(out, sql[k:j])
+	}
+}
+
+// containsWord says whether s holds w with no name character either side.
+func containsWord(s, w string) bool {
+	for i := 0; ; {
+		j := strings.Index(s[i:], w)
+		if j < 0 {
+			return false
+		}
+		j += i
+		end := j + len(w)
+		if (j == 0 || !isNameByte(s[j-1])) && (end == len(s) || !isNameByte(s[end])) {
+			return true
+		}
+		i = j + 1
+	}
+}
