@@ -40,6 +40,11 @@ import (
 // when nothing is released for the configured wait it fails as busy. One
 // that can never fit (more than a share's most) fails at once.
 //
+// Memory kept between queries (a data source's result cache, Kept) counts
+// in the bytes held but belongs to no share and never waits: it takes only
+// free bytes, and gives back what a query lacks before that query would
+// wait (kept.go).
+//
 // A unary response keeps its frames until the whole response is written,
 // so a request can hold bytes while another of its queries waits for more.
 // A chunked request's sent frames give theirs back as the transport writes
@@ -64,7 +69,9 @@ type Budget struct {
 	holders  int              // accounts holding bytes
 	blocked  int              // accounts holding bytes, none draining, with a waiting reservation
 	shares   map[string]int64 // bytes held by each share holding any
-	// idle GC: after a burst, once nothing is held, collect once so that
+	kept     map[*Kept]struct{}
+	keptHeld int64 // of used, what Kept holds (kept.go)
+	// idle GC: after a burst, once no query holds any, collect once so that
 	// the burst's garbage goes back to the OS now rather than at the next
 	// forced GC minutes later.
 	burst     int64 // most bytes held since the last idle collection
@@ -124,7 +131,7 @@ func newBudget(b settings.Budget, o Observer) *Budget {
 		o = noObserver{}
 	}
 	return &Budget{
-		limit: b.Bytes, wait: b.Wait, from: b.From, observer: o, shares: map[string]int64{},
+		limit: b.Bytes, wait: b.Wait, from: b.From, observer: o, shares: map[string]int64{}, kept: map[*Kept]struct{}{},
 		idleAfter: time.Second, idleMin: min(b.Bytes/4, 32<<20), collect: collectTwice,
 	}
 }
@@ -152,10 +159,19 @@ func (a *Account) Acquire(ctx context.Context, n int64) error {
 			ErrTooLarge, settings.FormatBytes(n), settings.FormatBytes(b.shareOf()), b.setting(), settings.MemoryBudgetSetting)
 	}
 	b.mu.Lock()
-	if len(b.queue) == 0 && b.fits(a, n) {
-		b.take(a, n)
+	if b.grant(a, n) {
 		b.mu.Unlock()
 		return nil
+	}
+	if b.keptHeld > 0 && b.used+n > b.limit {
+		// Kept memory yields to queries (kept.go).
+		b.mu.Unlock()
+		b.reclaim(n)
+		b.mu.Lock()
+		if b.grant(a, n) {
+			b.mu.Unlock()
+			return nil
+		}
 	}
 	w := &waiter{n: n, acct: a, ready: make(chan struct{})}
 	b.queue = append(b.queue, w)
@@ -307,6 +323,15 @@ func step(was, now bool) int {
 
 func (a *Account) setWaiting(d int) { a.change(func() { a.waiting += d }) }
 
+// grant takes n bytes for a when no reservation waits and they fit.
+func (b *Budget) grant(a *Account, n int64) bool {
+	if len(b.queue) > 0 || !b.fits(a, n) {
+		return false
+	}
+	b.take(a, n)
+	return true
+}
+
 func (b *Budget) take(a *Account, n int64) {
 	a.change(func() { a.held += n })
 	b.shares[a.share] += n
@@ -328,7 +353,7 @@ func (b *Budget) give(a *Account, n int64) {
 	if n > 0 {
 		b.released = time.Now()
 	}
-	if b.used == 0 && b.burst >= b.idleMin && b.collect != nil {
+	if b.used == b.keptHeld && b.burst >= b.idleMin && b.collect != nil {
 		b.burst = 0
 		if b.idleTimer == nil {
 			b.idleTimer = time.AfterFunc(b.idleAfter, b.collectIfIdle)
@@ -350,7 +375,7 @@ func collectTwice() {
 
 func (b *Budget) collectIfIdle() {
 	b.mu.Lock()
-	idle := b.used == 0
+	idle := b.used == b.keptHeld // no query holds any
 	b.mu.Unlock()
 	if idle {
 		b.collect()

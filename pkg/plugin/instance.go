@@ -41,6 +41,9 @@ type Instance struct {
 	// version is the settings' version (when Grafana last saved them): a
 	// kept answer is for these settings only (source.Query.Scope).
 	version string
+	// kept is the memory budget's account of what source keeps between
+	// queries (source.MemoryKeeper); nil when it keeps nothing.
+	kept *pipeline.Kept
 }
 
 var (
@@ -65,7 +68,7 @@ func DefaultSources(_ context.Context, s settings.Settings) (source.Source, erro
 // newInstance parses and validates the instance settings once. Invalid
 // settings do not fail the factory (which would hide the reason behind a
 // generic error): the instance keeps the error and reports it.
-func newInstance(ctx context.Context, ds backend.DataSourceInstanceSettings, sources SourceFactory) *Instance {
+func newInstance(ctx context.Context, ds backend.DataSourceInstanceSettings, sources SourceFactory, p *pipeline.Pipeline) *Instance {
 	inst := &Instance{version: strconv.FormatInt(ds.Updated.UnixNano(), 10)}
 	s, err := settings.Parse(ds.JSONData, ds.DecryptedSecureJSONData)
 	inst.warnings = s.Warnings
@@ -104,6 +107,10 @@ func newInstance(ctx context.Context, ds backend.DataSourceInstanceSettings, sou
 		return inst
 	}
 	inst.source = src
+	if mk, ok := src.(source.MemoryKeeper); ok {
+		inst.kept = p.Keep(mk.Shrink)
+		mk.KeepIn(inst.kept)
+	}
 	inst.health, _ = src.(source.HealthChecker)
 	inst.reporter, _ = src.(source.HealthReporter)
 	if rh, ok := src.(source.ResourceHandler); ok {
@@ -119,5 +126,8 @@ func (inst *Instance) Dispose() {
 		if err := c.Close(); err != nil {
 			backend.Logger.Warn("closing data source", "error", err)
 		}
+	}
+	if inst.kept != nil {
+		inst.kept.Close()
 	}
 }

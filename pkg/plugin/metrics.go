@@ -99,7 +99,7 @@ func init() {
 		budgetGauge("memory_budget_bytes", "The memory budget of in-flight queries (memory_budget in [plugin.quiver-arrow-datasource]).", func(_, _, limit int64, _ int) float64 {
 			return float64(limit)
 		}),
-		budgetGauge("memory_budget_used_bytes", "Bytes of the memory budget held by in-flight queries: frames waiting to be encoded or sent.", func(used, _, _ int64, _ int) float64 {
+		budgetGauge("memory_budget_used_bytes", "Bytes of the memory budget held: by in-flight queries (frames waiting to be encoded or sent) and by the data sources' in-memory result caches.", func(used, _, _ int64, _ int) float64 {
 			return float64(used)
 		}),
 		budgetGauge("memory_budget_peak_bytes", "The most bytes of the memory budget held at once since the plugin started.", func(_, peak, _ int64, _ int) float64 {

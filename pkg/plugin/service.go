@@ -104,7 +104,7 @@ func NewService(o Options) *Service {
 	})
 	livePipeline.Store(s.pipeline)
 	s.im = datasource.NewInstanceManager(func(ctx context.Context, ds backend.DataSourceInstanceSettings) (instancemgmt.Instance, error) {
-		return newInstance(ctx, ds, sources), nil
+		return newInstance(ctx, ds, sources, s.pipeline), nil
 	})
 	return s
 }

@@ -276,7 +276,7 @@ var table = []Setting{
 		Help:  "How far before the kept answer's end an incremental query reads again, for rows that arrive late and the last, incomplete $__timeGroup bucket. With a $__timeGroup longer than half of it, two of its buckets are read again instead.",
 		field: func(s *Settings) any { return &s.FlightSQL.IncrementalOverlap }},
 	{Key: "resultCacheBytes", Type: Integer, Default: int64(DefaultResultCacheBytes), Min: minCacheBytes, Max: maxCacheBytes, Unit: "bytes", Upstream: UpstreamFlightSQL,
-		Help:  "Most bytes of compressed kept answers this data source holds in the plugin's memory; the least recently used go first, and an answer above a quarter of it is not kept.",
+		Help:  "Most bytes of compressed kept answers this data source holds in the plugin's memory; the least recently used go first, and an answer above a quarter of it is not kept. They count in the plugin's memory budget (memory_budget) and are given back first when queries need the memory.",
 		field: func(s *Settings) any { return &s.FlightSQL.ResultCacheBytes }},
 	{Key: "redisAddress", Type: String, Upstream: UpstreamFlightSQL,
 		Help:  "host:port of a Redis or Valkey server that keeps the result cache instead of the plugin's memory, shared by every Grafana replica that uses this data source. Redis down, slow or full never fails a query: it is answered in full, its stats say why, and Redis is tried again 10 s later. Empty: the plugin's memory (resultCacheBytes).",

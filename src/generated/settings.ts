@@ -441,9 +441,9 @@ export const settings = {
     max: 17179869184,
     unit: 'bytes',
     upstream: 'flightsql',
-    help: "Most bytes of compressed kept answers this data source holds in the plugin's memory; the least recently used go first, and an answer above a quarter of it is not kept.",
+    help: "Most bytes of compressed kept answers this data source holds in the plugin's memory; the least recently used go first, and an answer above a quarter of it is not kept. They count in the plugin's memory budget (memory_budget) and are given back first when queries need the memory.",
     description:
-      "Most bytes of compressed kept answers this data source holds in the plugin's memory; the least recently used go first, and an answer above a quarter of it is not kept. Accepted: 1048576 to 17179869184 bytes. Default: 67108864.",
+      "Most bytes of compressed kept answers this data source holds in the plugin's memory; the least recently used go first, and an answer above a quarter of it is not kept. They count in the plugin's memory budget (memory_budget) and are given back first when queries need the memory. Accepted: 1048576 to 17179869184 bytes. Default: 67108864.",
   },
   redisAddress: {
     key: 'redisAddress',

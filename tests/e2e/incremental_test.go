@@ -217,6 +217,22 @@ func TestIncrementalThroughTheBinary(t *testing.T) {
 	if after["quiver_result_cache_bytes"] <= 0 {
 		t.Errorf("quiver_result_cache_bytes = %v", after["quiver_result_cache_bytes"])
 	}
+	// The in-memory cache is counted in the memory budget: once the last
+	// reply's buffers are freed, the budget holds exactly the cache.
+	for i := 0; ; i++ {
+		m, err := plug.Metrics(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		used, cached := m["quiver_memory_budget_used_bytes"], m["quiver_result_cache_bytes"]
+		if used == cached {
+			break
+		}
+		if i == 100 {
+			t.Fatalf("the memory budget holds %v bytes with no query in flight, the result cache %v", used, cached)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
 	for name := range after {
 		if strings.HasPrefix(name, "quiver_result_cache_errors_total") {
 			t.Errorf("%s = %v", name, after[name])

@@ -21,19 +21,24 @@ import (
 // kept answer (entrystrings.go): every string column's offsets compressed
 // with zstd as offsets and as lengths, the entry's bytes (with lengths),
 // and the share of the entry with offsets that the lengths save.
-// Two answers the cache keeps, from DuckDB: series with one label (host),
-// and with four (host, region, service, level). Logs and tables are not
-// kept, so not measured.
+// Three answers the cache keeps, from DuckDB: series with one label
+// (host), with four (host, region, service, level), and logs (a level,
+// two labels and an access-log line). Tables are not kept, so not
+// measured.
 func BenchmarkEntryOffsetsAsLengths(b *testing.B) {
 	srv := engine.Start(b, "UTC")
 	srv.Exec(b, `CREATE TABLE m AS SELECT TIMESTAMPTZ '2026-01-01 00:00:00+00' + (i // 8) * INTERVAL '5 seconds' AS ts,
 		'host-' || (i % 8)::VARCHAR AS host, 'eu-west-' || (i % 3)::VARCHAR AS region, 'svc-' || (i % 17)::VARCHAR AS service,
-		CASE WHEN i % 5 = 0 THEN 'error' ELSE 'info' END AS level, sin(i / 100.0) AS v FROM range(0, 8 * 17280) r(i)`)
+		CASE WHEN i % 5 = 0 THEN 'error' ELSE 'info' END AS level, sin(i / 100.0) AS v,
+		CASE WHEN i % 5 = 0 THEN 'upstream timed out after ' || (i % 997)::VARCHAR || ' ms: GET /api/v1/items/' || (i * 7919 % 100000)::VARCHAR
+			ELSE 'GET /api/v1/items/' || (i * 7919 % 100000)::VARCHAR || ' 200 ' || (i % 311)::VARCHAR || ' ms user=' || (i % 53)::VARCHAR END AS msg
+		FROM range(0, 8 * 17280) r(i)`)
 	s := newTestSource(b, baseConfig(srv.Addr))
 	from := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
-	cases := []struct{ name, sql string }{
-		{"answer=series", "SELECT ts AS time, host, v FROM m WHERE $__timeFilter(ts)"},
-		{"answer=labels", "SELECT ts AS time, host, region, service, level, v FROM m WHERE $__timeFilter(ts)"},
+	cases := []struct{ name, sql, format string }{
+		{"answer=series", "SELECT ts AS time, host, v FROM m WHERE $__timeFilter(ts)", FormatTimeSeries},
+		{"answer=labels", "SELECT ts AS time, host, region, service, level, v FROM m WHERE $__timeFilter(ts)", FormatTimeSeries},
+		{"answer=logs", "SELECT ts AS time, level, host, service, msg FROM m WHERE $__timeFilter(ts) ORDER BY ts DESC", FormatLogs},
 	}
 	enc, err := zstd.NewWriter(nil, zstd.WithEncoderLevel(zstd.SpeedFastest))
 	if err != nil {
@@ -42,7 +47,7 @@ func BenchmarkEntryOffsetsAsLengths(b *testing.B) {
 	defer enc.Close()
 	for _, c := range cases {
 		b.Run(c.name, func(b *testing.B) {
-			frames, _ := incQuery(b, s, c.sql, FormatTimeSeries, from, from.Add(24*time.Hour))
+			frames, _ := incQuery(b, s, c.sql, c.format, from, from.Add(24*time.Hour))
 			if len(frames) == 0 {
 				b.Fatal("no frames")
 			}

@@ -229,3 +229,71 @@ func TestLogsSortedByTime(t *testing.T) {
 		t.Errorf("strings in order 2, 0, 1: %v", s)
 	}
 }
+
+// budgetShare is a source.Kept of limit bytes, of which others holds
+// some: what the store holds is counted in held.
+type budgetShare struct{ limit, others, held int64 }
+
+func (b *budgetShare) TryTake(n int64) bool {
+	if b.others+b.held+n > b.limit {
+		return false
+	}
+	b.held += n
+	return true
+}
+
+func (b *budgetShare) Give(n int64) { b.held -= n }
+
+// TestMemoryStoreCountsInTheBudget: the store holds only what the memory
+// budget has room for, its older answers yield to a newer one, and every
+// byte it drops (replaced, evicted, shrunk for a query, deleted, cleared)
+// goes back to the budget.
+func TestMemoryStoreCountsInTheBudget(t *testing.T) {
+	budget := &budgetShare{limit: 300}
+	m := newMemoryStore(1000, nopObserver{})
+	m.budget = budget
+	check := func(what string, keys ...string) {
+		t.Helper()
+		if budget.held != m.bytes() {
+			t.Fatalf("%s: the budget counts %d bytes, the store holds %d", what, budget.held, m.bytes())
+		}
+		for _, k := range keys {
+			if b, _ := m.Get(k); b == nil {
+				t.Errorf("%s: %s not kept", what, k)
+			}
+		}
+	}
+	for _, k := range []string{"a", "b", "c"} {
+		_ = m.Put(k, make([]byte, 100))
+	}
+	check("three fill the budget", "a", "b", "c")
+	_ = m.Put("b", make([]byte, 50))
+	check("b replaced", "a", "b", "c")
+	_ = m.Put("d", make([]byte, 100))
+	check("d, the least recently used evicted for it", "b", "c", "d")
+	if b, _ := m.Get("a"); b != nil {
+		t.Error("a, the least recently used, was kept")
+	}
+
+	budget.others = 200 // queries in flight hold 200 of the 300
+	_ = m.Put("e", make([]byte, 100))
+	check("e, with no room left for it")
+	if b, _ := m.Get("e"); b != nil {
+		t.Error("e was kept with no room in the budget")
+	}
+	m.evict(120) // a query lacks 120 bytes
+	check("shrunk for a query")
+	if m.bytes() > 250-120 {
+		t.Errorf("shrinking by 120 left %d of 250 bytes", m.bytes())
+	}
+	budget.others = 0
+	_ = m.Put("f", make([]byte, 40))
+	_ = m.Delete("f")
+	check("f deleted")
+	_ = m.Put("g", make([]byte, 40))
+	m.clear()
+	check("cleared")
+	if budget.held != 0 {
+		t.Errorf("%d bytes counted after the store was cleared", budget.held)
+	}
+}

@@ -14,6 +14,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/quiverdata/quiver/pkg/source"
+
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/ipc"
 	"github.com/apache/arrow-go/v18/arrow/memory"
@@ -200,15 +202,17 @@ type Store interface {
 }
 
 // memoryStore is a Store in the plugin's memory: at most max bytes, the
-// least recently used entries evicted first.
+// least recently used evicted first, and, when budget is set, only what
+// the process's memory budget has room for (source.MemoryKeeper).
 type memoryStore struct {
 	max      int64
 	observer CacheObserver
 
-	mu    sync.Mutex
-	used  int64
-	order *list.List // of *memoryItem, most recent first
-	items map[string]*list.Element
+	mu     sync.Mutex
+	used   int64
+	order  *list.List // of *memoryItem, most recent first
+	items  map[string]*list.Element
+	budget source.Kept // nil: not counted
 }
 
 type memoryItem struct {
@@ -233,34 +237,91 @@ func (m *memoryStore) Get(key string) ([]byte, error) {
 
 // Put keeps b (not copied: the caller gives it up), evicting as needed; an
 // entry larger than a quarter of the cap is not kept (keeper stops writing
-// one at that size).
+// one at that size), nor one the budget has no room for after the least
+// recently used entries of its size are evicted. The key's previous entry
+// is deleted either way.
 func (m *memoryStore) Put(key string, b []byte) error {
-	if int64(len(b)) > m.max/4 {
-		return m.Delete(key)
+	n := int64(len(b))
+	m.drop(key)
+	if n > m.max/4 {
+		return nil
+	}
+	if !m.take(n) {
+		m.evict(n) // the older answers yield to the newer
+		if !m.take(n) {
+			return nil // the queries in flight need the memory
+		}
 	}
 	m.mu.Lock()
-	defer m.mu.Unlock()
-	before, evicted := m.used, 0
-	m.remove(key)
+	before := m.used
+	m.remove(key) // a Put of the same key meanwhile
 	m.items[key] = m.order.PushFront(&memoryItem{key: key, b: b})
-	m.used += int64(len(b))
+	m.used += n
+	evicted := 0
 	for m.used > m.max {
-		last := m.order.Back()
-		m.remove(last.Value.(*memoryItem).key)
+		m.remove(m.order.Back().Value.(*memoryItem).key)
 		evicted++
 	}
-	m.observer.Stored(m.used-before, evicted)
+	after := m.used
+	m.mu.Unlock()
+	m.changed(before, after, n, evicted)
 	return nil
 }
 
+// Delete deletes the entry of key, if any.
 func (m *memoryStore) Delete(key string) error {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	before := m.used
-	m.remove(key)
-	m.observer.Stored(m.used-before, 0)
+	m.drop(key)
 	return nil
 }
+
+func (m *memoryStore) drop(key string) {
+	m.mu.Lock()
+	before := m.used
+	m.remove(key)
+	after := m.used
+	m.mu.Unlock()
+	m.changed(before, after, 0, 0)
+}
+
+// evict evicts the least recently used entries until n bytes are freed,
+// or none is left.
+func (m *memoryStore) evict(n int64) {
+	m.mu.Lock()
+	before, evicted := m.used, 0
+	for m.used > before-n && m.order.Len() > 0 {
+		m.remove(m.order.Back().Value.(*memoryItem).key)
+		evicted++
+	}
+	after := m.used
+	m.mu.Unlock()
+	m.changed(before, after, 0, evicted)
+}
+
+// changed reports a change of the bytes held from before to after, taken
+// counted in the budget already: the observer sees it, and the budget
+// gets back what was freed. Called without m.mu, which the budget's own
+// lock must never be taken under (it calls evict).
+func (m *memoryStore) changed(before, after, taken int64, evicted int) {
+	if after != before || evicted > 0 {
+		m.observer.Stored(after-before, evicted)
+	}
+	if freed := before + taken - after; freed > 0 && m.budget != nil {
+		m.budget.Give(freed)
+	}
+}
+
+// clear drops every entry: the source is closed.
+func (m *memoryStore) clear() {
+	m.mu.Lock()
+	before := m.used
+	m.used, m.items = 0, map[string]*list.Element{}
+	m.order.Init()
+	m.mu.Unlock()
+	m.changed(before, 0, 0, 0)
+}
+
+// take takes n bytes of the budget (any, when the store is not counted).
+func (m *memoryStore) take(n int64) bool { return m.budget == nil || m.budget.TryTake(n) }
 
 func (m *memoryStore) remove(key string) {
 	if el, ok := m.items[key]; ok {

@@ -30,6 +30,7 @@ var (
 	_ source.Source          = (*Source)(nil)
 	_ source.HealthChecker   = (*Source)(nil)
 	_ source.ResourceHandler = (*Source)(nil)
+	_ source.MemoryKeeper    = (*Source)(nil)
 )
 
 // Formats of the query JSON's "format" key.
@@ -95,9 +96,29 @@ func New(cfg settings.FlightSQL, opts ...Option) (*Source, error) {
 		cache: cache, observer: o.observer}, nil
 }
 
+// KeepIn counts the in-memory result cache in the process's memory budget
+// (source.MemoryKeeper); call it once, before any query. A Redis cache
+// holds nothing here.
+func (s *Source) KeepIn(k source.Kept) {
+	if m, ok := s.cache.(*memoryStore); ok {
+		m.budget = k
+	}
+}
+
+// Shrink evicts the least recently used kept answers of about n bytes: a
+// query needs the memory.
+func (s *Source) Shrink(n int64) {
+	if m, ok := s.cache.(*memoryStore); ok {
+		m.evict(n)
+	}
+}
+
 // Close closes every connection of the Source. It is safe to call twice.
 func (s *Source) Close() error {
 	err := s.conn.close()
+	if m, ok := s.cache.(*memoryStore); ok {
+		m.clear() // its bytes leave the budget and the metrics
+	}
 	if r, ok := s.cache.(*redisStore); ok {
 		if cerr := r.Close(); cerr != nil && !errors.Is(cerr, redis.ErrClosed) {
 			err = errors.Join(err, cerr)

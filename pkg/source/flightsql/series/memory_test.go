@@ -91,6 +91,7 @@ func TestSeriesRecycledMemory(t *testing.T) {
 	// only the series are checked.
 	t.Run("held", func(t *testing.T) {
 		defer debug.SetGCPercent(debug.SetGCPercent(-1))
+		defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1)) // one P's pool (see "lent given back")
 		hold := &holdSink{}
 		sink := &bufferSink{Sink: hold}
 		build(t, sink)
@@ -131,6 +132,7 @@ func TestSeriesRecycledMemory(t *testing.T) {
 	// meanwhile: a collection empties a sync.Pool.
 	t.Run("released", func(t *testing.T) {
 		defer debug.SetGCPercent(debug.SetGCPercent(-1))
+		defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1)) // one P's pool (see "lent given back")
 		sink := &bufferSink{Sink: &frameSink{t: t}}
 		build(t, sink)
 		frames := sink.Sink.(*frameSink).frames
@@ -211,12 +213,14 @@ func TestSeriesRecycledMemory(t *testing.T) {
 	// Once the sink releases the lent records, their memory goes back to
 	// the arrays' pool (Memory.arrays): the same query again writes its series
 	// into it. The collector is off meanwhile: a collection empties a
-	// sync.Pool.
+	// sync.Pool. So is every P but one: an item in one P's private slot is
+	// not seen from another, where the scheduler may move the test.
 	t.Run("lent given back", func(t *testing.T) {
 		if raceEnabled {
 			t.Skip("the race detector makes sync.Pool drop items at random")
 		}
 		defer debug.SetGCPercent(debug.SetGCPercent(-1))
+		defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1)) // one P's pool (see "lent given back")
 		first := newLendSink(t)
 		build(t, first)
 		lent := map[*byte]bool{}
@@ -309,6 +313,7 @@ func TestSeriesRecycledMemory(t *testing.T) {
 			t.Skip("the race detector makes sync.Pool drop items at random")
 		}
 		defer debug.SetGCPercent(debug.SetGCPercent(-1))
+		defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1)) // one P's pool (see "lent given back")
 		b := splitInto(t, &lendingDiscard{}, schema, recs)
 		if b.segmentsOut || len(b.segMem.bufs) != 0 || len(b.scratchMem.bufs) != 0 {
 			t.Fatalf("segments handed over %v, %d + %d pooled buffers still held", b.segmentsOut, len(b.segMem.bufs), len(b.scratchMem.bufs))
