@@ -165,3 +165,51 @@ func TestRedisFailuresNeverFailAQuery(t *testing.T) {
 		t.Errorf("an entry's time to live is %v (%v), want about redisTTL", ttl, err)
 	}
 }
+
+// killedAfterGet is a Store whose server is killed once a query has read
+// its kept answer, before the query stores its new one.
+type killedAfterGet struct {
+	Store
+	kill func()
+}
+
+func (k killedAfterGet) Get(key string) ([]byte, error) {
+	b, err := k.Store.Get(key)
+	k.kill()
+	return b, err
+}
+
+// TestRedisKilledMidQuery: Redis killed (SIGKILL) while a query runs, after
+// it read its kept answer: the query still answers incrementally and
+// correctly, its new answer is not stored, the next queries skip Redis and
+// answer in full, and once Redis is back they are kept and incremental
+// again.
+func TestRedisKilledMidQuery(t *testing.T) {
+	rs, ss, clock := redisSources(t, 1)
+	s := ss[0]
+	ctx := context.Background()
+	cfg := s.cfg
+	cfg.RedisAddress, cfg.IncrementalQueries = "", false
+	ref := newTestSource(t, cfg)
+	check := func(what string, shift time.Duration, wantWhy string) {
+		t.Helper()
+		want, _ := scopedRun(t, ctx, ref, "ref", shift)
+		got, st := scopedRun(t, ctx, s, "t", shift)
+		if !equalSeries(got, want) {
+			t.Errorf("%s: the answer differs from the full query's", what)
+		}
+		if why := fullWhy(st); !strings.Contains(why, wantWhy) || wantWhy == "" && st["Incremental query"] != 1 {
+			t.Errorf("%s: stats %v, want %q", what, st, wantWhy)
+		}
+	}
+	check("first", 0, whyNoEntry)
+	redis := s.cache
+	s.cache = killedAfterGet{Store: redis, kill: rs.Stop}
+	check("Redis killed mid-query", time.Second, "")
+	s.cache = redis
+	check("Redis down, skipped", 2*time.Second, "not asked")
+	rs.Restart()
+	clock.advance(redisRetry)
+	check("Redis back, empty", 3*time.Second, whyNoEntry)
+	check("kept again", 4*time.Second, "")
+}
