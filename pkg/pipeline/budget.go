@@ -71,6 +71,9 @@ type Budget struct {
 	shares   map[string]int64 // bytes held by each share holding any
 	kept     map[*Kept]struct{}
 	keptHeld int64 // of used, what Kept holds (kept.go)
+	// reclaiming counts the queries having kept memory given back for
+	// them: meanwhile Kept takes nothing (what is given back is theirs).
+	reclaiming int
 	// idle GC: after a burst, once no query holds any, collect once so that
 	// the burst's garbage goes back to the OS now rather than at the next
 	// forced GC minutes later.
@@ -165,9 +168,11 @@ func (a *Account) Acquire(ctx context.Context, n int64) error {
 	}
 	if b.keptHeld > 0 && b.used+n > b.limit {
 		// Kept memory yields to queries (kept.go).
+		b.reclaiming++
 		b.mu.Unlock()
 		b.reclaim(n)
 		b.mu.Lock()
+		b.reclaiming--
 		if b.grant(a, n) {
 			b.mu.Unlock()
 			return nil

@@ -10,10 +10,13 @@ import (
 )
 
 // Kept is memory one owner keeps between queries, counted in the budget:
-// queries see that much less room. It takes bytes only when they are free
-// and no query waits (TryTake), and a query that would have to wait first
-// asks the owners to give back what it lacks (shrink, see Acquire), so kept
-// memory never makes a query wait or fail as busy.
+// queries see that much less room. It takes bytes only when they are free,
+// no query waits and none is having kept memory given back for it
+// (TryTake), and a query that would have to wait first asks the owners to
+// give back what it lacks (shrink, see Acquire), so kept memory never makes
+// a query wait or fail as busy. An owner must have given back, when shrink
+// returns, every byte it could: it may not hold bytes taken but not yet
+// evictable (memoryStore takes and inserts under one lock).
 type Kept struct {
 	b      *Budget
 	shrink func(n int64)
@@ -35,12 +38,12 @@ func (b *Budget) keep(shrink func(n int64)) *Kept {
 }
 
 // TryTake takes n bytes when they fit the budget now and no query waits
-// for any; it says whether it took them.
+// for any or has them reclaimed; it says whether it took them.
 func (k *Kept) TryTake(n int64) bool {
 	b := k.b
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	if k.closed || len(b.queue) > 0 || b.used+n > b.limit {
+	if k.closed || len(b.queue) > 0 || b.reclaiming > 0 || b.used+n > b.limit {
 		return false
 	}
 	k.held += n

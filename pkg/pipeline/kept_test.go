@@ -2,6 +2,7 @@ package pipeline
 
 import (
 	"context"
+	"sync"
 	"testing"
 	"time"
 )
@@ -62,5 +63,37 @@ func TestKeptMemoryYieldsToQueries(t *testing.T) {
 	}
 	if k.TryTake(1) {
 		t.Error("closed kept memory took bytes")
+	}
+}
+
+// TestKeptMemoryGivenBackIsTheQuerys: what kept memory gives back for a
+// query that lacks it is not taken again by a concurrent TryTake (a cache
+// storing another answer) before the query gets it, and TryTake refuses
+// while the query waits.
+func TestKeptMemoryGivenBackIsTheQuerys(t *testing.T) {
+	b := testBudget(1000, 300*time.Millisecond)
+	var k *Kept
+	var mu sync.Mutex
+	retaken := 0
+	k = b.keep(func(n int64) {
+		k.Give(n)
+		done := make(chan bool)
+		go func() { done <- k.TryTake(n) }() // another goroutine storing an answer
+		if <-done {
+			mu.Lock()
+			retaken++
+			mu.Unlock()
+		}
+	})
+	if !k.TryTake(800) {
+		t.Fatal("800 of 1000 free bytes not taken")
+	}
+	a := b.account("t")
+	defer a.Close()
+	if err := a.Acquire(context.Background(), 500); err != nil {
+		t.Fatalf("the query did not get the memory kept memory gave back: %v", err)
+	}
+	if retaken != 0 {
+		t.Errorf("kept memory took back %d times what it gave for the query", retaken)
 	}
 }

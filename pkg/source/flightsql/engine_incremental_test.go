@@ -140,9 +140,10 @@ func TestEngineIncrementalEqualsFull(t *testing.T) {
 		start := time.Date(2026, 3, 8, 5, 0, 0, 0, time.UTC)
 		srv.Exec(t, `CREATE TABLE m (ts TIMESTAMPTZ, em BIGINT, host VARCHAR, v DOUBLE)`)
 		insert := func(from, to time.Time, step time.Duration, salt int) {
+			// Each time has a row of every host: logs with equal times.
 			srv.Exec(t, fmt.Sprintf(`INSERT INTO m SELECT t, epoch_ms(t), 'h' || (i %% 3)::VARCHAR, ((i * 7 + %d) %% 50)::DOUBLE
-				FROM (SELECT make_timestamptz(%d::BIGINT) + i * INTERVAL '%d milliseconds' AS t, i FROM range(0, %d) r(i))`,
-				salt, from.UnixMicro(), step.Milliseconds(), int(to.Sub(from)/step)))
+				FROM (SELECT make_timestamptz(%d::BIGINT) + (i // 3) * INTERVAL '%d milliseconds' AS t, i FROM range(0, %d) r(i))`,
+				salt, from.UnixMicro(), step.Milliseconds(), 3*int(to.Sub(from)/step)))
 		}
 		insert(start.Add(-2*time.Hour), start, 3*time.Second, 0)
 
@@ -220,6 +221,8 @@ func TestEngineIncrementalFallsBack(t *testing.T) {
 		{"SELECT ts AS time, host, 'x' AS body FROM m WHERE $__timeFilter(ts) ORDER BY 2", whyOrder},
 		{"SELECT ts AS time, host, 'x' AS body FROM m WHERE $__timeFilter(ts) ORDER BY ts + INTERVAL 1 HOUR", whyOrder},
 		{"SELECT ts AS time, host, 'x' AS body FROM m WHERE $__timeFilter(ts) ORDER BY ts DESC LIMIT 100", "LIMIT"},
+		// The engine sorts by the result's ts, which is not the filtered one.
+		{"SELECT ts AS time, 'x' AS body, ts - to_minutes(v::BIGINT) AS ts FROM m WHERE $__timeFilter(ts) ORDER BY ts DESC", whyOrder},
 	}
 	check := func(sql, why, format string) {
 		t.Helper()
@@ -337,6 +340,7 @@ type recordingObserver struct {
 	reasons map[string]int
 	rows    [2]int64 // from the server, from the cache
 	bytes   int64
+	failed  map[string]int // store operations that failed
 }
 
 func (o *recordingObserver) Answered(reason string, fromServer, fromCache int64) {
@@ -356,7 +360,14 @@ func (o *recordingObserver) Stored(delta int64, _ int) {
 	o.mu.Unlock()
 }
 
-func (o *recordingObserver) StoreFailed(string) {}
+func (o *recordingObserver) StoreFailed(op string) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if o.failed == nil {
+		o.failed = map[string]int{}
+	}
+	o.failed[op]++
+}
 
 // TestEngineIncrementalObserved: the observer (the plugin's metrics) sees
 // each query's result and reason, the rows by origin, and the bytes the

@@ -181,9 +181,9 @@ func (k killedAfterGet) Get(key string) ([]byte, error) {
 
 // TestRedisKilledMidQuery: Redis killed (SIGKILL) while a query runs, after
 // it read its kept answer: the query still answers incrementally and
-// correctly, its new answer is not stored, the next queries skip Redis and
-// answer in full, and once Redis is back they are kept and incremental
-// again.
+// correctly, its attempt to store the new answer fails without failing it
+// (counted as a failed put), the next queries skip Redis and answer in
+// full, and once Redis is back they are kept and incremental again.
 func TestRedisKilledMidQuery(t *testing.T) {
 	rs, ss, clock := redisSources(t, 1)
 	s := ss[0]
@@ -204,8 +204,12 @@ func TestRedisKilledMidQuery(t *testing.T) {
 	}
 	check("first", 0, whyNoEntry)
 	redis := s.cache
-	s.cache = killedAfterGet{Store: redis, kill: rs.Stop}
+	o := &recordingObserver{}
+	s.cache, s.observer = killedAfterGet{Store: redis, kill: rs.Stop}, o
 	check("Redis killed mid-query", time.Second, "")
+	if o.failed["put"] != 1 {
+		t.Errorf("failed store operations %v, want the one put of the killed query", o.failed)
+	}
 	s.cache = redis
 	check("Redis down, skipped", 2*time.Second, "not asked")
 	rs.Restart()

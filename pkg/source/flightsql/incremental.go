@@ -193,7 +193,7 @@ func (in *incremental) schemaWhyNot(schema *arrow.Schema, timeIdx int) string {
 	switch {
 	case !timeColumnFiltered(name, in.sql, in.u):
 		return whyTimeColumn
-	case !in.order.byTime(name, timeIdx, in.u):
+	case !in.order.byTime(name, timeIdx, in.u, in.sql):
 		return whyOrder
 	}
 	return ""

@@ -126,6 +126,9 @@ func orderOf(words []string) sortOrder {
 		}
 		o := sortOrder{has: true}
 		term := words[i+2:]
+		for len(term) > 0 && term[len(term)-1] == ";" {
+			term = term[:len(term)-1]
+		}
 		for j, t := range term {
 			if t == "," {
 				term = term[:j]
@@ -158,8 +161,10 @@ func orderOf(words []string) sortOrder {
 }
 
 // byTime says whether o sorts a result whose time column, at index ti,
-// is named name, by that column (or does not sort it).
-func (o sortOrder) byTime(name string, ti int, u timeUse) bool {
+// is named name, by that column (or does not sort it). sql is the query's
+// SQL: the filtered column's own name sorts by it only when no other
+// column of the result is given that name ("… AS ts").
+func (o sortOrder) byTime(name string, ti int, u timeUse, sql string) bool {
 	if !o.has {
 		return true
 	}
@@ -171,7 +176,16 @@ func (o sortOrder) byTime(name string, ti int, u timeUse) bool {
 		return true
 	}
 	col := columnKey(u.filters[0])
-	return len(u.groups) == 0 && (t == col || strings.HasSuffix(col, "."+t))
+	if len(u.groups) > 0 || t != col && !strings.HasSuffix(col, "."+t) {
+		return false
+	}
+	short := t[strings.LastIndexByte(t, '.')+1:]
+	for _, before := range renamedFrom(columnKey(sql), " as "+short) {
+		if before != col && before != short {
+			return false // the name is another column's: the engine sorts by that
+		}
+	}
+	return true
 }
 
 // sameColumn says whether the macro arguments a and b name the same column

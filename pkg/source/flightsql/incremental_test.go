@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -187,10 +188,14 @@ func TestLogsOrderByTime(t *testing.T) {
 		{"SELECT ts AS time, string_agg(msg ORDER BY msg) AS msg FROM m WHERE $__timeFilter(m.ts) GROUP BY ts", true, false},
 		{"SELECT ts AS time, msg FROM m WHERE $__timeFilter(m.ts) /* ORDER BY msg */ -- ORDER BY msg", true, false},
 		{"SELECT ts AS time, msg FROM m WHERE $__timeFilter(m.ts) ORDER BY other.ts DESC", false, true},
+		{"SELECT ts AS time, msg FROM m WHERE $__timeFilter(m.ts) ORDER BY ts DESC;", true, true},
+		{"SELECT ts AS time, msg, ts - INTERVAL 1 HOUR AS ts FROM m WHERE $__timeFilter(m.ts) ORDER BY ts DESC", false, true},
+		{"SELECT ts AS time, msg, other AS ts FROM m WHERE $__timeFilter(m.ts) ORDER BY m.ts", false, false},
+		{"SELECT ts AS time, msg, m.ts AS ts FROM m WHERE $__timeFilter(m.ts) ORDER BY ts", true, false},
 	}
 	for _, tc := range cases {
 		o := orderOf(sqlWords(tc.sql))
-		if got := o.byTime("time", 0, u); got != tc.byTime || o.desc != tc.desc {
+		if got := o.byTime("time", 0, u, tc.sql); got != tc.byTime || o.desc != tc.desc {
 			t.Errorf("%s: by time %v, descending %v; want %v, %v", tc.sql, got, o.desc, tc.byTime, tc.desc)
 		}
 	}
@@ -232,9 +237,14 @@ func TestLogsSortedByTime(t *testing.T) {
 
 // budgetShare is a source.Kept of limit bytes, of which others holds
 // some: what the store holds is counted in held.
-type budgetShare struct{ limit, others, held int64 }
+type budgetShare struct {
+	mu                  sync.Mutex
+	limit, others, held int64
+}
 
 func (b *budgetShare) TryTake(n int64) bool {
+	b.mu.Lock()
+	defer b.mu.Unlock()
 	if b.others+b.held+n > b.limit {
 		return false
 	}
@@ -242,7 +252,44 @@ func (b *budgetShare) TryTake(n int64) bool {
 	return true
 }
 
-func (b *budgetShare) Give(n int64) { b.held -= n }
+func (b *budgetShare) Give(n int64) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.held -= n
+}
+
+// TestMemoryStoreCountsInTheBudgetConcurrently: puts of the same and of
+// other keys, deletes and evictions (a query lacking memory) at once: the
+// budget counts what the store holds, at every moment the store is idle.
+func TestMemoryStoreCountsInTheBudgetConcurrently(t *testing.T) {
+	budget := &budgetShare{limit: 4000}
+	m := newMemoryStore(3000, nopObserver{})
+	m.budget = budget
+	var wg sync.WaitGroup
+	for g := range 4 {
+		wg.Go(func() {
+			for i := range 500 {
+				key := string(rune('a' + (i*7+g)%11))
+				switch i % 5 {
+				case 3:
+					_ = m.Delete(key)
+				case 4:
+					m.evict(int64(100 + i%300))
+				default:
+					_ = m.Put(key, make([]byte, 50+(i*13+g)%700))
+				}
+			}
+		})
+	}
+	wg.Wait()
+	if budget.held != m.bytes() || m.bytes() > 3000 {
+		t.Fatalf("the budget counts %d bytes, the store holds %d (cap 3000)", budget.held, m.bytes())
+	}
+	m.clear()
+	if budget.held != 0 {
+		t.Errorf("%d bytes counted after the store was cleared", budget.held)
+	}
+}
 
 // TestMemoryStoreCountsInTheBudget: the store holds only what the memory
 // budget has room for, its older answers yield to a newer one, and every

@@ -203,7 +203,10 @@ type Store interface {
 
 // memoryStore is a Store in the plugin's memory: at most max bytes, the
 // least recently used evicted first, and, when budget is set, only what
-// the process's memory budget has room for (source.MemoryKeeper).
+// the process's memory budget has room for (source.MemoryKeeper). It calls
+// the budget with its own lock held, so that what it holds and what the
+// budget counts change together; the budget never calls it with the
+// budget's lock held (pipeline's Budget.reclaim).
 type memoryStore struct {
 	max      int64
 	observer CacheObserver
@@ -242,92 +245,93 @@ func (m *memoryStore) Get(key string) ([]byte, error) {
 // is deleted either way.
 func (m *memoryStore) Put(key string, b []byte) error {
 	n := int64(len(b))
-	m.drop(key)
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	before, evicted := m.used, 0
+	defer func() { m.observer.Stored(m.used-before, evicted) }()
+	m.remove(key)
 	if n > m.max/4 {
 		return nil
 	}
 	if !m.take(n) {
-		m.evict(n) // the older answers yield to the newer
+		evicted += m.evictLocked(n) // the older answers yield to the newer
 		if !m.take(n) {
 			return nil // the queries in flight need the memory
 		}
 	}
-	m.mu.Lock()
-	before := m.used
-	m.remove(key) // a Put of the same key meanwhile
 	m.items[key] = m.order.PushFront(&memoryItem{key: key, b: b})
 	m.used += n
-	evicted := 0
 	for m.used > m.max {
 		m.remove(m.order.Back().Value.(*memoryItem).key)
 		evicted++
 	}
-	after := m.used
-	m.mu.Unlock()
-	m.changed(before, after, n, evicted)
 	return nil
 }
 
 // Delete deletes the entry of key, if any.
 func (m *memoryStore) Delete(key string) error {
-	m.drop(key)
-	return nil
-}
-
-func (m *memoryStore) drop(key string) {
 	m.mu.Lock()
+	defer m.mu.Unlock()
 	before := m.used
 	m.remove(key)
-	after := m.used
-	m.mu.Unlock()
-	m.changed(before, after, 0, 0)
+	if m.used != before {
+		m.observer.Stored(m.used-before, 0)
+	}
+	return nil
 }
 
 // evict evicts the least recently used entries until n bytes are freed,
 // or none is left.
 func (m *memoryStore) evict(n int64) {
 	m.mu.Lock()
-	before, evicted := m.used, 0
-	for m.used > before-n && m.order.Len() > 0 {
-		m.remove(m.order.Back().Value.(*memoryItem).key)
-		evicted++
+	defer m.mu.Unlock()
+	before := m.used
+	if evicted := m.evictLocked(n); evicted > 0 {
+		m.observer.Stored(m.used-before, evicted)
 	}
-	after := m.used
-	m.mu.Unlock()
-	m.changed(before, after, 0, evicted)
 }
 
-// changed reports a change of the bytes held from before to after, taken
-// counted in the budget already: the observer sees it, and the budget
-// gets back what was freed. Called without m.mu, which the budget's own
-// lock must never be taken under (it calls evict).
-func (m *memoryStore) changed(before, after, taken int64, evicted int) {
-	if after != before || evicted > 0 {
-		m.observer.Stored(after-before, evicted)
+// evictLocked evicts the least recently used entries until n bytes are
+// freed, or none is left, and says how many it evicted.
+func (m *memoryStore) evictLocked(n int64) int {
+	evicted := 0
+	for freed := int64(0); freed < n && m.order.Len() > 0; evicted++ {
+		before := m.used
+		m.remove(m.order.Back().Value.(*memoryItem).key)
+		freed += before - m.used
 	}
-	if freed := before + taken - after; freed > 0 && m.budget != nil {
-		m.budget.Give(freed)
-	}
+	return evicted
 }
 
 // clear drops every entry: the source is closed.
 func (m *memoryStore) clear() {
 	m.mu.Lock()
+	defer m.mu.Unlock()
 	before := m.used
-	m.used, m.items = 0, map[string]*list.Element{}
-	m.order.Init()
-	m.mu.Unlock()
-	m.changed(before, 0, 0, 0)
+	for m.order.Len() > 0 {
+		m.remove(m.order.Back().Value.(*memoryItem).key)
+	}
+	if before > 0 {
+		m.observer.Stored(-before, 0)
+	}
 }
 
 // take takes n bytes of the budget (any, when the store is not counted).
 func (m *memoryStore) take(n int64) bool { return m.budget == nil || m.budget.TryTake(n) }
 
+// remove removes the entry of key, if any, and gives its bytes back to
+// the budget.
 func (m *memoryStore) remove(key string) {
-	if el, ok := m.items[key]; ok {
-		m.used -= int64(len(el.Value.(*memoryItem).b))
-		m.order.Remove(el)
-		delete(m.items, key)
+	el, ok := m.items[key]
+	if !ok {
+		return
+	}
+	n := int64(len(el.Value.(*memoryItem).b))
+	m.used -= n
+	m.order.Remove(el)
+	delete(m.items, key)
+	if m.budget != nil {
+		m.budget.Give(n)
 	}
 }
 

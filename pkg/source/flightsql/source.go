@@ -101,7 +101,9 @@ func New(cfg settings.FlightSQL, opts ...Option) (*Source, error) {
 // holds nothing here.
 func (s *Source) KeepIn(k source.Kept) {
 	if m, ok := s.cache.(*memoryStore); ok {
+		m.mu.Lock()
 		m.budget = k
+		m.mu.Unlock()
 	}
 }
 
