@@ -82,7 +82,7 @@ func TestEpochOutOfRangeIsNull(t *testing.T) {
 
 	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
 	defer mem.AssertSize(t, 0)
-	lb, err := newLogsBuilder(mem, frameInfo{refID: "A"}, schema)
+	lb, err := newLogsBuilder(mem, frameInfo{refID: "A"}, schema, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

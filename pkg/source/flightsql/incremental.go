@@ -185,6 +185,15 @@ func (in *incremental) planDelta(prev *entry, overlap time.Duration) {
 	in.prev, in.cut = prev, cut
 }
 
+// partsOrder is the order of a logs answer's rows when it is made of parts
+// (a delta), nil otherwise: the server's.
+func (in *incremental) partsOrder() *sortOrder {
+	if in.prev == nil {
+		return nil
+	}
+	return &in.order
+}
+
 // schemaWhyNot checks the result schema against what the query filters
 // ("" when it may be kept): its time column must be the filtered one, and
 // logs must be sorted by it, if at all.

@@ -3,7 +3,8 @@ package flightsql
 import (
 	"context"
 	"crypto/sha256"
-	"slices"
+	"encoding/json"
+	"fmt"
 	"strings"
 	"sync"
 	"testing"
@@ -201,37 +202,59 @@ func TestLogsOrderByTime(t *testing.T) {
 	}
 }
 
-// TestLogsSortedByTime: an incremental logs frame's rows are sorted by
-// time, equal times in the order they came, every column with its row.
+// TestLogsSortedByTime: the logs of an incremental answer, which come in
+// parts, are written sorted by time, equal times in the order they came,
+// every column with its row, and the parts' records are released.
 func TestLogsSortedByTime(t *testing.T) {
+	schema := arrow.NewSchema([]arrow.Field{
+		{Name: "time", Type: &arrow.TimestampType{Unit: arrow.Nanosecond, TimeZone: "UTC"}},
+		{Name: "body", Type: arrow.BinaryTypes.String},
+		{Name: "host", Type: arrow.BinaryTypes.String},
+	}, nil)
 	for _, desc := range []bool{false, true} {
-		times := []arrow.Timestamp{5, 1, 3, 3, 9, 1}
-		idx := timeOrder(times, desc)
-		want := []int{1, 5, 2, 3, 0, 4}
+		mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+		part := func(times []arrow.Timestamp, bodies []string) arrow.RecordBatch {
+			b := array.NewRecordBuilder(mem, schema)
+			defer b.Release()
+			b.Field(0).(*array.TimestampBuilder).AppendValues(times, nil)
+			b.Field(1).(*array.StringBuilder).AppendValues(bodies, nil)
+			for _, body := range bodies {
+				b.Field(2).(*array.StringBuilder).Append("h-" + body)
+			}
+			return b.NewRecordBatch()
+		}
+		lb, err := newLogsBuilder(mem, frameInfo{refID: "A"}, schema, &sortOrder{has: true, term: "time", desc: desc})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, rec := range []arrow.RecordBatch{part([]arrow.Timestamp{5, 1, 3}, []string{"a", "b", "c"}), part([]arrow.Timestamp{3, 9, 1}, []string{"d", "e", "f"})} {
+			if err := lb.Add(rec); err != nil {
+				t.Fatal(err)
+			}
+			rec.Release()
+		}
+		sink := &frameSink{t: t}
+		if err := lb.Finish(sink, nil); err != nil {
+			t.Fatal(err)
+		}
+		lb.Release()
+		mem.AssertSize(t, 0)
+		want := "1 b, 1 f, 3 c, 3 d, 5 a, 9 e"
 		if desc {
-			want = []int{4, 0, 2, 3, 1, 5}
+			want = "9 e, 5 a, 3 c, 3 d, 1 b, 1 f"
 		}
-		if !slices.Equal(idx, want) {
-			t.Errorf("desc %v: order %v, want %v", desc, idx, want)
+		f := sink.frames[0]
+		var got []string
+		for i := range f.Rows() {
+			body, labels := f.Fields[1].At(i).(string), string(f.Fields[2].At(i).(json.RawMessage))
+			if labels != `{"host":"h-`+body+`"}` {
+				t.Errorf("row %d: body %s with labels %s", i, body, labels)
+			}
+			got = append(got, fmt.Sprint(f.Fields[0].At(i).(time.Time).UnixNano(), " ", body))
 		}
-		sorted := make([]arrow.Timestamp, len(idx))
-		for i, j := range idx {
-			sorted[i] = times[j]
+		if strings.Join(got, ", ") != want {
+			t.Errorf("descending %v: rows %s, want %s", desc, strings.Join(got, ", "), want)
 		}
-		if timeOrder(sorted, desc) != nil {
-			t.Errorf("desc %v: sorted times %v are sorted again", desc, sorted)
-		}
-	}
-	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
-	defer mem.AssertSize(t, 0)
-	sb := array.NewStringBuilder(mem)
-	sb.AppendValues([]string{"a", "", "c"}, []bool{true, false, true})
-	got := inOrder(mem, sb.NewArray(), []int{2, 0, 1})
-	sb.Release()
-	defer got.Release()
-	s := got.(*array.String)
-	if s.Value(0) != "c" || s.Value(1) != "a" || !s.IsNull(2) {
-		t.Errorf("strings in order 2, 0, 1: %v", s)
 	}
 }
 

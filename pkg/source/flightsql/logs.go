@@ -54,18 +54,26 @@ type logsBuilder struct {
 	severities *array.StringBuilder
 	ids        *array.StringBuilder
 	labels     *array.BinaryBuilder
-	rows       int64
+	count      int64 // rows with a time
 	nulls      int64
 	clock      series.TimeReader
 	buf        []byte
 
-	// sorted: the rows come in the parts of an incremental answer (the
-	// first time group, kept rows, rows read), each in the server's order;
-	// Finish sorts them by time, descending when desc, keeping each part's
-	// order of equal times (no time is in two parts).
-	sorted, desc bool
-	stats        []data.QueryStat // on the frame (SetStats)
-	mem          memory.Allocator
+	// order, when set: the rows come in the parts of an incremental
+	// answer (the first time group, kept rows, rows read), each in the
+	// server's order. Add keeps them (held, rows), and Finish writes them
+	// sorted by time as order says (ascending when the SQL does not sort),
+	// keeping each part's order of equal times (no time is in two parts).
+	order *sortOrder
+	held  []arrow.RecordBatch
+	rows  []logRow
+	stats []data.QueryStat // on the frame (SetStats)
+}
+
+// logRow is a row Add kept: its time, and where it is in held.
+type logRow struct {
+	t        arrow.Timestamp
+	rec, row int32
 }
 
 // pickColumn returns the first column (not taken, accepted by ok) named one
@@ -81,12 +89,14 @@ func pickColumn(s *arrow.Schema, names []string, taken func(int) bool, ok func(a
 	return -1
 }
 
-func newLogsBuilder(mem memory.Allocator, fi frameInfo, s *arrow.Schema) (*logsBuilder, error) {
+// newLogsBuilder makes the builder of a logs frame of a result of schema s;
+// order is nil but for an answer made of parts (logsBuilder.order).
+func newLogsBuilder(mem memory.Allocator, fi frameInfo, s *arrow.Schema, order *sortOrder) (*logsBuilder, error) {
 	ti, ok := series.TimeColumn(s, seriesType)
 	if !ok {
 		return nil, source.BadQuery("flightsql: format logs needs a timestamp column; the result has %s", source.DescribeColumns(s))
 	}
-	b := &logsBuilder{frameInfo: fi, schema: s, timeIdx: ti, clock: series.NewTimeReader(s.Field(ti), seriesType), mem: mem}
+	b := &logsBuilder{frameInfo: fi, schema: s, timeIdx: ti, clock: series.NewTimeReader(s.Field(ti), seriesType), order: order}
 	isText := func(f arrow.Field) bool { return f.Type.ID() == arrow.STRING }
 	anyType := func(arrow.Field) bool { return true }
 	b.severity = pickColumn(s, severityNames, func(i int) bool { return i == ti }, anyType)
@@ -123,50 +133,92 @@ func newLogsBuilder(mem memory.Allocator, fi frameInfo, s *arrow.Schema) (*logsB
 
 func (b *logsBuilder) Add(rec arrow.RecordBatch) error {
 	tcol, times := b.clock.Read(rec.Column(b.timeIdx))
-	body := rec.Column(b.bodyIdx).(*array.String)
+	if b.order != nil {
+		rec.Retain()
+		b.held = append(b.held, rec)
+	}
 	for i := range int(rec.NumRows()) {
 		if tcol.IsNull(i) {
 			b.nulls++
 			continue
 		}
-		b.rows++
-		if b.limits.MaxPoints > 0 && b.rows > b.limits.MaxPoints {
+		b.count++
+		if b.limits.MaxPoints > 0 && b.count > b.limits.MaxPoints {
 			return source.Limit{Max: b.limits.MaxPoints, Unit: "log lines", Setting: "maxPoints"}.Exceeded("flightsql: the query returns", "add a LIMIT or a filter")
 		}
-		b.times.Append(times[i])
-		if body.IsNull(i) {
-			b.bodies.AppendNull()
+		if b.order != nil {
+			b.rows = append(b.rows, logRow{t: times[i], rec: int32(len(b.held) - 1), row: int32(i)})
 		} else {
-			b.bodies.Append(body.Value(i))
+			b.addRow(rec, i, times[i])
 		}
-		if b.severities != nil {
-			b.appendText(b.severities, rec.Column(b.severity), i)
-		}
-		if b.ids != nil {
-			b.appendText(b.ids, rec.Column(b.id), i)
-		}
-		buf := append(b.buf[:0], '{')
-		first := true
-		for _, c := range b.others {
-			a := rec.Column(c)
-			if a.IsNull(i) {
-				continue
-			}
-			if !first {
-				buf = append(buf, ',')
-			}
-			first = false
-			buf = appendJSONString(buf, b.schema.Field(c).Name)
-			buf = append(buf, ':')
-			start := len(buf)
-			buf = typeOf(a.DataType().ID()).grafana.text(buf, a, i)
-			text := string(buf[start:])
-			buf = appendJSONString(buf[:start], text)
-		}
-		b.buf = append(buf, '}')
-		b.labels.Append(b.buf)
 	}
 	return nil
+}
+
+// addRow appends row i of rec, whose time is t.
+func (b *logsBuilder) addRow(rec arrow.RecordBatch, i int, t arrow.Timestamp) {
+	b.times.Append(t)
+	body := rec.Column(b.bodyIdx).(*array.String)
+	if body.IsNull(i) {
+		b.bodies.AppendNull()
+	} else {
+		b.bodies.Append(body.Value(i))
+	}
+	if b.severities != nil {
+		b.appendText(b.severities, rec.Column(b.severity), i)
+	}
+	if b.ids != nil {
+		b.appendText(b.ids, rec.Column(b.id), i)
+	}
+	buf := append(b.buf[:0], '{')
+	first := true
+	for _, c := range b.others {
+		a := rec.Column(c)
+		if a.IsNull(i) {
+			continue
+		}
+		if !first {
+			buf = append(buf, ',')
+		}
+		first = false
+		buf = appendJSONString(buf, b.schema.Field(c).Name)
+		buf = append(buf, ':')
+		start := len(buf)
+		buf = typeOf(a.DataType().ID()).grafana.text(buf, a, i)
+		text := string(buf[start:])
+		buf = appendJSONString(buf[:start], text)
+	}
+	b.buf = append(buf, '}')
+	b.labels.Append(b.buf)
+}
+
+// addSorted appends the rows Add kept, in the order of b.order, and
+// releases their records.
+func (b *logsBuilder) addSorted() {
+	desc := b.order.desc
+	byTime := func(x, y logRow) int {
+		if desc {
+			return cmp.Compare(y.t, x.t)
+		}
+		return cmp.Compare(x.t, y.t)
+	}
+	if !slices.IsSortedFunc(b.rows, byTime) {
+		slices.SortStableFunc(b.rows, byTime)
+	}
+	b.times.Reserve(len(b.rows))
+	for _, r := range b.rows {
+		b.addRow(b.held[r.rec], int(r.row), r.t)
+	}
+	b.rows = nil
+	releaseRecords(b.held)
+	b.held = nil
+}
+
+// releaseRecords releases recs.
+func releaseRecords(recs []arrow.RecordBatch) {
+	for _, r := range recs {
+		r.Release()
+	}
 }
 
 // appendText appends a[i] as text (a string column's own value) or a null.
@@ -190,9 +242,11 @@ func (b *logsBuilder) Finish(sink source.Sink, notices []data.Notice) error {
 	meta := b.meta(data.FrameTypeLogLines, data.FrameTypeVersion{0, 0}, notices)
 	meta.PreferredVisualization = data.VisTypeLogs
 	meta.Stats = b.stats
-	times := b.times.NewTimestampArray()
+	if b.order != nil {
+		b.addSorted()
+	}
 	fields := []frame.Column{
-		{Name: logsTimestamp, Array: times},
+		{Name: logsTimestamp, Array: b.times.NewArray()},
 		{Name: logsBody, Array: b.bodies.NewArray()},
 	}
 	if b.severities != nil {
@@ -202,13 +256,6 @@ func (b *logsBuilder) Finish(sink source.Sink, notices []data.Notice) error {
 		fields = append(fields, frame.Column{Name: logsID, Array: b.ids.NewArray()})
 	}
 	fields = append(fields, frame.Column{Name: logsLabels, Array: b.labels.NewArray()})
-	if b.sorted {
-		if idx := timeOrder(times.Values(), b.desc); idx != nil {
-			for i := range fields {
-				fields[i].Array = inOrder(b.mem, fields[i].Array, idx)
-			}
-		}
-	}
 	rec, err := newFrameRecord("", b.refID, meta, fields)
 	if err != nil {
 		return err
@@ -216,59 +263,9 @@ func (b *logsBuilder) Finish(sink source.Sink, notices []data.Notice) error {
 	return sink.Record(rec)
 }
 
-// timeOrder is the order of the rows that sorts times (descending when
-// desc), equal times in the order they are in; nil when they are sorted.
-func timeOrder(times []arrow.Timestamp, desc bool) []int {
-	before := func(a, b arrow.Timestamp) bool { return a < b != desc && a != b }
-	sorted := true
-	for i := 1; i < len(times) && sorted; i++ {
-		sorted = !before(times[i], times[i-1])
-	}
-	if sorted {
-		return nil
-	}
-	idx := make([]int, len(times))
-	for i := range idx {
-		idx[i] = i
-	}
-	slices.SortStableFunc(idx, func(i, j int) int {
-		c := cmp.Compare(times[i], times[j])
-		if desc {
-			c = -c
-		}
-		return c
-	})
-	return idx
-}
-
-// inOrder returns the values of a logs column, a (timestamps, strings or
-// binary), in the order of idx; a is released.
-func inOrder(mem memory.Allocator, a arrow.Array, idx []int) arrow.Array {
-	defer a.Release()
-	nb := array.NewBuilder(mem, a.DataType())
-	defer nb.Release()
-	nb.Reserve(len(idx))
-	var add func(i int)
-	switch a := a.(type) {
-	case *array.Timestamp:
-		add = func(i int) { nb.(*array.TimestampBuilder).Append(a.Value(i)) }
-	case *array.String:
-		add = func(i int) { nb.(*array.StringBuilder).Append(a.Value(i)) }
-	default: // the labels: binary (newLogsBuilder)
-		bin := a.(*array.Binary)
-		add = func(i int) { nb.(*array.BinaryBuilder).Append(bin.Value(i)) }
-	}
-	for _, i := range idx {
-		if a.IsNull(i) {
-			nb.AppendNull()
-		} else {
-			add(i)
-		}
-	}
-	return nb.NewArray()
-}
-
 func (b *logsBuilder) Release() {
+	releaseRecords(b.held)
+	b.held = nil
 	b.times.Release()
 	b.bodies.Release()
 	b.labels.Release()

@@ -127,7 +127,7 @@ func (s *Source) query(ctx context.Context, q source.Query, m queryModel, env ma
 	}
 	onPlan := func(p *plan) (bool, error) {
 		if fb == nil {
-			if fb, err = s.newBuilder(p.out, m.Format, q, sql, exp.Fill, sink); err != nil {
+			if fb, err = s.newBuilder(p.out, m.Format, q, sql, exp.Fill, inc.partsOrder(), sink); err != nil {
 				return false, err
 			}
 			if inc.keep {
@@ -183,9 +183,6 @@ func (s *Source) query(ctx context.Context, q source.Query, m queryModel, env ma
 // finish hands the frames to sink, with the incremental stats on a series
 // or logs query's first, and keeps the answer when it is to be kept.
 func (s *Source) finish(fb frameBuilder, k *keeper, inc *incremental, sink source.Sink, notices []data.Notice) error {
-	if lb, ok := fb.(*logsBuilder); ok && inc.prev != nil {
-		lb.sorted, lb.desc = true, inc.order.desc // it came in parts
-	}
 	if b, ok := fb.(interface{ SetStats([]data.QueryStat) }); ok {
 		b.SetStats(inc.stats())
 		s.observer.Answered(inc.reason(), inc.fromServer, inc.fromCache)
@@ -256,8 +253,9 @@ func (s *Source) queryError(ctx, qctx context.Context, sql string, err error) er
 }
 
 // newBuilder is the builder of a result of schema in format (chosen from
-// the schema when ""), for query q whose SQL, after macros, is sql.
-func (s *Source) newBuilder(schema *arrow.Schema, format string, q source.Query, sql string, fill *series.FillSpec, sink source.Sink) (frameBuilder, error) {
+// the schema when ""), for query q whose SQL, after macros, is sql; order
+// is set when logs come in parts (logsBuilder.order).
+func (s *Source) newBuilder(schema *arrow.Schema, format string, q source.Query, sql string, fill *series.FillSpec, order *sortOrder, sink source.Sink) (frameBuilder, error) {
 	if format == "" {
 		format = FormatTable
 		if _, ok := series.TimeColumn(schema, seriesType); ok {
@@ -281,7 +279,7 @@ func (s *Source) newBuilder(schema *arrow.Schema, format string, q source.Query,
 		}
 		return b, nil
 	case FormatLogs:
-		b, err := newLogsBuilder(s.mem, fi, schema)
+		b, err := newLogsBuilder(s.mem, fi, schema, order)
 		if err != nil {
 			return nil, err
 		}
