@@ -15,10 +15,11 @@ export const labels = {
   cache: {
     section: 'Result cache',
     description:
-      'Refreshing time-series panels read only what is new from the server; the rest of each answer is kept, compressed, in the plugin or in Redis.',
+      'Refreshing time-series and logs panels read only what is new from the server; the rest of each answer is kept, compressed, in the plugin or in Redis.',
     incrementalQueries: { label: 'Incremental queries', tooltip: settings.incrementalQueries.description },
     incrementalOverlap: { label: 'Overlap (s)', tooltip: settings.incrementalOverlap.description },
     resultCacheBytes: { label: 'Memory (bytes)', tooltip: settings.resultCacheBytes.description },
+    incrementalNotice: { label: 'Show in panels', tooltip: settings.incrementalNotice.description },
     redisAddress: { label: 'Redis address', tooltip: settings.redisAddress.description },
     redisTLS: { label: 'Redis TLS', tooltip: settings.redisTLS.description },
     redisUsername: { label: 'Redis user', tooltip: settings.redisUsername.description },

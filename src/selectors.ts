@@ -31,6 +31,7 @@ export const selectors = {
     incrementalQueries: 'quiver-config-incremental-queries',
     incrementalOverlap: 'quiver-config-incremental-overlap',
     resultCacheBytes: 'quiver-config-result-cache-bytes',
+    incrementalNotice: 'quiver-config-incremental-notice',
     redisAddress: 'quiver-config-redis-address',
     redisTLS: 'quiver-config-redis-tls',
     redisUsername: 'quiver-config-redis-username',

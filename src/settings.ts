@@ -41,6 +41,7 @@ export const defaults = {
   incrementalQueries: settings.incrementalQueries.default,
   incrementalOverlap: settings.incrementalOverlap.default,
   resultCacheBytes: settings.resultCacheBytes.default,
+  incrementalNotice: settings.incrementalNotice.default,
   redisKeyPrefix: settings.redisKeyPrefix.default,
   redisTTL: settings.redisTTL.default,
 } as const;

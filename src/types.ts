@@ -83,6 +83,8 @@ export interface QuiverOptions extends DataSourceJsonData {
   incrementalQueries?: boolean;
   incrementalOverlap?: number;
   resultCacheBytes?: number;
+  /** Panels show their query's incremental stats as a header notice. */
+  incrementalNotice?: boolean;
   /** Redis (or Valkey) that keeps the result cache instead of the plugin's memory. */
   redisAddress?: string;
   redisTLS?: boolean;

@@ -88,6 +88,9 @@ type FlightSQL struct {
 	IncrementalQueries bool  `json:"incrementalQueries"`
 	IncrementalOverlap int64 `json:"incrementalOverlap"`
 	ResultCacheBytes   int64 `json:"resultCacheBytes"`
+	// IncrementalNotice shows a query's incremental stats as an info
+	// notice on its first frame (the panel header's icon).
+	IncrementalNotice bool `json:"incrementalNotice"`
 	// RedisAddress, when set, keeps the result cache in Redis (or Valkey)
 	// at host:port instead of the plugin's memory, shared by every Grafana
 	// replica; entries expire after RedisTTL seconds.
@@ -119,9 +122,9 @@ func (f FlightSQL) TimeoutDuration() time.Duration { return time.Duration(f.Time
 // String describes the settings without any secret value.
 func (f FlightSQL) String() string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "FlightSQL{address=%q tls=%t authType=%q username=%q catalog=%q schema=%q dialect=%q oauthPassThru=%t noForwardedIdentity=%q allowedLocationHosts=%q timeout=%d rowLimit=%d byteLimit=%d incrementalQueries=%t incrementalOverlap=%d resultCacheBytes=%d",
+	fmt.Fprintf(&b, "FlightSQL{address=%q tls=%t authType=%q username=%q catalog=%q schema=%q dialect=%q oauthPassThru=%t noForwardedIdentity=%q allowedLocationHosts=%q timeout=%d rowLimit=%d byteLimit=%d incrementalQueries=%t incrementalOverlap=%d resultCacheBytes=%d incrementalNotice=%t",
 		f.Address, f.TLSEnabled, f.AuthType, f.Username, f.Catalog, f.Schema, f.Dialect, f.OAuthPassThru, f.NoForwardedIdentity, f.AllowedLocationHosts, f.Timeout, f.RowLimit, f.ByteLimit,
-		f.IncrementalQueries, f.IncrementalOverlap, f.ResultCacheBytes)
+		f.IncrementalQueries, f.IncrementalOverlap, f.ResultCacheBytes, f.IncrementalNotice)
 	if f.RedisAddress != "" {
 		fmt.Fprintf(&b, " redisAddress=%q redisTLS=%t redisUsername=%q redisKeyPrefix=%q redisTTL=%d", f.RedisAddress, f.RedisTLS, f.RedisUsername, f.RedisKeyPrefix, f.RedisTTL)
 	}

@@ -385,7 +385,7 @@ describe('ConfigEditor layout', () => {
 });
 
 describe('ConfigEditor incremental queries', () => {
-  it('is on by default, turns jsonData.incrementalQueries off, and edits the overlap and the cache size', async () => {
+  it('is on by default, turns jsonData.incrementalQueries off, and edits the overlap, the panel notice and the cache size', async () => {
     const user = userEvent.setup();
     const { latest } = setup(makeOptions({ upstream: 'flightsql', address: 'h:1' }));
     const toggle = screen.getByTestId(selectors.config.incrementalQueries);
@@ -396,6 +396,10 @@ describe('ConfigEditor incremental queries', () => {
     fireEvent.change(screen.getByTestId(selectors.config.resultCacheBytes), { target: { value: '1024' } });
     expect(latest().jsonData.resultCacheBytes).toBe(1024);
     expect(screen.getByText('1024 is not within 1048576 to 17179869184 (bytes)')).toBeInTheDocument();
+    const notice = screen.getByTestId(selectors.config.incrementalNotice);
+    expect(notice).not.toBeChecked();
+    await user.click(notice);
+    expect(latest().jsonData.incrementalNotice).toBe(true);
 
     await user.click(toggle);
     expect(latest().jsonData.incrementalQueries).toBe(false);

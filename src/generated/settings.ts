@@ -445,6 +445,15 @@ export const settings = {
     description:
       "Most bytes of compressed kept answers this data source holds in the plugin's memory; the least recently used go first, and an answer above a quarter of it is not kept. They count in the plugin's memory budget (memory_budget) and are given back first when queries need the memory. Accepted: 1048576 to 17179869184 bytes. Default: 67108864.",
   },
+  incrementalNotice: {
+    key: 'incrementalNotice',
+    type: 'boolean',
+    default: false,
+    upstream: 'flightsql',
+    help: 'Every time_series, time_series_wide or logs panel shows an info icon in its header whose tooltip says whether its query was incremental (or why not), with the rows read from the server and served from the cache; clicking it opens Inspect → Stats. For watching the cache at work; off, the same figures are in Inspect → Stats only.',
+    description:
+      'Every time_series, time_series_wide or logs panel shows an info icon in its header whose tooltip says whether its query was incremental (or why not), with the rows read from the server and served from the cache; clicking it opens Inspect → Stats. For watching the cache at work; off, the same figures are in Inspect → Stats only. Default: off.',
+  },
   redisAddress: {
     key: 'redisAddress',
     type: 'string',

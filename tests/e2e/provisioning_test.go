@@ -42,7 +42,9 @@ func TestProvisionedDataSourcesWork(t *testing.T) {
 		local = provisionedServers(t)
 	}
 	skipped := map[string]bool{}
+	notices := map[string]bool{} // data sources whose panels show their incremental stats
 	for _, ds := range sources {
+		notices[ds.UID] = ds.JSONData["incrementalNotice"] == true
 		if ds.JSONData["upstream"] == "flightsql" {
 			if local == nil {
 				t.Logf("%s: left out (no local Flight SQL server in this build)", ds.Name)
@@ -112,6 +114,10 @@ func TestProvisionedDataSourcesWork(t *testing.T) {
 			frames, err := data.UnmarshalArrowFrames(dr.Frames)
 			if err != nil || len(frames) == 0 || frames[0].Rows() == 0 {
 				t.Errorf("panel %q: %d frames, %v", pnl.Title, len(frames), err)
+				continue
+			}
+			if notices[pnl.Datasource.UID] && !statsNotice(frames[0]) {
+				t.Errorf("panel %q: no notice of its incremental stats in %v", pnl.Title, frames[0].Meta)
 			}
 			ran++
 		}
@@ -119,4 +125,18 @@ func TestProvisionedDataSourcesWork(t *testing.T) {
 	if ran < len(panels) || !strings.Contains(sources[0].Name, "Quiver Demo") {
 		t.Errorf("%d queries ran for %d panels; first data source %q", ran, len(panels), sources[0].Name)
 	}
+}
+
+// statsNotice says whether f carries an info notice that opens Inspect →
+// Stats (the incrementalNotice setting).
+func statsNotice(f *data.Frame) bool {
+	if f.Meta == nil {
+		return false
+	}
+	for _, n := range f.Meta.Notices {
+		if n.Severity == data.NoticeSeverityInfo && n.Inspect == data.InspectTypeStats {
+			return true
+		}
+	}
+	return false
 }

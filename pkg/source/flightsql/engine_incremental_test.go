@@ -417,3 +417,40 @@ func TestEngineIncrementalOffForAQuery(t *testing.T) {
 		}
 	}
 }
+
+// TestEngineIncrementalNotice: with the incrementalNotice setting, a series
+// or logs query's first frame carries its stats as an info notice that
+// opens Inspect → Stats (the panel header's icon); the answer is still
+// kept. Without it, no notice.
+func TestEngineIncrementalNotice(t *testing.T) {
+	srv := engine.Start(t, "UTC")
+	engineTable(t, srv)
+	for _, on := range []bool{true, false} {
+		cfg := baseConfig(srv.Addr)
+		cfg.IncrementalNotice = on
+		s := newTestSource(t, cfg)
+		for _, q := range []struct{ sql, format string }{
+			{"SELECT ts AS time, host, v FROM m WHERE $__timeFilter(ts)", FormatTimeSeries},
+			{"SELECT ts AS time, host AS body FROM m WHERE $__timeFilter(ts) ORDER BY ts DESC", FormatLogs},
+		} {
+			for i, want := range []string{"Full query (" + whyNoEntry + "): ", "Incremental query: "} {
+				from := engineFrom.Add(time.Duration(i) * time.Second)
+				frames, stats := incQuery(t, s, q.sql, q.format, from, from.Add(time.Hour))
+				var notices []data.Notice
+				for _, n := range frames[0].Meta.Notices {
+					if n.Severity == data.NoticeSeverityInfo {
+						notices = append(notices, n)
+					}
+				}
+				switch {
+				case !on && len(notices) != 0:
+					t.Errorf("%s run %d: notices %v with the setting off", q.format, i, notices)
+				case on && (len(notices) != 1 || !strings.HasPrefix(notices[0].Text, want) || notices[0].Inspect != data.InspectTypeStats):
+					t.Errorf("%s run %d: notices %v, want one that opens the stats, starting %q", q.format, i, notices, want)
+				case on && !strings.Contains(notices[0].Text, fmt.Sprintf("%v rows read from the server", stats["Rows read from the server"])):
+					t.Errorf("%s run %d: notice %q, stats %v", q.format, i, notices[0].Text, stats)
+				}
+			}
+		}
+	}
+}

@@ -164,6 +164,16 @@ func (in *incremental) stats() []data.QueryStat {
 	}
 }
 
+// notice is the stats as an info notice (the incrementalNotice setting):
+// the panel header's icon, which opens Inspect → Stats.
+func (in *incremental) notice() data.Notice {
+	text := fmt.Sprintf("Incremental query: %d rows read from the server, %d served from the cache.", in.fromServer, in.fromCache)
+	if in.prev == nil {
+		text = fmt.Sprintf("Full query (%s): %d rows read from the server.", in.why, in.fromServer)
+	}
+	return data.Notice{Severity: data.NoticeSeverityInfo, Text: text, Inspect: data.InspectTypeStats}
+}
+
 // planDelta decides, for a query whose SQL allows it, whether prev (nil:
 // none kept) answers the range [from, to] with a delta from cut.
 func (in *incremental) planDelta(prev *entry, overlap time.Duration) {

@@ -180,17 +180,22 @@ func (s *Source) query(ctx context.Context, q source.Query, m queryModel, env ma
 	return s.finish(fb, k, inc, sink, notices)
 }
 
-// finish hands the frames to sink, with the incremental stats on a series
-// or logs query's first, and keeps the answer when it is to be kept.
+// finish hands the frames to sink, with the incremental stats (and, with
+// the incrementalNotice setting, a notice of them) on a series or logs
+// query's first, and keeps the answer when it is to be kept.
 func (s *Source) finish(fb frameBuilder, k *keeper, inc *incremental, sink source.Sink, notices []data.Notice) error {
+	keep := k != nil && len(notices) == 0 // an answer cut short is not kept
 	if b, ok := fb.(interface{ SetStats([]data.QueryStat) }); ok {
 		b.SetStats(inc.stats())
 		s.observer.Answered(inc.reason(), inc.fromServer, inc.fromCache)
+		if s.cfg.IncrementalNotice {
+			notices = append(notices, inc.notice())
+		}
 	}
 	if err := fb.Finish(sink, notices); err != nil {
 		return err
 	}
-	if k != nil && len(notices) == 0 {
+	if keep {
 		if err := k.store(s.cache); err != nil {
 			s.observer.StoreFailed("put")
 		}

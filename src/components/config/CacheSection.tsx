@@ -48,6 +48,13 @@ export function CacheSection(props: SectionProps) {
       {on && (
         <>
           {number('incrementalOverlap', selectors.config.incrementalOverlap)}
+          <Field label={labels.cache.incrementalNotice.label} description={labels.cache.incrementalNotice.tooltip}>
+            <Switch
+              data-testid={selectors.config.incrementalNotice}
+              value={jsonData.incrementalNotice ?? defaults.incrementalNotice}
+              onChange={(e) => setJson({ incrementalNotice: e.currentTarget.checked })}
+            />
+          </Field>
           <Field
             label={labels.cache.redisAddress.label}
             description={labels.cache.redisAddress.tooltip}
