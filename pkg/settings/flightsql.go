@@ -81,7 +81,7 @@ type FlightSQL struct {
 	Timeout   int64 `json:"timeout"`
 	RowLimit  int64 `json:"rowLimit"`
 	ByteLimit int64 `json:"byteLimit"`
-	// IncrementalQueries: a time-series query asked again for a later
+	// IncrementalQueries: a time-series or logs query asked again for a later
 	// range reads only what is new (IncrementalOverlap seconds before the
 	// end of its kept answer on) and serves the rest from the result cache,
 	// which holds at most ResultCacheBytes.

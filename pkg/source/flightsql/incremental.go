@@ -86,7 +86,7 @@ func (in *incremental) reason() string {
 // CacheObserver sees what incremental queries and the result cache do
 // (the plugin's metrics). Its methods must be safe for concurrent use.
 type CacheObserver interface {
-	// Answered: one time-series query, incremental or full (reason says
+	// Answered: one time-series or logs query, incremental or full (reason says
 	// why, see incremental.reason), and the rows read from the server and
 	// served from the cache.
 	Answered(reason string, fromServer, fromCache int64)
