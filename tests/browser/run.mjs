@@ -463,7 +463,7 @@ async function runLine(line) {
       await byTestId('quiver-config-row-limit').fill('500000');
       // Result cache: incremental queries on by default; a Redis address brings its fields.
       assert.equal(await byTestId('quiver-config-incremental-queries').isChecked(), true);
-      await byTestId('quiver-config-incremental-notice').click();
+      await toggle('quiver-config-incremental-notice');
       await byTestId('quiver-config-redis-address').fill('redis:6379');
       await byTestId('quiver-config-redis-password').fill('redis-SECRET');
       await byTestId('quiver-config-redis-ttl').fill('3600');
