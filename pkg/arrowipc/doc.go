@@ -31,7 +31,7 @@
 // of one batch is byte for byte what AppendFile writes.
 //
 // The files of the package:
-//   - encoder.go: Options, Encoder and its two phases;
+//   - encoder.go: Options, Encoder and its two phases, Field, KeyValue;
 //   - body.go: phase one, the body (Column, BodyStats, compression): the
 //     skip (a per-encoder history of what each buffer slot's compression
 //     did, so that what cannot pay is not tried) and codec auto's choice
@@ -40,9 +40,10 @@
 //   - join.go: the joiner, which puts a file or a batch together from
 //     referenced buffers and written bytes, or splits it into pieces;
 //   - multi.go: File, a file of several batches;
-//   - schema.go: Field, KeyValue and the schema's flatbuffers;
-//   - metadata.go: one builder per flatbuffer table of Schema.fbs,
-//     Message.fbs and File.fbs it writes, with named slots;
+//   - metadata.go: every flatbuffer it writes: the schema message, a
+//     RecordBatch message and the footer, each built by one method, and
+//     under them one builder per table of Schema.fbs, Message.fbs and
+//     File.fbs, with named slots;
 //   - types.go: the table of column types; record.go: Arrow records as
 //     columns.
 //

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 
+	"github.com/apache/arrow-go/v18/arrow"
 	flatbuffers "github.com/google/flatbuffers/go"
 
 	"github.com/quiverdata/quiver/pkg/arrowipc/internal/format"
@@ -179,7 +180,7 @@ func (e *Encoder) AppendFile(dst []byte, meta []KeyValue) ([]byte, error) {
 		}
 		return dst, ErrState
 	}
-	dst = e.appendFile(dst, meta)
+	dst = e.assembleFile(meta, false).join(dst)
 	e.batch.drop()
 	return dst, nil
 }
@@ -209,4 +210,17 @@ func (e *Encoder) AppendFilePieces(meta []KeyValue) ([][]byte, error) {
 func (e *Encoder) Discard() {
 	e.batch.drop()
 	e.err = nil
+}
+
+// KeyValue is one entry of schema or field custom metadata.
+type KeyValue struct {
+	Key, Value string
+}
+
+// Field describes one column of the schema.
+type Field struct {
+	Name     string
+	Type     arrow.DataType
+	Nullable bool
+	Metadata []KeyValue // written in this order
 }

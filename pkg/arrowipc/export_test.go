@@ -2,8 +2,6 @@ package arrowipc
 
 import (
 	"github.com/apache/arrow-go/v18/arrow"
-
-	"github.com/quiverdata/quiver/pkg/arrowipc/internal/format"
 )
 
 // AppendRecords appends one Arrow IPC file holding schema and recs (in
@@ -41,7 +39,7 @@ func (e *Encoder) AppendRecords(dst []byte, schema *arrow.Schema, recs ...arrow.
 			return dst, e.settle(err)
 		}
 		blk := block{offset: int64(len(out) - len(dst)), bodyLength: e.batch.length}
-		blk.metaLength = j.framed(finishMessage(e.rb, format.HeaderRecordBatch, e.writeRecordBatch(), e.batch.length))
+		blk.metaLength = j.framed(e.recordBatchMessage())
 		e.addBody(j, false)
 		out = j.join(out)
 		blocks = append(blocks, blk)

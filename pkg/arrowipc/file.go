@@ -10,7 +10,7 @@ import (
 
 // This file is phase two: the prepared batch written as a file. Every
 // flatbuffer of the file (schema message, RecordBatch message, footer) is
-// built in encoder scratch first, so that the file's size is known before a
+// built in encoder scratch first (metadata.go), so that the file's size is known before a
 // byte of it is written: the file is then put together from its pieces
 // (joiner) into a buffer of exactly that size, and each body byte is
 // copied once, from the caller's (or the compressed) memory into the file;
@@ -45,19 +45,12 @@ func (h *header) addTo(j *joiner) {
 	j.framed(h.msg)
 }
 
-// appendFile appends the whole file of the prepared batch to dst. When dst
-// lacks the room, an empty dst is replaced by a buffer of exactly the
-// file's size, a longer one grown as append grows it.
-func (e *Encoder) appendFile(dst []byte, meta []KeyValue) []byte {
-	return e.assembleFile(meta, false).join(dst)
-}
-
 // assembleFile lays the whole file of the prepared batch out in e.join,
 // for the caller to join or split (see addBody for borrow).
 func (e *Encoder) assembleFile(meta []KeyValue, borrow bool) *joiner {
 	p := &e.batch
 	e.buildHeader(p.fields, p.infos, meta)
-	rb := finishMessage(e.rb, format.HeaderRecordBatch, e.writeRecordBatch(), p.length)
+	rb := e.recordBatchMessage()
 	e.blocks[0] = block{offset: int64(e.hdr.size()), metaLength: int32(pad8(8 + len(rb))), bodyLength: p.length}
 	fb := e.buildFooter(e.blocks[:])
 	j := &e.join
@@ -69,65 +62,7 @@ func (e *Encoder) assembleFile(meta []KeyValue, borrow bool) *joiner {
 	return j
 }
 
-// buildHeader builds the schema message of fields (whose types infos
-// describes) with custom metadata meta in e.b, as e.hdr.
-func (e *Encoder) buildHeader(fields []Field, infos []typeInfo, meta []KeyValue) {
-	e.b.Reset()
-	schema := e.writeSchema(fields, infos, meta)
-	n := int(e.b.Offset())
-	e.hdr = header{msg: finishMessage(e.b, format.HeaderSchema, schema, 0), schema: schema, schemaLen: n}
-}
-
-// buildFooter finishes the Footer table (the schema of e.hdr, and blocks)
-// in e.fb and returns its bytes, valid until e.fb is next reset.
-//
-// The footer's schema is the header's, copied rather than written again:
-// a flatbuffer is built from its end, so the Schema subtree written first
-// into a reset builder is the last schemaLen bytes of the buffer, with
-// offsets relative to its own bytes only (uoffsets forward to what it
-// references, soffsets to vtables it wrote itself), and with its
-// alignment counted from the buffer's end. The footer leaves those
-// schemaLen bytes at its end and the schema is copied there: the very bytes
-// writing it again would give, the one difference in the builder being
-// that the Footer table's vtable is not compared with the schema's for
-// sharing, and none could be shared (a Footer's vtable has its 4 slots set,
-// a Schema's, Field's, KeyValue's or type's never exactly 4: Field has 6 or
-// 7, the others at most 3). The golden files pin the bytes.
-func (e *Encoder) buildFooter(blocks []block) []byte {
-	b := e.fb
-	b.Reset()
-	n := e.hdr.schemaLen
-	b.Prep(1, n) // room for the schema, without alignment
-	for ; n >= 8; n -= 8 {
-		b.PlaceUint64(0)
-	}
-	for ; n > 0; n-- {
-		b.PlaceByte(0)
-	}
-	batches := blocksToFB(b, blocks)
-	dicts := blocksToFB(b, nil)
-	b.Finish(footerToFB(b, e.hdr.schema, dicts, batches))
-	fb := b.FinishedBytes()
-	copy(fb[len(fb)-e.hdr.schemaLen:], e.hdr.msg[len(e.hdr.msg)-e.hdr.schemaLen:])
-	return fb
-}
-
-// writeRecordBatch writes the RecordBatch table of the prepared batch into
-// e.rb: row count, field nodes, the body layout and, when a buffer is
-// stored compressed, the codec.
-func (e *Encoder) writeRecordBatch() flatbuffers.UOffsetT {
-	b, p := e.rb, &e.batch
-	b.Reset()
-	var comp flatbuffers.UOffsetT
-	if p.compressed {
-		comp = bodyCompressionToFB(b, compressionTypes[p.kind])
-	}
-	bufs := buffersToFB(b, p.layout)
-	nodes := fieldNodesToFB(b, p.nodes)
-	return recordBatchToFB(b, p.rows, nodes, bufs, comp)
-}
-
-// addBody adds the prepared batch's body to j as writeRecordBatch laid it
+// addBody adds the prepared batch's body to j as recordBatchMessage laid it
 // out: each buffer (after its uncompressed length, or -1 for one stored
 // raw, when the batch is compressed) padded to 8 bytes. The batch drops its
 // references to the caller's memory (j holds them until it joins) and its
@@ -186,13 +121,6 @@ func addFooter(j *joiner, fb []byte) {
 	j.scratch = binary.LittleEndian.AppendUint32(j.scratch, uint32(len(fb)))
 	j.scratch = append(j.scratch, format.Magic...)
 	j.wrote(from)
-}
-
-// finishMessage finishes a Message table around header in b and returns
-// its bytes, valid until b is next reset.
-func finishMessage(b *flatbuffers.Builder, headerType byte, header flatbuffers.UOffsetT, bodyLen int64) []byte {
-	b.Finish(messageToFB(b, headerType, header, bodyLen))
-	return b.FinishedBytes()
 }
 
 // appendFrameHead appends what precedes a message flatbuffer in the file:

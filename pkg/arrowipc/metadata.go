@@ -1,13 +1,17 @@
 package arrowipc
 
 import (
+	"github.com/apache/arrow-go/v18/arrow"
 	flatbuffers "github.com/google/flatbuffers/go"
 
 	"github.com/quiverdata/quiver/pkg/arrowipc/internal/format"
 )
 
-// This file holds the flatbuffer tables of the Arrow format this package
-// writes, one builder per table, as arrow-go's arrow/ipc/metadata.go has
+// This file holds every flatbuffer this package writes: a file's three
+// messages (the schema message, a RecordBatch message, the footer), each
+// built by one method the layout calls (file.go, multi.go), the schema's
+// fields, types and metadata, and under them the tables of the Arrow
+// format, one builder per table, as arrow-go's arrow/ipc/metadata.go has
 // them (intToFB, fieldToFB, …) over its generated flatbuf package. The slot
 // of every field and the enum values are in package format
 // (internal/format), shared with the reader in arrowipctest, so that no
@@ -15,6 +19,133 @@ import (
 //
 // A builder prepends its slots in a fixed order; the order decides the
 // bytes, which the golden files in testdata/golden pin.
+
+// buildHeader builds the schema message of fields (whose types infos
+// describes) with custom metadata meta in e.b, as e.hdr.
+func (e *Encoder) buildHeader(fields []Field, infos []typeInfo, meta []KeyValue) {
+	e.b.Reset()
+	schema := e.writeSchema(fields, infos, meta)
+	n := int(e.b.Offset())
+	e.hdr = header{msg: finishMessage(e.b, format.HeaderSchema, schema, 0), schema: schema, schemaLen: n}
+}
+
+// buildFooter finishes the Footer table (the schema of e.hdr, and blocks)
+// in e.fb and returns its bytes, valid until e.fb is next reset.
+//
+// The footer's schema is the header's, copied rather than written again:
+// a flatbuffer is built from its end, so the Schema subtree written first
+// into a reset builder is the last schemaLen bytes of the buffer, with
+// offsets relative to its own bytes only (uoffsets forward to what it
+// references, soffsets to vtables it wrote itself), and with its
+// alignment counted from the buffer's end. The footer leaves those
+// schemaLen bytes at its end and the schema is copied there: the very bytes
+// writing it again would give, the one difference in the builder being
+// that the Footer table's vtable is not compared with the schema's for
+// sharing, and none could be shared (a Footer's vtable has its 4 slots set,
+// a Schema's, Field's, KeyValue's or type's never exactly 4: Field has 6 or
+// 7, the others at most 3). The golden files pin the bytes.
+func (e *Encoder) buildFooter(blocks []block) []byte {
+	b := e.fb
+	b.Reset()
+	n := e.hdr.schemaLen
+	b.Prep(1, n) // room for the schema, without alignment
+	for ; n >= 8; n -= 8 {
+		b.PlaceUint64(0)
+	}
+	for ; n > 0; n-- {
+		b.PlaceByte(0)
+	}
+	batches := blocksToFB(b, blocks)
+	dicts := blocksToFB(b, nil)
+	b.Finish(footerToFB(b, e.hdr.schema, dicts, batches))
+	fb := b.FinishedBytes()
+	copy(fb[len(fb)-e.hdr.schemaLen:], e.hdr.msg[len(e.hdr.msg)-e.hdr.schemaLen:])
+	return fb
+}
+
+// recordBatchMessage builds the RecordBatch message of the prepared batch
+// in e.rb and returns its bytes, valid until e.rb is next reset: row count,
+// field nodes, the body layout and, when a buffer is stored compressed, the
+// codec.
+func (e *Encoder) recordBatchMessage() []byte {
+	b, p := e.rb, &e.batch
+	b.Reset()
+	var comp flatbuffers.UOffsetT
+	if p.compressed {
+		comp = bodyCompressionToFB(b, compressionTypes[p.kind])
+	}
+	bufs := buffersToFB(b, p.layout)
+	nodes := fieldNodesToFB(b, p.nodes)
+	return finishMessage(b, format.HeaderRecordBatch, recordBatchToFB(b, p.rows, nodes, bufs, comp), p.length)
+}
+
+// finishMessage finishes a Message table around header in b and returns
+// its bytes, valid until b is next reset.
+func finishMessage(b *flatbuffers.Builder, headerType byte, header flatbuffers.UOffsetT, bodyLen int64) []byte {
+	b.Finish(messageToFB(b, headerType, header, bodyLen))
+	return b.FinishedBytes()
+}
+
+// writeSchema writes the Schema table of fields (whose types infos
+// describes) with custom metadata meta into e.b and returns its offset.
+func (e *Encoder) writeSchema(fields []Field, infos []typeInfo, meta []KeyValue) flatbuffers.UOffsetT {
+	b := e.b
+	offs := e.offs[:0]
+	for i := range fields {
+		offs = append(offs, e.writeField(&fields[i], infos[i]))
+	}
+	fieldsVec := offsetsToFB(b, offs)
+	e.offs = offs
+	return schemaToFB(b, fieldsVec, e.writeKeyValues(meta))
+}
+
+func (e *Encoder) writeField(f *Field, info typeInfo) flatbuffers.UOffsetT {
+	b := e.b
+	name := b.CreateString(f.Name)
+	typ := e.writeType(f.Type, info)
+	meta := e.writeKeyValues(f.Metadata)
+	children := offsetsToFB(b, nil)
+	return fieldToFB(b, fieldTable{
+		name: name, typ: typ, children: children, meta: meta,
+		typeType: info.fbType, nullable: f.Nullable,
+	})
+}
+
+// writeType writes the type table of a field: Int, FloatingPoint,
+// Timestamp, or the empty Bool, Utf8 and Binary.
+func (e *Encoder) writeType(t arrow.DataType, info typeInfo) flatbuffers.UOffsetT {
+	b := e.b
+	switch info.fbType {
+	case format.TypeInt:
+		return intToFB(b, info.bitWidth, info.signed)
+	case format.TypeFloatingPoint:
+		return floatingPointToFB(b, info.prec)
+	case format.TypeTimestamp:
+		var tz flatbuffers.UOffsetT
+		if zone := t.(*arrow.TimestampType).TimeZone; zone != "" {
+			tz = b.CreateString(zone)
+		}
+		return timestampToFB(b, format.TimeUnitNanosecond, tz)
+	}
+	return emptyTypeToFB(b)
+}
+
+// writeKeyValues writes a vector of KeyValue tables, or nothing (0) for none.
+func (e *Encoder) writeKeyValues(kv []KeyValue) flatbuffers.UOffsetT {
+	if len(kv) == 0 {
+		return 0
+	}
+	b := e.b
+	base := len(e.kvs)
+	for _, p := range kv {
+		k := b.CreateString(p.Key)
+		v := b.CreateString(p.Value)
+		e.kvs = append(e.kvs, keyValueToFB(b, k, v))
+	}
+	vec := offsetsToFB(b, e.kvs[base:])
+	e.kvs = e.kvs[:base]
+	return vec
+}
 
 func keyValueToFB(b *flatbuffers.Builder, key, value flatbuffers.UOffsetT) flatbuffers.UOffsetT {
 	b.StartObject(format.KeyValueSlots)

@@ -5,8 +5,6 @@ import (
 	"fmt"
 	"slices"
 	"strings"
-
-	"github.com/quiverdata/quiver/pkg/arrowipc/internal/format"
 )
 
 // This file is the third way to use a prepared batch: as the next record
@@ -110,7 +108,7 @@ func (e *Encoder) appendBatch(f *File, borrow bool) (borrowed bool, err error) {
 	j := &e.join
 	j.begin()
 	blk := block{offset: f.size, bodyLength: p.length}
-	blk.metaLength = j.framed(finishMessage(e.rb, format.HeaderRecordBatch, e.writeRecordBatch(), p.length))
+	blk.metaLength = j.framed(e.recordBatchMessage())
 	e.addBody(j, borrow)
 	f.size += int64(j.size)
 	if borrowed = borrow && j.borrows(); borrowed {

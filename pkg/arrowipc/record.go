@@ -189,3 +189,13 @@ func copyBitmap(dst, src []byte, off, n int) []byte {
 	}
 	return dst
 }
+
+// AppendMetadata appends md's entries to dst, in md's order, and returns the
+// extended slice: the schema metadata of a record as AppendFile takes it.
+func AppendMetadata(dst []KeyValue, md arrow.Metadata) []KeyValue {
+	keys, values := md.Keys(), md.Values()
+	for i := range keys {
+		dst = append(dst, KeyValue{Key: keys[i], Value: values[i]})
+	}
+	return dst
+}

@@ -250,21 +250,24 @@ func (e *Encoder) prepareRecord(rec arrow.RecordBatch, stats *Summary) ([]arrowi
 // schemaMetaOfRecord returns a record's schema metadata md, with the
 // query's stats added to its meta when stats is set.
 func (e *Encoder) schemaMetaOfRecord(md arrow.Metadata, st arrowipc.BodyStats, stats *Summary, start time.Time) ([]arrowipc.KeyValue, error) {
-	e.kvs = arrowipc.AppendMetadata(e.kvs[:0], md)
+	kvs, at := e.kvs[:0], -1
+	for i, k := range md.Keys() {
+		if k == KeyMeta {
+			at = i
+		}
+		kvs = append(kvs, arrowipc.KeyValue{Key: k, Value: md.Values()[i]})
+	}
+	e.kvs = kvs
 	if stats == nil {
-		return e.kvs, nil
+		return kvs, nil
 	}
 	var meta *data.FrameMeta
-	at := -1
-	for i, kv := range e.kvs {
-		if kv.Key == KeyMeta {
-			at = i
-			m, err := data.FrameMetaFromJSON(kv.Value)
-			if err != nil {
-				return nil, fmt.Errorf("reading the record's meta: %w", err)
-			}
-			meta = m
+	if at >= 0 {
+		m, err := data.FrameMetaFromJSON(kvs[at].Value)
+		if err != nil {
+			return nil, fmt.Errorf("reading the record's meta: %w", err)
 		}
+		meta = m
 	}
 	b, err := json.Marshal(e.withStats(meta, stats, st, start))
 	if err != nil {
