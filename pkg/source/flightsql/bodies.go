@@ -50,14 +50,15 @@ const bodyKeep = 6
 type streamBodies struct {
 	recycle atomic.Bool // set before the first batch is read
 	last    []byte      // the full memory of the body decoded last
+	counts  *bodyCounts // the Source's
 
 	mu   sync.Mutex
 	free [][]byte // freed bodies, each its memory's full length
 }
 
-// bodiesRecycled and bodiesReused count, over every stream, the bodies
-// given back and those written into a freed body (tests read them).
-var bodiesRecycled, bodiesReused atomic.Int64
+// bodyCounts count, over a Source's streams, the bodies given back and
+// those written into a freed body (tests read them).
+type bodyCounts struct{ recycled, reused atomic.Int64 }
 
 // copy returns data's bytes [start, start+n) as a message body: in a
 // freed body's memory when recycling and one at most twice as long is at
@@ -92,7 +93,7 @@ func (sb *streamBodies) take(n int) []byte {
 			last := len(sb.free) - 1
 			sb.free[i], sb.free[last] = sb.free[last], nil
 			sb.free = sb.free[:last]
-			bodiesReused.Add(1)
+			sb.counts.reused.Add(1)
 			return full
 		}
 	}
@@ -101,7 +102,7 @@ func (sb *streamBodies) take(n int) []byte {
 
 // give takes a body back, kept while there is room.
 func (sb *streamBodies) give(full []byte) {
-	bodiesRecycled.Add(1)
+	sb.counts.recycled.Add(1)
 	series.Poison(full)
 	sb.mu.Lock()
 	if len(sb.free) < bodyKeep {

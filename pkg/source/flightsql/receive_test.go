@@ -455,9 +455,9 @@ func TestSeriesRecycleBodies(t *testing.T) {
 		return sink
 	}
 
-	recycled, reused := bodiesRecycled.Load(), bodiesReused.Load()
+	recycled, reused := src.bodies.recycled.Load(), src.bodies.reused.Load()
 	sink := query(FormatTimeSeries)
-	if n, r := bodiesRecycled.Load(), bodiesReused.Load(); n-recycled != batches || r-reused < batches-bodyKeep {
+	if n, r := src.bodies.recycled.Load(), src.bodies.reused.Load(); n-recycled != batches || r-reused < batches-bodyKeep {
 		t.Errorf("%d of %d bodies given back, %d written into recycled memory", n-recycled, batches, r-reused)
 	}
 	if len(sink.frames) != hosts {
@@ -482,9 +482,9 @@ func TestSeriesRecycleBodies(t *testing.T) {
 		}
 	}
 
-	recycled, reused = bodiesRecycled.Load(), bodiesReused.Load()
+	recycled, reused = src.bodies.recycled.Load(), src.bodies.reused.Load()
 	sink = query(FormatTable)
-	if n, r := bodiesRecycled.Load(), bodiesReused.Load(); n != recycled || r != reused || len(sink.frames) != 1 || sink.frames[0].Rows() != batches*rows {
+	if n, r := src.bodies.recycled.Load(), src.bodies.reused.Load(); n != recycled || r != reused || len(sink.frames) != 1 || sink.frames[0].Rows() != batches*rows {
 		t.Errorf("table: %d bodies given back, %d written into recycled memory (want 0, 0); %d frames", n-recycled, r-reused, len(sink.frames))
 	}
 }
@@ -503,7 +503,7 @@ func TestStreamBodiesCopy(t *testing.T) {
 	}
 	data := split(wire, 100, 700)
 	full := bytes.Repeat([]byte{0xAA}, 1500)
-	var sb streamBodies
+	sb := streamBodies{counts: &bodyCounts{}}
 	sb.give(full)
 	if b := sb.copy(data, 50, 900); unsafe.SliceData(b) == unsafe.SliceData(full) || sb.last != nil {
 		t.Fatalf("not recycling: in the freed memory %v, last %d", unsafe.SliceData(b) == unsafe.SliceData(full), len(sb.last))

@@ -51,6 +51,7 @@ type Source struct {
 	bounds   resourceBounds // of resource calls (resources.go)
 	cache    Store          // kept answers of incremental queries (incremental.go)
 	observer CacheObserver  // of the incremental queries and the cache
+	bodies   bodyCounts     // of its series streams' recycled bodies (bodies.go)
 }
 
 // Option configures a Source at construction.
@@ -218,7 +219,7 @@ func (s *Source) doGet(ctx context.Context, ep *flight.FlightEndpoint, what stri
 	}
 	ectx, cancel := context.WithCancel(ctx)
 	err = s.conn.do(ectx, func(cctx context.Context) error {
-		sb = &streamBodies{}
+		sb = &streamBodies{counts: &s.bodies}
 		stream, err := cl.Client.DoGet(cctx, ep.GetTicket(), sb.codec())
 		if err != nil {
 			return err
