@@ -19,16 +19,15 @@
 //
 // A prepared batch may instead become the next record batch of a File, a
 // file of several batches written as they come (AppendBatch), which
-// FinishFile completes with the schema metadata known only at the end: a
-// table streamed batch by batch is one file, as Grafana's reader appends
-// every batch of a file. A File is the caller's, so that the pooled
+// FinishFilePieces completes with the schema metadata known only at the
+// end: a table streamed batch by batch is one file, as Grafana's reader
+// appends every batch of a file. A File is the caller's, so that the pooled
 // encoders of several goroutines may write its batches in turn; it keeps
 // each batch in memory of exactly its size, never regrown, or, appended
-// borrowing, its larger buffers as the caller's own memory. FinishFile joins
-// them with the header and the footer (a batch's bytes are copied twice,
-// never into memory cleared first); FinishFilePieces hands the header, the
-// batches and the footer over as they are, for a writer of pieces. A File
-// of one batch is byte for byte what AppendFile writes.
+// borrowing, its larger buffers as the caller's own memory.
+// FinishFilePieces hands the header, the batches and the footer over as
+// they are, for a writer of pieces. A File of one batch, joined, is byte
+// for byte what AppendFile writes.
 //
 // The files of the package:
 //   - encoder.go: Options, Encoder and its two phases, Field, KeyValue;

@@ -75,3 +75,23 @@ func (e *Encoder) AppendRecordsAsFile(dst []byte, schema *arrow.Schema, recs ...
 	}
 	return e.FinishFile(dst, &f, AppendMetadata(nil, schema.Metadata()))
 }
+
+// FinishFile is FinishFilePieces joined: the file appended to dst (with
+// dst nil, in a buffer of exactly the file's size), for the tests that
+// compare whole files.
+func (e *Encoder) FinishFile(dst []byte, f *File, meta []KeyValue) ([]byte, error) {
+	fb, err := e.finishLayout(f, meta)
+	if err != nil {
+		return dst, err
+	}
+	j := &e.join
+	j.begin()
+	e.hdr.addTo(j)
+	for _, b := range f.pieces {
+		j.ref(b)
+	}
+	addFooter(j, fb)
+	out := j.join(dst)
+	*f = File{done: true}
+	return out, nil
+}

@@ -11,14 +11,14 @@ import (
 // batch of a File, an Arrow IPC file of several batches written as they
 // come, whose schema metadata is given only when it is finished.
 
-// ErrFinished is returned by AppendBatch, FinishFile and FinishFilePieces
-// for a File that is finished already.
+// ErrFinished is returned by AppendBatch and FinishFilePieces for a File
+// that is finished already.
 var ErrFinished = errors.New("arrowipc: the file is finished")
 
 // File is an Arrow IPC file of several record batches on its way, written
-// batch by batch with AppendBatch and finished with FinishFile, which puts
-// the schema with its custom metadata in front of the batches and the
-// footer after them. It is the caller's, not an Encoder's: successive
+// batch by batch with AppendBatch and finished with FinishFilePieces,
+// which puts the schema with its custom metadata in front of the batches
+// and the footer after them. It is the caller's, not an Encoder's: successive
 // batches may be written by different Encoders (pooled encoders on
 // different goroutines), one at a time.
 //
@@ -34,10 +34,8 @@ var ErrFinished = errors.New("arrowipc: the file is finished")
 // (AppendBatchBorrowing), in pieces: its larger buffers are the caller's
 // own memory, referenced, and what lies between them in buffers of their
 // own.
-// FinishFile joins the batches with the header and the footer into the
-// file (a batch's bytes are then written twice); FinishFilePieces hands
-// them over as they are, with the header and the footer, for a caller that
-// writes the pieces out in turn.
+// FinishFilePieces hands them over as they are, with the header and the
+// footer, for a caller that writes the pieces out in turn.
 //
 // The zero File is empty and ready for use. It is not safe for concurrent
 // use.
@@ -157,34 +155,13 @@ func (f *File) match(fields []Field) error {
 	return nil
 }
 
-// FinishFile finishes f: the magic, the schema of f's fields with custom
-// metadata meta (in this order), f's batches and the footer, appended to
-// dst (with dst nil, in a buffer of exactly the file's size). Either way f
-// is finished and holds no memory any more. A File without a batch returns
-// ErrState, a finished one ErrFinished; dst is then returned unextended and
-// f unchanged.
-func (e *Encoder) FinishFile(dst []byte, f *File, meta []KeyValue) ([]byte, error) {
-	fb, err := e.finishLayout(f, meta)
-	if err != nil {
-		return dst, err
-	}
-	j := &e.join
-	j.begin()
-	e.hdr.addTo(j)
-	for _, b := range f.pieces {
-		j.ref(b)
-	}
-	addFooter(j, fb)
-	out := j.join(dst)
-	*f = File{done: true}
-	return out, nil
-}
-
-// FinishFilePieces finishes f as FinishFile does, without joining it: the
-// file is the returned pieces in order, its header (magic and schema
-// message) and its footer each in a buffer of its own, its batches f's
-// (which f no longer holds), borrowed memory included. The pieces are the
-// caller's; the errors are FinishFile's.
+// FinishFilePieces finishes f: the magic, the schema of f's fields with
+// custom metadata meta (in this order), f's batches and the footer, as the
+// returned pieces in order: its header (magic and schema message) and its
+// footer each in a buffer of its own, its batches f's (which f no longer
+// holds), borrowed memory included. The pieces are the caller's, and f is
+// finished. A File without a batch returns ErrState, a finished one
+// ErrFinished, f then unchanged.
 func (e *Encoder) FinishFilePieces(f *File, meta []KeyValue) ([][]byte, error) {
 	fb, err := e.finishLayout(f, meta)
 	if err != nil {

@@ -220,8 +220,8 @@ func TestFileFields(t *testing.T) {
 // A File's batches are kept in memory of exactly their size and joined
 // once: appending them allocates their bytes and a little bookkeeping, not
 // a buffer regrown by doubling (about twice their bytes), and finishing
-// allocates the file once, at its exact size; every reader still reads
-// every batch.
+// allocates the header and the footer, not the batches again; every reader
+// still reads every batch.
 func TestFileAllocatesItsBytesOnce(t *testing.T) {
 	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
 	defer mem.AssertSize(t, 0)
@@ -239,7 +239,7 @@ func TestFileAllocatesItsBytesOnce(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
-		if _, err := e.FinishFile(nil, &f, meta); err != nil {
+		if _, err := e.FinishFilePieces(&f, meta); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -270,18 +270,23 @@ func TestFileAllocatesItsBytesOnce(t *testing.T) {
 		if book := uint64(4<<10 + 128*n); appended < size || appended > size+size/8+book {
 			t.Errorf("%d batches of %d bytes: appending allocated %d bytes (want %d to %d)", n, size, appended, size, size+size/8+book)
 		}
-		var out []byte
+		var pieces [][]byte
 		var err error
-		finished := allocated(func() { out, err = e.FinishFile(nil, &f, meta) })
+		finished := allocated(func() { pieces, err = e.FinishFilePieces(&f, meta) })
 		if err != nil {
 			t.Fatal(err)
 		}
-		if cap(out) != len(out) || uint64(len(out)) < size {
-			t.Errorf("%d batches: a file of %d bytes in a buffer of %d, batches of %d", n, len(out), cap(out), size)
+		out := bytes.Join(pieces, nil)
+		if uint64(len(out)) < size {
+			t.Errorf("%d batches: a file of %d bytes, batches of %d", n, len(out), size)
 		}
-		// The file, rounded up; the pieces' list and the footer's blocks.
-		if finished < uint64(len(out)) || finished > uint64(len(out))*9/8+uint64(4<<10+128*n) {
-			t.Errorf("%d batches: finishing a file of %d bytes allocated %d", n, len(out), finished)
+		// The header and the footer, each exactly its size, the footer's
+		// builder grown by doubling to hold more blocks than warm's (at
+		// most twice the footer again) and the pieces' list: no batch's
+		// bytes again.
+		if head, tail := len(pieces[0]), len(pieces[len(pieces)-1]); cap(pieces[0]) != head || cap(pieces[len(pieces)-1]) != tail ||
+			finished > uint64(head+3*tail)*9/8+uint64(4<<10+32*n) {
+			t.Errorf("%d batches: finishing a file of %d bytes (header %d, footer %d) allocated %d", n, len(out), head, tail, finished)
 		}
 		batches, err := arrowipctest.Inspect(out)
 		if err != nil || len(batches) != n {

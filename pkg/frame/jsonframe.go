@@ -55,14 +55,6 @@ type JSONWriter struct {
 // maxConfigs bounds the record field configs a JSONWriter remembers.
 const maxConfigs = 64
 
-// AppendJSON appends in as the SDK's data-frame JSON to dst with a new
-// JSONWriter (see JSONWriter.Append); a caller writing many frames should
-// keep a JSONWriter.
-func AppendJSON(dst []byte, in Input) ([]byte, error) {
-	var w JSONWriter
-	return w.Append(dst, in)
-}
-
 // Append appends in as the SDK's data-frame JSON to dst and returns the
 // extended slice, which aliases dst when dst had the room (dst unextended
 // on error). The bytes are those of the SDK's MarshalJSON of the frame, or,

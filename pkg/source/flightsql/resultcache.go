@@ -334,10 +334,3 @@ func (m *memoryStore) remove(key string) {
 		m.budget.Give(n)
 	}
 }
-
-// bytes returns the bytes the store holds.
-func (m *memoryStore) bytes() int64 {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	return m.used
-}

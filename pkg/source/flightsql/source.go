@@ -63,14 +63,6 @@ type options struct {
 	dialOpts []grpc.DialOption // tests' interceptors; credentials come from the settings
 }
 
-// WithAllocator sets the allocator of the Arrow buffers the Source makes
-// while reading and normalising, and of table and logs frames (default: a
-// memory.GoAllocator, whatever memory.DefaultAllocator is built as). A
-// table's parts are lent to a sink that takes them (source.PartLender),
-// which releases them once their frame is written out. The arrays of
-// time-series frames are the series split's own memory (package series).
-func WithAllocator(mem memory.Allocator) Option { return func(o *options) { o.mem = mem } }
-
 // WithCacheObserver sets what sees the incremental queries and the result
 // cache (default: nothing).
 func WithCacheObserver(o CacheObserver) Option { return func(opts *options) { opts.observer = o } }
