@@ -3,7 +3,6 @@
 package flightsql
 
 import (
-	"sync"
 	"sync/atomic"
 	"unsafe"
 
@@ -18,119 +17,85 @@ import (
 // A DoGet stream's record batches are slices of their messages' bodies,
 // each copied once out of the transport's buffers (decodeFlightData). A
 // stream whose batches are copied out of as they arrive (the series
-// formats: see Source.stream) gives each body back once its message and
-// every array over it are released, and its next message's body is written
-// into it: the bodies, half of what such a query allocates, no longer
-// become garbage. The bodies are the stream's own: a few freed ones
-// (bodyKeep) wait for its next messages and go with it when it ends, so
-// no memory passes from one query, data source or user to another. The
-// other formats keep referencing the received memory (a table's lent
-// parts, which the budget counts at their bytes): their bodies are new
-// memory of their length, as before, never recycled.
+// formats: see Source.stream) writes each body into memory of the source's
+// series pool (series.Memory.Pool), the pool the series' arrays come from,
+// and gives it back once its message and every array over it are
+// released: the bodies, half of what such a query allocated, no longer
+// become garbage, and a query's received and sent memory are one
+// allocator's. The other formats keep referencing the received memory (a
+// table's lent parts, which the budget counts at their bytes): their
+// bodies are new memory of their length, never the pool's, so that a lent
+// part pins no more than its bytes.
 //
-// A recycled body is used for a body of at least half its size, clipped
-// to the new body's length and capacity, so that no byte of an earlier
-// message is reachable through it (a batch whose buffers claim bytes past
-// its body fails as it would in memory of its own); every byte of the
-// clipped slice is the new message's. The memory keeps its full capacity
-// from one use to the next.
-
-// bodyKeep is how many freed bodies a stream keeps for its next messages:
-// it has about four in flight (prefetchDepth read ahead, one being read,
-// one being split).
-const bodyKeep = 6
+// The pool's memory passes between the source's queries as the arrays'
+// does: a body is clipped to the new body's length and capacity, so that no
+// byte of an earlier use is reachable through it (a batch whose buffers
+// claim bytes past its body fails as it would in memory of its own), and
+// every byte of the clipped slice is the new message's. A body outside the
+// pool's tiers (series.DirtyPool.Holds) is new memory of its length.
 
 // streamBodies is one DoGet stream's bodies: its codec decodes each
-// message's body into one of the stream's freed bodies once recycle is set,
-// and its message reader then hands the body to arrow-go in a buffer that
-// gives that memory back (bodyBuffer). The codec runs inside the stream's
-// Recv, on the goroutine that reads the messages, so last is the body of
-// the message Recv returns next; bodies come back on the goroutine that
-// releases the batches (mu).
+// message's body into the pool's memory once recycle is set, and its
+// message reader then hands the body to arrow-go in a buffer that gives
+// that memory back (bodyBuffer). The codec runs inside the stream's Recv,
+// on the goroutine that reads the messages, so last is the body of the
+// message Recv returns next.
 type streamBodies struct {
-	recycle atomic.Bool // set before the first batch is read
-	last    []byte      // the full memory of the body decoded last
-	counts  *bodyCounts // the Source's
-
-	mu   sync.Mutex
-	free [][]byte // freed bodies, each its memory's full length
+	recycle atomic.Bool       // set before the first batch is read
+	last    *[]byte           // the pool's memory of the body decoded last
+	pool    *series.DirtyPool // the source's series pool
+	counts  *bodyCounts       // the source's
 }
 
 // bodyCounts count, over a Source's streams, the bodies given back and
-// those written into a freed body (tests read them).
+// those written into memory given back before (tests read them).
 type bodyCounts struct{ recycled, reused atomic.Int64 }
 
-// copy returns data's bytes [start, start+n) as a message body: in a
-// freed body's memory when recycling and one at most twice as long is at
-// hand, else in new memory (copyRange).
+// copy returns data's bytes [start, start+n) as a message body: in the
+// pool's memory when recycling and the pool holds bodies of n bytes, else
+// in new memory (copyRange).
 func (sb *streamBodies) copy(data mem.BufferSlice, start, n int) []byte {
-	if n == 0 || !sb.recycle.Load() {
+	if n == 0 || !sb.recycle.Load() || !sb.pool.Holds(n) {
 		return copyRange(data, start, n)
 	}
-	if full := sb.take(n); full != nil {
-		b := full[:n:n]
-		var scratch [32][]byte
-		at := 0
-		for _, piece := range rangePieces(scratch[:0], data, start, n) {
-			at += copy(b[at:], piece)
-		}
-		if at == n { // always: n was checked against the message's length
-			sb.last = full
-			return b
-		}
+	h, reused := sb.pool.Take(n)
+	if reused {
+		sb.counts.reused.Add(1)
 	}
-	b := copyRange(data, start, n)
-	sb.last = b
+	b := (*h)[:n:n]
+	var scratch [32][]byte
+	at := 0
+	for _, piece := range rangePieces(scratch[:0], data, start, n) {
+		at += copy(b[at:], piece)
+	}
+	if at != n { // never: n was checked against the message's length
+		sb.pool.Put(h)
+		return copyRange(data, start, n)
+	}
+	sb.last = h
 	return b
-}
-
-// take takes a freed body of at least n bytes and at most 2n (nil: none).
-func (sb *streamBodies) take(n int) []byte {
-	sb.mu.Lock()
-	defer sb.mu.Unlock()
-	for i, full := range sb.free {
-		if len(full) >= n && len(full) <= 2*n {
-			last := len(sb.free) - 1
-			sb.free[i], sb.free[last] = sb.free[last], nil
-			sb.free = sb.free[:last]
-			sb.counts.reused.Add(1)
-			return full
-		}
-	}
-	return nil
-}
-
-// give takes a body back, kept while there is room.
-func (sb *streamBodies) give(full []byte) {
-	sb.counts.recycled.Add(1)
-	series.Poison(full)
-	sb.mu.Lock()
-	if len(sb.free) < bodyKeep {
-		sb.free = append(sb.free, full)
-	}
-	sb.mu.Unlock()
 }
 
 // buffer returns the buffer of body, the body of the message Recv just
 // returned: one that gives its memory back once released when the codec
-// decoded it into memory of its own (last), else a plain one (an empty
+// decoded it into the pool's memory (last), else a plain one (an empty
 // body, a message the "proto" codec decoded, a stream not recycling).
 func (sb *streamBodies) buffer(body []byte) (buf *memory.Buffer, recycled bool) {
-	full := sb.last
+	h := sb.last
 	sb.last = nil
-	if len(body) == 0 || len(full) == 0 || unsafe.SliceData(full) != unsafe.SliceData(body) {
+	if len(body) == 0 || h == nil || unsafe.SliceData(*h) != unsafe.SliceData(body) {
 		return memory.NewBufferBytes(body), false
 	}
-	return memory.NewBufferWithAllocator(body, &bodyBuffer{sb: sb, full: full}), true
+	return memory.NewBufferWithAllocator(body, &bodyBuffer{sb: sb, mem: h}), true
 }
 
 // bodyBuffer is the allocator of one recycled body's buffer: Free gives
-// its memory, at its full length, back to its stream. The buffer is made
-// over the body (NewBufferWithAllocator), so nothing is allocated through
-// it; Allocate and Reallocate are there for the interface.
+// its memory back to the pool. The buffer is made over the body
+// (NewBufferWithAllocator), so nothing is allocated through it; Allocate
+// and Reallocate are there for the interface.
 type bodyBuffer struct {
-	sb   *streamBodies
-	full []byte
+	sb  *streamBodies
+	mem *[]byte
 }
 
 func (*bodyBuffer) Allocate(n int) []byte { return make([]byte, n) }
@@ -145,9 +110,10 @@ func (*bodyBuffer) Reallocate(n int, b []byte) []byte {
 }
 
 func (a *bodyBuffer) Free([]byte) {
-	if a.full != nil {
-		a.sb.give(a.full)
-		a.full = nil
+	if a.mem != nil {
+		a.sb.counts.recycled.Add(1)
+		a.sb.pool.Put(a.mem)
+		a.mem = nil
 	}
 }
 

@@ -99,7 +99,8 @@
 // Batches are split into series as they arrive, column-wise, by package
 // series (its doc.go says how, and what memory it keeps across queries). A
 // batch's values are copied out and the batch released (its message's body
-// then holds a later message's: bodies.go). Batches are read from the
+// goes back to the series pool, for a later message or a series' arrays:
+// bodies.go). Batches are read from the
 // stream on a goroutine of their own, two ahead of the split.
 //
 // # Types

@@ -23,9 +23,10 @@ import (
 // receiveOptions gives the connection receiveCodec, which decodes
 // FlightData, the message of every DoGet stream, straight from the
 // transport's buffers: each field is copied once, into a slice of its exact
-// size (or, for a stream whose bodies are recycled, the body into a
-// recycled body's memory: bodies.go). Every other message, and a FlightData
-// this decoder does not take (below), goes to the "proto" codec as before.
+// size (or, for a stream whose bodies are recycled, the body into memory
+// of the source's series pool: bodies.go). Every other message, and a
+// FlightData this decoder does not take (below), goes to the "proto" codec
+// as before.
 // (A transport pool that does not clear its buffers saved nothing
 // measurable beside it, so the transport keeps gRPC's own.)
 //

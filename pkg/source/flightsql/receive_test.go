@@ -24,6 +24,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/quiverdata/quiver/pkg/source"
+	"github.com/quiverdata/quiver/pkg/source/flightsql/series"
 )
 
 // split cuts b into pieces at the given offsets (sorted, within b), as
@@ -457,7 +458,10 @@ func TestSeriesRecycleBodies(t *testing.T) {
 
 	recycled, reused := src.bodies.recycled.Load(), src.bodies.reused.Load()
 	sink := query(FormatTimeSeries)
-	if n, r := src.bodies.recycled.Load(), src.bodies.reused.Load(); n-recycled != batches || r-reused < batches-bodyKeep {
+	// About four bodies are in flight (read ahead, read, split): the
+	// others are written into memory given back (not measurable under the
+	// race detector, which makes the pool drop what it is given).
+	if n, r := src.bodies.recycled.Load(), src.bodies.reused.Load(); n-recycled != batches || !raceEnabled && r-reused < batches-8 {
 		t.Errorf("%d of %d bodies given back, %d written into recycled memory", n-recycled, batches, r-reused)
 	}
 	if len(sink.frames) != hosts {
@@ -492,50 +496,47 @@ func TestSeriesRecycleBodies(t *testing.T) {
 // hostName is host h's label, of a length that differs from host to host.
 func hostName(h int) string { return fmt.Sprintf("host-%s%d", strings.Repeat("x", h%3), h) }
 
-// A freed body is clipped to the new body, whose bytes it holds, and
-// comes back at its full length; a body more than twice shorter, or
-// longer, is new memory; a stream not recycling takes none; a stream keeps
-// at most bodyKeep.
+// A body of the pool's tiers is written into the pool's memory, clipped to
+// the body, and that memory goes back to the pool once the body's buffer is
+// released, to hold a later body; a body outside the tiers, a stream not
+// recycling and a body the codec did not decode take none of it.
 func TestStreamBodiesCopy(t *testing.T) {
-	wire := make([]byte, 1000)
+	wire := make([]byte, 10000)
 	for i := range wire {
 		wire[i] = byte(i)
 	}
-	data := split(wire, 100, 700)
-	full := bytes.Repeat([]byte{0xAA}, 1500)
-	sb := streamBodies{counts: &bodyCounts{}}
-	sb.give(full)
-	if b := sb.copy(data, 50, 900); unsafe.SliceData(b) == unsafe.SliceData(full) || sb.last != nil {
-		t.Fatalf("not recycling: in the freed memory %v, last %d", unsafe.SliceData(b) == unsafe.SliceData(full), len(sb.last))
+	data := split(wire, 1000, 7000)
+	sb := streamBodies{pool: series.NewMemory().Pool(), counts: &bodyCounts{}}
+	if b := sb.copy(data, 50, 9000); cap(b) != 9000 || sb.last != nil {
+		t.Fatalf("not recycling: a body of capacity %d, kept %v", cap(b), sb.last != nil)
 	}
 	sb.recycle.Store(true)
-	b := sb.copy(data, 50, 900)
-	if !bytes.Equal(b, wire[50:950]) || cap(b) != 900 || unsafe.SliceData(b) != unsafe.SliceData(full) || len(sb.last) != 1500 {
-		t.Fatalf("recycled: %d bytes of capacity %d, in the freed memory %v, kept at %d", len(b), cap(b), unsafe.SliceData(b) == unsafe.SliceData(full), len(sb.last))
+	b := sb.copy(data, 50, 9000)
+	if !bytes.Equal(b, wire[50:9050]) || cap(b) != 9000 || sb.last == nil || cap(*sb.last) != 16<<10 || unsafe.SliceData(*sb.last) != unsafe.SliceData(b) {
+		t.Fatalf("recycled: %d bytes of capacity %d, in the pool's memory %v", len(b), cap(b), sb.last != nil)
 	}
+	mem := unsafe.SliceData(b)
 	buf, recycled := sb.buffer(b)
 	if !recycled || sb.last != nil {
 		t.Fatal("the recycled body's buffer does not give it back")
 	}
 	buf.Release()
-	if len(sb.free) != 1 || len(sb.free[0]) != 1500 || unsafe.SliceData(sb.free[0]) != unsafe.SliceData(full) {
-		t.Fatalf("the body did not come back at its full length: %d kept", len(sb.free))
+	if n := sb.counts.recycled.Load(); n != 1 {
+		t.Fatalf("%d bodies given back, want 1", n)
 	}
-	if b := sb.copy(data, 0, 600); unsafe.SliceData(b) == unsafe.SliceData(full) || !bytes.Equal(b, wire[:600]) {
-		t.Error("a body of 600 bytes in freed memory of 1500")
+	b = sb.copy(data, 1000, 8200)
+	if !bytes.Equal(b, wire[1000:9200]) || cap(b) != 8200 {
+		t.Fatalf("a second body: %d bytes of capacity %d", len(b), cap(b))
+	}
+	if !raceEnabled && (unsafe.SliceData(b) != mem || sb.counts.reused.Load() != 1) {
+		t.Errorf("the second body is not in the memory the first gave back (%d reused)", sb.counts.reused.Load())
 	}
 	sb.last = nil
-	if b := sb.copy(split(bytes.Repeat(wire, 2)), 0, 1600); unsafe.SliceData(b) == unsafe.SliceData(full) || len(b) != 1600 {
-		t.Error("a body of 1600 bytes in freed memory of 1500")
+	if b := sb.copy(data, 0, 600); sb.last != nil || !bytes.Equal(b, wire[:600]) {
+		t.Error("a body of 600 bytes, under the pool's tiers, in the pool's memory")
 	}
 	if buf, recycled := sb.buffer(bytes.Clone(wire[:10])); recycled {
 		buf.Release()
 		t.Error("a body the codec did not decode (the proto codec's) is given back")
-	}
-	for range 2 * bodyKeep {
-		sb.give(make([]byte, 10))
-	}
-	if len(sb.free) != bodyKeep {
-		t.Errorf("%d bodies kept, at most %d", len(sb.free), bodyKeep)
 	}
 }

@@ -211,7 +211,7 @@ func (s *Source) doGet(ctx context.Context, ep *flight.FlightEndpoint, what stri
 	}
 	ectx, cancel := context.WithCancel(ctx)
 	err = s.conn.do(ectx, func(cctx context.Context) error {
-		sb = &streamBodies{counts: &s.bodies}
+		sb = &streamBodies{pool: s.series.Pool(), counts: &s.bodies}
 		stream, err := cl.Client.DoGet(cctx, ep.GetTicket(), sb.codec())
 		if err != nil {
 			return err

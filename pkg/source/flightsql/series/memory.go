@@ -23,9 +23,10 @@ import (
 // and returned to the system meanwhile, faults in again. Tiers from 64 KiB
 // (smaller buffers are allocated each time) to 4 MiB (larger ones too).
 //
-// arrays holds the memory of the series' arrays (arraysAllocator), from
-// 4 KiB (a 512-point series of float64; smaller ones are allocated each
-// time) to 4 MiB.
+// arrays holds the memory of the series' arrays (arraysAllocator) and of
+// the source's received series bodies (Pool), from 4 KiB (a 512-point
+// series of float64; smaller ones are allocated each time) to 64 MiB (a
+// server's batch of a few hundred thousand rows).
 //
 // What either holds is dropped over two garbage collections, as any
 // sync.Pool's. Safe for concurrent use.
@@ -35,8 +36,14 @@ type Memory struct {
 
 // NewMemory returns the pooled memory of a source's series builders.
 func NewMemory() *Memory {
-	return &Memory{scratch: NewDirtyPool(16, 22), arrays: NewDirtyPool(12, 22)}
+	return &Memory{scratch: NewDirtyPool(16, 22), arrays: NewDirtyPool(12, 26)}
 }
+
+// Pool is the pool the series' arrays come from, for the source's other
+// memory that is written in full before it is read and whose last
+// reference decides when it returns: the message bodies of its series
+// streams.
+func (m *Memory) Pool() *DirtyPool { return m.arrays }
 
 // tierOf is the capacity of p's buffers for n bytes (n within its tiers).
 func tierOf(p *DirtyPool, n int) int {
@@ -60,7 +67,7 @@ type pooled struct {
 func pooledSlice[T any](p *pooled, n, c int) []T {
 	var zero T
 	size := int(unsafe.Sizeof(zero))
-	if p == nil || c*size < 1<<p.pool.minShift || p.pool.tier(c*size) < 0 {
+	if p == nil || !p.pool.Holds(c*size) {
 		return make([]T, n, c)
 	}
 	h := p.pool.Get(c * size)
@@ -114,7 +121,7 @@ func reallocate(a memory.Allocator, size int, b []byte) []byte {
 type arraysAllocator struct{ pool *DirtyPool }
 
 func (a arraysAllocator) Allocate(size int) []byte {
-	if size < 1<<a.pool.minShift || a.pool.tier(size) < 0 {
+	if !a.pool.Holds(size) {
 		return make([]byte, size)
 	}
 	return *a.pool.Get(size)
@@ -154,19 +161,31 @@ func (p *DirtyPool) tier(n int) int {
 	return shift - p.minShift
 }
 
+// Holds says whether n bytes fill one of p's tiers: at least its smallest
+// (a smaller buffer is cheaper allocated than rounded up) and at most its
+// largest.
+func (p *DirtyPool) Holds(n int) bool { return n >= 1<<p.minShift && p.tier(n) >= 0 }
+
 // Get returns a buffer of length n whose bytes are whatever it held.
 func (p *DirtyPool) Get(n int) *[]byte {
+	b, _ := p.Take(n)
+	return b
+}
+
+// Take is Get, and says whether the buffer was in the pool (given back by
+// Put) rather than new.
+func (p *DirtyPool) Take(n int) (*[]byte, bool) {
 	t := p.tier(n)
 	if t < 0 {
 		b := make([]byte, n)
-		return &b
+		return &b, false
 	}
 	if b, ok := p.tiers[t].Get().(*[]byte); ok {
 		*b = (*b)[:n]
-		return b
+		return b, true
 	}
 	b := make([]byte, n, 1<<(p.minShift+t))
-	return &b
+	return &b, false
 }
 
 // Put keeps a buffer whose capacity is one of the tiers and drops any

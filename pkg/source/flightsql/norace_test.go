@@ -1,0 +1,5 @@
+//go:build !race
+
+package flightsql
+
+const raceEnabled = false
