@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"runtime"
+	"runtime/debug"
 	"strings"
 	"sync"
 	"testing"
@@ -458,10 +459,13 @@ func TestSeriesRecycleBodies(t *testing.T) {
 
 	recycled, reused := src.bodies.recycled.Load(), src.bodies.reused.Load()
 	sink := query(FormatTimeSeries)
-	// About four bodies are in flight (read ahead, read, split): the
-	// others are written into memory given back (not measurable under the
-	// race detector, which makes the pool drop what it is given).
-	if n, r := src.bodies.recycled.Load(), src.bodies.reused.Load(); n-recycled != batches || !raceEnabled && r-reused < batches-8 {
+	// About four bodies are in flight (read ahead, read, split), and a
+	// sync.Pool keeps one in the private slot of each processor that gave
+	// one back, which a reader on another processor does not see; a
+	// collection meanwhile may drop more: most of the others are written
+	// into memory given back (not measurable under the race detector,
+	// which makes the pool drop what it is given).
+	if n, r := src.bodies.recycled.Load(), src.bodies.reused.Load(); n-recycled != batches || !raceEnabled && r-reused < batches/2 {
 		t.Errorf("%d of %d bodies given back, %d written into recycled memory", n-recycled, batches, r-reused)
 	}
 	if len(sink.frames) != hosts {
@@ -506,6 +510,10 @@ func TestStreamBodiesCopy(t *testing.T) {
 		wire[i] = byte(i)
 	}
 	data := split(wire, 1000, 7000)
+	// One processor's pool, no collection: what is given back is what
+	// the next Take gets (see TestSeriesRecycledMemory).
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1))
+	defer debug.SetGCPercent(debug.SetGCPercent(-1))
 	sb := streamBodies{pool: series.NewMemory().Pool(), counts: &bodyCounts{}}
 	if b := sb.copy(data, 50, 9000); cap(b) != 9000 || sb.last != nil {
 		t.Fatalf("not recycling: a body of capacity %d, kept %v", cap(b), sb.last != nil)
