@@ -49,8 +49,8 @@ func TestAdviseReturnsEverySetting(t *testing.T) {
 		query      string
 		compresses bool
 	}{
-		{`{"scenario":"random_walk","seriesCount":20,"seed":3}`, false},
-		{`{"scenario":"logs","seriesCount":5,"seed":3}`, true},
+		{`{"scenario":"random_walk","seriesCount":5,"seed":3}`, false},
+		{`{"scenario":"logs","seriesCount":2,"seed":3}`, true},
 	} {
 		status, body := callAdvise(t, s, `{}`, http.MethodPost, `{"query":`+tc.query+`,`+adviseRange+`}`)
 		if status != http.StatusOK {
