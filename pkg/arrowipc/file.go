@@ -10,12 +10,12 @@ import (
 
 // This file is phase two: the prepared batch written as a file. Every
 // flatbuffer of the file (schema message, RecordBatch message, footer) is
-// built in encoder scratch first (metadata.go), so that the file's size is known before a
-// byte of it is written: the file is then put together from its pieces
-// (joiner) into a buffer of exactly that size, and each body byte is
-// copied once, from the caller's (or the compressed) memory into the file;
-// or it is handed over in pieces, the caller's larger buffers referenced
-// (AppendFilePieces).
+// built in encoder scratch first (metadata.go), so that the file's size is
+// known before a byte of it is written: the file is then put together from
+// its pieces (joiner) into a buffer of exactly that size, and each body
+// byte is copied once, from the caller's (or the compressed) memory into
+// the file; or it is handed over in pieces, the caller's larger buffers
+// referenced (AppendFilePieces).
 
 const (
 	alignment    = 8

@@ -18,9 +18,9 @@ var ErrFinished = errors.New("arrowipc: the file is finished")
 // File is an Arrow IPC file of several record batches on its way, written
 // batch by batch with AppendBatch and finished with FinishFilePieces,
 // which puts the schema with its custom metadata in front of the batches
-// and the footer after them. It is the caller's, not an Encoder's: successive
-// batches may be written by different Encoders (pooled encoders on
-// different goroutines), one at a time.
+// and the footer after them. It is the caller's, not an Encoder's:
+// successive batches may be written by different Encoders (pooled encoders
+// on different goroutines), one at a time.
 //
 // The first batch fixes the fields: a later batch whose fields differ from
 // them in number, name, type or metadata is an error wrapping ErrBatch. A
