@@ -145,13 +145,15 @@ func goPackages(tags string) ([]string, error) {
 // A count, not a duration: Go 1.26's fuzzing coordinator can report the end
 // of a -fuzztime duration itself as a failure, "context deadline exceeded"
 // with no failing input (golang/go#75804, fixed in Go 1.27), and a count
-// sets no deadline.
+// sets no deadline. Minimizing an input is bounded by a count too: each
+// new interesting input could otherwise take its 60 s default, which a
+// duration used to cut short.
 func Fuzz() error {
 	for _, t := range []struct{ pkg, name, execs string }{
 		{"./pkg/frame", "FuzzAppendFrame", "40000x"},
 		{"./pkg/frame", "FuzzLabelsJSON", "50000x"},
 	} {
-		if err := sh.RunV("go", "test", "-tags", "arrow_json_stdlib", "-run", "^$", "-fuzz", "^"+t.name+"$", "-fuzztime", t.execs, t.pkg); err != nil {
+		if err := sh.RunV("go", "test", "-tags", "arrow_json_stdlib", "-run", "^$", "-fuzz", "^"+t.name+"$", "-fuzztime", t.execs, "-fuzzminimizetime", "200x", t.pkg); err != nil {
 			return fmt.Errorf("fuzzing %s: %w", t.name, err)
 		}
 	}
