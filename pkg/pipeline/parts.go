@@ -1,6 +1,7 @@
 package pipeline
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"time"
@@ -87,13 +88,17 @@ func (w *partWriter) wait() error {
 	return w.err
 }
 
-func (w *partWriter) Part(rec arrow.RecordBatch) error { return w.part(rec, false) }
+func (w *partWriter) Part(ctx context.Context, rec arrow.RecordBatch) error {
+	return w.part(ctx, rec, false)
+}
 
 // LendPart is Part referencing rec's larger buffers in the frame instead of
 // copying them (source.PartLender).
-func (w *partWriter) LendPart(rec arrow.RecordBatch) error { return w.part(rec, true) }
+func (w *partWriter) LendPart(ctx context.Context, rec arrow.RecordBatch) error {
+	return w.part(ctx, rec, true)
+}
 
-func (w *partWriter) part(rec arrow.RecordBatch, lent bool) error {
+func (w *partWriter) part(ctx context.Context, rec arrow.RecordBatch, lent bool) error {
 	k := w.k
 	if w.state != writerOpen {
 		rec.Release()
@@ -103,7 +108,7 @@ func (w *partWriter) part(rec arrow.RecordBatch, lent bool) error {
 		rec.Release()
 		return err
 	}
-	held, err := k.hold(RecordBytes(rec))
+	held, err := k.hold(ctx, RecordBytes(rec))
 	if err != nil {
 		rec.Release()
 		k.fail(err)
@@ -115,7 +120,7 @@ func (w *partWriter) part(rec arrow.RecordBatch, lent bool) error {
 		return err
 	}
 	done := make(chan struct{})
-	err = k.dispatch(func() {
+	err = k.dispatch(ctx, func() {
 		defer close(done)
 		w.encodePart(rec, held, lent)
 	}, func() {
@@ -175,7 +180,7 @@ func (w *partWriter) encodePart(rec arrow.RecordBatch, held Held, lent bool) {
 	}
 }
 
-func (w *partWriter) Close(md arrow.Metadata) error {
+func (w *partWriter) Close(ctx context.Context, md arrow.Metadata) error {
 	k := w.k
 	if w.state != writerOpen {
 		return errWriterDone
@@ -191,11 +196,11 @@ func (w *partWriter) Close(md arrow.Metadata) error {
 		k.mu.Unlock()
 		return nil
 	}
-	if err := k.room(); err != nil {
+	if err := k.room(ctx); err != nil {
 		w.drop()
 		return err
 	}
-	return k.dispatch(func() {
+	return k.dispatch(ctx, func() {
 		if err := w.finishAndEmit(nil); err != nil {
 			k.fail(err)
 		}

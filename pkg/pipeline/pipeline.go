@@ -124,7 +124,7 @@ func (p *Pipeline) Run(ctx context.Context, q Query, acct *Account, emit func(in
 	if q.Observe == nil {
 		q.Observe = func(arrowipc.BodyStats, int, time.Duration) {}
 	}
-	k := &sink{ctx: ctx, cancel: cancel, p: p, q: q, acct: acct, emit: emit}
+	k := &sink{cancel: cancel, p: p, q: q, acct: acct, emit: emit}
 	k.credit = acct.held0()
 	defer k.releaseCredit()
 	var to source.Sink = k
@@ -146,7 +146,7 @@ func (p *Pipeline) Run(ctx context.Context, q Query, acct *Account, emit func(in
 		}
 		return err
 	}
-	return k.finish()
+	return k.finish(ctx)
 }
 
 // RunSource runs src's query into sink, turning a panic into the query's

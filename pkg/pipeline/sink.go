@@ -41,7 +41,6 @@ func (j job) release() {
 // on a shared encode worker as soon as one is free: the source waits while
 // all are busy, so that neither goroutines nor frames pile up.
 type sink struct {
-	ctx    context.Context
 	cancel context.CancelCauseFunc
 	p      *Pipeline
 	q      Query
@@ -71,8 +70,8 @@ var _ source.Reserver = (*sink)(nil)
 
 // Reserve takes n bytes of the memory budget for the frames the source is
 // about to produce, waiting for them.
-func (k *sink) Reserve(n int64) error {
-	h, err := k.acct.Hold(k.ctx, n)
+func (k *sink) Reserve(ctx context.Context, n int64) error {
+	h, err := k.acct.Hold(ctx, n)
 	if err != nil {
 		return err
 	}
@@ -85,7 +84,7 @@ func (k *sink) Reserve(n int64) error {
 
 // hold holds n bytes for a frame: from the credit, and the rest from the
 // budget.
-func (k *sink) hold(n int64) (Held, error) {
+func (k *sink) hold(ctx context.Context, n int64) (Held, error) {
 	k.mu.Lock()
 	h := k.credit.Split(n)
 	reserved := k.reserved
@@ -96,7 +95,7 @@ func (k *sink) hold(n int64) (Held, error) {
 			more = k.acct.Take(rest)
 		} else {
 			var err error
-			if more, err = k.acct.Hold(k.ctx, rest); err != nil {
+			if more, err = k.acct.Hold(ctx, rest); err != nil {
 				h.Release()
 				return Held{}, err
 			}
@@ -157,15 +156,15 @@ func (k *sink) admit(frames int, rows int64) (int, error) {
 	return k.frames - 1, nil
 }
 
-func (k *sink) Frame(f *data.Frame) error {
+func (k *sink) Frame(ctx context.Context, f *data.Frame) error {
 	if f.RefID == "" {
 		f.RefID = k.q.Query.RefID
 	}
-	return k.submit(int64(f.Rows()), job{frame: f})
+	return k.submit(ctx, int64(f.Rows()), job{frame: f})
 }
 
-func (k *sink) Record(rec arrow.RecordBatch) error {
-	return k.submit(rec.NumRows(), job{rec: rec})
+func (k *sink) Record(ctx context.Context, rec arrow.RecordBatch) error {
+	return k.submit(ctx, rec.NumRows(), job{rec: rec})
 }
 
 // lendingSink is the sink of a query in the Arrow format: it takes lent
@@ -176,22 +175,22 @@ var _ source.RecordLender = lendingSink{}
 
 // LendRecord is Record referencing rec's larger buffers in the frame
 // instead of copying them.
-func (k lendingSink) LendRecord(rec arrow.RecordBatch) error {
-	return k.submit(rec.NumRows(), job{rec: rec, lent: true})
+func (k lendingSink) LendRecord(ctx context.Context, rec arrow.RecordBatch) error {
+	return k.submit(ctx, rec.NumRows(), job{rec: rec, lent: true})
 }
 
 // submit admits a frame and, but for the first, hands it to a free encode
 // worker (waiting for one), which encodes and emits it.
-func (k *sink) submit(rows int64, j job) error {
+func (k *sink) submit(ctx context.Context, rows int64, j job) error {
 	idx, err := k.admit(1, rows)
 	if err == nil && idx > 0 {
-		err = k.room()
+		err = k.room(ctx)
 	}
 	if err != nil {
 		j.release()
 		return err
 	}
-	held, err := k.hold(j.bytes())
+	held, err := k.hold(ctx, j.bytes())
 	if err != nil {
 		j.release()
 		k.fail(err)
@@ -202,7 +201,7 @@ func (k *sink) submit(rows int64, j job) error {
 		k.first = j
 		return nil
 	}
-	return k.dispatch(func() {
+	return k.dispatch(ctx, func() {
 		if err := k.encodeAndEmit(idx, j, nil); err != nil {
 			k.fail(err)
 		}
@@ -211,11 +210,11 @@ func (k *sink) submit(rows int64, j job) error {
 
 // room waits until the query's caller has room for another encoded frame
 // (Query.Room); an error fails the query.
-func (k *sink) room() error {
+func (k *sink) room(ctx context.Context) error {
 	if k.q.Room == nil {
 		return nil
 	}
-	err := k.q.Room(k.ctx)
+	err := k.q.Room(ctx)
 	if err != nil {
 		k.fail(err)
 	}
@@ -225,27 +224,27 @@ func (k *sink) room() error {
 // dispatch hands work to a free encode worker (waiting for one), counted in
 // k.wg; when the query is cancelled first, it runs dropped instead and
 // returns the cause.
-func (k *sink) dispatch(work, dropped func()) error {
+func (k *sink) dispatch(ctx context.Context, work, dropped func()) error {
 	// A cancelled request stops at its next frame: a select with an idle
 	// worker ready as well would pick either case at random.
-	if k.ctx.Err() != nil {
+	if ctx.Err() != nil {
 		dropped()
-		return context.Cause(k.ctx)
+		return context.Cause(ctx)
 	}
 	k.wg.Add(1)
 	select {
 	case k.p.work <- func() { defer k.wg.Done(); work() }:
 		return nil
-	case <-k.ctx.Done():
+	case <-ctx.Done():
 		k.wg.Done()
 		dropped()
-		return context.Cause(k.ctx)
+		return context.Cause(ctx)
 	}
 }
 
 // finish encodes and emits the held-back first frame (whole or in parts)
 // with the query's stats, on an encode worker like the others.
-func (k *sink) finish() error {
+func (k *sink) finish(ctx context.Context) error {
 	var work func() error
 	var dropped func()
 	switch {
@@ -258,12 +257,12 @@ func (k *sink) finish() error {
 	default:
 		return nil // the query returned no frame
 	}
-	if err := k.room(); err != nil {
+	if err := k.room(ctx); err != nil {
 		dropped()
 		return err
 	}
 	done := make(chan error, 1)
-	if err := k.dispatch(func() { done <- work() }, dropped); err != nil {
+	if err := k.dispatch(ctx, func() { done <- work() }, dropped); err != nil {
 		return err
 	}
 	return <-done

@@ -192,7 +192,7 @@ func (s *Service) measure(ctx context.Context, inst *Instance, ar AdviseRequest,
 	lim.MaxBytes = min(inst.settings.MaxBytes(), lim.MaxPoints*16)
 	acct := s.pipeline.Account(budgetShare(ctx, backend.PluginConfigFromContext(ctx)))
 	defer acct.Close()
-	col := &collector{ctx: ctx, acct: acct, limits: lim}
+	col := &collector{acct: acct, limits: lim}
 	defer col.release()
 	sq := source.Query{
 		RefID: "A", JSON: ar.Query, From: from, To: to,
@@ -309,7 +309,6 @@ func decodeCorrection(gd *codec.Decoder, bs arrowipc.BodyStats) time.Duration {
 // and the memory budget (a source's Reserve draws on the budget at once;
 // frames then draw on the reservation).
 type collector struct {
-	ctx      context.Context
 	acct     *pipeline.Account
 	limits   source.Limits
 	reserved int64
@@ -323,15 +322,15 @@ var (
 )
 
 // Reserve implements source.Reserver.
-func (c *collector) Reserve(n int64) error {
-	if err := c.acct.Acquire(c.ctx, n); err != nil {
+func (c *collector) Reserve(ctx context.Context, n int64) error {
+	if err := c.acct.Acquire(ctx, n); err != nil {
 		return err
 	}
 	c.reserved += n
 	return nil
 }
 
-func (c *collector) hold(rows, n int64) error {
+func (c *collector) hold(ctx context.Context, rows, n int64) error {
 	if len(c.inputs) >= c.limits.MaxSeries {
 		return source.LimitExceeded("the query returned more than %d frames, the advisor's limit", c.limits.MaxSeries)
 	}
@@ -345,12 +344,12 @@ func (c *collector) hold(rows, n int64) error {
 	}
 	n -= c.reserved
 	c.reserved = 0
-	return c.acct.Acquire(c.ctx, n)
+	return c.acct.Acquire(ctx, n)
 }
 
 // Frame implements source.Sink.
-func (c *collector) Frame(f *data.Frame) error {
-	if err := c.hold(int64(f.Rows()), pipeline.FrameBytes(f)); err != nil {
+func (c *collector) Frame(ctx context.Context, f *data.Frame) error {
+	if err := c.hold(ctx, int64(f.Rows()), pipeline.FrameBytes(f)); err != nil {
 		return err
 	}
 	c.inputs = append(c.inputs, frame.Input{Frame: f})
@@ -358,8 +357,8 @@ func (c *collector) Frame(f *data.Frame) error {
 }
 
 // Record implements source.Sink.
-func (c *collector) Record(rec arrow.RecordBatch) error {
-	if err := c.hold(rec.NumRows(), pipeline.RecordBytes(rec)); err != nil {
+func (c *collector) Record(ctx context.Context, rec arrow.RecordBatch) error {
+	if err := c.hold(ctx, rec.NumRows(), pipeline.RecordBytes(rec)); err != nil {
 		rec.Release()
 		return err
 	}

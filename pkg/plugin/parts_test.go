@@ -121,25 +121,25 @@ func (s partSource) Query(ctx context.Context, sq source.Query, sink source.Sink
 		if l, ok := sink.(source.RecordLender); ok && q.Lend {
 			if q.FailAt > 0 { // lent twice (the second frame is encoded at once, the first at the end), then a failure
 				rec.Retain()
-				if err := l.LendRecord(rec); err != nil {
+				if err := l.LendRecord(ctx, rec); err != nil {
 					rec.Release()
 					return err
 				}
-				if err := l.LendRecord(rec); err != nil {
+				if err := l.LendRecord(ctx, rec); err != nil {
 					return err
 				}
 				return source.Upstream(errors.New("the server went away mid-stream"))
 			}
-			return l.LendRecord(rec)
+			return l.LendRecord(ctx, rec)
 		}
-		return sink.Record(rec)
+		return sink.Record(ctx, rec)
 	}
 	if q.Join {
 		rec, err := s.joined(q, part, md)
 		if err != nil {
 			return err
 		}
-		return sink.Record(rec)
+		return sink.Record(ctx, rec)
 	}
 	first := partRecord(s.mem, 0, 0)
 	w, err := source.OpenParts(sink, first.Schema())
@@ -148,10 +148,10 @@ func (s partSource) Query(ctx context.Context, sq source.Query, sink source.Sink
 		return err
 	}
 	if w == nil { // declined: the table joined, as a frame of its own
-		if err := sink.Frame(partsFrame(q, sq.RefID)); err != nil {
+		if err := sink.Frame(ctx, partsFrame(q, sq.RefID)); err != nil {
 			return err
 		}
-		return s.extra(q, sink)
+		return s.extra(ctx, q, sink)
 	}
 	if !q.LeaveOpen {
 		defer w.Abort()
@@ -167,7 +167,7 @@ func (s partSource) Query(ctx context.Context, sq source.Query, sink source.Sink
 		if l, ok := w.(source.PartLender); ok && q.Lend {
 			hand = l.LendPart
 		}
-		if err := hand(part(p)); err != nil {
+		if err := hand(ctx, part(p)); err != nil {
 			return err
 		}
 	}
@@ -178,10 +178,10 @@ func (s partSource) Query(ctx context.Context, sq source.Query, sink source.Sink
 		w.Abort()
 		return nil
 	}
-	if err := w.Close(md); err != nil {
+	if err := w.Close(ctx, md); err != nil {
 		return err
 	}
-	return s.extra(q, sink)
+	return s.extra(ctx, q, sink)
 }
 
 // joined is the table of q's parts joined column by column (as the Flight
@@ -220,9 +220,9 @@ func (s partSource) joined(q partQuery, part func(int) arrow.RecordBatch, md arr
 	return array.NewRecordBatch(arrow.NewSchema(fields, &md), cols, int64(cols[0].Len())), nil
 }
 
-func (s partSource) extra(q partQuery, sink source.Sink) error {
+func (s partSource) extra(ctx context.Context, q partQuery, sink source.Sink) error {
 	for i := range q.Extra {
-		if err := sink.Frame(data.NewFrame("", data.NewField("x", nil, []float64{float64(i)}))); err != nil {
+		if err := sink.Frame(ctx, data.NewFrame("", data.NewField("x", nil, []float64{float64(i)}))); err != nil {
 			return err
 		}
 	}

@@ -211,19 +211,16 @@ func (s *Service) CallResource(ctx context.Context, req *backend.CallResourceReq
 	})
 	acct := s.pipeline.Account(budgetShare(ctx, req.PluginContext))
 	defer acct.Close()
-	return inst.resources.CallResource(source.WithReserver(ctx, resourceBudget{ctx: ctx, acct: acct}), req, redacting)
+	return inst.resources.CallResource(source.WithReserver(ctx, resourceBudget{acct}), req, redacting)
 }
 
 // resourceBudget holds what a resource call keeps in the memory budget
 // (source.ReserveIn); a refusal carries the status classify gives it.
-type resourceBudget struct {
-	ctx  context.Context
-	acct *pipeline.Account
-}
+type resourceBudget struct{ acct *pipeline.Account }
 
 // Reserve implements source.Reserver.
-func (b resourceBudget) Reserve(n int64) error {
-	err := b.acct.Acquire(b.ctx, n)
+func (b resourceBudget) Reserve(ctx context.Context, n int64) error {
+	err := b.acct.Acquire(ctx, n)
 	if err == nil {
 		return nil
 	}

@@ -90,8 +90,8 @@ func TestPrecheck(t *testing.T) {
 // collectSink keeps the records a source hands over.
 type collectSink struct{ recs []arrow.RecordBatch }
 
-func (c *collectSink) Frame(*data.Frame) error { return errors.New("want records") }
-func (c *collectSink) Record(r arrow.RecordBatch) error {
+func (c *collectSink) Frame(context.Context, *data.Frame) error { return errors.New("want records") }
+func (c *collectSink) Record(ctx context.Context, r arrow.RecordBatch) error {
 	c.recs = append(c.recs, r)
 	return nil
 }

@@ -64,7 +64,7 @@ func (s fakeSource) Query(ctx context.Context, q source.Query, sink source.Sink)
 	case `"frames"`:
 		for i := range s.frames {
 			f := data.NewFrame("", data.NewField("v", data.Labels{"i": fmt.Sprint(i)}, make([]float64, s.rows)))
-			if err := sink.Frame(f); err != nil {
+			if err := sink.Frame(ctx, f); err != nil {
 				return err
 			}
 		}
@@ -85,7 +85,7 @@ func (s fakeSource) Query(ctx context.Context, q source.Query, sink source.Sink)
 		b.Release()
 		rec := array.NewRecordBatch(schema, []arrow.Array{arr}, int64(s.rows))
 		arr.Release()
-		if err := sink.Record(rec); err != nil {
+		if err := sink.Record(ctx, rec); err != nil {
 			return err
 		}
 	}

@@ -90,15 +90,15 @@ func Quote(s string) string {
 // the query waits for the budget (or fails) before it allocates rather than
 // frame by frame. Frames handed over afterwards draw on the reservation.
 type Reserver interface {
-	Reserve(bytes int64) error
+	Reserve(ctx context.Context, bytes int64) error
 }
 
 // Reserve reserves bytes on sink when it is a Reserver; otherwise it does
 // nothing. Its error (the budget is exhausted, the request was cancelled)
 // must be returned by the source as is.
-func Reserve(sink Sink, bytes int64) error {
+func Reserve(ctx context.Context, sink Sink, bytes int64) error {
 	if r, ok := sink.(Reserver); ok {
-		return r.Reserve(bytes)
+		return r.Reserve(ctx, bytes)
 	}
 	return nil
 }
@@ -118,7 +118,7 @@ func WithReserver(ctx context.Context, r Reserver) context.Context {
 // resource call answers it with (see StatusOf).
 func ReserveIn(ctx context.Context, bytes int64) error {
 	if r, ok := ctx.Value(reserverKey{}).(Reserver); ok {
-		return r.Reserve(bytes)
+		return r.Reserve(ctx, bytes)
 	}
 	return nil
 }
@@ -175,11 +175,11 @@ type FrameWriter interface {
 	// in some parts only, and is then nullable in the frame), whose schema
 	// metadata is not used. The writer releases it. An error must be
 	// returned by the source as is; the writer is then aborted.
-	Part(rec arrow.RecordBatch) error
+	Part(ctx context.Context, rec arrow.RecordBatch) error
 	// Close ends the frame; md is its schema metadata (name, refId, meta
 	// with the notices found while reading it, as frame.SchemaMetadata
 	// builds it). A frame of no part is a frame of no row.
-	Close(md arrow.Metadata) error
+	Close(ctx context.Context, md arrow.Metadata) error
 	// Abort drops the frame and everything it holds. It may be called after
 	// Close or another Abort, and then does nothing, so a source may defer
 	// it. A frame opened is counted as one of the query's: a source that
@@ -207,13 +207,13 @@ type FrameWriter interface {
 // PartLender is an optional capability of a FrameWriter: LendPart is Part
 // for a lent record (see Lending above).
 type PartLender interface {
-	LendPart(rec arrow.RecordBatch) error
+	LendPart(ctx context.Context, rec arrow.RecordBatch) error
 }
 
 // RecordLender is an optional capability of a Sink: LendRecord is Record
 // for a lent record (see Lending above).
 type RecordLender interface {
-	LendRecord(rec arrow.RecordBatch) error
+	LendRecord(ctx context.Context, rec arrow.RecordBatch) error
 }
 
 // OpenParts opens a frame in parts on sink when it is a PartSink that
@@ -230,12 +230,14 @@ func OpenParts(sink Sink, schema *arrow.Schema) (FrameWriter, error) {
 // one goroutine at a time. A frame handed to a Sink belongs to it: the source
 // must not modify it afterwards. An error from a Sink (for example a limit
 // that was hit, or a cancelled request) must be returned by the source as is.
+// A method may wait (for the memory budget, an encode worker, the client)
+// until ctx, the query's context or one derived from it, is done.
 type Sink interface {
 	// Frame hands over one frame built with the SDK's data package.
-	Frame(f *data.Frame) error
+	Frame(ctx context.Context, f *data.Frame) error
 	// Record hands over one frame as an Arrow record whose schema carries
 	// Grafana's metadata (see package frame). The Sink releases it.
-	Record(rec arrow.RecordBatch) error
+	Record(ctx context.Context, rec arrow.RecordBatch) error
 }
 
 // Source answers queries. Implementations must be safe for concurrent use.

@@ -33,7 +33,7 @@ func TestLimitExceeded(t *testing.T) {
 
 type countingReserver struct{ n int64 }
 
-func (c *countingReserver) Reserve(n int64) error { c.n += n; return nil }
+func (c *countingReserver) Reserve(ctx context.Context, n int64) error { c.n += n; return nil }
 
 // ReserveIn reserves on the context's Reserver, and does nothing without
 // one; StatusOf finds the status WithStatus gave an error, however wrapped.

@@ -80,8 +80,11 @@ func demoSeries(t testing.TB, series, points int, step time.Duration) []*data.Fr
 
 type collect struct{ frames []*data.Frame }
 
-func (c *collect) Frame(f *data.Frame) error { c.frames = append(c.frames, f); return nil }
-func (c *collect) Record(rec arrow.RecordBatch) error {
+func (c *collect) Frame(ctx context.Context, f *data.Frame) error {
+	c.frames = append(c.frames, f)
+	return nil
+}
+func (c *collect) Record(ctx context.Context, rec arrow.RecordBatch) error {
 	rec.Release()
 	return fmt.Errorf("decoders: the demo source handed over a record")
 }

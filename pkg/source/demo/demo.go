@@ -82,10 +82,10 @@ func (Source) Query(ctx context.Context, q source.Query, sink source.Sink) error
 		if err != nil {
 			return err
 		}
-		if err := source.Reserve(sink, source.Add(source.Mul(int64(f.Rows()), tableRowMemBytes), frameMemOverhead)); err != nil {
+		if err := source.Reserve(ctx, sink, source.Add(source.Mul(int64(f.Rows()), tableRowMemBytes), frameMemOverhead)); err != nil {
 			return err
 		}
-		return sink.Frame(f)
+		return sink.Frame(ctx, f)
 	}
 	series := int64(*m.SeriesCount)
 	if q.Limits.MaxSeries > 0 && series > int64(q.Limits.MaxSeries) && m.Scenario != Table {
@@ -110,7 +110,7 @@ func (Source) Query(ctx context.Context, q source.Query, sink source.Sink) error
 		}
 		// What stays held is the encoded frames (about the body bytes);
 		// each frame's larger in-memory form lives only until it is encoded.
-		if err := source.Reserve(sink, source.Add(source.Mul(points, pointBodyBytes), source.Mul(series, frameMemOverhead))); err != nil {
+		if err := source.Reserve(ctx, sink, source.Add(source.Mul(points, pointBodyBytes), source.Mul(series, frameMemOverhead))); err != nil {
 			return err
 		}
 		return randomWalk(ctx, q.RefID, int(series), seed, times, sink)
@@ -120,19 +120,19 @@ func (Source) Query(ctx context.Context, q source.Query, sink source.Sink) error
 			fmt.Sprintf("%d log lines", lines)); err != nil {
 			return err
 		}
-		if err := source.Reserve(sink, source.Add(source.Mul(lines, logLineMemBytes), frameMemOverhead)); err != nil {
+		if err := source.Reserve(ctx, sink, source.Add(source.Mul(lines, logLineMemBytes), frameMemOverhead)); err != nil {
 			return err
 		}
-		return sink.Frame(logs(q.RefID, int(series), seed, q.From, q.To, int(lines)))
+		return sink.Frame(ctx, logs(q.RefID, int(series), seed, q.From, q.To, int(lines)))
 	default: // Table
 		if err := checkLimits(q.Limits, series, "rows", source.Mul(series, tableRowBodyBytes),
 			fmt.Sprintf("%d rows", series)); err != nil {
 			return err
 		}
-		if err := source.Reserve(sink, source.Add(source.Mul(series, tableRowMemBytes), frameMemOverhead)); err != nil {
+		if err := source.Reserve(ctx, sink, source.Add(source.Mul(series, tableRowMemBytes), frameMemOverhead)); err != nil {
 			return err
 		}
-		return sink.Frame(table(q.RefID, int(series), seed, q.To))
+		return sink.Frame(ctx, table(q.RefID, int(series), seed, q.To))
 	}
 }
 
@@ -293,7 +293,7 @@ func randomWalk(ctx context.Context, refID string, series int, seed uint64, time
 		f := data.NewFrame("", tf, vf)
 		f.RefID = refID
 		f.Meta = meta
-		if err := sink.Frame(f); err != nil {
+		if err := sink.Frame(ctx, f); err != nil {
 			return err
 		}
 	}

@@ -16,8 +16,11 @@ import (
 
 type collect struct{ frames []*data.Frame }
 
-func (c *collect) Frame(f *data.Frame) error { c.frames = append(c.frames, f); return nil }
-func (c *collect) Record(arrow.RecordBatch) error {
+func (c *collect) Frame(ctx context.Context, f *data.Frame) error {
+	c.frames = append(c.frames, f)
+	return nil
+}
+func (c *collect) Record(context.Context, arrow.RecordBatch) error {
 	return errors.New("demo must hand over data.Frames")
 }
 
@@ -158,7 +161,10 @@ type reserving struct {
 	reserved []int64
 }
 
-func (r *reserving) Reserve(n int64) error { r.reserved = append(r.reserved, n); return nil }
+func (r *reserving) Reserve(ctx context.Context, n int64) error {
+	r.reserved = append(r.reserved, n)
+	return nil
+}
 
 // The hostile queries of the issue: refused before anything is allocated,
 // with a message naming the setting, whatever the arithmetic.

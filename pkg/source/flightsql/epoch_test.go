@@ -65,7 +65,7 @@ func TestEpochOutOfRangeIsNull(t *testing.T) {
 	if err := sb.Add(rec); err != nil {
 		t.Fatal(err)
 	}
-	if err := sb.Finish(sink, nil); err != nil {
+	if err := sb.Finish(t.Context(), sink, nil); err != nil {
 		t.Fatal(err)
 	}
 	sb.Release()
@@ -90,7 +90,7 @@ func TestEpochOutOfRangeIsNull(t *testing.T) {
 		t.Fatal(err)
 	}
 	sink = &frameSink{t: t}
-	if err := lb.Finish(sink, nil); err != nil {
+	if err := lb.Finish(t.Context(), sink, nil); err != nil {
 		t.Fatal(err)
 	}
 	lb.Release()

@@ -1,6 +1,7 @@
 package flightsql
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 
@@ -14,12 +15,20 @@ import (
 // frameBuilder turns the normalised batches of one query into frames: the
 // table and logs builders, and the series split (series.Builder).
 type frameBuilder interface {
-	// Add routes the rows of one batch; rec is not kept unless retained.
-	Add(rec arrow.RecordBatch) error
-	// Finish hands the frames to sink, the notices on the first one.
-	Finish(sink source.Sink, notices []data.Notice) error
+	// Finish hands the frames to sink, the notices on the first one,
+	// waiting with ctx (source.Sink).
+	Finish(ctx context.Context, sink source.Sink, notices []data.Notice) error
 	// Release frees what Finish did not hand over.
 	Release()
+}
+
+// collector is a frameBuilder that takes every batch before it hands a
+// frame over (the logs builder, the series split); the table builder hands
+// batches over as they come (tableBuilder.addBatch).
+type collector interface {
+	frameBuilder
+	// Add routes the rows of one batch; rec is not kept unless retained.
+	Add(rec arrow.RecordBatch) error
 }
 
 // frameInfo is what every frame of one query carries.

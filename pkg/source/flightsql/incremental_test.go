@@ -234,7 +234,7 @@ func TestLogsSortedByTime(t *testing.T) {
 			rec.Release()
 		}
 		sink := &frameSink{t: t}
-		if err := lb.Finish(sink, nil); err != nil {
+		if err := lb.Finish(t.Context(), sink, nil); err != nil {
 			t.Fatal(err)
 		}
 		lb.Release()

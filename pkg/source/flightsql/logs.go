@@ -5,6 +5,7 @@ package flightsql
 
 import (
 	"cmp"
+	"context"
 	"slices"
 	"strings"
 
@@ -237,7 +238,7 @@ func (b *logsBuilder) appendText(sb *array.StringBuilder, a arrow.Array, i int) 
 // SetStats sets the stats of the frame.
 func (b *logsBuilder) SetStats(stats []data.QueryStat) { b.stats = stats }
 
-func (b *logsBuilder) Finish(sink source.Sink, notices []data.Notice) error {
+func (b *logsBuilder) Finish(ctx context.Context, sink source.Sink, notices []data.Notice) error {
 	notices = b.clock.Notices(notices, b.nulls)
 	meta := b.meta(data.FrameTypeLogLines, data.FrameTypeVersion{0, 0}, notices)
 	meta.PreferredVisualization = data.VisTypeLogs
@@ -260,7 +261,7 @@ func (b *logsBuilder) Finish(sink source.Sink, notices []data.Notice) error {
 	if err != nil {
 		return err
 	}
-	return sink.Record(rec)
+	return sink.Record(ctx, rec)
 }
 
 func (b *logsBuilder) Release() {

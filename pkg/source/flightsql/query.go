@@ -120,10 +120,10 @@ func (s *Source) query(ctx context.Context, q source.Query, m queryModel, env ma
 		// A series or logs result is kept until the stream ends: its
 		// memory is reserved as it is received, so that the query waits
 		// for the budget (or fails) while it reads, not after.
-		if err := source.Reserve(sink, recordBytes(rec)); err != nil {
+		if err := source.Reserve(qctx, sink, recordBytes(rec)); err != nil {
 			return err
 		}
-		return fb.Add(rec)
+		return fb.(collector).Add(rec) // not a table: see onBatch
 	}
 	onPlan := func(p *plan) (bool, error) {
 		if fb == nil {
@@ -143,7 +143,7 @@ func (s *Source) query(ctx context.Context, q source.Query, m queryModel, env ma
 	}
 	onBatch := func(rec arrow.RecordBatch, whole bool) error {
 		if tb, ok := fb.(*tableBuilder); ok {
-			return tb.addBatch(rec, whole) // handed over as it comes
+			return tb.addBatch(qctx, rec, whole) // handed over as it comes
 		}
 		if k != nil {
 			return k.addRead(rec)
@@ -177,13 +177,13 @@ func (s *Source) query(ctx context.Context, q source.Query, m queryModel, env ma
 	if fb == nil {
 		return nil // no endpoint: no data
 	}
-	return s.finish(fb, k, inc, sink, notices)
+	return s.finish(ctx, fb, k, inc, sink, notices)
 }
 
 // finish hands the frames to sink, with the incremental stats (and, with
 // the incrementalNotice setting, a notice of them) on a series or logs
 // query's first, and keeps the answer when it is to be kept.
-func (s *Source) finish(fb frameBuilder, k *keeper, inc *incremental, sink source.Sink, notices []data.Notice) error {
+func (s *Source) finish(ctx context.Context, fb frameBuilder, k *keeper, inc *incremental, sink source.Sink, notices []data.Notice) error {
 	keep := k != nil && len(notices) == 0 // an answer cut short is not kept
 	if b, ok := fb.(interface{ SetStats([]data.QueryStat) }); ok {
 		b.SetStats(inc.stats())
@@ -192,7 +192,7 @@ func (s *Source) finish(fb frameBuilder, k *keeper, inc *incremental, sink sourc
 			notices = append(notices, inc.notice())
 		}
 	}
-	if err := fb.Finish(sink, notices); err != nil {
+	if err := fb.Finish(ctx, sink, notices); err != nil {
 		return err
 	}
 	if keep {

@@ -629,7 +629,7 @@ type reservingSink struct {
 
 var errBudgetFull = errors.New("the budget is full")
 
-func (s *reservingSink) Reserve(n int64) error {
+func (s *reservingSink) Reserve(ctx context.Context, n int64) error {
 	if s.limit > 0 && s.reserved+n > s.limit {
 		return errBudgetFull
 	}

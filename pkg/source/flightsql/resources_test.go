@@ -174,7 +174,7 @@ type recordingReserver struct {
 	err      error
 }
 
-func (r *recordingReserver) Reserve(n int64) error {
+func (r *recordingReserver) Reserve(ctx context.Context, n int64) error {
 	if r.err != nil {
 		return r.err
 	}

@@ -334,12 +334,12 @@ type frameSink struct {
 	err     error // returned by Record when set
 }
 
-func (s *frameSink) Frame(f *data.Frame) error {
+func (s *frameSink) Frame(ctx context.Context, f *data.Frame) error {
 	s.frames = append(s.frames, f)
 	return nil
 }
 
-func (s *frameSink) Record(rec arrow.RecordBatch) error {
+func (s *frameSink) Record(ctx context.Context, rec arrow.RecordBatch) error {
 	defer rec.Release()
 	if s.err != nil {
 		return s.err
@@ -441,12 +441,12 @@ func newWireSink(t testing.TB) *wireSink {
 	return &wireSink{t: t, enc: enc}
 }
 
-func (s *wireSink) Frame(f *data.Frame) error {
+func (s *wireSink) Frame(ctx context.Context, f *data.Frame) error {
 	s.frames = append(s.frames, f)
 	return nil
 }
 
-func (s *wireSink) Record(rec arrow.RecordBatch) error {
+func (s *wireSink) Record(ctx context.Context, rec arrow.RecordBatch) error {
 	defer rec.Release()
 	b, _, err := s.enc.Append(nil, frame.Input{Record: rec}, nil)
 	if err != nil {

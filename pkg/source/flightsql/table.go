@@ -1,6 +1,7 @@
 package flightsql
 
 import (
+	"context"
 	"fmt"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -61,13 +62,13 @@ func (b *tableBuilder) stream(sink source.Sink) error {
 	return nil
 }
 
-func (b *tableBuilder) Add(rec arrow.RecordBatch) error { return b.addBatch(rec, false) }
-
-// addBatch is Add, told whether rec is whole (see batchFunc): a part that
-// is one whole batch, or several joined (into memory of their own), is
-// lent to a sink that borrows (source.PartLender), any other handed over
-// to be copied.
-func (b *tableBuilder) addBatch(rec arrow.RecordBatch, whole bool) error {
+// addBatch adds the rows of rec, told whether rec is whole (see
+// batchFunc); rec is not kept unless retained. When the table is in parts,
+// a part that is ready is handed over, waiting with ctx: a part that is one
+// whole batch, or several joined (into memory of their own), is lent to a
+// sink that borrows (source.PartLender), any other handed over to be
+// copied.
+func (b *tableBuilder) addBatch(ctx context.Context, rec arrow.RecordBatch, whole bool) error {
 	b.rows += rec.NumRows()
 	if b.limits.MaxPoints > 0 && b.rows > b.limits.MaxPoints {
 		return source.Limit{Max: b.limits.MaxPoints, Unit: "rows", Setting: "maxPoints"}.Exceeded("flightsql: the query returns", "add a LIMIT or a filter")
@@ -88,7 +89,7 @@ func (b *tableBuilder) addBatch(rec arrow.RecordBatch, whole bool) error {
 		b.pendingRows += rec.NumRows()
 		b.pendingBytes += recordBytes(rec)
 		if bigPart(b.pendingRows, b.pendingBytes) {
-			return b.flushPart()
+			return b.flushPart(ctx)
 		}
 	}
 	return nil
@@ -108,7 +109,7 @@ const (
 func bigPart(rows, bytes int64) bool { return rows >= minPartRows || bytes >= minPartBytes }
 
 // flushPart joins the pending batches into one part and hands it over.
-func (b *tableBuilder) flushPart() error {
+func (b *tableBuilder) flushPart(ctx context.Context) error {
 	part, err := b.joined(nil)
 	if err != nil {
 		return err
@@ -116,9 +117,9 @@ func (b *tableBuilder) flushPart() error {
 	lend := b.pending > 1 || b.pendingWhole
 	b.pendingRows, b.pendingBytes, b.pending = 0, 0, 0
 	if l, ok := b.w.(source.PartLender); ok && lend {
-		return l.LendPart(part)
+		return l.LendPart(ctx, part)
 	}
-	return b.w.Part(part)
+	return b.w.Part(ctx, part)
 }
 
 // joined joins the kept batches column by column into one frame record
@@ -145,14 +146,14 @@ func (b *tableBuilder) joined(meta *data.FrameMeta) (arrow.RecordBatch, error) {
 	return newFrameRecord("", b.refID, meta, owned)
 }
 
-func (b *tableBuilder) Finish(sink source.Sink, notices []data.Notice) error {
+func (b *tableBuilder) Finish(ctx context.Context, sink source.Sink, notices []data.Notice) error {
 	var meta *data.FrameMeta
 	if b.sql != "" || len(notices) > 0 {
 		meta = b.meta("", data.FrameTypeVersion{}, notices)
 	}
 	if b.w != nil {
 		if b.pendingRows > 0 {
-			if err := b.flushPart(); err != nil {
+			if err := b.flushPart(ctx); err != nil {
 				return err
 			}
 		}
@@ -162,7 +163,7 @@ func (b *tableBuilder) Finish(sink source.Sink, notices []data.Notice) error {
 		}
 		w := b.w
 		b.w = nil // closed below, or aborted by the sink's caller on error
-		if err := w.Close(md); err != nil {
+		if err := w.Close(ctx, md); err != nil {
 			w.Abort()
 			return err
 		}
@@ -172,7 +173,7 @@ func (b *tableBuilder) Finish(sink source.Sink, notices []data.Notice) error {
 	if err != nil {
 		return err
 	}
-	return sink.Record(rec)
+	return sink.Record(ctx, rec)
 }
 
 // joinArrays returns the concatenation of parts and releases them.

@@ -58,7 +58,7 @@ func (s *partsSink) Parts(schema *arrow.Schema) (source.FrameWriter, error) {
 // written (source.PartLender).
 type lendingWriter struct{ *partsWriter }
 
-func (w lendingWriter) LendPart(rec arrow.RecordBatch) error {
+func (w lendingWriter) LendPart(ctx context.Context, rec arrow.RecordBatch) error {
 	w.s.parts++
 	w.s.lent++
 	_, borrowed, err := w.s.enc.AppendLentPart(w.p, rec)
@@ -85,14 +85,14 @@ func (w *partsWriter) release() {
 	w.kept = nil
 }
 
-func (w *partsWriter) Part(rec arrow.RecordBatch) error {
+func (w *partsWriter) Part(ctx context.Context, rec arrow.RecordBatch) error {
 	defer rec.Release()
 	w.s.parts++
 	_, err := w.s.enc.AppendPart(w.p, rec)
 	return err
 }
 
-func (w *partsWriter) Close(md arrow.Metadata) error {
+func (w *partsWriter) Close(ctx context.Context, md arrow.Metadata) error {
 	w.done = true
 	defer w.release() // the pieces are joined below: written
 	pieces, _, err := w.s.enc.FinishPartsPieces(w.p, md, nil)

@@ -40,13 +40,13 @@ func throughputBatches() []arrow.RecordBatch {
 // discardSink takes frames and drops them: the source up to the Sink.
 type discardSink struct{ frames, rows int64 }
 
-func (s *discardSink) Frame(f *data.Frame) error {
+func (s *discardSink) Frame(ctx context.Context, f *data.Frame) error {
 	s.frames++
 	s.rows += int64(f.Rows())
 	return nil
 }
 
-func (s *discardSink) Record(rec arrow.RecordBatch) error {
+func (s *discardSink) Record(ctx context.Context, rec arrow.RecordBatch) error {
 	s.frames++
 	s.rows += rec.NumRows()
 	rec.Release()
@@ -57,7 +57,9 @@ func (s *discardSink) Record(rec arrow.RecordBatch) error {
 // (source.RecordLender), as the plugin's sink does for the Arrow format.
 type lendingDiscard struct{ discardSink }
 
-func (s *lendingDiscard) LendRecord(rec arrow.RecordBatch) error { return s.Record(rec) }
+func (s *lendingDiscard) LendRecord(ctx context.Context, rec arrow.RecordBatch) error {
+	return s.Record(ctx, rec)
+}
 
 // Parts takes a table in parts (source.PartSink) and drops each part.
 func (s *discardSink) Parts(*arrow.Schema) (source.FrameWriter, error) {
@@ -66,13 +68,13 @@ func (s *discardSink) Parts(*arrow.Schema) (source.FrameWriter, error) {
 
 type discardParts struct{ s *discardSink }
 
-func (w *discardParts) Part(rec arrow.RecordBatch) error {
+func (w *discardParts) Part(ctx context.Context, rec arrow.RecordBatch) error {
 	w.s.rows += rec.NumRows()
 	rec.Release()
 	return nil
 }
 
-func (w *discardParts) Close(arrow.Metadata) error {
+func (w *discardParts) Close(context.Context, arrow.Metadata) error {
 	w.s.frames++
 	return nil
 }
@@ -100,9 +102,11 @@ func newEncodeSink(tb testing.TB, keep bool) *encodeSink {
 	return &encodeSink{enc: enc, keep: keep}
 }
 
-func (s *encodeSink) Frame(*data.Frame) error { return fmt.Errorf("unexpected data.Frame") }
+func (s *encodeSink) Frame(context.Context, *data.Frame) error {
+	return fmt.Errorf("unexpected data.Frame")
+}
 
-func (s *encodeSink) Record(rec arrow.RecordBatch) error {
+func (s *encodeSink) Record(ctx context.Context, rec arrow.RecordBatch) error {
 	defer rec.Release()
 	out, st, err := s.enc.Append(s.buf[:0], frame.Input{Record: rec}, nil)
 	if err != nil {
@@ -128,13 +132,13 @@ type encodeParts struct {
 	p *frame.Parts
 }
 
-func (w *encodeParts) Part(rec arrow.RecordBatch) error {
+func (w *encodeParts) Part(ctx context.Context, rec arrow.RecordBatch) error {
 	defer rec.Release()
 	_, err := w.s.enc.AppendPart(w.p, rec)
 	return err
 }
 
-func (w *encodeParts) Close(md arrow.Metadata) error {
+func (w *encodeParts) Close(ctx context.Context, md arrow.Metadata) error {
 	pieces, _, err := w.s.enc.FinishPartsPieces(w.p, md, nil)
 	if err != nil {
 		return err
@@ -448,11 +452,11 @@ func BenchmarkTableBuilder(b *testing.B) {
 			c0 := cpuTime()
 			tb := newTableBuilder(memory.DefaultAllocator, frameInfo{refID: "A"}, plan.out)
 			for _, n := range norms {
-				if err := tb.Add(n); err != nil {
+				if err := tb.addBatch(b.Context(), n, false); err != nil {
 					b.Fatal(err)
 				}
 			}
-			if err := tb.Finish(&discardSink{}, nil); err != nil {
+			if err := tb.Finish(b.Context(), &discardSink{}, nil); err != nil {
 				b.Fatal(err)
 			}
 			tb.Release()

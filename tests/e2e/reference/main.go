@@ -36,8 +36,11 @@ func (instance) QueryData(ctx context.Context, req *backend.QueryDataRequest) (*
 
 type collect struct{ list data.Frames }
 
-func (c *collect) Frame(f *data.Frame) error { c.list = append(c.list, f); return nil }
-func (c *collect) Record(rec arrow.RecordBatch) error {
+func (c *collect) Frame(_ context.Context, f *data.Frame) error {
+	c.list = append(c.list, f)
+	return nil
+}
+func (c *collect) Record(_ context.Context, rec arrow.RecordBatch) error {
 	defer rec.Release()
 	f, err := data.FromArrowRecord(rec)
 	if err == nil {

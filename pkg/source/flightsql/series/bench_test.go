@@ -74,7 +74,7 @@ func BenchmarkSeriesSplit(b *testing.B) {
 				if row.lend {
 					sink = &lendingDiscard{}
 				}
-				if err := sb.Finish(sink, nil); err != nil {
+				if err := sb.Finish(b.Context(), sink, nil); err != nil {
 					b.Fatal(err)
 				}
 				sb.Release()

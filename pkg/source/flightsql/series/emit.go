@@ -4,6 +4,7 @@
 package series
 
 import (
+	"context"
 	"fmt"
 	"unsafe"
 
@@ -57,7 +58,7 @@ func (ss *sortedSeries) release() {
 }
 
 // emit hands one frame per value column of ss to sink.
-func (b *Builder) emit(sink source.Sink, ss *sortedSeries, notices *[]data.Notice) error {
+func (b *Builder) emit(ctx context.Context, sink source.Sink, ss *sortedSeries, notices *[]data.Notice) error {
 	tarr := b.timesArrayOf(ss)
 	defer tarr.Release()
 	tname := b.schema.Field(b.timeIdx).Name
@@ -89,7 +90,7 @@ func (b *Builder) emit(sink source.Sink, ss *sortedSeries, notices *[]data.Notic
 			return fmt.Errorf("flightsql: %w", err)
 		}
 		b.segmentsOut = b.segmentsOut || ss.inSegments
-		if err := b.hand(sink, rec, !ss.inSegments); err != nil {
+		if err := b.hand(ctx, sink, rec, !ss.inSegments); err != nil {
 			releaseArrays(ss.Values)
 			return err
 		}
@@ -134,11 +135,11 @@ func (b *Builder) dropLastTimes() {
 
 // hand hands rec to sink: lent when the sink lends and rec's memory is its
 // own (lendable), else as a record to copy.
-func (b *Builder) hand(sink source.Sink, rec arrow.RecordBatch, lendable bool) error {
+func (b *Builder) hand(ctx context.Context, sink source.Sink, rec arrow.RecordBatch, lendable bool) error {
 	if b.lender != nil && lendable {
-		return b.lender.LendRecord(rec)
+		return b.lender.LendRecord(ctx, rec)
 	}
-	return sink.Record(rec)
+	return sink.Record(ctx, rec)
 }
 
 // sameTimes says whether runs hold the times b.lastTimes holds, compared

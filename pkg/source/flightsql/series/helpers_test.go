@@ -2,6 +2,7 @@ package series
 
 import (
 	"bytes"
+	"context"
 	"fmt"
 	"strconv"
 	"testing"
@@ -87,7 +88,7 @@ func splitWith(t *testing.T, cfg Config, sink source.Sink, schema *arrow.Schema,
 			t.Fatal(err)
 		}
 	}
-	if err := b.Finish(sink, nil); err != nil {
+	if err := b.Finish(t.Context(), sink, nil); err != nil {
 		t.Fatal(err)
 	}
 	b.Release()
@@ -102,12 +103,12 @@ type frameSink struct {
 	schemas []*arrow.Schema
 }
 
-func (s *frameSink) Frame(f *data.Frame) error {
+func (s *frameSink) Frame(ctx context.Context, f *data.Frame) error {
 	s.frames = append(s.frames, f)
 	return nil
 }
 
-func (s *frameSink) Record(rec arrow.RecordBatch) error {
+func (s *frameSink) Record(ctx context.Context, rec arrow.RecordBatch) error {
 	defer rec.Release()
 	s.t.Helper()
 	f, err := frametest.Decode(rec)
@@ -123,9 +124,11 @@ func (s *frameSink) Record(rec arrow.RecordBatch) error {
 // first frame of a query until the end.
 type holdSink struct{ recs []arrow.RecordBatch }
 
-func (s *holdSink) Frame(*data.Frame) error { return fmt.Errorf("unexpected data.Frame") }
+func (s *holdSink) Frame(context.Context, *data.Frame) error {
+	return fmt.Errorf("unexpected data.Frame")
+}
 
-func (s *holdSink) Record(rec arrow.RecordBatch) error {
+func (s *holdSink) Record(ctx context.Context, rec arrow.RecordBatch) error {
 	s.recs = append(s.recs, rec)
 	return nil
 }
@@ -133,13 +136,13 @@ func (s *holdSink) Record(rec arrow.RecordBatch) error {
 // discardSink takes frames and drops them.
 type discardSink struct{ frames, rows int64 }
 
-func (s *discardSink) Frame(f *data.Frame) error {
+func (s *discardSink) Frame(ctx context.Context, f *data.Frame) error {
 	s.frames++
 	s.rows += int64(f.Rows())
 	return nil
 }
 
-func (s *discardSink) Record(rec arrow.RecordBatch) error {
+func (s *discardSink) Record(ctx context.Context, rec arrow.RecordBatch) error {
 	s.frames++
 	s.rows += rec.NumRows()
 	rec.Release()
@@ -150,7 +153,9 @@ func (s *discardSink) Record(rec arrow.RecordBatch) error {
 // (source.RecordLender), as the plugin's sink does for the Arrow format.
 type lendingDiscard struct{ discardSink }
 
-func (s *lendingDiscard) LendRecord(rec arrow.RecordBatch) error { return s.Record(rec) }
+func (s *lendingDiscard) LendRecord(ctx context.Context, rec arrow.RecordBatch) error {
+	return s.Record(ctx, rec)
+}
 
 // lendSink is a sink that lends (source.RecordLender), as the plugin's
 // does: it reads each record as Grafana does, holds a lent one until
@@ -180,14 +185,14 @@ func (s *lendSink) release() {
 	s.held = nil
 }
 
-func (s *lendSink) Frame(f *data.Frame) error { return s.read.Frame(f) }
+func (s *lendSink) Frame(ctx context.Context, f *data.Frame) error { return s.read.Frame(ctx, f) }
 
-func (s *lendSink) Record(rec arrow.RecordBatch) error {
+func (s *lendSink) Record(ctx context.Context, rec arrow.RecordBatch) error {
 	s.copied++
-	return s.read.Record(rec)
+	return s.read.Record(ctx, rec)
 }
 
-func (s *lendSink) LendRecord(rec arrow.RecordBatch) error {
+func (s *lendSink) LendRecord(ctx context.Context, rec arrow.RecordBatch) error {
 	s.lent++
 	for c, col := range rec.Columns() {
 		for _, b := range col.Data().Buffers() {
@@ -202,7 +207,7 @@ func (s *lendSink) LendRecord(rec arrow.RecordBatch) error {
 	}
 	rec.Retain() // held until release; Record releases its own reference
 	s.held = append(s.held, rec)
-	return s.read.Record(rec)
+	return s.read.Record(ctx, rec)
 }
 
 // overwritten counts the lent buffers whose bytes changed after they were

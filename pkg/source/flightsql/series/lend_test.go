@@ -60,7 +60,7 @@ func TestSeriesLendsItsOwnMemory(t *testing.T) {
 				if err := b.Add(recs[0]); err != nil {
 					t.Fatal(err)
 				}
-				if err := b.Finish(sink, nil); err != nil {
+				if err := b.Finish(t.Context(), sink, nil); err != nil {
 					t.Fatal(err)
 				}
 				b.Release()

@@ -5,6 +5,7 @@
 package series
 
 import (
+	"context"
 	"fmt"
 	"runtime"
 	"runtime/debug"
@@ -100,7 +101,7 @@ func TestSeriesRecycledMemory(t *testing.T) {
 		}
 		read := &frameSink{t: t} // reads each record as Grafana does, and releases it
 		for _, rec := range hold.recs {
-			if err := read.Record(rec); err != nil {
+			if err := read.Record(t.Context(), rec); err != nil {
 				t.Fatal(err)
 			}
 		}
@@ -194,7 +195,7 @@ func TestSeriesRecycledMemory(t *testing.T) {
 			}
 		}
 		sink := newLendSink(t)
-		if err := b.Finish(sink, nil); err != nil {
+		if err := b.Finish(t.Context(), sink, nil); err != nil {
 			t.Fatal(err)
 		}
 		b.Release()
@@ -282,7 +283,7 @@ func TestSeriesRecycledMemory(t *testing.T) {
 		splitInto(t, newLendSink(t), schema, []arrow.RecordBatch{negated})
 		read := &frameSink{t: t}
 		for _, rec := range sink.recs {
-			if err := read.Record(rec); err != nil {
+			if err := read.Record(t.Context(), rec); err != nil {
 				t.Fatal(err)
 			}
 		}
@@ -361,11 +362,11 @@ type bufferSink struct {
 	bufs []*byte
 }
 
-func (s *bufferSink) Record(rec arrow.RecordBatch) error {
+func (s *bufferSink) Record(ctx context.Context, rec arrow.RecordBatch) error {
 	for _, col := range rec.Columns() {
 		if bufs := col.Data().Buffers(); len(bufs) > 1 && bufs[1] != nil && bufs[1].Len() >= 4096 {
 			s.bufs = append(s.bufs, unsafe.SliceData(bufs[1].Bytes()))
 		}
 	}
-	return s.Sink.Record(rec)
+	return s.Sink.Record(ctx, rec)
 }

@@ -4,6 +4,7 @@ package series
 
 import (
 	"cmp"
+	"context"
 	"hash/maphash"
 	"slices"
 	"strings"
@@ -276,11 +277,11 @@ func b2i(b bool) int {
 // SetStats sets the stats of the query's first frame (Config.Stats).
 func (b *Builder) SetStats(stats []data.QueryStat) { b.cfg.Stats = stats }
 
-// Finish hands the frames to sink, notices (and the builder's own: rows
+// Finish hands the frames to sink (waiting with ctx), notices (and the builder's own: rows
 // left out for their time, points left out of a wide frame) on the first
 // one, lending their records when sink is a source.RecordLender, and
 // releases the builder.
-func (b *Builder) Finish(sink source.Sink, notices []data.Notice) error {
+func (b *Builder) Finish(ctx context.Context, sink source.Sink, notices []data.Notice) error {
 	notices = b.clock.Notices(notices, b.nulls)
 	b.flush()
 	b.lender, _ = sink.(source.RecordLender)
@@ -300,7 +301,7 @@ func (b *Builder) Finish(sink source.Sink, notices []data.Notice) error {
 		}
 		all[i] = nil // its points now belong to ss
 		if !b.cfg.Wide {
-			err := b.emit(sink, ss, &notices)
+			err := b.emit(ctx, sink, ss, &notices)
 			ss.release()
 			if err != nil {
 				return err
@@ -319,7 +320,7 @@ func (b *Builder) Finish(sink source.Sink, notices []data.Notice) error {
 		sorted = append(sorted, ss)
 	}
 	if b.cfg.Wide {
-		return b.emitWide(sink, sorted, notices)
+		return b.emitWide(ctx, sink, sorted, notices)
 	}
 	return nil
 }

@@ -174,7 +174,7 @@ func TestSeriesPostHook(t *testing.T) {
 		}
 	}
 	sink := &frameSink{t: t}
-	if err := b.Finish(sink, nil); err != nil {
+	if err := b.Finish(t.Context(), sink, nil); err != nil {
 		t.Fatal(err)
 	}
 	b.Release()
@@ -325,7 +325,7 @@ func TestSeriesGuessAcrossBatches(t *testing.T) {
 		rec.Release()
 	}
 	sink := &frameSink{t: t}
-	if err := b.Finish(sink, nil); err != nil {
+	if err := b.Finish(t.Context(), sink, nil); err != nil {
 		t.Fatal(err)
 	}
 	b.Release()

@@ -3,6 +3,7 @@
 package series
 
 import (
+	"context"
 	"fmt"
 	"slices"
 
@@ -54,7 +55,7 @@ func unionTimes(all []*sortedSeries) (times []arrow.Timestamp, same bool) {
 // times, and every (series × value column) as a field with its labels, null
 // where the series has no point. A series with several points at one time
 // keeps the first.
-func (b *Builder) emitWide(sink source.Sink, all []*sortedSeries, notices []data.Notice) error {
+func (b *Builder) emitWide(ctx context.Context, sink source.Sink, all []*sortedSeries, notices []data.Notice) error {
 	times, same := unionTimes(all)
 	var points int64
 	for _, ss := range all {
@@ -113,7 +114,7 @@ func (b *Builder) emitWide(sink source.Sink, all []*sortedSeries, notices []data
 		lendable = lendable && !ss.inSegments
 	}
 	b.segmentsOut = b.segmentsOut || !lendable
-	return b.hand(sink, rec, lendable)
+	return b.hand(ctx, sink, rec, lendable)
 }
 
 // spread is the Numeric spread of T (see Numeric).

@@ -113,7 +113,7 @@ func TestTimeSeriesWideRefusesSparse(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	err = b.Finish(&discardSink{}, nil)
+	err = b.Finish(t.Context(), &discardSink{}, nil)
 	if source.KindOf(err) != source.KindQuery {
 		t.Fatalf("error %v, want a query error", err)
 	}
