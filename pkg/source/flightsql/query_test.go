@@ -697,3 +697,52 @@ func TestKeptResultsAreReservedAsReceived(t *testing.T) {
 		t.Errorf("table: reserved %d bytes, want none", sink.reserved)
 	}
 }
+
+// stallingSink waits, as a full memory budget or a client that does not
+// read would make it, in every method that may wait, until the context it
+// is handed is done.
+type stallingSink struct{ *frameSink }
+
+func (s stallingSink) Reserve(ctx context.Context, _ int64) error {
+	<-ctx.Done()
+	return context.Cause(ctx)
+}
+
+func (s stallingSink) Parts(*arrow.Schema) (source.FrameWriter, error) { return stallingParts{}, nil }
+
+type stallingParts struct{}
+
+func (stallingParts) Part(ctx context.Context, rec arrow.RecordBatch) error {
+	rec.Release()
+	<-ctx.Done()
+	return context.Cause(ctx)
+}
+
+func (stallingParts) Close(ctx context.Context, _ arrow.Metadata) error { return ctx.Err() }
+func (stallingParts) Abort()                                            {}
+
+// A wait while the query reads (a series result's reservation, a table's
+// part) ends with the query's timeout, as the read itself does, not only
+// with the request.
+func TestWaitsWhileReadingEndWithTheTimeout(t *testing.T) {
+	var rows []metricRow
+	for p := range 20_000 {
+		rows = append(rows, metricRow{ts: 1_700_000_000_000 + int64(p)*1000, host: "h", cpu: float64(p)})
+	}
+	srv := newMemServer()
+	srv.set("m", &dataset{schema: metricsSchema, endpoints: [][]arrow.RecordBatch{metricBatches(t, rows, 10_000)}})
+	cfg := baseConfig(startServer(t, srv, serverOpts{}))
+	cfg.Timeout = 1
+	s := newTestSource(t, cfg)
+	for _, format := range []string{FormatTimeSeries, FormatTable} {
+		ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
+		q := source.Query{RefID: "A", JSON: []byte(`{"rawSql":"m","format":"` + format + `"}`), Limits: source.Limits{MaxSeries: 1000, MaxPoints: 1_000_000}}
+		start := time.Now()
+		err := s.Query(ctx, q, stallingSink{&frameSink{t: t}})
+		cancel()
+		mustKind(t, err, source.KindTimeout, "timed out after 1s", "timeout setting")
+		if took := time.Since(start); took > 20*time.Second {
+			t.Errorf("%s: the wait ended after %v", format, took)
+		}
+	}
+}
