@@ -38,7 +38,10 @@ func TestSkipNeverChangesDecodedValues(t *testing.T) {
 	// Under the race detector (a single goroutine here: nothing for it to
 	// find) fewer frames; CI runs the full count without it (Magefile).
 	iters := 150
-	if testing.Short() || raceEnabled {
+	switch {
+	case raceEnabled:
+		iters = 10
+	case testing.Short():
 		iters = 30
 	}
 	for _, o := range opts {

@@ -34,6 +34,9 @@ func TestLendingUnderPoison(t *testing.T) {
 	if testing.Short() {
 		t.Skip("stress test; skipped with -short")
 	}
+	if raceEnabled {
+		t.Skip("the plugin binary under test never runs under the race detector, only this process's decoding would (a minute and a half): CI runs it in its pass without -race (Magefile's GoTest)")
+	}
 	wd, _ := os.Getwd()
 	root, err := harness.RepoRoot(wd)
 	if err != nil {
