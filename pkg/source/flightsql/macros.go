@@ -225,7 +225,6 @@ func timeGroup(alias bool) func(*expander, []string) (string, error) {
 
 // expander expands the macros of one query.
 type expander struct {
-	ctx    context.Context
 	env    macroEnv
 	budget int // bytes the expansion may still produce
 	calls  int // macros expanded so far
@@ -281,8 +280,8 @@ func expandMacros(ctx context.Context, sql string, env macroEnv) (expansion, err
 		return expansion{}, fmt.Errorf("flightsql: macro expansion cancelled: %w", err)
 	}
 	limit := expandFactor*len(sql) + expandSlack
-	x := &expander{ctx: ctx, env: env, budget: limit}
-	out, err := x.expand(sql, 0)
+	x := &expander{env: env, budget: limit}
+	out, err := x.expand(ctx, sql, 0)
 	var de *dialectError
 	switch {
 	case err == nil:
@@ -299,7 +298,7 @@ func expandMacros(ctx context.Context, sql string, env macroEnv) (expansion, err
 
 // expand expands the macros of sql, which sits at nesting level depth
 // (0: the query itself, n: in the arguments of a level-n macro).
-func (x *expander) expand(sql string, depth int) (string, error) {
+func (x *expander) expand(ctx context.Context, sql string, depth int) (string, error) {
 	var b strings.Builder
 	start := 0 // of the text not yet written to b
 	for i := 0; i < len(sql); {
@@ -316,7 +315,7 @@ func (x *expander) expand(sql string, depth int) (string, error) {
 				return "", err
 			}
 			b.WriteString(sql[start:i])
-			out, n, err := x.call(sql[i:], depth+1)
+			out, n, err := x.call(ctx, sql[i:], depth+1)
 			if err != nil {
 				return "", err
 			}
@@ -347,9 +346,9 @@ func isNameByte(c byte) bool {
 
 // call expands the macro at the start of s, a macro of nesting level
 // depth, and returns how many bytes of s it used.
-func (x *expander) call(s string, depth int) (string, int, error) {
+func (x *expander) call(ctx context.Context, s string, depth int) (string, int, error) {
 	if x.calls++; x.calls%ctxEvery == 0 {
-		if err := x.ctx.Err(); err != nil {
+		if err := ctx.Err(); err != nil {
 			return "", 0, err
 		}
 	}
@@ -372,7 +371,7 @@ func (x *expander) call(s string, depth int) (string, int, error) {
 			return "", 0, fmt.Errorf("$__%s: %w", name, err)
 		}
 		for _, a := range raw {
-			ea, err := x.expand(a, depth)
+			ea, err := x.expand(ctx, a, depth)
 			if err != nil {
 				return "", 0, err
 			}
