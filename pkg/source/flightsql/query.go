@@ -104,7 +104,6 @@ func (s *Source) query(ctx context.Context, q source.Query, m queryModel, env ma
 	if err != nil {
 		return err
 	}
-
 	// The user's text, before and after the macros, for messages (redact).
 	qctx, cancel := context.WithTimeout(withSent(ctx, m.RawSQL+"\n"+sql), s.cfg.TimeoutDuration())
 	defer cancel()
@@ -117,13 +116,16 @@ func (s *Source) query(ctx context.Context, q source.Query, m queryModel, env ma
 	}()
 	var k *keeper // of the answer's rows, for the result cache; nil: not kept
 	feed := func(rec arrow.RecordBatch) error {
-		// A series or logs result is kept until the stream ends: its
-		// memory is reserved as it is received, so that the query waits
-		// for the budget (or fails) while it reads, not after.
+		// A series or logs result, kept until the stream ends, reserves its
+		// memory as it is received: the query waits (or fails) as it reads.
+		c, ok := fb.(collector) // not a table's: onBatch hands those over
+		if !ok {
+			return errors.New("flightsql: internal error: a table's batch was kept")
+		}
 		if err := source.Reserve(qctx, sink, recordBytes(rec)); err != nil {
 			return err
 		}
-		return fb.(collector).Add(rec) // not a table: see onBatch
+		return c.Add(rec)
 	}
 	onPlan := func(p *plan) (bool, error) {
 		if fb == nil {
@@ -153,8 +155,7 @@ func (s *Source) query(ctx context.Context, q source.Query, m queryModel, env ma
 	}
 	var notices []data.Notice
 	if inc.prev != nil && inc.width > 0 {
-		// The first time group first, the kept rows next and the new
-		// ones last: the split gets the rows in time order.
+		// The first time group, the kept rows, the new ones: in time order.
 		notices, err = s.readHead(qctx, m, env, inc, onPlan, func() *keeper { return k })
 	}
 	if err == nil {
@@ -174,16 +175,17 @@ func (s *Source) query(ctx context.Context, q source.Query, m queryModel, env ma
 	if err != nil {
 		return s.queryError(ctx, qctx, sql, err)
 	}
-	if fb == nil {
-		return nil // no endpoint: no data
-	}
 	return s.finish(ctx, fb, k, inc, sink, notices)
 }
 
 // finish hands the frames to sink, with the incremental stats (and, with
 // the incrementalNotice setting, a notice of them) on a series or logs
-// query's first, and keeps the answer when it is to be kept.
+// query's first, and keeps the answer when it is to be kept. Without a
+// builder (no endpoint) there is no data.
 func (s *Source) finish(ctx context.Context, fb frameBuilder, k *keeper, inc *incremental, sink source.Sink, notices []data.Notice) error {
+	if fb == nil {
+		return nil
+	}
 	keep := k != nil && len(notices) == 0 // an answer cut short is not kept
 	if b, ok := fb.(interface{ SetStats([]data.QueryStat) }); ok {
 		b.SetStats(inc.stats())
