@@ -173,53 +173,21 @@ func Fuzz() error {
 // only as an external the declared Grafana versions provide, no React API
 // removed in 19; its own tests first, which prove each check can fail) and
 // the browser test, which renders the editors on each React line.
-//
-// The two package sets install side by side (npm waits on the network and
-// the disk more than on a core), and the typechecks and lint, one core
-// each, run together; jest spreads over every core on its own.
 func Frontend() error {
-	if err := parallel(func() error { return npmCI(".") }, func() error { return npmCI("tests/react19") }); err != nil {
-		return err
-	}
-	if err := parallel(npmRun("typecheck"), npmRun("typecheck:react19"), npmRun("lint")); err != nil {
-		return err
-	}
-	for _, script := range []string{"test:ci", "test:react19", "build", "check:bundle"} {
-		if err := npmRun(script)(); err != nil {
+	for _, dir := range []string{".", "tests/react19"} {
+		if err := npmCI(dir); err != nil {
 			return err
+		}
+	}
+	for _, script := range []string{"typecheck", "typecheck:react19", "lint", "test:ci", "test:react19", "build", "check:bundle"} {
+		if err := sh.RunV("npm", "run", script); err != nil {
+			return fmt.Errorf("npm run %s: %w", script, err)
 		}
 	}
 	if err := ensureChromium(); err != nil {
 		return err
 	}
-	return npmRun("test:browser")()
-}
-
-// npmRun returns a function that runs an npm script of the repository.
-func npmRun(script string) func() error {
-	return func() error {
-		if err := sh.RunV("npm", "run", script); err != nil {
-			return fmt.Errorf("npm run %s: %w", script, err)
-		}
-		return nil
-	}
-}
-
-// parallel runs fns at once, waits for all of them and returns their
-// errors joined.
-func parallel(fns ...func() error) error {
-	errs := make([]error, len(fns))
-	done := make(chan struct{})
-	for i, fn := range fns {
-		go func() {
-			errs[i] = fn()
-			done <- struct{}{}
-		}()
-	}
-	for range fns {
-		<-done
-	}
-	return errors.Join(errs...)
+	return sh.RunV("npm", "run", "test:browser")
 }
 
 // npmCI runs `npm ci` in dir unless its node_modules is newer than its
