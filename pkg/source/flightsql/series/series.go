@@ -277,10 +277,10 @@ func b2i(b bool) int {
 // SetStats sets the stats of the query's first frame (Config.Stats).
 func (b *Builder) SetStats(stats []data.QueryStat) { b.cfg.Stats = stats }
 
-// Finish hands the frames to sink (waiting with ctx), notices (and the builder's own: rows
-// left out for their time, points left out of a wide frame) on the first
-// one, lending their records when sink is a source.RecordLender, and
-// releases the builder.
+// Finish hands the frames to sink (waiting with ctx), notices (and the
+// builder's own: rows left out for their time, points left out of a wide
+// frame) on the first one, lending their records when sink is a
+// source.RecordLender, and releases the builder.
 func (b *Builder) Finish(ctx context.Context, sink source.Sink, notices []data.Notice) error {
 	notices = b.clock.Notices(notices, b.nulls)
 	b.flush()
