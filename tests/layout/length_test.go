@@ -86,8 +86,7 @@ func checkLengths(t *testing.T, fs *token.FileSet, rel string, f *ast.File) {
 // state of the process, each with its reason; any other pool, map of sync,
 // channel or mutex declared at package level fails TestNoProcessGlobalState.
 var processState = map[string]string{
-	"pkg/plugin.livePipeline":    "metrics: the budget's gauges read the pipeline of the live Service",
-	"pkg/source/flightsql.zones": "a bounded cache of the time zone database: immutable locations by name",
+	"pkg/plugin.livePipeline": "metrics: the budget's gauges read the pipeline of the live Service",
 }
 
 // TestNoProcessGlobalState: pools, caches and slots belong to the value

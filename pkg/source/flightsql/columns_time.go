@@ -5,11 +5,11 @@
 package flightsql
 
 import (
+	"fmt"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
-	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -113,52 +113,95 @@ func date64Text(dst []byte, a arrow.Array, i int) []byte {
 	return dateText(dst, floorDiv(int64(a.(*array.Date64).Value(i)), 86_400_000), math.MaxInt64)
 }
 
-// zones caches the time zones of timestamp types, which a query's SQL
-// chooses (any text a cast accepts): at most zoneCacheMax of them, an
-// arbitrary one evicted to make room, so that many distinct names cannot
-// grow it without bound. A hit is a sync.Map load: zone runs per value.
-var zones struct {
-	m sync.Map     // name → *time.Location
-	n atomic.Int64 // entries in m
-}
+// A timestamp type names its zone, which a query's SQL chooses (any text a
+// cast accepts). The text of a nested timestamp (timestampText) reads it
+// with arrow-go's TimestampType.GetZone, which loads it once per type, and
+// a type is one stream's. GetZone cannot load a name the zone database
+// lacks, nor an offset other than ±HH:MM, and tries again for every value:
+// so toJSON replaces such a zone in the column's type (knownZones), once a
+// query, before any value is written.
 
-const (
-	// zoneCacheMax bounds the zones kept; IANA has about 600 names, and a
-	// server's results use a few.
-	zoneCacheMax = 128
-	// zoneNameMax: no IANA name (the longest has 32 bytes) or offset is
-	// longer; a longer name is an unknown zone, found without a lookup.
-	zoneNameMax = 64
-)
-
-func zone(name string) *time.Location {
-	if l, ok := zones.m.Load(name); ok {
-		return l.(*time.Location)
-	}
-	if len(name) > zoneNameMax {
-		return time.UTC // an unknown zone: the instant in UTC, still exact
-	}
-	l, err := time.LoadLocation(name)
-	if err != nil {
-		if off, ok := parseOffset(name); ok {
-			l = time.FixedZone(name, off)
-		} else {
-			l = time.UTC // an unknown zone: the instant in UTC, still exact
+// knownZones returns dt with each timestamp zone GetZone cannot load
+// replaced by the ±HH:MM offset it names (+0530, +05), else by UTC, that
+// name added to unknown; dt itself when every zone loads. An extension
+// type with such a zone in its storage becomes its storage type: the
+// writers write an extension they do not name as its storage.
+func knownZones(dt arrow.DataType, unknown *[]string) arrow.DataType {
+	switch t := dt.(type) {
+	case *arrow.TimestampType:
+		if _, err := t.GetZone(); err == nil {
+			return t
+		}
+		if off, ok := parseOffset(t.TimeZone); ok {
+			z := &arrow.TimestampType{Unit: t.Unit, TimeZone: offsetName(off)}
+			if _, err := z.GetZone(); err == nil {
+				return z
+			}
+		}
+		*unknown = append(*unknown, t.TimeZone)
+		return &arrow.TimestampType{Unit: t.Unit, TimeZone: "UTC"}
+	case arrow.ExtensionType:
+		if s := knownZones(t.StorageType(), unknown); s != t.StorageType() {
+			return s
+		}
+	case *arrow.DictionaryType:
+		if v := knownZones(t.ValueType, unknown); v != t.ValueType {
+			return &arrow.DictionaryType{IndexType: t.IndexType, ValueType: v, Ordered: t.Ordered}
+		}
+	case arrow.NestedType:
+		fields := slices.Clone(t.Fields())
+		changed := false
+		for i, f := range fields {
+			if fields[i].Type = knownZones(f.Type, unknown); fields[i].Type != f.Type {
+				changed = true
+			}
+		}
+		if changed {
+			return withFields(t, fields)
 		}
 	}
-	if _, loaded := zones.m.LoadOrStore(name, l); !loaded && zones.n.Add(1) > zoneCacheMax {
-		zones.m.Range(func(k, _ any) bool {
-			if k == name {
-				return true
-			}
-			if _, ok := zones.m.LoadAndDelete(k); ok {
-				zones.n.Add(-1)
-				return false
-			}
-			return true // another goroutine evicted k: evict the next
-		})
+	return dt
+}
+
+// withFields returns nested type t with fields (knownZones').
+func withFields(t arrow.NestedType, fields []arrow.Field) arrow.DataType {
+	switch t := t.(type) {
+	case *arrow.ListType:
+		return arrow.ListOfField(fields[0])
+	case *arrow.LargeListType:
+		return arrow.LargeListOfField(fields[0])
+	case *arrow.FixedSizeListType:
+		return arrow.FixedSizeListOfField(t.Len(), fields[0])
+	case *arrow.ListViewType:
+		return arrow.ListViewOfField(fields[0])
+	case *arrow.LargeListViewType:
+		return arrow.LargeListViewOfField(fields[0])
+	case *arrow.StructType:
+		return arrow.StructOf(fields...)
+	case *arrow.MapType:
+		entries := fields[0].Type.(*arrow.StructType)
+		m := arrow.MapOfFields(entries.Field(0), entries.Field(1))
+		m.KeysSorted = t.KeysSorted
+		return m
+	case *arrow.SparseUnionType:
+		return arrow.SparseUnionOf(fields, t.TypeCodes())
+	case *arrow.DenseUnionType:
+		return arrow.DenseUnionOf(fields, t.TypeCodes())
+	case *arrow.RunEndEncodedType:
+		r := arrow.RunEndEncodedOf(fields[0].Type, fields[1].Type)
+		r.ValueNullable = t.ValueNullable
+		return r
 	}
-	return l
+	return t // a nested type arrow-go adds later: its zones as they are
+}
+
+// offsetName is GetZone's form of an offset of off seconds: ±HH:MM.
+func offsetName(off int) string {
+	sign := "+"
+	if off < 0 {
+		sign, off = "-", -off
+	}
+	return fmt.Sprintf("%s%02d:%02d", sign, off/3600, off%3600/60)
 }
 
 // parseOffset reads a zone written as an offset: +05:30, -08:00, +0100.
@@ -202,7 +245,8 @@ func timestampText(dst []byte, a arrow.Array, i int) []byte {
 	sec, sub := floorDiv(v, perSec), v-floorDiv(v, perSec)*perSec
 	offset := 0
 	if tt.TimeZone != "" {
-		_, offset = time.Unix(sec, 0).In(zone(tt.TimeZone)).Zone()
+		loc, _ := tt.GetZone() // UTC when it cannot: see knownZones
+		_, offset = time.Unix(sec, 0).In(loc).Zone()
 		sec += int64(offset)
 	}
 	days := floorDiv(sec, 86400)

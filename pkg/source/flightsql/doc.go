@@ -160,7 +160,8 @@
 //     null is null), decimals as numbers with their exact digits,
 //     timestamps, dates, times and intervals as DuckDB's text
 //     ("2024-01-02 03:04:05.5+00", the local time and offset in the type's
-//     zone), NULL as null. Two differences, as JSON has no form for them:
+//     zone; a zone the plugin cannot find is UTC, with a notice), NULL as
+//     null. Two differences, as JSON has no form for them:
 //     blobs are base64 strings (DuckDB writes its \x escapes), NaN and
 //     infinities are the strings "NaN", "Infinity", "-Infinity" (DuckDB
 //     writes bare NaN, which no JSON reader accepts).

@@ -279,8 +279,47 @@ func buildStrings(mem memory.Allocator, a arrow.Array, text func(dst []byte, i i
 // toJSON writes nested values (lists, structs, maps, unions) and JSON
 // extension values as JSON into a binary column, which Grafana reads as JSON
 // values (tstype "other"); see appendJSON for the form.
-func toJSON(string, arrow.DataType) conversion {
-	return conversion{out: arrow.BinaryTypes.Binary, convert: convertJSON}
+// Its timestamps' zones are ones GetZone loads (knownZones), with a notice
+// naming the first it could not find.
+func toJSON(name string, dt arrow.DataType) conversion {
+	c := conversion{out: arrow.BinaryTypes.Binary, convert: convertJSON}
+	var unknown []string
+	known := knownZones(dt, &unknown)
+	if known == dt {
+		return c
+	}
+	c.convert = func(mem memory.Allocator, a arrow.Array) (arrow.Array, found, error) {
+		d := withType(a.Data(), known)
+		defer d.Release()
+		k := array.MakeFromData(d)
+		defer k.Release()
+		return convertJSON(mem, k)
+	}
+	if len(unknown) > 0 {
+		c.notice = fmt.Sprintf("Column %s has times in a time zone the plugin cannot find (%s): they are written in UTC. Name a zone of the IANA database, or an offset such as +05:30.", source.Quote(name), source.Quote(unknown[0]))
+	}
+	return c
+}
+
+// withType returns d as type dt, which has d's layout: d's buffers, its
+// children and dictionary as dt's fields and values.
+func withType(d arrow.ArrayData, dt arrow.DataType) arrow.ArrayData {
+	var children []arrow.ArrayData
+	if nt, ok := dt.(arrow.NestedType); ok {
+		for i, f := range nt.Fields() {
+			children = append(children, withType(d.Children()[i], f.Type))
+		}
+	}
+	nd := array.NewData(dt, d.Len(), d.Buffers(), children, d.NullN(), d.Offset())
+	for _, c := range children {
+		c.Release()
+	}
+	if dict, ok := dt.(*arrow.DictionaryType); ok {
+		v := withType(d.Dictionary(), dict.ValueType)
+		nd.SetDictionary(v)
+		v.Release()
+	}
+	return nd
 }
 
 // convertJSON writes a value whose JSON is null (a union holding a null) as a

@@ -1,64 +1,181 @@
 package flightsql
 
 import (
-	"fmt"
 	"strings"
-	"sync"
 	"testing"
-	"time"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/extensions"
+	"github.com/apache/arrow-go/v18/arrow/memory"
 )
 
-// zoneEntries counts what the zone cache holds.
-func zoneEntries() int {
-	n := 0
-	zones.m.Range(func(_, _ any) bool { n++; return true })
-	return n
+// zoneShapes are the types a timestamp can sit in within a column written
+// as JSON, each with values in arrow-go's JSON form.
+var zoneShapes = []struct {
+	name string
+	of   func(ts arrow.DataType) arrow.DataType
+	js   string
+}{
+	{"list", func(ts arrow.DataType) arrow.DataType { return arrow.ListOf(ts) }, `[[1704164645000, null], null]`},
+	{"large_list", func(ts arrow.DataType) arrow.DataType { return arrow.LargeListOf(ts) }, `[[1719889445000]]`},
+	{"fixed_size_list", func(ts arrow.DataType) arrow.DataType { return arrow.FixedSizeListOf(2, ts) }, `[[1704164645000, 1719964799000]]`},
+	{"list_view", func(ts arrow.DataType) arrow.DataType { return arrow.ListViewOf(ts) }, `[[1704164645000]]`},
+	{"large_list_view", func(ts arrow.DataType) arrow.DataType { return arrow.LargeListViewOf(ts) }, `[[1704164645000]]`},
+	{"struct", func(ts arrow.DataType) arrow.DataType {
+		return arrow.StructOf(arrow.Field{Name: "t", Type: ts, Nullable: true}, arrow.Field{Name: "n", Type: arrow.PrimitiveTypes.Int64, Nullable: true})
+	}, `[{"t": 1704164645000, "n": 1}, null]`},
+	{"map_value", func(ts arrow.DataType) arrow.DataType { return arrow.MapOf(arrow.BinaryTypes.String, ts) }, `[[{"key": "a", "value": 1704164645000}]]`},
+	{"map_key", func(ts arrow.DataType) arrow.DataType { return arrow.MapOf(ts, arrow.PrimitiveTypes.Int64) }, `[[{"key": 1704164645000, "value": 7}]]`},
+	{"sparse_union", func(ts arrow.DataType) arrow.DataType {
+		return arrow.SparseUnionOf([]arrow.Field{{Name: "t", Type: ts, Nullable: true}, {Name: "i", Type: arrow.PrimitiveTypes.Int32, Nullable: true}}, []arrow.UnionTypeCode{0, 1})
+	}, `[[0, 1704164645000]]`},
+	{"dense_union", func(ts arrow.DataType) arrow.DataType {
+		return arrow.DenseUnionOf([]arrow.Field{{Name: "i", Type: arrow.PrimitiveTypes.Int32, Nullable: true}, {Name: "t", Type: ts, Nullable: true}}, []arrow.UnionTypeCode{2, 5})
+	}, `[[5, 1704164645000], [2, 3]]`},
+	{"list_of_opaque", func(ts arrow.DataType) arrow.DataType {
+		return arrow.ListOf(extensions.NewOpaqueType(ts, "event_time", "SomeEngine"))
+	}, `[[1704164645000]]`},
+	{"list_of_dictionary", func(ts arrow.DataType) arrow.DataType {
+		return arrow.ListOf(&arrow.DictionaryType{IndexType: arrow.PrimitiveTypes.Int8, ValueType: ts})
+	}, `[[1704164645000, 1704164645000, null]]`},
+	{"struct_of_run_end", func(ts arrow.DataType) arrow.DataType {
+		return arrow.StructOf(arrow.Field{Name: "r", Type: arrow.RunEndEncodedOf(arrow.PrimitiveTypes.Int16, ts), Nullable: true})
+	}, `[{"r": 1704164645000}, {"r": 1704164645000}]`},
+	{"list_of_struct_of_list", func(ts arrow.DataType) arrow.DataType {
+		return arrow.ListOf(arrow.StructOf(arrow.Field{Name: "ts", Type: arrow.ListOf(ts), Nullable: true}))
+	}, `[[{"ts": [1704164645000]}]]`},
 }
 
-// Many distinct zone names (a query's SQL chooses them) leave at most
-// zoneCacheMax in the cache, from one goroutine or many, and every name
-// still gets its zone.
-func TestZoneCacheBounded(t *testing.T) {
-	var wg sync.WaitGroup
-	for g := range 8 {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for i := range 2000 {
-				name := fmt.Sprintf("Nowhere/%d-%d", g, i)
-				if l := zone(name); l != time.UTC {
-					t.Errorf("%s: %v, want UTC", name, l)
-					return
+// zonedJSON is the plan's JSON of js as shape with timestamps in zone,
+// and the plan's notices. It fails the test on a leak.
+func zonedJSON(t *testing.T, of func(arrow.DataType) arrow.DataType, js, zone string) (rows, notices []string) {
+	t.Helper()
+	// arrow-go's builder loads the zone: build in UTC, then name the zone.
+	ts := &arrow.TimestampType{Unit: arrow.Millisecond, TimeZone: "UTC"}
+	dt := of(ts)
+	a := fromJSON(t, dt, js)
+	defer a.Release()
+	ts.TimeZone = zone
+	ts.ClearCachedLocation()
+	schema := arrow.NewSchema([]arrow.Field{{Name: "v", Type: dt, Nullable: true}}, nil)
+	p, _ := newPlan(schema)
+	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+	defer mem.AssertSize(t, 0)
+	in := array.NewRecordBatch(schema, []arrow.Array{a}, int64(a.Len()))
+	defer in.Release()
+	out, err := p.apply(mem, in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer out.Release()
+	col := out.Column(0).(*array.Binary)
+	for i := range col.Len() {
+		rows = append(rows, col.ValueStr(i))
+	}
+	return rows, p.notices()
+}
+
+// A zone arrow-go cannot load is replaced once, in the column's type,
+// whatever the type it sits in: a column in an unknown zone is written as
+// the same values in UTC, with a notice naming the zone; an offset without
+// its colon as the offset with it, without one; a zone arrow-go loads is
+// left as it is.
+func TestUnknownZonesReplacedInTheType(t *testing.T) {
+	for _, sh := range zoneShapes {
+		t.Run(sh.name, func(t *testing.T) {
+			for _, tc := range []struct{ zone, same string }{
+				{"Mars/Olympus_Mons", "UTC"},
+				{"+0530", "+05:30"},
+				{"-08", "-08:00"},
+			} {
+				got, notices := zonedJSON(t, sh.of, sh.js, tc.zone)
+				want, _ := zonedJSON(t, sh.of, sh.js, tc.same)
+				if strings.Join(got, "\n") != strings.Join(want, "\n") {
+					t.Errorf("%s:\ngot  %q\nwant %q (as %s)", tc.zone, got, want, tc.same)
 				}
-				if off := fmt.Sprintf("+%02d:%02d", i%24, (g*7+i)%60); zone(off) == time.UTC && off != "+00:00" {
-					t.Errorf("%s: UTC", off)
-					return
+				unknown := tc.same == "UTC"
+				if named := len(notices) == 1 && strings.Contains(notices[0], tc.zone); named != unknown || (!unknown && len(notices) > 0) {
+					t.Errorf("%s: notices %q", tc.zone, notices)
 				}
 			}
-		}()
-	}
-	wg.Wait()
-	if n := zoneEntries(); n > zoneCacheMax || int64(n) != zones.n.Load() {
-		t.Errorf("the cache holds %d zones (counted %d), want at most %d", n, zones.n.Load(), zoneCacheMax)
-	}
-	// Still right after evictions.
-	if _, off := time.Unix(0, 0).In(zone("+05:30")).Zone(); off != 5*3600+30*60 {
-		t.Errorf("+05:30 is %d s", off)
-	}
-	ny := zone("America/New_York")
-	if _, off := time.Date(2026, 1, 15, 12, 0, 0, 0, time.UTC).In(ny).Zone(); off != -5*3600 {
-		t.Errorf("America/New_York in January is %d s", off)
+			ny, _ := zonedJSON(t, sh.of, sh.js, "America/New_York")
+			utc, _ := zonedJSON(t, sh.of, sh.js, "UTC")
+			if strings.Join(ny, "") == strings.Join(utc, "") {
+				t.Errorf("America/New_York is written as UTC: %q", ny)
+			}
+		})
 	}
 }
 
-// A name longer than any zone's is an unknown zone, neither looked up nor
-// kept.
-func TestZoneLongNameNotKept(t *testing.T) {
-	long := strings.Repeat("Z", zoneNameMax+1)
-	if zone(long) != time.UTC {
-		t.Error("a long name is not UTC")
+// What knownZones returns loads every zone, so that no value's text looks
+// one up; a type whose zones load is returned as it is.
+func TestKnownZonesLoadEveryZone(t *testing.T) {
+	var loads func(dt arrow.DataType) bool
+	loads = func(dt arrow.DataType) bool {
+		switch t := dt.(type) {
+		case *arrow.TimestampType:
+			_, err := t.GetZone()
+			return err == nil
+		case arrow.ExtensionType:
+			return loads(t.StorageType())
+		case *arrow.DictionaryType:
+			return loads(t.ValueType)
+		case arrow.NestedType:
+			for _, f := range t.Fields() {
+				if !loads(f.Type) {
+					return false
+				}
+			}
+		}
+		return true
 	}
-	if _, ok := zones.m.Load(long); ok {
-		t.Error("a long name is kept")
+	for _, sh := range zoneShapes {
+		for _, zone := range []string{"Nowhere/At_All", "+0100", "+99", "Europe/Paris", "+05:30", strings.Repeat("Z", 200)} {
+			dt := sh.of(&arrow.TimestampType{Unit: arrow.Second, TimeZone: zone})
+			var unknown []string
+			known := knownZones(dt, &unknown)
+			if !loads(known) {
+				t.Errorf("%s in %s: %s has a zone GetZone cannot load", zone, sh.name, known)
+			}
+			if loads(dt) != (known == dt) {
+				t.Errorf("%s in %s: replaced %v, though its zones load: %v", zone, sh.name, known != dt, loads(dt))
+			}
+		}
+	}
+}
+
+// BenchmarkZonedJSON: the JSON of a list of zoned timestamps (8 a row), a
+// zone the database has and one it lacks, through the plan.
+func BenchmarkZonedJSON(b *testing.B) {
+	for _, zone := range []string{"America/New_York", "Mars/Olympus_Mons"} {
+		b.Run("zone="+strings.ReplaceAll(zone, "/", "_"), func(b *testing.B) {
+			ts := &arrow.TimestampType{Unit: arrow.Microsecond, TimeZone: "UTC"}
+			lb := array.NewListBuilder(memory.DefaultAllocator, ts)
+			vb := lb.ValueBuilder().(*array.TimestampBuilder)
+			for i := range 4096 {
+				lb.Append(true)
+				for k := range 8 {
+					vb.Append(arrow.Timestamp(1_700_000_000_000_000 + int64(i*8+k)*1_000_003))
+				}
+			}
+			a := lb.NewArray()
+			lb.Release()
+			defer a.Release()
+			ts.TimeZone = zone
+			ts.ClearCachedLocation()
+			schema := arrow.NewSchema([]arrow.Field{{Name: "v", Type: a.DataType(), Nullable: true}}, nil)
+			rec := array.NewRecordBatch(schema, []arrow.Array{a}, int64(a.Len()))
+			defer rec.Release()
+			b.ReportAllocs()
+			for b.Loop() {
+				p, _ := newPlan(schema)
+				out, err := p.apply(memory.DefaultAllocator, rec)
+				if err != nil {
+					b.Fatal(err)
+				}
+				out.Release()
+			}
+		})
 	}
 }
