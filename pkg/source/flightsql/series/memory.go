@@ -1,6 +1,6 @@
 // The pooled memory of the split: its scratch (Memory.scratch), the memory
-// of the series' arrays (arrays, an allocator over Memory.arrays) and the
-// pool type both are (DirtyPool).
+// of the series' arrays (Memory.arrays, an allocator) and the pool type
+// both are (DirtyPool).
 
 package series
 
@@ -23,7 +23,7 @@ import (
 // and returned to the system meanwhile, faults in again. Tiers from 64 KiB
 // (smaller buffers are allocated each time) to 4 MiB (larger ones too).
 //
-// arrays holds the memory of the series' arrays (arraysAllocator) and of
+// arrays holds the memory of the series' arrays (its Allocate) and of
 // the source's received series bodies (Pool), from 4 KiB (a 512-point
 // series of float64; smaller ones are allocated each time) to 64 MiB (a
 // server's batch of a few hundred thousand rows).
@@ -111,28 +111,6 @@ func reallocate(a memory.Allocator, size int, b []byte) []byte {
 	return nb
 }
 
-// arraysAllocator is the memory of the series' arrays: a memory.Allocator
-// over a pool (Memory.arrays), to which a buffer goes back when its last
-// reference is released: once the sink has encoded the frame (copied it),
-// or, a sink that lends (source.RecordLender), once the frame is sent or
-// dropped. A series' arrays are then those of a series sent before, in this
-// query or an earlier one, memory the runtime neither clears nor faults in
-// again. Not cleared: collect writes all of it.
-type arraysAllocator struct{ pool *DirtyPool }
-
-func (a arraysAllocator) Allocate(size int) []byte {
-	if !a.pool.Holds(size) {
-		return make([]byte, size)
-	}
-	return *a.pool.Get(size)
-}
-
-func (a arraysAllocator) Reallocate(size int, b []byte) []byte { return reallocate(a, size, b) }
-
-// Free keeps b when its capacity is one of the pool's tiers (one Allocate
-// took from it).
-func (a arraysAllocator) Free(b []byte) { a.pool.Put(&b) }
-
 // DirtyPool is a pool of byte buffers that are not cleared: one sync.Pool
 // per power of two from 1 << minShift to 1 << maxShift bytes, larger
 // buffers allocated each time. Its users write every byte they read: the
@@ -187,6 +165,27 @@ func (p *DirtyPool) Take(n int) (*[]byte, bool) {
 	b := make([]byte, n, 1<<(p.minShift+t))
 	return &b, false
 }
+
+// Allocate, Reallocate and Free make p the memory.Allocator of the series'
+// arrays (Memory.arrays), to which a buffer goes back when its last
+// reference is released: once the sink has encoded the frame (copied it),
+// or, a sink that lends (source.RecordLender), once the frame is sent or
+// dropped. A series' arrays are then those of a series sent before, in this
+// query or an earlier one, memory the runtime neither clears nor faults in
+// again. Not cleared: collect writes all of it. A size p does not hold is
+// new memory.
+func (p *DirtyPool) Allocate(size int) []byte {
+	if !p.Holds(size) {
+		return make([]byte, size)
+	}
+	return *p.Get(size)
+}
+
+func (p *DirtyPool) Reallocate(size int, b []byte) []byte { return reallocate(p, size, b) }
+
+// Free keeps b when its capacity is one of the tiers (one Allocate took
+// from it).
+func (p *DirtyPool) Free(b []byte) { p.Put(&b) }
 
 // Put keeps a buffer whose capacity is one of the tiers and drops any
 // other (a large one, or one not from Get).

@@ -74,7 +74,7 @@ type Builder struct {
 	// a one-run series', inSegments). A series whose times are the
 	// previous one's shares them (lastTimes: the last times collected,
 	// sorted).
-	mem          arraysAllocator
+	mem          *DirtyPool
 	lender       source.RecordLender
 	lastTimes    []arrow.Timestamp
 	lastRuns     []run           // where lastTimes were collected from
@@ -130,7 +130,7 @@ func New(cfg Config, s *arrow.Schema) (*Builder, error) {
 	if mem == nil {
 		mem = NewMemory()
 	}
-	b.segMem.pool, b.scratchMem.pool, b.mem = mem.scratch, mem.scratch, arraysAllocator{mem.arrays}
+	b.segMem.pool, b.scratchMem.pool, b.mem = mem.scratch, mem.scratch, mem.arrays
 	b.times = segments[arrow.Timestamp]{times: true, mem: &b.segMem, scratch: &b.scratchMem}
 	for i, f := range s.Fields() {
 		if i == ti {

@@ -24,7 +24,7 @@ type valueStore interface {
 	// array returns the values of one series, whose rows are runs, as an
 	// array of type dt (the i-th value being the perm[i]-th of the runs;
 	// perm nil: in their order), its values in memory from mem.
-	array(runs []run, dt arrow.DataType, perm []int32, mem arraysAllocator) arrow.Array
+	array(runs []run, dt arrow.DataType, perm []int32, mem *DirtyPool) arrow.Array
 }
 
 // run is where some rows of a series are: n values of segment seg from
@@ -72,7 +72,7 @@ func (s *numStore[T]) flush(g *rowGroups) {
 	s.valid = append(s.valid, valid)
 }
 
-func (s *numStore[T]) array(runs []run, dt arrow.DataType, perm []int32, mem arraysAllocator) arrow.Array {
+func (s *numStore[T]) array(runs []run, dt arrow.DataType, perm []int32, mem *DirtyPool) arrow.Array {
 	vals, buf := s.vals.collect(runs, mem)
 	var bm []byte
 	nulls, pos := 0, 0
@@ -328,7 +328,7 @@ func timeBytes(t []arrow.Timestamp) []byte {
 // collect returns the values of runs as one slice: the segment's own memory
 // when there is one run (buf nil), else a copy in a buffer from mem (buf,
 // which the caller owns).
-func (s *segments[T]) collect(runs []run, mem arraysAllocator) (vals []T, buf *memory.Buffer) {
+func (s *segments[T]) collect(runs []run, mem *DirtyPool) (vals []T, buf *memory.Buffer) {
 	if len(runs) == 1 {
 		return s.of(runs[0]), nil
 	}
