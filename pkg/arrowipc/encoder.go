@@ -130,9 +130,6 @@ func (e *Encoder) SetDecoder(d *codec.Decoder) {
 	e.decoder = d
 }
 
-// Decoder returns the generation codec.Auto prices decoding by.
-func (e *Encoder) Decoder() *codec.Decoder { return e.decoder }
-
 // Prepare is phase one: it checks that cols (one Column per field, laid out
 // as Column describes) hold rows rows of fields' types, compresses the
 // buffers worth compressing and keeps the batch for AppendFile. fields and

@@ -47,19 +47,13 @@ func SchemaMetadata(name, refID string, meta *data.FrameMeta) (arrow.Metadata, e
 // FieldMetadata returns a field's metadata as the SDK writes it: config and
 // labels only when set, tstype always.
 func FieldMetadata(tstype string, labels data.Labels, config *data.FieldConfig) (arrow.Metadata, error) {
-	keys := make([]string, 0, 3)
-	values := make([]string, 0, 3)
+	c := ""
 	if config != nil {
 		b, err := json.Marshal(config)
 		if err != nil {
 			return arrow.Metadata{}, fmt.Errorf("frame: encoding field config: %w", err)
 		}
-		keys, values = append(keys, KeyConfig), append(values, string(b))
+		c = string(b)
 	}
-	if labels != nil {
-		b, _ := appendLabelsJSON(nil, labels, nil)
-		keys, values = append(keys, KeyLabels), append(values, string(b))
-	}
-	keys, values = append(keys, KeyTSType), append(values, tstype)
-	return arrow.NewMetadata(keys, values), nil
+	return ColumnMetadata(tstype, labels, c), nil
 }

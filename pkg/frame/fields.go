@@ -126,10 +126,10 @@ func fixed[T fixedWidth](f *data.Field, _ *scratch) arrowipc.Column {
 	return arrowipc.Column{Values: asBytes(view[T](f))}
 }
 
-// validity fills s.validity for n rows from isNull and returns the null count.
-func validity[P any](s *scratch, v []*P) int {
-	n := len(v)
-	s.validity = resize(s.validity, (n+7)/8)
+// withValidity returns c with the validity of v's rows (a nil row is null)
+// in s.validity, when any row is null.
+func withValidity[P any](c arrowipc.Column, s *scratch, v []*P) arrowipc.Column {
+	s.validity = resize(s.validity, (len(v)+7)/8)
 	clear(s.validity)
 	nulls := 0
 	for i, p := range v {
@@ -139,7 +139,10 @@ func validity[P any](s *scratch, v []*P) int {
 		}
 		s.validity[i>>3] |= 1 << (i & 7)
 	}
-	return nulls
+	if nulls > 0 {
+		c.NullCount, c.Validity = nulls, s.validity
+	}
+	return c
 }
 
 func resize(b []byte, n int) []byte {
@@ -162,11 +165,7 @@ func nullableFixed[T fixedWidth](f *data.Field, s *scratch) arrowipc.Column {
 			vals[i] = 0
 		}
 	}
-	c := arrowipc.Column{Values: s.values}
-	if nulls := validity(s, v); nulls > 0 {
-		c.NullCount, c.Validity = nulls, s.validity
-	}
-	return c
+	return withValidity(arrowipc.Column{Values: s.values}, s, v)
 }
 
 func bools(f *data.Field, s *scratch) arrowipc.Column {
@@ -190,11 +189,7 @@ func nullableBools(f *data.Field, s *scratch) arrowipc.Column {
 			s.values[i>>3] |= 1 << (i & 7)
 		}
 	}
-	c := arrowipc.Column{Values: s.values}
-	if nulls := validity(s, v); nulls > 0 {
-		c.NullCount, c.Validity = nulls, s.validity
-	}
-	return c
+	return withValidity(arrowipc.Column{Values: s.values}, s, v)
 }
 
 func times(f *data.Field, s *scratch) arrowipc.Column {
@@ -216,11 +211,7 @@ func nullableTimes(f *data.Field, s *scratch) arrowipc.Column {
 		}
 		binary.LittleEndian.PutUint64(s.values[8*i:], uint64(ns))
 	}
-	c := arrowipc.Column{Values: s.values}
-	if nulls := validity(s, v); nulls > 0 {
-		c.NullCount, c.Validity = nulls, s.validity
-	}
-	return c
+	return withValidity(arrowipc.Column{Values: s.values}, s, v)
 }
 
 type bytesLike interface{ ~string | ~[]byte }
@@ -248,9 +239,5 @@ func nullableVarWidth[T bytesLike](f *data.Field, s *scratch) arrowipc.Column {
 		}
 		s.offsets = binary.LittleEndian.AppendUint32(s.offsets, uint32(len(s.values)))
 	}
-	c := arrowipc.Column{Offsets: s.offsets, Values: s.values}
-	if nulls := validity(s, v); nulls > 0 {
-		c.NullCount, c.Validity = nulls, s.validity
-	}
-	return c
+	return withValidity(arrowipc.Column{Offsets: s.offsets, Values: s.values}, s, v)
 }

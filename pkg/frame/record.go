@@ -24,15 +24,16 @@ type Column struct {
 
 // ColumnMetadata is the metadata of a field of Grafana type tstype with
 // labels and a FieldConfig's JSON (none when ""), as the SDK writes it.
-func ColumnMetadata(tstype string, labels data.Labels, config string) (arrow.Metadata, error) {
-	md, err := FieldMetadata(tstype, labels, nil)
-	if err != nil {
-		return arrow.Metadata{}, err
+func ColumnMetadata(tstype string, labels data.Labels, config string) arrow.Metadata {
+	keys, values := make([]string, 0, 3), make([]string, 0, 3)
+	if config != "" {
+		keys, values = append(keys, KeyConfig), append(values, config)
 	}
-	if config != "" { // "config" sorts first, as the SDK writes it
-		md = arrow.NewMetadata(append([]string{KeyConfig}, md.Keys()...), append([]string{config}, md.Values()...))
+	if labels != nil {
+		b, _ := appendLabelsJSON(nil, labels, nil)
+		keys, values = append(keys, KeyLabels), append(values, string(b))
 	}
-	return md, nil
+	return arrow.NewMetadata(append(keys, KeyTSType), append(values, tstype))
 }
 
 // NewRecord builds the record of one frame: its schema carries Grafana's
@@ -60,11 +61,7 @@ func NewRecordMD(md arrow.Metadata, cols []Column) (arrow.RecordBatch, error) {
 			return nil, fmt.Errorf("frame: internal: column %q has %d rows, want %d", c.Name, c.Array.Len(), rows)
 		}
 		rows = c.Array.Len()
-		fmd, err := c.metadata()
-		if err != nil {
-			return nil, fmt.Errorf("frame: metadata of %q: %w", c.Name, err)
-		}
-		afs[i] = arrow.Field{Name: c.Name, Type: c.Array.DataType(), Nullable: c.Array.NullN() > 0, Metadata: fmd}
+		afs[i] = arrow.Field{Name: c.Name, Type: c.Array.DataType(), Nullable: c.Array.NullN() > 0, Metadata: c.metadata()}
 		arrs[i] = c.Array
 	}
 	if rows < 0 {
@@ -73,9 +70,9 @@ func NewRecordMD(md arrow.Metadata, cols []Column) (arrow.RecordBatch, error) {
 	return array.NewRecordBatch(arrow.NewSchema(afs, &md), arrs, int64(rows)), nil
 }
 
-func (c *Column) metadata() (arrow.Metadata, error) {
+func (c *Column) metadata() arrow.Metadata {
 	if c.Metadata != nil {
-		return *c.Metadata, nil
+		return *c.Metadata
 	}
 	return ColumnMetadata(c.TSType, c.Labels, c.Config)
 }

@@ -81,9 +81,6 @@ func (p *Pipeline) Account(share string) *Account { return p.budget.account(shar
 // and how many reservations wait.
 func (p *Pipeline) Stats() (used, peak, limit int64, waiting int) { return p.budget.Stats() }
 
-// Setting names the budget and how it was set, for messages.
-func (p *Pipeline) Setting() string { return p.budget.setting() }
-
 // Query is one query to run.
 type Query struct {
 	Source source.Source

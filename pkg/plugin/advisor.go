@@ -161,9 +161,6 @@ func (s *Service) advise(ctx context.Context, inst *Instance, req *backend.CallR
 	res, err := s.measure(ctx, inst, ar, grafanaDecoder(req.PluginContext))
 	if err != nil {
 		status, _, msg := classify(err)
-		if status == backend.StatusInternal {
-			return fail(http.StatusInternalServerError, "advise: "+msg)
-		}
 		return fail(int(status), "advise: "+msg)
 	}
 	return reply(http.StatusOK, res)

@@ -31,9 +31,7 @@ func classify(err error) (backend.Status, backend.ErrorSource, string) {
 		return backend.StatusTimeout, backend.ErrorSourceDownstream, "query timed out: " + msg
 	case errors.Is(err, context.Canceled):
 		return backend.StatusTimeout, backend.ErrorSourceDownstream, "query cancelled: " + msg
-	case errors.Is(err, errInvalidSettings):
-		return backend.StatusBadRequest, backend.ErrorSourcePlugin, msg
-	case errors.Is(err, pipeline.ErrTooLarge):
+	case errors.Is(err, errInvalidSettings), errors.Is(err, pipeline.ErrTooLarge):
 		return backend.StatusBadRequest, backend.ErrorSourcePlugin, msg
 	case errors.Is(err, pipeline.ErrBusy):
 		return backend.StatusTooManyRequests, backend.ErrorSourcePlugin, msg

@@ -80,25 +80,21 @@ func (c wireCodec) Name() string { return c.next.Name() }
 // message through the previous codec.
 func (c wireCodec) Marshal(v any) (mem.BufferSlice, error) {
 	var (
-		out mem.BufferSlice
-		ok  bool
-		err error
+		out  mem.BufferSlice
+		ok   bool
+		err  error
+		done func()
 	)
 	switch m := v.(type) {
 	case *reply:
-		v = m.msg
-		done := m.written.take()
+		v, done = m.msg, m.written.take()
 		out, ok, err = marshalQueryData(m.msg, m.rest.take(), done)
-		if !ok && done != nil {
-			defer done() // the previous codec's copy, or nothing, goes out
-		}
 	case *chunk:
-		v = m.msg
-		done := m.written.take()
+		v, done = m.msg, m.written.take()
 		out, ok, err = marshalChunk(m.msg, m.rest.take(), done)
-		if !ok && done != nil {
-			defer done() // likewise
-		}
+	}
+	if !ok && done != nil {
+		defer done() // the previous codec's copy, or nothing, goes out
 	}
 	if ok || err != nil {
 		return out, err
@@ -228,13 +224,7 @@ func dataResponseSize(dr *pluginv2.DataResponse, pieces piecedFrames) int64 {
 }
 
 // frameLen is the length of the frame made of f and then rest.
-func frameLen(f []byte, rest [][]byte) int64 {
-	n := int64(len(f))
-	for _, p := range rest {
-		n += int64(len(p))
-	}
-	return n
-}
+func frameLen(f []byte, rest [][]byte) int64 { return int64(pipeline.Frame{B: f, Rest: rest}.Size()) }
 
 // marshalChunk writes c, whose frame's pieces after the first are in
 // pieces, or says (ok false) that the previous codec must (its frame joined

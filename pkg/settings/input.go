@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"regexp"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -96,7 +97,7 @@ func unknownKeys(keys map[string]json.RawMessage, secure map[string]string) []st
 	known := knownKeys()
 	var unknown []string
 	for k := range keys {
-		if headerNameKey.MatchString(k) || contains(known, k) {
+		if headerNameKey.MatchString(k) || slices.Contains(known, k) {
 			continue
 		}
 		unknown = append(unknown, k)
@@ -137,15 +138,6 @@ func unknownKeys(keys map[string]json.RawMessage, secure map[string]string) []st
 		}
 	}
 	return out
-}
-
-func contains(list []string, s string) bool {
-	for _, v := range list {
-		if v == s {
-			return true
-		}
-	}
-	return false
 }
 
 // suggest returns the known key closest to k: the same letters in another

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"math"
 	"regexp"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -130,8 +131,6 @@ func (st *Setting) set(s *Settings, v any) {
 		*p = v.(string)
 	case *bool:
 		*p = v.(bool)
-	case *int:
-		*p = int(v.(int64))
 	case *int64:
 		*p = v.(int64)
 	case *float64:
@@ -146,8 +145,6 @@ func (st *Setting) set(s *Settings, v any) {
 // get returns the setting's field of s as a float64, for range checks.
 func (st *Setting) number(s *Settings) float64 {
 	switch p := st.field(s).(type) {
-	case *int:
-		return float64(*p)
 	case *int64:
 		return float64(*p)
 	case *float64:
@@ -257,7 +254,7 @@ func (s *Settings) check(upstream string) []error {
 		switch {
 		case len(st.Values) > 0:
 			v := *st.field(s).(*string)
-			if !contains(st.Values, v) {
+			if !slices.Contains(st.Values, v) {
 				errs = append(errs, fmt.Errorf("settings: %s: %s", st.Key, oneOfMessage(v, st.Values)))
 			}
 		case st.Type == Integer || st.Type == Number:
@@ -272,10 +269,7 @@ func (s *Settings) check(upstream string) []error {
 
 // format writes the value of a numeric setting as a message shows it.
 func (st *Setting) format(s *Settings) string {
-	switch p := st.field(s).(type) {
-	case *int:
-		return strconv.Itoa(*p)
-	case *int64:
+	if p, ok := st.field(s).(*int64); ok {
 		return strconv.FormatInt(*p, 10)
 	}
 	return FormatNumber(st.number(s))

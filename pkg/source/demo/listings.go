@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"math/rand/v2"
+	"slices"
 	"time"
 
 	"github.com/grafana/grafana-plugin-sdk-go/data"
@@ -57,11 +58,7 @@ func labelValues(q source.Query, series int) (*data.Frame, error) {
 	if lq.Label == "" {
 		lq.Label = DefaultLabel
 	}
-	known := false
-	for _, n := range labelNames {
-		known = known || n == lq.Label
-	}
-	if !known {
+	if !slices.Contains(labelNames, lq.Label) {
 		return nil, source.BadQuery("demo query: label %s is not one of %q", source.Quote(lq.Label), labelNames)
 	}
 	if q.Limits.MaxSeries > 0 && series > q.Limits.MaxSeries {

@@ -15,22 +15,15 @@ import (
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/quiverdata/quiver/pkg/source/flightsql/series"
 )
-
-func floorDiv(a, b int64) int64 {
-	q := a / b
-	if (a%b != 0) && ((a < 0) != (b < 0)) {
-		q--
-	}
-	return q
-}
 
 // civil returns the calendar date of a day number (days since 1970-01-01),
 // valid for any int64 day count a date or timestamp can hold.
 func civil(days int64) (year int64, month, day int) {
 	// Howard Hinnant's days_from_civil inverse.
 	z := days + 719468
-	era := floorDiv(z, 146097)
+	era := series.FloorDiv(z, 146097)
 	doe := z - era*146097
 	yoe := (doe - doe/1460 + doe/36524 - doe/146096) / 365
 	y := yoe + era*400
@@ -110,7 +103,7 @@ func date32Text(dst []byte, a arrow.Array, i int) []byte {
 }
 
 func date64Text(dst []byte, a arrow.Array, i int) []byte {
-	return dateText(dst, floorDiv(int64(a.(*array.Date64).Value(i)), 86_400_000), math.MaxInt64)
+	return dateText(dst, series.FloorDiv(int64(a.(*array.Date64).Value(i)), 86_400_000), math.MaxInt64)
 }
 
 // A timestamp type names its zone, which a query's SQL chooses (any text a
@@ -242,14 +235,14 @@ func timestampText(dst []byte, a arrow.Array, i int) []byte {
 	}
 	per := unitNS[tt.Unit]
 	perSec := 1e9 / per
-	sec, sub := floorDiv(v, perSec), v-floorDiv(v, perSec)*perSec
+	sec, sub := series.FloorDiv(v, perSec), v-series.FloorDiv(v, perSec)*perSec
 	offset := 0
 	if tt.TimeZone != "" {
 		loc, _ := tt.GetZone() // UTC when it cannot: see knownZones
 		_, offset = time.Unix(sec, 0).In(loc).Zone()
 		sec += int64(offset)
 	}
-	days := floorDiv(sec, 86400)
+	days := series.FloorDiv(sec, 86400)
 	y, _, _ := civil(days)
 	dst = appendDate(dst, days)
 	if y <= 0 { // the (BC) mark goes after the time

@@ -13,6 +13,7 @@ import (
 	"io"
 	"math"
 	"net/url"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -86,7 +87,7 @@ func newConn(cfg settings.FlightSQL, mem memory.Allocator, extra []grpc.DialOpti
 		schema:  cfg.Schema,
 		remotes: map[string]*flightsql.Client{},
 		dialect: newDialectState(cfg.Dialect),
-		auth:    authenticator{kind: cfg.AuthType, user: cfg.Username, pass: cfg.Password},
+		auth:    authenticator{kind: cfg.AuthType, user: cfg.Username},
 
 		oauthPassThru:        cfg.OAuthPassThru,
 		noIdentityConfigured: cfg.NoForwardedIdentity == settings.NoIdentityConfigured,
@@ -195,9 +196,6 @@ func (c *conn) clientFor(ep *flight.FlightEndpoint) (*flightsql.Client, error) {
 }
 
 func (c *conn) remote(uri string) (*flightsql.Client, error) {
-	if uri == flight.LocationReuseConnection {
-		return c.main, nil
-	}
 	u, err := url.Parse(uri)
 	if err != nil {
 		return nil, fmt.Errorf("flightsql: endpoint location %s: %w", source.Quote(uri), err)
@@ -253,11 +251,8 @@ var ErrLocationHost = errors.New("flightsql: endpoint location on a host that is
 // network position). Host names are compared as written, without resolving
 // them: "localhost" and "127.0.0.1" are two hosts.
 func (c *conn) allowHost(host string) error {
-	h := strings.ToLower(host)
-	for _, ok := range c.locationHosts {
-		if h == ok {
-			return nil
-		}
+	if slices.Contains(c.locationHosts, strings.ToLower(host)) {
+		return nil
 	}
 	return &source.Error{Kind: source.KindQuery, Err: fmt.Errorf("%w: the server sent the query to host %s, which is neither the host of address nor listed in allowedLocationHosts: "+
 		"the plugin sends credentials and forwarded user tokens only there (an administrator may add the host to allowedLocationHosts)", ErrLocationHost, source.Quote(host))}
@@ -407,7 +402,6 @@ type authenticator struct {
 	static string // "Bearer <token>"
 	basic  string // "Basic <base64>"
 	user   string
-	pass   settings.Secret
 
 	mu     sync.Mutex
 	bearer string

@@ -43,16 +43,6 @@ func (fi *frameInfo) meta(typ data.FrameType, version data.FrameTypeVersion, not
 	return &data.FrameMeta{Type: typ, TypeVersion: version, ExecutedQueryString: fi.sql, Notices: notices}
 }
 
-// releaseArrays releases the arrays of as and clears them.
-func releaseArrays(as []arrow.Array) {
-	for i, a := range as {
-		if a != nil {
-			a.Release()
-			as[i] = nil
-		}
-	}
-}
-
 // Metadata keys of Grafana's Arrow frames (package frame owns them).
 const (
 	mdConfig = frame.KeyConfig

@@ -5,6 +5,7 @@ package flightsql
 
 import (
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -47,17 +48,11 @@ func sqlWhyFull(sql string, u timeUse) string {
 		case "group":
 			grouped = true
 		}
-		for _, k := range sqlKeywordsFull {
-			if w == k {
-				return fmt.Sprintf("the SQL has %s", strings.ToUpper(k))
-			}
+		if slices.Contains(sqlKeywordsFull, w) {
+			return fmt.Sprintf("the SQL has %s", strings.ToUpper(w))
 		}
-		if len(u.groups) == 0 && i+1 < len(words) && words[i+1] == "(" {
-			for _, a := range aggregates {
-				if w == a {
-					return fmt.Sprintf("the SQL aggregates (%s) without a time group", w)
-				}
-			}
+		if len(u.groups) == 0 && i+1 < len(words) && words[i+1] == "(" && slices.Contains(aggregates, w) {
+			return fmt.Sprintf("the SQL aggregates (%s) without a time group", w)
 		}
 	}
 	switch {

@@ -80,8 +80,8 @@ type plan struct {
 
 // newPlan plans the normalisation of schema s. Every column gets a type
 // Grafana reads: a type the table does not know becomes text with a notice,
-// so a plan is never refused (the error result is always nil).
-func newPlan(s *arrow.Schema) (*plan, error) {
+// so a plan is never refused.
+func newPlan(s *arrow.Schema) *plan {
 	n := s.NumFields()
 	p := &plan{in: s, convs: make([]conversion, n), found: make([]found, n), failed: make([]string, n)}
 	fields := make([]arrow.Field, n)
@@ -94,7 +94,7 @@ func newPlan(s *arrow.Schema) (*plan, error) {
 		}
 	}
 	p.out = arrow.NewSchema(fields, nil)
-	return p, nil
+	return p
 }
 
 // normalise looks dt up in the registry (types.go); this is the one place
@@ -141,7 +141,7 @@ func (p *plan) notices() []string {
 // apply returns rec with every column normalised. The caller owns the result.
 // A column whose conversion fails is all null in the result, with a notice:
 // one column never fails the query.
-func (p *plan) apply(mem memory.Allocator, rec arrow.RecordBatch) (arrow.RecordBatch, error) {
+func (p *plan) apply(mem memory.Allocator, rec arrow.RecordBatch) arrow.RecordBatch {
 	cols := make([]arrow.Array, len(p.convs))
 	defer func() {
 		for _, c := range cols {
@@ -178,7 +178,7 @@ func (p *plan) apply(mem memory.Allocator, rec arrow.RecordBatch) (arrow.RecordB
 		}
 		p.mu.Unlock()
 	}
-	return array.NewRecordBatch(p.out, cols, rec.NumRows()), nil
+	return array.NewRecordBatch(p.out, cols, rec.NumRows())
 }
 
 func (p *plan) fail(col int, err error) {

@@ -851,15 +851,12 @@ func TestFailedConversionLeavesTheColumnOut(t *testing.T) {
 		b.Field(2).(*array.StringViewBuilder).Append("y")
 	})
 	defer rec.Release()
-	p, _ := newPlan(schema)
+	p := newPlan(schema)
 	p.convs[1].convert = func(memory.Allocator, arrow.Array) (arrow.Array, found, error) { return nil, 0, errors.New("no way") }
 	p.convs[2].convert = func(memory.Allocator, arrow.Array) (arrow.Array, found, error) { panic("boom") }
 	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
 	defer mem.AssertSize(t, 0)
-	out, err := p.apply(mem, rec)
-	if err != nil {
-		t.Fatal(err)
-	}
+	out := p.apply(mem, rec)
 	defer out.Release()
 	if out.Column(0).(*array.Int64).Value(0) != 1 || out.Column(1).IsValid(0) || out.Column(2).IsValid(0) || !arrow.TypeEqual(out.Column(1).DataType(), arrow.BinaryTypes.String) {
 		t.Errorf("columns: %v", out)
@@ -998,14 +995,8 @@ func TestNormaliseKeepsBuffers(t *testing.T) {
 		}
 	})
 	defer rec.Release()
-	plan, err := newPlan(schema)
-	if err != nil {
-		t.Fatal(err)
-	}
-	norm, err := plan.apply(memory.DefaultAllocator, rec)
-	if err != nil {
-		t.Fatal(err)
-	}
+	plan := newPlan(schema)
+	norm := plan.apply(memory.DefaultAllocator, rec)
 	defer norm.Release()
 	for c := range schema.NumFields() {
 		in, out := rec.Column(c).Data().Buffers(), norm.Column(c).Data().Buffers()
@@ -1030,10 +1021,7 @@ func TestNormaliseKeepsBuffers(t *testing.T) {
 		b.Field(3).(*array.Int64Builder).Append(1)
 	})
 	defer inf.Release()
-	n2, err := plan.apply(memory.DefaultAllocator, inf)
-	if err != nil {
-		t.Fatal(err)
-	}
+	n2 := plan.apply(memory.DefaultAllocator, inf)
 	defer n2.Release()
 	if !n2.Column(0).IsNull(0) {
 		t.Errorf("infinity was not made null")

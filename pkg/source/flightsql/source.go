@@ -296,10 +296,7 @@ func (s *Source) readEndpoint(ctx context.Context, st *streamState, ep *flight.F
 	defer cancel()
 
 	if st.plan == nil || !st.plan.in.Equal(rdr.Schema()) {
-		p, err := newPlan(rdr.Schema())
-		if err != nil {
-			return false, err
-		}
+		p := newPlan(rdr.Schema())
 		if st.out != nil && !st.out.Equal(p.out) {
 			return false, source.Upstream(fmt.Errorf("flightsql: %s: its schema differs from the first endpoint's: %s", what, source.DescribeColumns(rdr.Schema())))
 		}
@@ -379,10 +376,7 @@ func (s *Source) consume(p *plan, rec arrow.RecordBatch, keep int64, onBatch bat
 		rec = rec.NewSlice(0, keep)
 		defer rec.Release()
 	}
-	norm, err := p.apply(s.mem, rec)
-	if err != nil {
-		return source.BadQuery("%w", err)
-	}
+	norm := p.apply(s.mem, rec)
 	defer norm.Release()
 	return onBatch(norm, whole && keptAll(rec, norm))
 }

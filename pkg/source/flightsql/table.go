@@ -11,6 +11,7 @@ import (
 
 	"github.com/quiverdata/quiver/pkg/frame"
 	"github.com/quiverdata/quiver/pkg/source"
+	"github.com/quiverdata/quiver/pkg/source/flightsql/series"
 )
 
 // tableBuilder makes one frame of the whole result, columns as returned
@@ -178,7 +179,7 @@ func (b *tableBuilder) Finish(ctx context.Context, sink source.Sink, notices []d
 
 // joinArrays returns the concatenation of parts and releases them.
 func joinArrays(mem memory.Allocator, dt arrow.DataType, parts []arrow.Array) (arrow.Array, error) {
-	defer releaseArrays(parts)
+	defer series.ReleaseArrays(parts)
 	switch len(parts) {
 	case 0:
 		bld := array.NewBuilder(mem, dt)
@@ -193,7 +194,7 @@ func joinArrays(mem memory.Allocator, dt arrow.DataType, parts []arrow.Array) (a
 
 func (b *tableBuilder) Release() {
 	for _, p := range b.parts {
-		releaseArrays(p)
+		series.ReleaseArrays(p)
 	}
 	if b.w != nil {
 		b.w.Abort()

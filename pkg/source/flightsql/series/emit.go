@@ -50,7 +50,7 @@ func (ss *sortedSeries) timesArray() arrow.Array {
 
 // release drops the series' arrays.
 func (ss *sortedSeries) release() {
-	releaseArrays(ss.Values)
+	ReleaseArrays(ss.Values)
 	if ss.timesBuf != nil {
 		ss.timesBuf.Release()
 		ss.timesBuf = nil
@@ -63,10 +63,7 @@ func (b *Builder) emit(ctx context.Context, sink source.Sink, ss *sortedSeries, 
 	defer tarr.Release()
 	tname := b.schema.Field(b.timeIdx).Name
 	if b.timeMD == nil {
-		md, err := frame.ColumnMetadata(frame.TSTime, nil, "")
-		if err != nil {
-			return fmt.Errorf("flightsql: metadata of %s: %w", source.Quote(tname), err)
-		}
+		md := frame.ColumnMetadata(frame.TSTime, nil, "")
 		b.timeMD = &md
 	}
 	for j, varr := range ss.Values {
@@ -74,7 +71,7 @@ func (b *Builder) emit(ctx context.Context, sink source.Sink, ss *sortedSeries, 
 		vf := b.schema.Field(b.valueIdx[j])
 		md, err := b.frameMD(*notices)
 		if err != nil {
-			releaseArrays(ss.Values)
+			ReleaseArrays(ss.Values)
 			varr.Release()
 			return err
 		}
@@ -86,12 +83,12 @@ func (b *Builder) emit(ctx context.Context, sink source.Sink, ss *sortedSeries, 
 			{Name: vf.Name, Array: varr, TSType: frame.TSNumber, Labels: ss.Labels, Config: config},
 		})
 		if err != nil {
-			releaseArrays(ss.Values)
+			ReleaseArrays(ss.Values)
 			return fmt.Errorf("flightsql: %w", err)
 		}
 		b.segmentsOut = b.segmentsOut || ss.inSegments
 		if err := b.hand(ctx, sink, rec, !ss.inSegments); err != nil {
-			releaseArrays(ss.Values)
+			ReleaseArrays(ss.Values)
 			return err
 		}
 	}
@@ -189,8 +186,8 @@ func (b *Builder) frameMD(notices []data.Notice) (arrow.Metadata, error) {
 	return md, nil
 }
 
-// releaseArrays releases the arrays of as and clears them.
-func releaseArrays(as []arrow.Array) {
+// ReleaseArrays releases the arrays of as and clears them.
+func ReleaseArrays(as []arrow.Array) {
 	for i, a := range as {
 		if a != nil {
 			a.Release()
@@ -210,13 +207,7 @@ func timesArray(times []arrow.Timestamp) arrow.Array {
 func arrayOver[T any](dt arrow.DataType, vals []T, validity []byte, nulls int) arrow.Array {
 	var zero T
 	raw := unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(vals))), len(vals)*int(unsafe.Sizeof(zero)))
-	var bm *memory.Buffer
-	if nulls > 0 {
-		bm = memory.NewBufferBytes(validity)
-	}
-	d := array.NewData(dt, len(vals), []*memory.Buffer{bm, memory.NewBufferBytes(raw)}, nil, nulls, 0)
-	defer d.Release()
-	return array.MakeFromData(d)
+	return arrayOn(dt, memory.NewBufferBytes(raw), len(vals), validity, nulls)
 }
 
 // arrayOn returns an array of type dt and n values over buf (which it takes

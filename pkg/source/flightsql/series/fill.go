@@ -95,7 +95,7 @@ var errFillUnsorted = errors.New("flightsql: fill: the times are not in ascendin
 // n is 0 for an empty range.
 func fillPoints(f *FillSpec, from, to time.Time) (start, n int64) {
 	step := int64(f.Interval)
-	start, end := floorDiv(from.UnixNano(), step)*step, to.UnixNano()
+	start, end := FloorDiv(from.UnixNano(), step)*step, to.UnixNano()
 	if end < start {
 		return start, 0
 	}
@@ -225,8 +225,8 @@ func fillArray[T Number](f *FillSpec, times []arrow.Timestamp, a arrow.Array, fr
 	return ts, arrayOver(a.DataType(), vals, bm, nulls), nil
 }
 
-// floorDiv is a / b rounded towards minus infinity.
-func floorDiv(a, b int64) int64 {
+// FloorDiv is a / b rounded towards minus infinity.
+func FloorDiv(a, b int64) int64 {
 	q := a / b
 	if (a%b != 0) && ((a < 0) != (b < 0)) {
 		q--

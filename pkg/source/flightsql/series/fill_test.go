@@ -108,7 +108,7 @@ func TestFillSeriesOracle(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		start := floorDiv(from.UnixNano(), step) * step
+		start := FloorDiv(from.UnixNano(), step) * step
 		k := 0
 		for g := start; g <= to.UnixNano(); g += step {
 			wantV, wantOK := 0.0, false

@@ -8,8 +8,6 @@ import (
 	"math/bits"
 	"sync"
 	"unsafe"
-
-	"github.com/apache/arrow-go/v18/arrow/memory"
 )
 
 // Memory is the pooled memory series builders share from one query to the
@@ -99,18 +97,6 @@ func (p *pooled) giveBack() {
 // reference it).
 func (p *pooled) drop() { p.bufs = nil }
 
-// reallocate is a Reallocate of a's: b itself when it has the room, else
-// size bytes from a holding b's, b freed.
-func reallocate(a memory.Allocator, size int, b []byte) []byte {
-	if cap(b) >= size {
-		return b[:size]
-	}
-	nb := a.Allocate(size)
-	copy(nb, b)
-	a.Free(b)
-	return nb
-}
-
 // DirtyPool is a pool of byte buffers that are not cleared: one sync.Pool
 // per power of two from 1 << minShift to 1 << maxShift bytes, larger
 // buffers allocated each time. Its users write every byte they read: the
@@ -181,7 +167,17 @@ func (p *DirtyPool) Allocate(size int) []byte {
 	return *p.Get(size)
 }
 
-func (p *DirtyPool) Reallocate(size int, b []byte) []byte { return reallocate(p, size, b) }
+// Reallocate returns b itself when it has the room, else size bytes
+// holding b's, b freed.
+func (p *DirtyPool) Reallocate(size int, b []byte) []byte {
+	if cap(b) >= size {
+		return b[:size]
+	}
+	nb := p.Allocate(size)
+	copy(nb, b)
+	p.Free(b)
+	return nb
+}
 
 // Free keeps b when its capacity is one of the tiers (one Allocate took
 // from it).
