@@ -145,8 +145,8 @@ func (s *Service) advise(ctx context.Context, inst *Instance, req *backend.CallR
 	if len(ar.Query) == 0 {
 		return fail(http.StatusBadRequest, "advise: query: the query to measure is missing")
 	}
-	if inst.health != nil {
-		if err := inst.health.CheckHealth(ctx); err != nil {
+	if inst.reporter != nil {
+		if _, err := inst.reporter.HealthReport(ctx); err != nil {
 			return fail(http.StatusFailedDependency, "advise: the data source fails its health check: "+oneLine(err))
 		}
 	}
@@ -230,20 +230,11 @@ func (s *Service) measure(ctx context.Context, inst *Instance, ar AdviseRequest,
 // corrected to gd (decodeCorrection).
 func measureSetting(ctx context.Context, st adviseSetting, minSavings float64, gd *codec.Decoder, inputs []frame.Input, buf *[]byte) (AdviseFigures, error) {
 	fig := AdviseFigures{adviseSetting: st, FramesAs: map[string]int{}}
-	kind, err := codec.ParseKind(st.Codec)
+	o, err := encoderOptions(st.Codec, st.Level, st.Preference, minSavings)
 	if err != nil {
 		return fig, fmt.Errorf("plugin: advise: %w", err)
 	}
-	c, err := codec.New(kind, st.Level)
-	if err != nil {
-		return fig, fmt.Errorf("plugin: advise: %w", err)
-	}
-	o := arrowipc.Options{Codec: c, MinSavings: minSavings, Decoder: gd}
-	if kind == codec.Auto {
-		if o.Preference, err = codec.ParsePreference(st.Preference); err != nil {
-			return fig, fmt.Errorf("plugin: advise: %w", err)
-		}
-	}
+	o.Decoder = gd
 	e, err := frame.NewEncoder(o)
 	if err != nil {
 		return fig, fmt.Errorf("plugin: advise: %w", err)

@@ -18,10 +18,6 @@ type reportingSource struct {
 	err error
 }
 
-func (r reportingSource) CheckHealth(ctx context.Context) error {
-	_, err := r.HealthReport(ctx)
-	return err
-}
 func (r reportingSource) HealthReport(context.Context) (string, error) {
 	return r.msg, r.err
 }

@@ -32,7 +32,6 @@ type Instance struct {
 	codec    codec.Codec
 	source   source.Source
 	// optional capabilities of source, found once
-	health    source.HealthChecker
 	reporter  source.HealthReporter
 	resources backend.CallResourceHandler
 
@@ -80,24 +79,13 @@ func newInstance(ctx context.Context, ds backend.DataSourceInstanceSettings, sou
 		return inst
 	}
 	inst.settings = s
-	kind, err := codec.ParseKind(s.Codec)
-	if err != nil {
-		inst.invalid = fmt.Errorf("settings: %w", err)
-		return inst
+	o, err := encoderOptions(s.Codec, s.CodecLevel(), s.CodecPreference, s.MinSavings)
+	if err == nil {
+		inst.codec = o.Codec
+		inst.metrics = newCodecMetrics(o.Codec.String())
+		inst.encoders, err = pipeline.NewEncoders(o)
 	}
-	c, err := codec.New(kind, s.CodecLevel())
 	if err != nil {
-		inst.invalid = fmt.Errorf("settings: %w", err)
-		return inst
-	}
-	inst.codec = c
-	inst.metrics = newCodecMetrics(c.String())
-	pref, err := codec.ParsePreference(s.CodecPreference)
-	if err != nil {
-		inst.invalid = fmt.Errorf("settings: %w", err)
-		return inst
-	}
-	if inst.encoders, err = pipeline.NewEncoders(arrowipc.Options{Codec: c, MinSavings: s.MinSavings, Preference: pref}); err != nil {
 		inst.invalid = fmt.Errorf("settings: %w", err)
 		return inst
 	}
@@ -111,7 +99,6 @@ func newInstance(ctx context.Context, ds backend.DataSourceInstanceSettings, sou
 		inst.kept = p.Keep(mk.Shrink)
 		mk.KeepIn(inst.kept)
 	}
-	inst.health, _ = src.(source.HealthChecker)
 	inst.reporter, _ = src.(source.HealthReporter)
 	if rh, ok := src.(source.ResourceHandler); ok {
 		inst.resources = httpadapter.New(rh.Resources())
@@ -130,4 +117,22 @@ func (inst *Instance) Dispose() {
 	if inst.kept != nil {
 		inst.kept.Close()
 	}
+}
+
+// encoderOptions are the encoder options of a codec setting: the codec
+// named name at level, and for auto the preference named pref.
+func encoderOptions(name string, level int, pref string, minSavings float64) (arrowipc.Options, error) {
+	kind, err := codec.ParseKind(name)
+	if err != nil {
+		return arrowipc.Options{}, err
+	}
+	c, err := codec.New(kind, level)
+	if err != nil {
+		return arrowipc.Options{}, err
+	}
+	o := arrowipc.Options{Codec: c, MinSavings: minSavings}
+	if kind == codec.Auto {
+		o.Preference, err = codec.ParsePreference(pref)
+	}
+	return o, err
 }

@@ -255,15 +255,18 @@ func precheck(queries []*pluginv2.DataQuery) []error {
 
 func outOfRange(ms int64) bool { return ms <= minEpochMS || ms > maxEpochMS }
 
-// eachQuery runs fn for every query, at most s.queries at once, each in its
-// own goroutine with a recover, after resolving the instance once. pre holds
-// each query's precheck error, or is nil.
+// parallelQueries bounds how many queries of one request run at once.
+const parallelQueries = 4
+
+// eachQuery runs fn for every query, at most parallelQueries at once, each
+// in its own goroutine with a recover, after resolving the instance once.
+// pre holds each query's precheck error, or is nil.
 func (s *Service) eachQuery(ctx context.Context, pc backend.PluginContext, queries []backend.DataQuery, pre []error, fn func(backend.DataQuery, *Instance, error)) {
 	inst, err := s.instance(ctx, pc)
 	if err == nil && inst.invalid != nil {
 		err = settingsError{inst.invalid}
 	}
-	sem := make(chan struct{}, s.queries)
+	sem := make(chan struct{}, parallelQueries)
 	var wg sync.WaitGroup
 	for i, q := range queries {
 		if pre != nil && pre[i] == errDuplicate { //nolint:errorlint // the sentinel itself

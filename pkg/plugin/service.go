@@ -36,9 +36,6 @@ type Options struct {
 	// EncodeWorkers bounds how many frames are encoded at once across every
 	// query of every instance; GOMAXPROCS when 0.
 	EncodeWorkers int
-	// MaxParallelQueries bounds how many queries of one request run at
-	// once; 4 when 0.
-	MaxParallelQueries int
 	// Budget is the process-wide memory budget of in-flight queries. When
 	// its Bytes is 0 it is read from the plugin's settings in the
 	// environment (settings.ReadBudget: grafana.ini's section as Grafana
@@ -56,7 +53,6 @@ type Service struct {
 	im       instancemgmt.InstanceManager
 	chain    *queryChain // the SDK's handler middlewares, for queries (middleware.go)
 	pipeline *pipeline.Pipeline
-	queries  int
 	// budgetErr is a bad budget variable in the environment: the default
 	// applies, and health checks report it.
 	budgetErr error
@@ -71,13 +67,8 @@ func NewService(o Options) *Service {
 	if sources == nil {
 		sources = DefaultSources
 	}
-	queries := o.MaxParallelQueries
-	if queries <= 0 {
-		queries = 4
-	}
 	s := &Service{
 		chain:      newQueryChain(),
-		queries:    queries,
 		adviseSlot: make(chan struct{}, 1),
 	}
 	b := o.Budget
@@ -145,18 +136,12 @@ func (s *Service) CheckHealth(ctx context.Context, req *backend.CheckHealthReque
 		return unhealthy(ctx, settingsError{s.budgetErr}, " (the plugin runs with the default budget)"), nil
 	}
 	what := "Demo source ready"
-	switch {
-	case inst.reporter != nil:
+	if inst.reporter != nil {
 		msg, err := inst.reporter.HealthReport(ctx)
 		if err != nil {
 			return unhealthy(ctx, err, ""), nil
 		}
 		what = msg
-	case inst.health != nil:
-		if err := inst.health.CheckHealth(ctx); err != nil {
-			return unhealthy(ctx, err, ""), nil
-		}
-		what = "Connected to " + inst.settings.FlightSQL.Address
 	}
 	msg := fmt.Sprintf("%s; frames are sent as %s (%s)", what, inst.codec, inst.codec.Effective())
 	if inst.codec.Kind() == codec.Auto {

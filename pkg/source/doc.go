@@ -1,6 +1,6 @@
 // Package source owns the contract between Quiver's data sources and the
 // plugin: a small required interface (Source) plus optional capabilities,
-// discovered by type assertion: a source's (HealthChecker, HealthReporter,
+// discovered by type assertion: a source's (HealthReporter,
 // ResourceHandler, io.Closer), once, when the data-source instance is built;
 // a sink's (Reserver, PartSink, RecordLender) and a frame writer's
 // (PartLender), by the source that uses them.

@@ -245,16 +245,10 @@ type Source interface {
 	Query(ctx context.Context, q Query, sink Sink) error
 }
 
-// HealthChecker is implemented by sources that can check their upstream.
-// The returned error's message is shown to the administrator as is.
-type HealthChecker interface {
-	CheckHealth(ctx context.Context) error
-}
-
-// HealthReporter is implemented by health checkers that can tell what they
-// found (the server's name, the SQL dialect chosen…). The message, shown to
-// the administrator, replaces the generic "Connected to …" and carries no
-// secret; the error is as CheckHealth's.
+// HealthReporter is implemented by sources that can check their upstream
+// and tell what they found (the server's name, the SQL dialect chosen…).
+// The message and the error's message are shown to the administrator as
+// they are, and carry no secret.
 type HealthReporter interface {
 	HealthReport(ctx context.Context) (string, error)
 }

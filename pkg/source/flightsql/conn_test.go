@@ -31,7 +31,7 @@ func oneRowServer(t *testing.T) *memServer {
 // check runs the health check and a query, which must both succeed.
 func check(t *testing.T, s *Source) {
 	t.Helper()
-	if err := s.CheckHealth(context.Background()); err != nil {
+	if _, err := s.HealthReport(context.Background()); err != nil {
 		t.Fatalf("health: %v", err)
 	}
 	sink, err := runQuery(t, s, "SELECT 1", FormatTable, source.Limits{})
@@ -47,7 +47,8 @@ func check(t *testing.T, s *Source) {
 // holding want and no secret.
 func fail(t *testing.T, s *Source, want string, secrets ...string) {
 	t.Helper()
-	errs := []error{s.CheckHealth(context.Background())}
+	_, err := s.HealthReport(context.Background())
+	errs := []error{err}
 	_, qerr := runQuery(t, s, "SELECT 1", FormatTable, source.Limits{})
 	errs = append(errs, qerr)
 	for i, err := range errs {
@@ -80,7 +81,7 @@ func TestHealthFallsBackToSelect1(t *testing.T) {
 
 	broken := newMemServer() // neither works: the SELECT 1 failure is reported
 	s = newTestSource(t, baseConfig(startServer(t, broken, serverOpts{})))
-	if err := s.CheckHealth(context.Background()); err == nil || !strings.Contains(err.Error(), "health check (SELECT 1)") {
+	if _, err := s.HealthReport(context.Background()); err == nil || !strings.Contains(err.Error(), "health check (SELECT 1)") {
 		t.Fatalf("got %v", err)
 	}
 }

@@ -364,8 +364,12 @@ func sqlInfoStrings(rec arrow.RecordBatch, into map[uint32]string) {
 	}
 }
 
-// HealthReport checks the server (see CheckHealth) and says what it found:
-// the server's name and version, and the SQL dialect the macros use.
+// HealthReport connects and asks the server for its name and version
+// (GetSqlInfo), which also picks the SQL dialect when the dialect setting is
+// auto; when the server does not implement GetSqlInfo, it runs SELECT 1
+// instead. It says what it found: the server's name and version, and the
+// SQL dialect the macros use. Failures are described in words the
+// administrator can act on and carry no secret.
 func (s *Source) HealthReport(ctx context.Context) (string, error) {
 	ctx, cancel := context.WithTimeout(ctx, s.cfg.TimeoutDuration())
 	defer cancel()

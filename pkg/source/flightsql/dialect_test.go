@@ -117,7 +117,7 @@ func TestDialectAuto(t *testing.T) {
 	if got, want := healthReport(t, s), fmt.Sprintf("Connected to DuckDB v1.4.1 at %s; SQL dialect duckdb (auto)", addr); got != want {
 		t.Fatalf("health %q, want %q", got, want)
 	}
-	if err := s.CheckHealth(context.Background()); err != nil {
+	if _, err := s.HealthReport(context.Background()); err != nil {
 		t.Fatal(err)
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/quiverdata/quiver/pkg/source/flightsql/series"
 )
 
 // A string column's offsets grow row by row and compress badly; its
@@ -44,11 +45,7 @@ func entrySchema(s *arrow.Schema) *arrow.Schema {
 // batch of schema es (entrySchema of rec's).
 func toEntry(rec arrow.RecordBatch, es *arrow.Schema, mem memory.Allocator) arrow.RecordBatch {
 	cols := make([]arrow.Array, 0, es.NumFields())
-	defer func() {
-		for _, c := range cols {
-			c.Release()
-		}
-	}()
+	defer func() { series.ReleaseArrays(cols) }()
 	n := int(rec.NumRows())
 	for _, col := range rec.Columns() {
 		s, ok := col.(*array.String)
@@ -88,11 +85,7 @@ func toEntry(rec arrow.RecordBatch, es *arrow.Schema, mem memory.Allocator) arro
 // want: each string column rebuilt from its lengths and bytes.
 func fromEntry(rec arrow.RecordBatch, want *arrow.Schema, mem memory.Allocator) (arrow.RecordBatch, error) {
 	cols := make([]arrow.Array, 0, want.NumFields())
-	defer func() {
-		for _, c := range cols {
-			c.Release()
-		}
-	}()
+	defer func() { series.ReleaseArrays(cols) }()
 	n := int(rec.NumRows())
 	j := 0
 	for _, f := range want.Fields() {

@@ -43,11 +43,6 @@ func (fi *frameInfo) meta(typ data.FrameType, version data.FrameTypeVersion, not
 	return &data.FrameMeta{Type: typ, TypeVersion: version, ExecutedQueryString: fi.sql, Notices: notices}
 }
 
-// Metadata keys of Grafana's Arrow frames (package frame owns them).
-const (
-	mdConfig = frame.KeyConfig
-)
-
 // newFrameRecord is frame.NewRecord for columns normalised to types
 // Grafana reads: each column's Grafana type is its Arrow type's
 // registration. It takes over the columns' arrays in every case.

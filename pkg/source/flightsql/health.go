@@ -13,16 +13,6 @@ import (
 	"github.com/quiverdata/quiver/pkg/source"
 )
 
-// CheckHealth connects and asks the server for its name and version
-// (GetSqlInfo), which also picks the SQL dialect when the dialect setting is
-// auto. When the server does not implement GetSqlInfo, it runs SELECT 1
-// instead. Failures are described in words the administrator can act on and
-// carry no secret. HealthReport (dialect.go) says what it found.
-func (s *Source) CheckHealth(ctx context.Context) error {
-	_, err := s.HealthReport(ctx)
-	return err
-}
-
 // fallbackWorthy reports whether a failed GetSqlInfo may still leave a
 // working server: not for connection, TLS, authentication or timeouts.
 func fallbackWorthy(err error) bool {

@@ -106,8 +106,9 @@ func (nopObserver) StoreFailed(string)            {}
 
 // cacheKey is the key of a query's kept answer: everything but its time
 // range that its answer depends on. The source is one data source's
-// instance (its settings), so they are not part of it.
-func cacheKey(q source.Query, f source.Forwarded, forwarded bool, rawSQL, format string, interval time.Duration) [sha256.Size]byte {
+// instance (its settings), so they are not part of it. f is the zero
+// Forwarded for a call without a forwarded identity.
+func cacheKey(q source.Query, f source.Forwarded, rawSQL, format string, interval time.Duration) [sha256.Size]byte {
 	h := sha256.New()
 	field := func(s string) {
 		var n [8]byte
@@ -116,13 +117,8 @@ func cacheKey(q source.Query, f source.Forwarded, forwarded bool, rawSQL, format
 		h.Write([]byte(s))
 	}
 	field(q.Scope)
-	if forwarded {
-		field(f.Authorization())
-		field(f.IDToken())
-	} else {
-		field("")
-		field("")
-	}
+	field(f.Authorization())
+	field(f.IDToken())
 	field(rawSQL)
 	field(format)
 	field(interval.String())

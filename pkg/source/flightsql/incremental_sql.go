@@ -204,10 +204,7 @@ func timeColumnFiltered(name, sql string, u timeUse) bool {
 		return strings.HasSuffix(g, as) || containsWord(flat, g+as)
 	}
 	col := columnKey(u.filters[0])
-	short := col
-	if i := strings.LastIndexByte(col, '.'); i >= 0 {
-		short = col[i+1:]
-	}
+	short := col[strings.LastIndexByte(col, '.')+1:]
 	// Every "… AS name" must rename the filtered column itself: a column
 	// of that name made of anything else is not the one filtered, even
 	// when the table has a column of that name too.

@@ -14,7 +14,9 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/float16"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/grafana/grafana-plugin-sdk-go/data"
+	"github.com/quiverdata/quiver/pkg/frame"
 	"github.com/quiverdata/quiver/pkg/source"
+	"github.com/quiverdata/quiver/pkg/source/flightsql/series"
 )
 
 // converter returns column a in a type Grafana reads, and what it found on
@@ -90,7 +92,7 @@ func newPlan(s *arrow.Schema) *plan {
 		p.convs[i] = c
 		fields[i] = arrow.Field{Name: f.Name, Type: c.out, Nullable: f.Nullable}
 		if c.config != nil {
-			fields[i].Metadata = arrow.NewMetadata([]string{mdConfig}, []string{fieldConfigJSON(c.config)})
+			fields[i].Metadata = arrow.NewMetadata([]string{frame.KeyConfig}, []string{fieldConfigJSON(c.config)})
 		}
 	}
 	p.out = arrow.NewSchema(fields, nil)
@@ -143,13 +145,7 @@ func (p *plan) notices() []string {
 // one column never fails the query.
 func (p *plan) apply(mem memory.Allocator, rec arrow.RecordBatch) arrow.RecordBatch {
 	cols := make([]arrow.Array, len(p.convs))
-	defer func() {
-		for _, c := range cols {
-			if c != nil {
-				c.Release()
-			}
-		}
-	}()
+	defer func() { series.ReleaseArrays(cols) }()
 	var met []found
 	for i, c := range p.convs {
 		in := rec.Column(i)

@@ -76,8 +76,8 @@ func (s *Source) planIncremental(ctx context.Context, q source.Query, m queryMod
 		return inc
 	}
 	inc.keep = true
-	f, forwarded := source.ForwardedFrom(ctx)
-	inc.key = cacheKey(q, f, forwarded, m.RawSQL, format, interval)
+	f, _ := source.ForwardedFrom(ctx)
+	inc.key = cacheKey(q, f, m.RawSQL, format, interval)
 	b, err := s.cache.Get(inc.storeKey())
 	if err != nil {
 		s.observer.StoreFailed("get")

@@ -1,6 +1,7 @@
 package flightsql
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -125,20 +126,13 @@ func (s *Source) resourceTimeout() time.Duration {
 func (s *Source) tablesOpts(r *http.Request) *flightsql.GetTablesOpts {
 	q := r.URL.Query()
 	opts := &flightsql.GetTablesOpts{}
-	if c := paramOr(q.Get("catalog"), s.cfg.Catalog); c != "" {
+	if c := cmp.Or(q.Get("catalog"), s.cfg.Catalog); c != "" {
 		opts.Catalog = &c
 	}
-	if sc := paramOr(q.Get("schema"), s.cfg.Schema); sc != "" {
+	if sc := cmp.Or(q.Get("schema"), s.cfg.Schema); sc != "" {
 		opts.DbSchemaFilterPattern = &sc
 	}
 	return opts
-}
-
-func paramOr(v, def string) string {
-	if v != "" {
-		return v
-	}
-	return def
 }
 
 // literalPattern returns a Flight SQL filter pattern that matches name and
@@ -182,7 +176,7 @@ func (s *Source) handleColumns(w http.ResponseWriter, r *http.Request) {
 	ctx, cancel := s.resourceContext(r)
 	defer cancel()
 	opts := s.tablesOpts(r)
-	schema := paramOr(q.Get("schema"), s.cfg.Schema)
+	schema := cmp.Or(q.Get("schema"), s.cfg.Schema)
 	if schema != "" {
 		p := literalPattern(schema)
 		opts.DbSchemaFilterPattern = &p

@@ -28,7 +28,7 @@ import (
 // Compile-time checks of the capabilities Source offers.
 var (
 	_ source.Source          = (*Source)(nil)
-	_ source.HealthChecker   = (*Source)(nil)
+	_ source.HealthReporter  = (*Source)(nil)
 	_ source.ResourceHandler = (*Source)(nil)
 	_ source.MemoryKeeper    = (*Source)(nil)
 )

@@ -139,7 +139,7 @@ func (b *tableBuilder) joined(meta *data.FrameMeta) (arrow.RecordBatch, error) {
 			return nil, fmt.Errorf("flightsql: column %s: %w", source.Quote(b.schema.Field(c).Name), err)
 		}
 		f := b.schema.Field(c)
-		config, _ := f.Metadata.GetValue(mdConfig)
+		config, _ := f.Metadata.GetValue(frame.KeyConfig)
 		fields = append(fields, frame.Column{Name: f.Name, Array: arr, Config: config})
 	}
 	owned := fields
