@@ -1,6 +1,7 @@
 package flightsql
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 
@@ -178,5 +179,20 @@ func BenchmarkZonedJSON(b *testing.B) {
 				p.apply(memory.DefaultAllocator, rec).Release()
 			}
 		})
+	}
+}
+
+// Zone names are the SQL's to choose: a struct of many fields, each in a
+// different unknown zone of 10 000 bytes, gets one notice, which quotes a
+// bounded prefix of the first.
+func TestHostileZoneNamesOneBoundedNotice(t *testing.T) {
+	fields := make([]arrow.Field, 500)
+	for i := range fields {
+		fields[i] = arrow.Field{Name: fmt.Sprint("t", i), Type: &arrow.TimestampType{Unit: arrow.Second, TimeZone: fmt.Sprint(i, strings.Repeat("Z", 10_000))}, Nullable: true}
+	}
+	p := newPlan(arrow.NewSchema([]arrow.Field{{Name: "v", Type: arrow.StructOf(fields...), Nullable: true}}, nil))
+	ns := p.notices()
+	if len(ns) != 1 || len(ns[0]) > 400 || !strings.Contains(ns[0], "written in UTC") {
+		t.Errorf("%d notices, the first of %d bytes: %.200q", len(ns), len(ns[0]), ns)
 	}
 }
