@@ -2,6 +2,10 @@ module github.com/quiverdata/quiver
 
 go 1.26.5
 
+// npm packages may ship Go code (flatted does): the go command does not
+// build, vet or test it as this module's.
+ignore node_modules
+
 require (
 	github.com/Masterminds/semver/v3 v3.5.0
 	github.com/apache/arrow-go/v18 v18.9.0
