@@ -139,9 +139,12 @@ func fillSeries[TS ~int64, T fillable](f *FillSpec, times []TS, values []T, vali
 		return nil, nil, nil, fmt.Errorf("flightsql: fill: the range %s – %s at an interval of %s has %d points, more than the limit of %d: widen the interval",
 			from.UTC().Format(time.RFC3339), to.UTC().Format(time.RFC3339), FormatInterval(f.Interval), n, maxPoints)
 	}
+	fillValue := T(f.Value)
+	if f.Mode == FillValue && !holds(fillValue, f.Value) {
+		return nil, nil, nil, source.BadQuery("flightsql: fill: the value %s does not fit the query's %T value column: give a value it holds, or cast the column", f, fillValue)
+	}
 	isValid := func(i int) bool { return valid == nil || valid[i] }
 	outTimes, outValues, outValid = make([]TS, n), make([]T, n), make([]bool, n)
-	fillValue := T(f.Value)
 	j, last := 0, -1 // next input row; last input row at or before the point
 	for k := range outTimes {
 		g := start + int64(k)*step
@@ -167,6 +170,16 @@ func fillSeries[TS ~int64, T fillable](f *FillSpec, times []TS, values []T, vali
 		}
 	}
 	return outTimes, outValues, outValid, nil
+}
+
+// holds says whether converted, v converted to T, is v: exactly for
+// integers (not wrapped, not truncated), finite for floats (rounded).
+func holds[T fillable](converted T, v float64) bool {
+	half := 0.5
+	if T(half) == 0 { // integers truncate it
+		return float64(converted) == v
+	}
+	return !math.IsInf(float64(converted), 0)
 }
 
 // fillStep returns the step that fills every series of a query with f over
