@@ -485,7 +485,9 @@ func skipQuoted(sql string, i int) int {
 }
 
 // splitArgs reads the parenthesised argument list starting at s[open] and
-// returns the index after ')' and the top-level comma-separated arguments.
+// returns the index after ')' and the top-level comma-separated arguments,
+// without their comments (withoutComments). A parenthesis or comma in a
+// comment or a literal is not one of the list's.
 func splitArgs(s string, open int) (int, []string, error) {
 	depth, start := 0, open+1
 	var args []string
@@ -493,19 +495,50 @@ func splitArgs(s string, open int) (int, []string, error) {
 		switch s[i] {
 		case '\'', '"', '`':
 			i = skipQuoted(s, i) - 1
+		case '-', '/':
+			if commentAt(s, i) {
+				i = commentEnd(s, i) - 1
+			}
 		case '(':
 			depth++
 		case ')':
 			depth--
 			if depth == 0 {
-				return i + 1, append(args, s[start:i]), nil
+				return i + 1, append(args, withoutComments(s[start:i])), nil
 			}
 		case ',':
 			if depth == 1 {
-				args = append(args, s[start:i])
+				args = append(args, withoutComments(s[start:i]))
 				start = i + 1
 			}
 		}
 	}
 	return 0, nil, fmt.Errorf("missing ')'")
+}
+
+// withoutComments is s with each comment outside quotes made one space: a
+// macro writes its arguments into the SQL, where a comment would hide what
+// follows it on the line (a -- comment ends before its newline, which
+// stays).
+func withoutComments(s string) string {
+	if !strings.Contains(s, "--") && !strings.Contains(s, "/*") {
+		return s
+	}
+	var b strings.Builder
+	start := 0
+	for i := 0; i < len(s); {
+		switch {
+		case s[i] == '\'' || s[i] == '"' || s[i] == '`':
+			i = skipQuoted(s, i)
+		case commentAt(s, i):
+			b.WriteString(s[start:i])
+			b.WriteByte(' ')
+			i = commentEnd(s, i)
+			start = i
+		default:
+			i++
+		}
+	}
+	b.WriteString(s[start:])
+	return b.String()
 }

@@ -50,6 +50,14 @@ func TestExpandMacrosAnyDialect(t *testing.T) {
 			{"$__interval(1)", "5m(1)"},
 			{"$__unixEpochMsFilter($__unixEpochFrom())", "(1704161045 >= 1704161045006 AND 1704161045 <= 1704168245000)"},
 			{"no macro at all", "no macro at all"},
+			// A comment in a macro's arguments is left out of what the macro
+			// writes, where it would hide the rest of its line; a parenthesis
+			// or comma in it is not the list's.
+			{"WHERE $__unixEpochFilter(\n  t -- event time\n) AND h = 'a'", "WHERE (t >= 1704161045 AND t <= 1704168245) AND h = 'a'"},
+			{"WHERE $__unixEpochFilter(t /* ) */)", "WHERE (t >= 1704161045 AND t <= 1704168245)"},
+			{"WHERE $__unixEpochFilter(t /* the column, in s */)", "WHERE (t >= 1704161045 AND t <= 1704168245)"},
+			{"WHERE $__unixEpochFilter(t -- it's the time\n)", "WHERE (t >= 1704161045 AND t <= 1704168245)"},
+			{"WHERE $__unixEpochFilter(t || '--not a comment')", "WHERE (t || '--not a comment' >= 1704161045 AND t || '--not a comment' <= 1704168245)"},
 		} {
 			got, err := expand(t, tc.in, env)
 			if err != nil {
@@ -153,6 +161,8 @@ func TestExpandMacrosErrors(t *testing.T) {
 		{"$__timeFilter()", "$__timeFilter takes 1 argument(s), got 0"},
 		{"$__timeFilter(a, b)", "$__timeFilter takes 1 argument(s), got 2"},
 		{"$__timeFilter(a", "$__timeFilter: missing ')'"},
+		{"$__timeFilter(a /* ) */", "$__timeFilter: missing ')'"},
+		{"$__timeFilter(a -- )", "$__timeFilter: missing ')'"},
 		{"$__timeGroup(a)", "$__timeGroup takes 2 or 3 arguments, got 1"},
 		{"$__timeGroup(a, )", "$__timeGroup: argument 2 is empty"},
 		{"$__timeGroup(a, 'soon')", `interval "'soon'" is not a duration`},
