@@ -287,14 +287,23 @@ func redactIdentitySent(ctx context.Context, msg, sent string) string {
 	return msg
 }
 
-// queryJSON returns the JSON of the query refID of qs, or "".
-func queryJSON(qs []backend.DataQuery, refID string) string {
-	for _, q := range qs {
-		if q.RefID == refID {
-			return string(q.JSON)
+// sentJSON returns a lookup of the JSON of the queries qs by refId, "" for
+// none: the first query of a refId (precheck answers the others with an
+// error). It indexes qs at its first call, once a request however many
+// of its queries fail.
+func sentJSON(qs []backend.DataQuery) func(refID string) string {
+	var byRef map[string][]byte
+	return func(refID string) string {
+		if byRef == nil {
+			byRef = make(map[string][]byte, len(qs))
+			for _, q := range qs {
+				if _, ok := byRef[q.RefID]; !ok {
+					byRef[q.RefID] = q.JSON
+				}
+			}
 		}
+		return string(byRef[refID])
 	}
-	return ""
 }
 
 // QueryData answers every query of the request, each with its frames or its
@@ -321,8 +330,11 @@ func (s *Service) answer(ctx context.Context, preq *pluginv2.QueryDataRequest, p
 	err := s.chain.run(ctx, backend.EndpointQueryData, req, func(ctx context.Context, req *backend.QueryDataRequest) (*backend.QueryDataResponse, error) {
 		r = s.queryData(ctx, preq, req, pieced)
 		out := &backend.QueryDataResponse{Responses: make(backend.Responses, len(r.msg.Responses))}
+		sent := sentJSON(req.Queries)
 		for refID, dr := range r.msg.Responses {
-			dr.Error = redactIdentitySent(ctx, dr.Error, queryJSON(req.Queries, refID))
+			if dr.Error != "" {
+				dr.Error = redactIdentitySent(ctx, dr.Error, sent(refID))
+			}
 			out.Responses[refID] = outcome(ctx, dr.Status, dr.ErrorSource, dr.Error)
 		}
 		return out, nil
@@ -366,10 +378,13 @@ func (s *Service) streamChunks(preq *pluginv2.QueryChunkedDataRequest, ctx conte
 	var sendErr error
 	err := s.chain.run(ctx, backend.EndpointQueryChunkedData, qreq, func(ctx context.Context, _ *backend.QueryDataRequest) (*backend.QueryDataResponse, error) {
 		out := &backend.QueryDataResponse{Responses: backend.Responses{}}
+		sent := sentJSON(req.Queries)
 		// Called by queryChunkedData's one sending goroutine, a chunk at a time.
 		record := func(c *chunk) error {
 			m := c.msg
-			m.Error = redactIdentitySent(ctx, m.Error, queryJSON(req.Queries, m.RefId))
+			if m.Error != "" {
+				m.Error = redactIdentitySent(ctx, m.Error, sent(m.RefId))
+			}
 			if _, seen := out.Responses[m.RefId]; !seen || m.Error != "" {
 				out.Responses[m.RefId] = outcome(ctx, m.Status, m.ErrorSource, m.Error)
 			}

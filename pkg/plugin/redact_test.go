@@ -5,6 +5,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/grafana/grafana-plugin-sdk-go/backend"
+
 	"github.com/quiverdata/quiver/pkg/source"
 )
 
@@ -29,7 +31,18 @@ func TestRedactIdentityConfirmsNoGuess(t *testing.T) {
 	if strings.Contains(msg, tok) || strings.Contains(msg, id) || strings.Count(msg, "[redacted]") != 3 {
 		t.Errorf("not sent: %q", msg)
 	}
-	if got := queryJSON(nil, "A"); got != "" {
-		t.Errorf("queryJSON of no queries: %q", got)
+}
+
+// sentJSON finds a query's JSON by refId, the first query's of a refId
+// sent twice, and "" for a refId not sent.
+func TestSentJSON(t *testing.T) {
+	if got := sentJSON(nil)("A"); got != "" {
+		t.Errorf("no queries: %q", got)
+	}
+	sent := sentJSON([]backend.DataQuery{{RefID: "A", JSON: []byte(`{"a":1}`)}, {RefID: "B", JSON: []byte(`{"b":1}`)}, {RefID: "A", JSON: []byte(`{"a":2}`)}})
+	for refID, want := range map[string]string{"A": `{"a":1}`, "B": `{"b":1}`, "C": ""} {
+		if got := sent(refID); got != want {
+			t.Errorf("%s: %q, want %q", refID, got, want)
+		}
 	}
 }
