@@ -141,7 +141,7 @@ func fillSeries[TS ~int64, T fillable](f *FillSpec, times []TS, values []T, vali
 	}
 	fillValue := T(f.Value)
 	if f.Mode == FillValue && !holds(fillValue, f.Value) {
-		return nil, nil, nil, source.BadQuery("flightsql: fill: the value %s does not fit the query's %T value column: give a value it holds, or cast the column", f, fillValue)
+		return nil, nil, nil, source.BadQuery("flightsql: fill: the value %s is outside the range of the query's %T value column: give a value it holds, or cast the column", f, fillValue)
 	}
 	isValid := func(i int) bool { return valid == nil || valid[i] }
 	outTimes, outValues, outValid = make([]TS, n), make([]T, n), make([]bool, n)
@@ -172,12 +172,14 @@ func fillSeries[TS ~int64, T fillable](f *FillSpec, times []TS, values []T, vali
 	return outTimes, outValues, outValid, nil
 }
 
-// holds says whether converted, v converted to T, is v: exactly for
-// integers (not wrapped, not truncated), finite for floats (rounded).
+// holds says whether converted, v converted to T, is v as the column can
+// hold it: an integer column's value is v's integer part (7.9 gives 7), not
+// wrapped or clamped (1000 in an int8, -1 in a uint8); a float column's is v
+// rounded, not infinite (1e300 in a float32).
 func holds[T fillable](converted T, v float64) bool {
 	half := 0.5
 	if T(half) == 0 { // integers truncate it
-		return float64(converted) == v
+		return float64(converted) == math.Trunc(v)
 	}
 	return !math.IsInf(float64(converted), 0)
 }

@@ -45,8 +45,9 @@ func TestFillSeries(t *testing.T) {
 }
 
 func TestFillSeriesEdges(t *testing.T) {
-	f := &FillSpec{Mode: FillValue, Value: 7, Interval: time.Minute}
-	// No rows at all: every point filled.
+	f := &FillSpec{Mode: FillValue, Value: 7.9, Interval: time.Minute}
+	// No rows at all: every point filled; integer values take the value
+	// converted as Go converts (towards zero).
 	ts, vs, ok, err := fillSeries(f, []int64(nil), []int64(nil), nil, time.Unix(0, -2*fillMinute), time.Unix(0, 0), 10)
 	if err != nil || !slices.Equal(ts, []int64{-2 * fillMinute, -fillMinute, 0}) || !slices.Equal(vs, []int64{7, 7, 7}) || !slices.Equal(ok, []bool{true, true, true}) {
 		t.Fatalf("got %v %v %v %v", ts, vs, ok, err)
@@ -85,25 +86,26 @@ func TestFillSeriesEdges(t *testing.T) {
 	}
 }
 
-// TestFillValueTheColumnCannotHold: a fill value an integer column cannot
-// hold exactly is refused, naming the value and the column's type, not
-// wrapped (1000 in an int8 was -24) or truncated (2.5 was 2); a float
-// column takes any finite value it does not overflow.
+// TestFillValueTheColumnCannotHold: a fill value outside an integer
+// column's range is refused, naming the value and the column's type, not
+// wrapped (1000 in an int8 was -24, -1 in a uint8 255); its fraction is
+// dropped as Go converts (2.5 gives 2). A float column takes any value it
+// does not overflow.
 func TestFillValueTheColumnCannotHold(t *testing.T) {
 	from := time.Unix(0, 0)
 	fill := func(v float64) *FillSpec { return &FillSpec{Mode: FillValue, Value: v, Interval: time.Minute} }
 	refused := func(what string, err error, value, typ string) {
 		t.Helper()
-		want := "flightsql: fill: the value " + value + " does not fit the query's " + typ + " value column"
+		want := "flightsql: fill: the value " + value + " is outside the range of the query's " + typ + " value column"
 		if err == nil || !strings.HasPrefix(err.Error(), want) || source.KindOf(err) != source.KindQuery {
 			t.Errorf("%s: got %v, want %q", what, err, want)
 		}
 	}
-	for _, v := range []float64{1000, -129, 2.5, 1e20} {
+	for _, v := range []float64{1000, -129, 128, 1e20} {
 		_, _, _, err := fillSeries(fill(v), []int64{0}, []int8{1}, nil, from, from.Add(2*time.Minute), 10)
 		refused(fmt.Sprint("int8 ", v), err, fmt.Sprint(v), "int8")
 	}
-	for _, v := range []float64{-1, 256, 0.5} {
+	for _, v := range []float64{-1, 256} {
 		_, _, _, err := fillSeries(fill(v), []int64{0}, []uint8{1}, nil, from, from.Add(2*time.Minute), 10)
 		refused(fmt.Sprint("uint8 ", v), err, fmt.Sprint(v), "uint8")
 	}
@@ -112,13 +114,13 @@ func TestFillValueTheColumnCannotHold(t *testing.T) {
 	_, _, _, err = fillSeries(fill(1e300), []int64{0}, []float32{1}, nil, from, from.Add(2*time.Minute), 10)
 	refused("float32 1e300", err, "1e+300", "float32")
 
-	// What the columns hold is written as given.
+	// What the columns hold is written as they hold it.
 	at := from.Add(time.Minute)
-	if _, v, _, err := fillSeries(fill(-128), []int64{0}, []int8{1}, nil, from, at, 10); err != nil || !slices.Equal(v, []int8{1, -128}) {
-		t.Errorf("int8 -128: got %v, %v", v, err)
+	if _, v, _, err := fillSeries(fill(-128.7), []int64{0}, []int8{1}, nil, from, at, 10); err != nil || !slices.Equal(v, []int8{1, -128}) {
+		t.Errorf("int8 -128.7: got %v, %v", v, err)
 	}
-	if _, v, _, err := fillSeries(fill(255), []int64{0}, []uint8{1}, nil, from, at, 10); err != nil || !slices.Equal(v, []uint8{1, 255}) {
-		t.Errorf("uint8 255: got %v, %v", v, err)
+	if _, v, _, err := fillSeries(fill(255.5), []int64{0}, []uint8{1}, nil, from, at, 10); err != nil || !slices.Equal(v, []uint8{1, 255}) {
+		t.Errorf("uint8 255.5: got %v, %v", v, err)
 	}
 	if _, v, _, err := fillSeries(fill(-1e18), []int64{0}, []int64{1}, nil, from, at, 10); err != nil || !slices.Equal(v, []int64{1, -1e18}) {
 		t.Errorf("int64 -1e18: got %v, %v", v, err)
