@@ -34,17 +34,6 @@ func incQuery(t testing.TB, s *Source, sql, format string, from, to time.Time) (
 	return sink.frames, statsOf(sink.frames)
 }
 
-// statsOf is the stats of a query's first frame, by name.
-func statsOf(frames []*data.Frame) map[string]float64 {
-	stats := map[string]float64{}
-	if len(frames) > 0 && frames[0].Meta != nil {
-		for _, st := range frames[0].Meta.Stats {
-			stats[st.DisplayName] = st.Value
-		}
-	}
-	return stats
-}
-
 // scopedRun runs the engine table's time series for the engine range
 // shifted by shift on s, as scope and ctx's user, and returns its series
 // and stats.
@@ -57,16 +46,6 @@ func scopedRun(t testing.TB, ctx context.Context, s *Source, scope string, shift
 		t.Fatal(err)
 	}
 	return seriesOfFrames(t, sink.frames), statsOf(sink.frames)
-}
-
-// fullWhy returns the reason in a full query's stats ("" for none).
-func fullWhy(stats map[string]float64) string {
-	for name := range stats {
-		if after, ok := strings.CutPrefix(name, "Full query: "); ok {
-			return after
-		}
-	}
-	return ""
 }
 
 // seriesOfFrames reads time_series frames or a wide frame as series keyed
@@ -207,10 +186,13 @@ func TestEngineIncrementalFallsBack(t *testing.T) {
 	s := newTestSource(t, baseConfig(srv.Addr))
 	cases := []struct{ sql, why string }{
 		{"SELECT ts AS time, host, v FROM m WHERE $__timeFilter(ts) ORDER BY v DESC LIMIT 10", "LIMIT"},
-		{"SELECT max(ts) AS time, host, count(*) AS v FROM m WHERE $__timeFilter(ts) GROUP BY host", "aggregates (max) without a time group"},
+		{"SELECT max(ts) AS time, host, count(*) AS v FROM m WHERE $__timeFilter(ts) GROUP BY host", "calls max() without a time group"},
 		{"SELECT ts AS time, host, v FROM m WHERE $__timeFilter(ts) AND host IN (SELECT host FROM m)", "more than one SELECT"},
 		{"SELECT ts AS time, host, v FROM m WHERE $__timeFilter(ts) GROUP BY ts, host, v", "GROUP BY without a time group"},
-		{"SELECT ts AS time, host, v - lag(v) OVER (ORDER BY ts) AS v FROM m WHERE $__timeFilter(ts)", "OVER"},
+		{"SELECT ts AS time, host, v - lag(v) OVER (ORDER BY ts) AS v FROM m WHERE $__timeFilter(ts)", "calls lag()"},
+		{"SELECT ts AS time, host, v FROM m WHERE $__timeFilter(ts) QUALIFY row_number() OVER (PARTITION BY host ORDER BY ts) > 1", "QUALIFY"},
+		{"SELECT ts AS time, host, v FROM m WHERE NOT $__timeFilter(ts)", whyOutside},
+		{"SELECT ts AS time, host, v FROM m WHERE $__timeFilter(ts) OR host = 'h1'", whyOutside},
 		{"SELECT ts AS time, host, v FROM m WHERE ts BETWEEN $__timeFrom AND $__timeTo", "0 time filter"},
 		{"SELECT ts AS time, host, v FROM m WHERE $__timeFilter(ts) AND v > (SELECT avg(v) FROM m WHERE $__timeFilter(ts))", "2 time filter"},
 		{"SELECT ts AS time, host, v FROM m WHERE $__timeFilter(ts) AND ts > $__timeFrom", "$__timeFrom"},

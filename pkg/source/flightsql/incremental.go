@@ -44,8 +44,12 @@ import (
 //
 // Anything else in the SQL that could make the answer for a range other
 // than the union of its parts (a limit, a window function, a second
-// SELECT, an aggregate without a time group, the range used elsewhere)
-// makes the query a full one, and its stats say why.
+// SELECT, DISTINCT ON, without a time group any function but one of a
+// row's values, the range used elsewhere) makes the query a full one, and
+// its stats say why. What the SQL's words cannot show, the rows do: a row
+// whose time is outside the range its query was given (the filter negated,
+// in an OR, on another table's time) means the filter is not what selects
+// rows by time, and such an answer is neither kept nor used (within).
 
 // The reasons a query is answered in full that do not
 // depend on its SQL.
@@ -60,12 +64,14 @@ const (
 	whySchema     = "the result's columns differ from the kept answer's"
 	whyTimeColumn = "the result's time column is not the column $__timeFilter filters"
 	whyStore      = "the result cache could not be read"
+	whyOutside    = "a row's time is outside the time filter's range: the SQL selects rows by more than that filter"
 )
 
 // reasonCodes are the metrics' short names of the reasons above.
 var reasonCodes = map[string]string{
 	whyOff: "off", whyQueryOff: "query_off", whyFormat: "format", whyNoEntry: "no_entry", whyBackwards: "backwards",
 	whyTooFar: "too_far", whySchema: "schema", whyTimeColumn: "time_column", whyStore: "store_error", whyOrder: "order",
+	whyOutside: "outside",
 }
 
 // reason is the metrics' name of why the query was full ("" when it was
@@ -189,6 +195,22 @@ func (in *incremental) planDelta(prev *entry, overlap time.Duration) {
 		return
 	}
 	in.prev, in.cut = prev, cut
+}
+
+// within says whether every time of times is one a query's time filter
+// over from – to lets through: from, less a time group's bucket (a row is
+// labelled with its bucket's start) and a second (an epoch filter in whole
+// seconds), to to and a second. A row outside is selected by something
+// other than that filter (NOT, OR, a join on another table's time): such
+// an answer is not the union of its parts, and is not kept.
+func (in *incremental) within(times []arrow.Timestamp, from, to time.Time) bool {
+	lo, hi := from.Add(-in.width-time.Second).UnixNano(), to.Add(time.Second).UnixNano()
+	for _, t := range times {
+		if int64(t) < lo || int64(t) > hi {
+			return false
+		}
+	}
+	return true
 }
 
 // partsOrder is the order of a logs answer's rows when it is made of parts

@@ -14,14 +14,30 @@ import (
 // range need not be its answers for the range's parts, joined.
 var sqlKeywordsFull = []string{"limit", "offset", "fetch", "top", "over", "window", "qualify", "sample", "tablesample", "union", "intersect", "except"}
 
-// aggregates are the aggregate functions that, without a time group, make
-// one row of the whole range (matched as a word followed by "(").
-var aggregates = []string{
-	"count", "sum", "avg", "min", "max", "mean", "median", "mode", "stddev", "stddev_pop", "stddev_samp", "variance", "var_pop", "var_samp",
-	"first", "last", "first_value", "last_value", "any_value", "arbitrary", "arg_max", "arg_min", "argmax", "argmin", "max_by", "min_by",
-	"approx_count_distinct", "approx_quantile", "approx_percentile", "percentile_cont", "percentile_disc", "quantile", "quantile_cont", "quantile_disc",
-	"string_agg", "array_agg", "list", "group_concat", "listagg", "bit_and", "bit_or", "bit_xor", "bool_and", "bool_or", "every",
-	"corr", "covar_pop", "covar_samp", "histogram", "entropy", "kurtosis", "skewness", "product", "fsum", "favg", "sumkahan", "kahan_sum", "mad", "geomean", "geometric_mean",
+// rowFunctions are the functions that, without a time group, may be
+// called (a word followed by "("): each maps one row to one value. Any
+// other function may aggregate the whole range into one row (count,
+// total, an engine's own) and makes the query a full one.
+var rowFunctions = []string{
+	"abs", "acos", "asin", "atan", "atan2", "cbrt", "ceil", "ceiling", "cos", "cot", "degrees", "exp", "floor", "ln", "log", "log10", "log2",
+	"mod", "pi", "pow", "power", "radians", "round", "sign", "sin", "sqrt", "tan", "trunc", "truncate", "isnan", "isinf", "isfinite",
+	"greatest", "least", "coalesce", "ifnull", "nullif", "nvl", "if", "iif", "cast", "try_cast", "convert",
+	"lower", "upper", "lcase", "ucase", "length", "len", "char_length", "character_length", "octet_length", "strlen",
+	"concat", "concat_ws", "substr", "substring", "left", "right", "trim", "ltrim", "rtrim", "btrim", "replace", "translate",
+	"split_part", "lpad", "rpad", "repeat", "reverse", "position", "strpos", "instr", "starts_with", "ends_with", "contains",
+	"regexp_replace", "regexp_extract", "regexp_matches", "regexp_like", "format", "printf", "to_char", "chr", "ascii", "md5", "sha256", "hash",
+	"to_timestamp", "to_date", "date_trunc", "date_part", "datepart", "extract", "epoch", "epoch_ms", "epoch_us", "epoch_ns",
+	"make_timestamp", "make_timestamptz", "make_date", "strftime", "strptime", "timezone", "date_add", "date_sub", "date_diff", "datediff", "dateadd",
+	"from_unixtime", "to_unixtime", "unix_timestamp", "time_bucket", "date_bin",
+	"to_milliseconds", "to_seconds", "to_minutes", "to_hours", "to_days",
+	"json_extract", "json_extract_string", "json_extract_path", "json_extract_path_text", "json_value", "json_query",
+	"struct_extract", "list_extract", "element_at", "array_length", "cardinality",
+}
+
+// notCalls are the SQL words a "(" may follow that are not functions.
+var notCalls = []string{
+	"select", "from", "where", "and", "or", "not", "in", "exists", "any", "all", "some", "as", "on", "using", "join", "values",
+	"when", "then", "else", "case", "between", "like", "ilike", "is", "distinct", "filter", "within", "interval", "with", "lateral", "by", "having",
 }
 
 // sqlWhyFull says why the answer of sql (the query's SQL before macros),
@@ -51,8 +67,11 @@ func sqlWhyFull(sql string, u timeUse) string {
 		if slices.Contains(sqlKeywordsFull, w) {
 			return fmt.Sprintf("the SQL has %s", strings.ToUpper(w))
 		}
-		if len(u.groups) == 0 && i+1 < len(words) && words[i+1] == "(" && slices.Contains(aggregates, w) {
-			return fmt.Sprintf("the SQL aggregates (%s) without a time group", w)
+		if w == "distinct" && i+1 < len(words) && words[i+1] == "on" {
+			return "the SQL has DISTINCT ON"
+		}
+		if len(u.groups) == 0 && calls(words, i) && !slices.Contains(rowFunctions, w) {
+			return fmt.Sprintf("the SQL calls %s() without a time group (only functions of one row's values qualify)", w)
 		}
 	}
 	switch {
@@ -62,6 +81,24 @@ func sqlWhyFull(sql string, u timeUse) string {
 		return "the SQL has GROUP BY without a time group"
 	}
 	return ""
+}
+
+// calls says whether words[i] is a function called: a name followed by
+// "(" that is neither a keyword (notCalls), a macro, nor a type after AS or
+// "::" (DECIMAL(10, 2)).
+func calls(words []string, i int) bool {
+	w := words[i]
+	switch {
+	case i+1 >= len(words) || words[i+1] != "(":
+		return false
+	case !isNameByte(w[0]) && w[0] != '"' && w[0] != '`':
+		return false // punctuation, a literal ("?"), a macro ($__…)
+	case slices.Contains(notCalls, w):
+		return false
+	case i > 0 && (words[i-1] == "as" || words[i-1] == ":"):
+		return false
+	}
+	return true
 }
 
 // sqlWords splits sql, outside comments, into lower-case words, quoted
@@ -215,7 +252,64 @@ func timeColumnFiltered(name, sql string, u timeUse) bool {
 		}
 		renamed = true
 	}
-	return renamed || short == columnKey(name)
+	if renamed || short != columnKey(name) {
+		return renamed
+	}
+	// The result's column has the filtered column's last name part: with
+	// a qualified filter on one of several tables (a.ts), another table's
+	// column of that name (b.ts) is not the one filtered, so the SELECT
+	// must name the filtered one.
+	words := sqlWords(sql)
+	return short == col || !readsTables(words) || selects(words, col)
+}
+
+// readsTables says whether the FROM of words (sqlWords) reads more than one
+// table: a JOIN, or a comma outside parentheses before its next clause.
+func readsTables(words []string) bool {
+	depth, from := 0, false
+	for _, w := range words {
+		switch {
+		case w == "(":
+			depth++
+		case w == ")":
+			depth--
+		case w == "join":
+			return true
+		case depth != 0:
+		case w == "from":
+			from = true
+		case w == "where" || w == "group" || w == "order" || w == "having":
+			from = false
+		case w == "," && from:
+			return true
+		}
+	}
+	return false
+}
+
+// selects says whether the select list of words (sqlWords, up to its FROM
+// outside parentheses) names the column col (columnKey'd, dotted).
+func selects(words []string, col string) bool {
+	var list []string
+	depth := 0
+	start := slices.Index(words, "select") + 1
+	for _, w := range words[start:] {
+		if w == "(" {
+			depth++
+		} else if w == ")" {
+			depth--
+		} else if depth == 0 && w == "from" {
+			break
+		}
+		list = append(list, columnKey(w))
+	}
+	name := strings.SplitAfter(col, ".")
+	for i := range list {
+		if strings.Join(list[i:min(i+2*len(name)-1, len(list))], "") == col && (i == 0 || list[i-1] != ".") {
+			return true
+		}
+	}
+	return false
 }
 
 // renamedFrom returns, for each place sql (columnKey'd) holds as (" as

@@ -26,9 +26,20 @@ func TestSQLWhyFull(t *testing.T) {
 		{"SELECT ts AS time, v FROM m", "0 time filter"},
 		{"SELECT ts AS time, v FROM m WHERE $__timeFilter(ts) LIMIT 5", "LIMIT"},
 		{"SELECT ts AS time, v FROM m WHERE $__timeFilter(ts) UNION ALL SELECT ts, v FROM n", "UNION"},
-		{"SELECT ts AS time, sum(v) OVER (ORDER BY ts) FROM m WHERE $__timeFilter(ts)", "aggregates (sum)"},
-		{"SELECT ts AS time, lag(v) OVER (ORDER BY ts) FROM m WHERE $__timeFilter(ts)", "OVER"},
-		{"SELECT max(ts) AS time, max(v) FROM m WHERE $__timeFilter(ts)", "aggregates (max)"},
+		{"SELECT ts AS time, sum(v) OVER (ORDER BY ts) FROM m WHERE $__timeFilter(ts)", "calls sum() without a time group"},
+		{"SELECT ts AS time, v - lag(v) OVER (ORDER BY ts) FROM m WHERE $__timeFilter(ts)", "calls lag()"},
+		{"SELECT ts AS time, v - 1 OVER w FROM m WHERE $__timeFilter(ts) WINDOW w AS (ORDER BY ts)", "OVER"},
+		{"SELECT max(ts) AS time, max(v) FROM m WHERE $__timeFilter(ts)", "calls max()"},
+		// Without a time group only functions of one row's values: any other
+		// may aggregate the range (SQLite's total(), an engine's own).
+		{"SELECT ts AS time, total(v) AS v FROM m WHERE $__timeFilter(ts)", "calls total()"},
+		{"SELECT ts AS time, count_if(v > 1) AS v FROM m WHERE $__timeFilter(ts)", "calls count_if()"},
+		{`SELECT ts AS time, "sum"(v) AS v FROM m WHERE $__timeFilter(ts)`, `calls "sum"()`},
+		{"SELECT ts AS time, udf.f(v) AS v FROM m WHERE $__timeFilter(ts)", "calls f()"},
+		{"SELECT ts AS time, round(v, 2) AS v, upper(host), coalesce(w, 0), CAST(v AS DECIMAL(10, 2)), v::DECIMAL(10,2) FROM m WHERE $__timeFilter(ts) AND host IN ('a', 'b')", ""},
+		{"SELECT $__timeGroupAlias(ts, 1m), count_if(v > 1) AS v FROM m WHERE $__timeFilter(ts) GROUP BY 1", ""},
+		{"SELECT DISTINCT ON (host) ts AS time, host, v FROM m WHERE $__timeFilter(ts) ORDER BY host, ts DESC", "DISTINCT ON"},
+		{"SELECT DISTINCT ON (host) $__timeGroupAlias(ts, 1m), host, v FROM m WHERE $__timeFilter(ts)", "DISTINCT ON"},
 		{"SELECT ts AS time, v FROM m WHERE $__timeFilter(ts) AND ts < $__timeTo", "$__timeFrom, $__timeTo"},
 		{"SELECT $__timeGroup(other, 1m) AS time, avg(v) FROM m WHERE $__timeFilter(ts) GROUP BY 1", "not the time filter's"},
 		{"SELECT $__timeGroupAlias(ts, 1h), avg(v) FROM m WHERE $__timeFilter(ts) GROUP BY 1", ""},
@@ -153,6 +164,15 @@ func TestTimeColumnFiltered(t *testing.T) {
 		{"SELECT $__timeGroupAlias(ts, 1m), avg(v) FROM m WHERE $__timeFilter(ts) GROUP BY 1", "time", true},
 		{"SELECT $__timeGroup(ts, 1m) AS t, avg(v) FROM m WHERE $__timeFilter(ts) GROUP BY 1", "t", true},
 		{"SELECT $__timeGroup(ts, 1m) AS t, max(other) AS time FROM m WHERE $__timeFilter(ts) GROUP BY 1", "time", false},
+		// With several tables, a qualified filter's column must be the one
+		// selected, not another table's of the same name.
+		{"SELECT b.ts, b.v FROM m a JOIN m b ON b.ts = a.ts + INTERVAL 5 MINUTE WHERE $__timeFilter(a.ts)", "ts", false},
+		{"SELECT b.ts, a.v FROM m a, m b WHERE b.host = a.host AND $__timeFilter(a.ts)", "ts", false},
+		{"SELECT * FROM m a JOIN n b ON a.host = b.host WHERE $__timeFilter(a.ts)", "ts", false},
+		{"SELECT a.ts, b.v FROM m a JOIN n b ON b.ts = a.ts WHERE $__timeFilter(a.ts)", "ts", true},
+		{`SELECT "a"."ts", b.v FROM m a JOIN n b ON b.ts = a.ts WHERE $__timeFilter("a"."ts")`, "ts", true},
+		{"SELECT ts, b.v FROM m a JOIN n b ON b.id = a.id WHERE $__timeFilter(ts)", "ts", true},
+		{"SELECT ts, v FROM m WHERE $__timeFilter(m.ts) AND host IN (SELECT host FROM a, b)", "ts", true},
 	}
 	for _, tc := range cases {
 		exp, err := expandMacros(context.Background(), tc.sql, macroEnv{from: time.Unix(0, 0), to: time.Unix(3600, 0), interval: time.Minute,

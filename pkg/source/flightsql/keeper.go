@@ -94,7 +94,11 @@ func (k *keeper) readKept(sg segment, from, cut int64) error {
 			k.inc.fromCache += rec.NumRows()
 			return k.feed(rec)
 		}
-		return k.keepRows(rec, func(t int64) bool { return t >= from && t < cut }, w, &k.inc.fromCache)
+		times, err := k.timesOf(rec)
+		if err != nil {
+			return err
+		}
+		return k.keepRows(rec, times, func(t int64) bool { return t >= from && t < cut }, w, &k.inc.fromCache)
 	})
 }
 
@@ -104,7 +108,10 @@ func (k *keeper) addRead(rec arrow.RecordBatch) error {
 	k.inc.fromServer += rec.NumRows()
 	if k.inc.prev == nil {
 		col, times := k.clock.Read(rec.Column(k.time))
-		if !k.off && (col.NullN() > 0 || k.fresh.buf.Len() > k.limit) {
+		if !k.off && col.NullN() == 0 && !k.inc.within(times, k.inc.from, k.inc.to) {
+			k.inc.why = whyOutside
+		}
+		if !k.off && (col.NullN() > 0 || k.inc.why == whyOutside || k.fresh.buf.Len() > k.limit) {
 			k.off = true // what was written goes with the keeper
 			k.fresh = nil
 		}
@@ -115,26 +122,46 @@ func (k *keeper) addRead(rec arrow.RecordBatch) error {
 		}
 		return k.feed(rec)
 	}
+	times, err := k.timesOf(rec)
+	if err != nil {
+		return err
+	}
+	if !k.inc.within(times, k.inc.cut, k.inc.to) {
+		return fallback{whyOutside}
+	}
 	cut := k.inc.cut.UnixNano()
-	return k.keepRows(rec, func(t int64) bool { return t >= cut }, k.fresh, nil)
+	return k.keepRows(rec, times, func(t int64) bool { return t >= cut }, k.fresh, nil)
 }
 
 // addHead takes a batch of the first time group's query: its rows
 // labelled before the start.
 func (k *keeper) addHead(rec arrow.RecordBatch) error {
 	k.inc.fromServer += rec.NumRows()
+	times, err := k.timesOf(rec)
+	if err != nil {
+		return err
+	}
+	if !k.inc.within(times, k.inc.from, k.inc.from.Add(k.inc.width)) {
+		return fallback{whyOutside}
+	}
 	from := k.inc.from.UnixNano()
-	return k.keepRows(rec, func(t int64) bool { return t < from }, nil, nil)
+	return k.keepRows(rec, times, func(t int64) bool { return t < from }, nil, nil)
 }
 
-// keepRows feeds the rows of rec whose time keep admits, in runs, writing
-// them to w when set and counting them in n when set. A null time gives
-// up the delta: the full query words its notice.
-func (k *keeper) keepRows(rec arrow.RecordBatch, keep func(int64) bool, w *segmentWriter, n *int64) error {
+// timesOf reads the times of rec (valid until the next read). A null time
+// gives up the delta: the full query words its notice.
+func (k *keeper) timesOf(rec arrow.RecordBatch) ([]arrow.Timestamp, error) {
 	col, times := k.clock.Read(rec.Column(k.time))
 	if col.NullN() > 0 {
-		return fallback{"a row has a null time"}
+		return nil, fallback{"a row has a null time"}
 	}
+	return times, nil
+}
+
+// keepRows feeds the rows of rec, whose times are times, that keep
+// admits, in runs, writing them to w when set and counting them in n when
+// set.
+func (k *keeper) keepRows(rec arrow.RecordBatch, times []arrow.Timestamp, keep func(int64) bool, w *segmentWriter, n *int64) error {
 	for i := 0; i < len(times); {
 		if !keep(int64(times[i])) {
 			i++

@@ -197,7 +197,10 @@ func (s *Source) finish(ctx context.Context, fb frameBuilder, k *keeper, inc *in
 	if err := fb.Finish(ctx, sink, notices); err != nil {
 		return err
 	}
-	if keep {
+	switch {
+	case k != nil && k.off && inc.why == whyOutside:
+		s.deleteEntry(inc.storeKey()) // a delta from an older answer would only fall back again
+	case keep:
 		if err := k.store(s.cache); err != nil {
 			s.observer.StoreFailed("put")
 		}

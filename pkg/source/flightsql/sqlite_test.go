@@ -1,6 +1,7 @@
 package flightsql
 
 import (
+	"database/sql"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -19,6 +20,13 @@ import (
 // startSQLite serves arrow-go's SQLite example Flight SQL server with a
 // metrics table: time INTEGER (Unix milliseconds), host TEXT, value REAL.
 func startSQLite(t *testing.T) string {
+	t.Helper()
+	_, addr := startSQLiteDB(t)
+	return addr
+}
+
+// startSQLiteDB is startSQLite, with the database the server reads.
+func startSQLiteDB(t *testing.T) (*sql.DB, string) {
 	t.Helper()
 	db, err := example.CreateDB()
 	if err != nil {
@@ -40,7 +48,7 @@ func startSQLite(t *testing.T) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return startServer(t, srv, serverOpts{})
+	return db, startServer(t, srv, serverOpts{})
 }
 
 func TestSQLiteTimeSeries(t *testing.T) {
