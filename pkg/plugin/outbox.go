@@ -11,9 +11,11 @@ import (
 
 // MaxUnsent bounds the encoded bytes of one chunked request that wait to be
 // sent: while more wait, the request's sources hold their next frame back
-// (outbox.room). A client that stops reading so holds up its own request,
-// with at most this much memory (and the frames already on an encode
-// worker), until its deadline.
+// (outbox.room). A client that stops reading so holds up its own request
+// until its deadline, with at most this much waiting to be sent. What its
+// queries hold besides (the frames on an encode worker, each query's first
+// frame, kept to carry its stats, and a table frame's parts until the frame
+// is finished) is bounded by its share of the memory budget, not by this.
 const MaxUnsent = 8 << 20
 
 // outbox passes a chunked request's chunks from the encode workers, which
