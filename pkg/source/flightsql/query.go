@@ -198,8 +198,8 @@ func (s *Source) finish(ctx context.Context, fb frameBuilder, k *keeper, inc *in
 		return err
 	}
 	switch {
-	case k != nil && k.off && inc.why == whyOutside:
-		s.deleteEntry(inc.storeKey()) // a delta from an older answer would only fall back again
+	case k != nil && k.off && inc.fellBack && inc.why == whyOutside:
+		s.deleteEntry(inc.storeKey()) // a delta from the older answer would only fall back again
 	case keep:
 		if err := k.store(s.cache); err != nil {
 			s.observer.StoreFailed("put")
