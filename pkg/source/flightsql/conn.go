@@ -93,7 +93,7 @@ func newConn(cfg settings.FlightSQL, mem memory.Allocator, extra []grpc.DialOpti
 		noIdentityConfigured: cfg.NoForwardedIdentity == settings.NoIdentityConfigured,
 		locationHosts:        cfg.LocationHosts(),
 	}
-	for _, s := range []settings.Secret{cfg.Token, cfg.Password, cfg.TLSClientKey} {
+	for _, s := range []settings.Secret{cfg.Token, cfg.Password, cfg.TLSClientKey, cfg.RedisPassword} {
 		if s.IsSet() {
 			c.secrets = append(c.secrets, s.Reveal())
 		}
@@ -195,27 +195,36 @@ func (c *conn) clientFor(ep *flight.FlightEndpoint) (*flightsql.Client, error) {
 	return nil, errors.Join(errs...)
 }
 
+// maxRemotes bounds the clients a source keeps for endpoint locations (one
+// per scheme and host): each holds a connection until the source closes.
+const maxRemotes = 64
+
+// remote returns the client of an endpoint location. A message names the
+// location by its scheme and host only: its user information, path and
+// query are the server's to fill, with anything (the credentials it was
+// sent, say).
 func (c *conn) remote(uri string) (*flightsql.Client, error) {
 	u, err := url.Parse(uri)
 	if err != nil {
-		return nil, fmt.Errorf("flightsql: endpoint location %s: %w", source.Quote(uri), err)
+		return nil, errors.New("flightsql: an endpoint location the server sent is not a URL")
 	}
+	name := source.Quote(u.Scheme + "://" + u.Host)
 	var t *tls.Config
 	switch u.Scheme {
 	case "arrow-flight-reuse-connection":
 		return c.main, nil
 	case "grpc", "grpc+tcp":
 		if c.tls != nil {
-			return nil, fmt.Errorf("flightsql: endpoint location %s is plaintext while TLS is on; refusing to send credentials without TLS", source.Quote(uri))
+			return nil, fmt.Errorf("flightsql: endpoint location %s is plaintext while TLS is on; refusing to send credentials without TLS", name)
 		}
 	case "grpc+tls":
 		if c.tls == nil {
-			return nil, fmt.Errorf("flightsql: endpoint location %s needs TLS: turn tlsEnabled on", source.Quote(uri))
+			return nil, fmt.Errorf("flightsql: endpoint location %s needs TLS: turn tlsEnabled on", name)
 		}
 		t = c.tls.Clone()
 		t.ServerName = "" // verify the location's own host name
 	default:
-		return nil, fmt.Errorf("flightsql: endpoint location %s: scheme %s is not supported (grpc, grpc+tcp, grpc+tls)", source.Quote(uri), source.Quote(u.Scheme))
+		return nil, fmt.Errorf("flightsql: endpoint location %s: scheme %s is not supported (grpc, grpc+tcp, grpc+tls)", name, source.Quote(u.Scheme))
 	}
 	if err := c.allowHost(u.Hostname()); err != nil {
 		return nil, err
@@ -223,19 +232,23 @@ func (c *conn) remote(uri string) (*flightsql.Client, error) {
 	if u.Host == c.address && (t == nil) == (c.tls == nil) {
 		return c.main, nil
 	}
+	key := u.Scheme + "://" + u.Host
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.closed {
 		return nil, errors.New("flightsql: source is closed")
 	}
-	if cl, ok := c.remotes[uri]; ok {
+	if cl, ok := c.remotes[key]; ok {
 		return cl, nil
+	}
+	if len(c.remotes) >= maxRemotes {
+		return nil, fmt.Errorf("flightsql: endpoint location %s: the server has named %d other locations, the most this data source keeps connections to", name, maxRemotes)
 	}
 	cl, err := c.dial(u.Host, t)
 	if err != nil {
 		return nil, err
 	}
-	c.remotes[uri] = cl
+	c.remotes[key] = cl
 	return cl, nil
 }
 
@@ -315,7 +328,8 @@ func (c *conn) session(ctx context.Context) error {
 		for _, n := range names {
 			msgs = append(msgs, fmt.Sprintf("%s (%s)", n, strings.ToLower(res.GetErrors()[n].GetValue().String())))
 		}
-		return source.Upstream(fmt.Errorf("flightsql: the server refused the session options %s: check the catalog and schema settings", strings.Join(msgs, ", ")))
+		msg := fmt.Sprintf("flightsql: the server refused the session options %s: check the catalog and schema settings", strings.Join(msgs, ", "))
+		return source.Upstream(errors.New(c.redact(ctx, msg, false)))
 	}
 	c.sessionSent = true
 	return nil

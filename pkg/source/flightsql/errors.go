@@ -33,7 +33,12 @@ func (c *conn) upstream(ctx context.Context, what string, err error) error {
 	if err == nil {
 		return nil
 	}
-	if source.KindOf(err) != 0 {
+	if kind := source.KindOf(err); kind != 0 {
+		// Classified on this side, but it may quote what the server sent
+		// (an endpoint location's host).
+		if msg := c.redact(ctx, err.Error(), false); msg != err.Error() {
+			return &source.Error{Kind: kind, Err: &upstreamError{msg: msg, err: err}}
+		}
 		return err
 	}
 	st, _ := status.FromError(err) // never nil for a non-nil error
@@ -57,9 +62,12 @@ func timedOut(err error) bool {
 }
 
 // hint explains the common failures; "" when there is nothing to add to the
-// server's message.
+// server's message. The transport's and TLS's are read from the message
+// of an Unavailable status only: a server's own status (a syntax error)
+// may echo any text of the query.
 func (c *conn) hint(err error, code codes.Code, detail string) string {
 	d := strings.ToLower(detail)
+	transport := code == codes.Unavailable
 	switch {
 	case timedOut(err):
 		return fmt.Sprintf("timed out after %s (raise the timeout setting, or narrow the query)", c.timeout)
@@ -75,19 +83,19 @@ func (c *conn) hint(err error, code codes.Code, detail string) string {
 		return `authentication failed: the server requires credentials (set authType to "token" or "password")`
 	case code == codes.PermissionDenied:
 		return "permission denied: the credentials are valid but lack access"
-	case strings.Contains(d, "no such host") || strings.Contains(d, "produced zero addresses") || strings.Contains(d, "server misbehaving"):
+	case transport && (strings.Contains(d, "no such host") || strings.Contains(d, "produced zero addresses") || strings.Contains(d, "server misbehaving")):
 		return fmt.Sprintf("cannot resolve the host of %q (DNS): check the address", c.address)
-	case strings.Contains(d, "connection refused"):
+	case transport && strings.Contains(d, "connection refused"):
 		return fmt.Sprintf("connection refused by %q: check the host and port, and that the server is running", c.address)
-	case strings.Contains(d, "certificate signed by unknown authority"):
+	case transport && strings.Contains(d, "certificate signed by unknown authority"):
 		return "TLS: the server's certificate is not signed by a trusted CA: add the CA certificate (tlsAuthWithCACert + tlsCACert), or for tests only turn on tlsSkipVerify"
-	case strings.Contains(d, "certificate is valid for") || strings.Contains(d, "certificate is not valid for"):
+	case transport && (strings.Contains(d, "certificate is valid for") || strings.Contains(d, "certificate is not valid for")):
 		return "TLS: the server's certificate does not match the host name: fix the address or set tlsServerName"
-	case strings.Contains(d, "first record does not look like a tls handshake"):
+	case transport && strings.Contains(d, "first record does not look like a tls handshake"):
 		return "TLS: the server does not speak TLS: turn tlsEnabled off"
-	case strings.Contains(d, "certificate required") || strings.Contains(d, "bad certificate") || strings.Contains(d, "unknown certificate authority"):
+	case transport && (strings.Contains(d, "certificate required") || strings.Contains(d, "bad certificate") || strings.Contains(d, "unknown certificate authority")):
 		return "TLS: the server rejected the client certificate (tlsAuth with tlsClientCert and tlsClientKey)"
-	case strings.Contains(d, "x509:") || strings.Contains(d, "tls:"):
+	case transport && (strings.Contains(d, "x509:") || strings.Contains(d, "tls:")):
 		return "TLS handshake failed"
 	// A server that closes the connection before any answer may want another
 	// transport; once it has answered, the same symptom is a server that went
@@ -173,6 +181,10 @@ func (c *conn) note(err error) {
 // failures the configured user name is replaced too: a server may name the
 // user it rejected.
 //
+// A secret shorter than shortSecret is replaced only where it stands alone
+// (replaceSecret): a header value "1" replaced inside "127.0.0.1" would
+// garble the message and spell the secret out.
+//
 // What the rule cannot do: a value the query computes rather than spells
 // (concat('ab', 'cd')) that a server then echoes is not text the user sent,
 // and is replaced if it is a secret; and a server that echoes the
@@ -185,10 +197,54 @@ func (c *conn) redact(ctx context.Context, msg string, auth bool) string {
 	slices.SortFunc(secrets, func(a, b string) int { return len(b) - len(a) })
 	for _, s := range secrets {
 		if s != "" && !strings.Contains(sent, s) {
-			msg = strings.ReplaceAll(msg, s, "[redacted]")
+			msg = replaceSecret(msg, s)
 		}
 	}
 	return msg
+}
+
+// shortSecret is the length under which a secret is replaced only where it
+// stands alone (replaceSecret).
+const shortSecret = 8
+
+// replaceSecret replaces s in msg with "[redacted]": everywhere, or, for a
+// secret shorter than shortSecret (a header value "1"), only where no
+// token character touches it, since replacing it inside other words
+// ("127.0.0.1") would garble the message and show which characters the
+// secret is.
+func replaceSecret(msg, s string) string {
+	if len(s) >= shortSecret {
+		return strings.ReplaceAll(msg, s, "[redacted]")
+	}
+	var b strings.Builder
+	start := 0
+	for i := 0; i+len(s) <= len(msg); {
+		j := strings.Index(msg[i:], s)
+		if j < 0 {
+			break
+		}
+		j += i
+		end := j + len(s)
+		if (j == 0 || !isTokenByte(msg[j-1])) && (end == len(msg) || !isTokenByte(msg[end])) {
+			b.WriteString(msg[start:j])
+			b.WriteString("[redacted]")
+			start = end
+			i = end
+			continue
+		}
+		i = j + 1
+	}
+	if start == 0 {
+		return msg
+	}
+	b.WriteString(msg[start:])
+	return b.String()
+}
+
+// isTokenByte says whether c may be part of a word, a host, a port or a
+// number: a letter, a digit, "_", "-", "." or ":".
+func isTokenByte(c byte) bool {
+	return isNameByte(c) || c == '-' || c == '.' || c == ':'
 }
 
 // secretsOf lists the values redact replaces for a call under ctx (see

@@ -81,7 +81,7 @@ func (s *Source) planIncremental(ctx context.Context, q source.Query, m queryMod
 	b, err := s.cache.Get(inc.storeKey())
 	if err != nil {
 		s.observer.StoreFailed("get")
-		inc.why = whyStore + ": " + err.Error()
+		inc.why = whyStore + ": " + s.conn.redact(ctx, err.Error(), false)
 		return inc
 	}
 	var prev *entry
