@@ -49,6 +49,10 @@ type logsBuilder struct {
 	severity int // -1: none
 	id       int // -1: none
 	others   []int
+	// otherNames are the others' names as labels, unique
+	// (series.UniqueLabels); renamed is its notice.
+	otherNames []string
+	renamed    string
 
 	times      *array.TimestampBuilder
 	bodies     *array.StringBuilder
@@ -115,11 +119,13 @@ func newLogsBuilder(mem memory.Allocator, fi frameInfo, s *arrow.Schema, order *
 	if b.bodyIdx < 0 {
 		return nil, source.BadQuery("flightsql: format logs needs a text column for the log line (named one of %s, or the first text column); the result has %s", strings.Join(bodyNames, ", "), source.DescribeColumns(s))
 	}
-	for i := range s.Fields() {
+	for i, f := range s.Fields() {
 		if !taken(i) && i != b.bodyIdx {
 			b.others = append(b.others, i)
+			b.otherNames = append(b.otherNames, f.Name)
 		}
 	}
+	b.otherNames, b.renamed = series.UniqueLabels(b.otherNames)
 	b.times = array.NewTimestampBuilder(mem, timestampNS)
 	b.bodies = array.NewStringBuilder(mem)
 	b.labels = array.NewBinaryBuilder(mem, arrow.BinaryTypes.Binary)
@@ -173,7 +179,7 @@ func (b *logsBuilder) addRow(rec arrow.RecordBatch, i int, t arrow.Timestamp) {
 	}
 	buf := append(b.buf[:0], '{')
 	first := true
-	for _, c := range b.others {
+	for k, c := range b.others {
 		a := rec.Column(c)
 		if a.IsNull(i) {
 			continue
@@ -182,7 +188,7 @@ func (b *logsBuilder) addRow(rec arrow.RecordBatch, i int, t arrow.Timestamp) {
 			buf = append(buf, ',')
 		}
 		first = false
-		buf = appendJSONString(buf, b.schema.Field(c).Name)
+		buf = appendJSONString(buf, b.otherNames[k])
 		buf = append(buf, ':')
 		start := len(buf)
 		buf = typeOf(a.DataType().ID()).grafana.text(buf, a, i)
@@ -240,6 +246,9 @@ func (b *logsBuilder) SetStats(stats []data.QueryStat) { b.stats = stats }
 
 func (b *logsBuilder) Finish(ctx context.Context, sink source.Sink, notices []data.Notice) error {
 	notices = b.clock.Notices(notices, b.nulls)
+	if b.renamed != "" {
+		notices = append(notices, data.Notice{Severity: data.NoticeSeverityWarning, Text: b.renamed})
+	}
 	meta := b.meta(data.FrameTypeLogLines, data.FrameTypeVersion{0, 0}, notices)
 	meta.PreferredVisualization = data.VisTypeLogs
 	meta.Stats = b.stats

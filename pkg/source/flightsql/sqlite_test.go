@@ -205,3 +205,42 @@ func TestSQLiteDialectResource(t *testing.T) {
 		t.Errorf("unreachable: %d %s", code, body)
 	}
 }
+
+// Two columns of one name are two labels, in series and in logs: the later
+// one renamed, with a notice, where one value overwrote the other.
+func TestSQLiteLabelsOfOneName(t *testing.T) {
+	s := newTestSource(t, baseConfig(startSQLite(t)))
+	sink, err := runQuery(t, s, `SELECT time, host AS x, 'n' || host AS x, value FROM metrics WHERE $__unixEpochMsFilter(time) AND time < 1700000000000 + 20*60000`, FormatTimeSeries, source.Limits{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(sink.frames) != 3 {
+		t.Fatalf("%d frames, want one per host", len(sink.frames))
+	}
+	for _, f := range sink.frames {
+		l := f.Fields[1].Labels
+		if len(l) != 2 || l["x_2"] != "n"+l["x"] {
+			t.Errorf("labels %v", l)
+		}
+	}
+	if n := sink.frames[0].Meta.Notices; len(n) != 1 || !strings.Contains(n[0].Text, `"x" as "x_2"`) {
+		t.Errorf("notices %v", n)
+	}
+	sink, err = runQuery(t, s, `SELECT time, 'line' AS body, host AS x, 'n' || host AS x FROM metrics WHERE $__unixEpochMsFilter(time)`, FormatLogs, source.Limits{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	labels := sink.frames[0].Fields[0]
+	for _, f := range sink.frames[0].Fields {
+		if f.Name == "labels" {
+			labels = f
+		}
+	}
+	var l map[string]string
+	if err := json.Unmarshal(labels.At(0).(json.RawMessage), &l); err != nil || len(l) != 2 || l["x_2"] != "n"+l["x"] {
+		t.Errorf("logs labels %v (%v)", l, err)
+	}
+	if n := sink.frames[0].Meta.Notices; len(n) != 1 || !strings.Contains(n[0].Text, `"x" as "x_2"`) {
+		t.Errorf("logs notices %v", n)
+	}
+}

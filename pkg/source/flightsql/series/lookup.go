@@ -319,7 +319,7 @@ func (b *Builder) create(i int, h uint64, slot uint64) (int32, error) {
 			}
 			text := string(la.text(nil, la.a, i))
 			s.keys[k], s.present[k] = text, true
-			s.labels[b.schema.Field(b.labelIdx[k]).Name] = text
+			s.labels[b.labelNames[k]] = text
 		}
 		s.sortKey = s.labels.String()
 	}

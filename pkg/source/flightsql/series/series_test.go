@@ -343,3 +343,21 @@ func TestSeriesGuessAcrossBatches(t *testing.T) {
 		}
 	}
 }
+
+// Label columns that share a name keep their own labels: the later ones
+// are renamed, avoiding the names other columns have, and a notice says so.
+func TestUniqueLabels(t *testing.T) {
+	for _, tc := range []struct {
+		in, want []string
+		notice   string
+	}{
+		{[]string{"a", "b"}, []string{"a", "b"}, ""},
+		{[]string{"x", "x"}, []string{"x", "x_2"}, `the later ones are labelled "x" as "x_2".`},
+		{[]string{"x", "x", "x_2", "x"}, []string{"x", "x_3", "x_2", "x_4"}, `"x" as "x_3", "x" as "x_4".`},
+	} {
+		got, notice := UniqueLabels(tc.in)
+		if !slices.Equal(got, tc.want) || !strings.HasSuffix(notice, tc.notice) || (tc.notice == "") != (notice == "") {
+			t.Errorf("%q: %q, %q; want %q, …%q", tc.in, got, notice, tc.want, tc.notice)
+		}
+	}
+}
