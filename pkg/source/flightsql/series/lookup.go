@@ -8,8 +8,11 @@ package series
 import (
 	"bytes"
 	"encoding/binary"
+	"fmt"
 	"hash/maphash"
 	"math/bits"
+	"strconv"
+	"strings"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
@@ -350,4 +353,32 @@ func (b *Builder) rehash() {
 		}
 		b.slots[p] = int32(id + 1)
 	}
+}
+
+// UniqueLabels returns names, the label columns' names in order, made
+// unique as labels: a later column of a name taken is name_2 (or _3, …),
+// since a series' labels are a map and would keep one value of the two.
+// renamed is the notice that says so ("" when no name repeats).
+func UniqueLabels(names []string) (unique []string, renamed string) {
+	taken := make(map[string]bool, len(names))
+	for _, n := range names {
+		taken[n] = true
+	}
+	seen := make(map[string]bool, len(names))
+	var said []string
+	for _, n := range names {
+		u := n
+		for k := 2; seen[u] || u != n && taken[u]; k++ {
+			u = n + "_" + strconv.Itoa(k) // the next, unless a column has that name
+		}
+		seen[u] = true
+		if u != n {
+			said = append(said, fmt.Sprintf("%s as %s", source.Quote(n), source.Quote(u)))
+		}
+		unique = append(unique, u)
+	}
+	if len(said) > 0 {
+		renamed = "Columns share a name, and a label needs its own: the later ones are labelled " + strings.Join(said, ", ") + "."
+	}
+	return unique, renamed
 }

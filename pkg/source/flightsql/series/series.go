@@ -5,10 +5,8 @@ package series
 import (
 	"cmp"
 	"context"
-	"fmt"
 	"hash/maphash"
 	"slices"
-	"strconv"
 	"strings"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -163,34 +161,6 @@ func New(cfg Config, s *arrow.Schema) (*Builder, error) {
 		b.post = fillStep(f.Spec, f.From, f.To, f.Limit, b.numerics)
 	}
 	return b, nil
-}
-
-// UniqueLabels returns names, the label columns' names in order, made
-// unique as labels: a later column of a name taken is name_2 (or _3, …),
-// since a series' labels are a map and would keep one value of the two.
-// renamed is the notice that says so ("" when no name repeats).
-func UniqueLabels(names []string) (unique []string, renamed string) {
-	taken := make(map[string]bool, len(names))
-	for _, n := range names {
-		taken[n] = true
-	}
-	seen := make(map[string]bool, len(names))
-	var said []string
-	for _, n := range names {
-		u := n
-		for k := 2; seen[u] || u != n && taken[u]; k++ {
-			u = n + "_" + strconv.Itoa(k) // the next, unless a column has that name
-		}
-		seen[u] = true
-		if u != n {
-			said = append(said, fmt.Sprintf("%s as %s", source.Quote(n), source.Quote(u)))
-		}
-		unique = append(unique, u)
-	}
-	if len(said) > 0 {
-		renamed = "Columns share a name, and a label needs its own: the later ones are labelled " + strings.Join(said, ", ") + "."
-	}
-	return unique, renamed
 }
 
 // flushRows is how many rows the builder collects (from one batch or
