@@ -115,6 +115,7 @@ func (s *Source) query(ctx context.Context, q source.Query, m queryModel, env ma
 		}
 	}()
 	var k *keeper // of the answer's rows, for the result cache; nil: not kept
+	var plans []*plan
 	feed := func(rec arrow.RecordBatch) error {
 		// A series or logs result, kept until the stream ends, reserves its
 		// memory as it is received: the query waits (or fails) as it reads.
@@ -128,6 +129,7 @@ func (s *Source) query(ctx context.Context, q source.Query, m queryModel, env ma
 		return c.Add(rec)
 	}
 	onPlan := func(p *plan) (bool, error) {
+		plans = append(plans, p)
 		if fb == nil {
 			if fb, err = s.newBuilder(p.out, m.Format, q, sql, exp.Fill, inc.partsOrder(), sink); err != nil {
 				return false, err
@@ -172,6 +174,9 @@ func (s *Source) query(ctx context.Context, q source.Query, m queryModel, env ma
 	if err == nil && inc.prev != nil && (k == nil || !k.keptFed) {
 		err = fallback{"the server answered the new rows' query with no endpoint"}
 	}
+	if err == nil {
+		err = labelsLost(fb, plans)
+	}
 	if err != nil {
 		return s.queryError(ctx, qctx, sql, err)
 	}
@@ -203,6 +208,23 @@ func (s *Source) finish(ctx context.Context, fb frameBuilder, k *keeper, inc *in
 	case keep:
 		if err := k.store(s.cache); err != nil {
 			s.observer.StoreFailed("put")
+		}
+	}
+	return nil
+}
+
+// labelsLost fails a series query a label column of which had times
+// Grafana cannot read (made null, see outOfRange): empty, they would merge
+// the series they label into one.
+func labelsLost(fb frameBuilder, plans []*plan) error {
+	sb, ok := fb.(*series.Builder)
+	if !ok {
+		return nil
+	}
+	for _, p := range plans {
+		if i := p.outOfRangeIn(sb.LabelColumns()); i >= 0 {
+			f := p.in.Field(i)
+			return source.BadQuery("flightsql: column %s (%s) labels series and has values outside the times Grafana reads (1677-09-21 to 2262-04-11; infinity and -infinity too): empty, they would make the series they label one. Cast the column to text in the SQL", source.Quote(f.Name), f.Type)
 		}
 	}
 	return nil

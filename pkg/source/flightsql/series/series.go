@@ -280,6 +280,9 @@ func b2i(b bool) int {
 	return 0
 }
 
+// LabelColumns are the indexes of the schema's columns that label series.
+func (b *Builder) LabelColumns() []int { return b.labelIdx }
+
 // SetStats sets the stats of the query's first frame (Config.Stats).
 func (b *Builder) SetStats(stats []data.QueryStat) { b.cfg.Stats = stats }
 
