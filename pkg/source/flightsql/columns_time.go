@@ -244,11 +244,7 @@ func timestampText(dst []byte, a arrow.Array, i int) []byte {
 		sec += int64(offset)
 	}
 	days := series.FloorDiv(sec, 86400)
-	y, _, _ := civil(days)
-	dst = appendDate(dst, days)
-	if y <= 0 { // the (BC) mark goes after the time
-		dst = dst[:len(dst)-len(" (BC)")]
-	}
+	dst = appendDate(dst, days) // "(BC)" after the date, as DuckDB writes it
 	dst = append(dst, ' ')
 	dst = appendClock(dst, (sec-days*86400)*1e9+sub*per)
 	if tt.TimeZone != "" {
@@ -263,9 +259,6 @@ func timestampText(dst []byte, a arrow.Array, i int) []byte {
 			dst = append(dst, ':')
 			dst = appendPadded(dst, int64(m), 2)
 		}
-	}
-	if y <= 0 {
-		dst = append(dst, " (BC)"...)
 	}
 	return dst
 }

@@ -406,7 +406,10 @@ func TestEngineNested(t *testing.T) {
 			  NULL, NULL, NULL, NULL),
 			 (4, [2147483647], [99999999.99], [1, 2, 3], [['x']], MAP {-5: 'neg'}, MAP {'y': -999.99},
 			  {'a': -0.01, 'b': [], 't': '1000-01-01 00:00:00', 'tz': '2024-07-01 12:00:00+00', 'd': '1500-01-01', 'iv': INTERVAL '-1 hour', 'u': 'ffffffff-ffff-ffff-ffff-ffffffffffff', 'f': 1e-7, 'e': ''},
-			  union_value(num := -1), [{'k': '', 'v': 999999999999999.999}], [MAP {'q': NULL}], [NULL])`)
+			  union_value(num := -1), [{'k': '', 'v': 999999999999999.999}], [MAP {'q': NULL}], [NULL]),
+			 (5, NULL, NULL, NULL, NULL, NULL, NULL,
+			  {'a': NULL, 'b': NULL, 't': '0044-03-15 (BC) 12:00:00', 'tz': '0044-03-15 (BC) 12:00:00+00', 'd': '0044-03-15 (BC)', 'iv': NULL, 'u': NULL, 'f': NULL, 'e': NULL},
+			  NULL, NULL, NULL, NULL)`)
 			cols := []engineColumn{{"l", "", refJSON}, {"ld", "", refJSON}, {"arr", "", refJSON}, {"ll", "", refJSON},
 				{"m", "", refJSON}, {"md", "", refJSON}, {"st", "", refJSON}, {"un", "", refJSON},
 				{"ls", "", refJSON}, {"lm", "", refJSON}, {"nd", "", refJSON}}

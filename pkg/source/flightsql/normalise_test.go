@@ -771,7 +771,7 @@ func TestTimestampText(t *testing.T) {
 		{&arrow.TimestampType{Unit: arrow.Microsecond}, math.MaxInt64, "infinity"},
 		{&arrow.TimestampType{Unit: arrow.Microsecond}, -math.MaxInt64, "-infinity"},
 		{&arrow.TimestampType{Unit: arrow.Microsecond}, 253_402_300_800_000_000, "10000-01-01 00:00:00"},
-		{&arrow.TimestampType{Unit: arrow.Second}, -62_135_596_800 - 86400, "0001-12-31 00:00:00 (BC)"},
+		{&arrow.TimestampType{Unit: arrow.Second}, -62_135_596_800 - 86400, "0001-12-31 (BC) 00:00:00"},
 	} {
 		b := array.NewTimestampBuilder(memory.DefaultAllocator, tc.dt)
 		b.Append(arrow.Timestamp(tc.v))
