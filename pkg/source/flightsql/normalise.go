@@ -141,19 +141,6 @@ func (p *plan) notices() []string {
 	return ns
 }
 
-// outOfRangeIn returns the first of columns whose values met a time
-// outside Grafana's range (made null), -1 for none.
-func (p *plan) outOfRangeIn(columns []int) int {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	for _, i := range columns {
-		if p.found[i]&outOfRange != 0 {
-			return i
-		}
-	}
-	return -1
-}
-
 // apply returns rec with every column normalised. The caller owns the result.
 // A column whose conversion fails is all null in the result, with a notice:
 // one column never fails the query.

@@ -114,8 +114,8 @@ func (s *Source) query(ctx context.Context, q source.Query, m queryModel, env ma
 			fb.Release()
 		}
 	}()
-	var k *keeper // of the answer's rows, for the result cache; nil: not kept
-	var plans []*plan
+	var k *keeper     // of the answer's rows, for the result cache; nil: not kept
+	var plans []*plan // of every endpoint's schema (labelsLost)
 	feed := func(rec arrow.RecordBatch) error {
 		// A series or logs result, kept until the stream ends, reserves its
 		// memory as it is received: the query waits (or fails) as it reads.
@@ -174,22 +174,23 @@ func (s *Source) query(ctx context.Context, q source.Query, m queryModel, env ma
 	if err == nil && inc.prev != nil && (k == nil || !k.keptFed) {
 		err = fallback{"the server answered the new rows' query with no endpoint"}
 	}
-	if err == nil {
-		err = labelsLost(fb, plans)
-	}
 	if err != nil {
 		return s.queryError(ctx, qctx, sql, err)
 	}
-	return s.finish(ctx, fb, k, inc, sink, notices)
+	return s.finish(ctx, fb, k, inc, sink, notices, plans)
 }
 
 // finish hands the frames to sink, with the incremental stats (and, with
 // the incrementalNotice setting, a notice of them) on a series or logs
 // query's first, and keeps the answer when it is to be kept. Without a
-// builder (no endpoint) there is no data.
-func (s *Source) finish(ctx context.Context, fb frameBuilder, k *keeper, inc *incremental, sink source.Sink, notices []data.Notice) error {
+// builder (no endpoint) there is no data. plans are the result's
+// normalisations (labelsLost).
+func (s *Source) finish(ctx context.Context, fb frameBuilder, k *keeper, inc *incremental, sink source.Sink, notices []data.Notice, plans []*plan) error {
 	if fb == nil {
 		return nil
+	}
+	if err := labelsLost(fb, plans); err != nil {
+		return err
 	}
 	keep := k != nil && len(notices) == 0 // an answer cut short is not kept
 	if b, ok := fb.(interface{ SetStats([]data.QueryStat) }); ok {
@@ -228,6 +229,19 @@ func labelsLost(fb frameBuilder, plans []*plan) error {
 		}
 	}
 	return nil
+}
+
+// outOfRangeIn returns the first of columns whose values met a time
+// outside Grafana's range (made null), -1 for none.
+func (p *plan) outOfRangeIn(columns []int) int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for _, i := range columns {
+		if p.found[i]&outOfRange != 0 {
+			return i
+		}
+	}
+	return -1
 }
 
 // deleteEntry deletes a kept answer that did not read.
