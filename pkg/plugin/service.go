@@ -39,7 +39,7 @@ type Options struct {
 	// Budget is the process-wide memory budget of in-flight queries. When
 	// its Bytes is 0 it is read from the plugin's settings in the
 	// environment (settings.ReadBudget: grafana.ini's section as Grafana
-	// passes it, the QUIVER_* fallbacks) and the host's memory, and the Go
+	// passes it, the QUIVER_* fallbacks), and the Go
 	// runtime's soft memory limit is set from it unless GOMEMLIMIT is set.
 	// A Wait of 0 with Bytes set means settings.DefaultBudgetWait.
 	Budget settings.Budget
@@ -53,8 +53,8 @@ type Service struct {
 	im       instancemgmt.InstanceManager
 	chain    *queryChain // the SDK's handler middlewares, for queries (middleware.go)
 	pipeline *pipeline.Pipeline
-	// budgetErr is a bad budget variable in the environment: the default
-	// applies, and health checks report it.
+	// budgetErr names the bad budget variables in the environment: each
+	// one's default applies, and health checks report them.
 	budgetErr error
 	// adviseSlot admits one codec-advisor measurement at a time: measuring
 	// loads the CPU, and timings taken side by side would disturb each other.
@@ -76,8 +76,7 @@ func NewService(o Options) *Service {
 		var err error
 		if b, err = settings.ReadBudget(os.Getenv); err != nil {
 			s.budgetErr = err
-			backend.Logger.Error("memory budget: using the default", "error", err)
-			b, _ = settings.ReadBudget(func(string) string { return "" })
+			backend.Logger.Error("memory budget: a setting is ignored, its default used", "error", err)
 		}
 		if debug.SetMemoryLimit(-1) == math.MaxInt64 { // the runtime's GOMEMLIMIT is not set
 			debug.SetMemoryLimit(b.GoMemoryLimit())
@@ -133,7 +132,7 @@ func (s *Service) CheckHealth(ctx context.Context, req *backend.CheckHealthReque
 		return unhealthy(ctx, settingsError{inst.invalid}, ""), nil
 	}
 	if s.budgetErr != nil {
-		return unhealthy(ctx, settingsError{s.budgetErr}, " (the plugin runs with the default budget)"), nil
+		return unhealthy(ctx, settingsError{s.budgetErr}, " (the plugin runs with that setting's default)"), nil
 	}
 	what := "Demo source ready"
 	if inst.reporter != nil {

@@ -1,6 +1,7 @@
 package settings
 
 import (
+	"errors"
 	"fmt"
 	"math"
 	"strconv"
@@ -119,44 +120,51 @@ func (b Budget) GoMemoryLimit() int64 {
 
 // ReadBudget reads the budget from the plugin's settings in its
 // environment (getenv, os.Getenv in production: grafana.ini's section as
-// Grafana passes it, then the QUIVER_* fallbacks). Errors name the
+// Grafana passes it, then the QUIVER_* fallbacks). A setting it cannot use
+// keeps its default, the others are still read: the error names each such
 // setting and the accepted values.
 func ReadBudget(getenv func(string) string) (Budget, error) {
 	b := Budget{Bytes: DefaultBudget, Wait: DefaultBudgetWait, From: "default"}
+	var errs []error
+	bad := func(from, format string, args ...any) {
+		errs = append(errs, fmt.Errorf("settings: "+from+": "+format, args...))
+	}
 	if v, from := lookup(getenv, IniMemoryBudget, EnvMemoryBudget); v != "" {
 		n, err := parseBudgetBytes(v)
-		if err != nil {
-			return Budget{}, fmt.Errorf("settings: %s: %s %w", from, quote(v), err)
+		switch {
+		case err != nil:
+			bad(from, "%s %w", quote(v), err)
+		case n < MinBudget || n > MaxBudget:
+			bad(from, "%s is not within %s – %s", quote(v), FormatBytes(MinBudget), FormatBytes(MaxBudget))
+		default:
+			b.Bytes, b.From = n, from+" = "+v
 		}
-		if n < MinBudget || n > MaxBudget {
-			return Budget{}, fmt.Errorf("settings: %s: %s is not within %s – %s", from, quote(v), FormatBytes(MinBudget), FormatBytes(MaxBudget))
-		}
-		b.Bytes, b.From = n, from+" = "+v
 	}
 	if v, from := lookup(getenv, IniMemoryBudgetWait, EnvMemoryBudgetWait); v != "" {
 		d, err := time.ParseDuration(v)
-		if err != nil {
-			return Budget{}, fmt.Errorf("settings: %s: %s is not a Go duration (\"20s\", \"1m\") within %s – %s", from, quote(v), MinBudgetWait, MaxBudgetWait)
+		switch {
+		case err != nil:
+			bad(from, "%s is not a Go duration (\"20s\", \"1m\") within %s – %s", quote(v), MinBudgetWait, MaxBudgetWait)
+		case d < MinBudgetWait:
+			bad(from, "%s is below %s: every query that has to wait for the memory budget would fail as busy at once; give a duration within %s – %s", quote(v), MinBudgetWait, MinBudgetWait, MaxBudgetWait)
+		case d > MaxBudgetWait:
+			bad(from, "%s is not within %s – %s", quote(v), MinBudgetWait, MaxBudgetWait)
+		default:
+			b.Wait = d
 		}
-		if d < MinBudgetWait {
-			return Budget{}, fmt.Errorf("settings: %s: %s is below %s: every query that has to wait for the memory budget would fail as busy at once; give a duration within %s – %s", from, quote(v), MinBudgetWait, MinBudgetWait, MaxBudgetWait)
-		}
-		if d > MaxBudgetWait {
-			return Budget{}, fmt.Errorf("settings: %s: %s is not within %s – %s", from, quote(v), MinBudgetWait, MaxBudgetWait)
-		}
-		b.Wait = d
 	}
 	if v, from := lookup(getenv, IniGoMemoryLimit, ""); v != "" {
 		n, err := parseBudgetBytes(v)
-		if err != nil {
-			return Budget{}, fmt.Errorf("settings: %s: %s %w", from, quote(v), err)
+		switch {
+		case err != nil:
+			bad(from, "%s %w", quote(v), err)
+		case n < MinGoMemoryLimit || n > MaxBudget:
+			bad(from, "%s is not within %s – %s", quote(v), FormatBytes(MinGoMemoryLimit), FormatBytes(MaxBudget))
+		default:
+			b.GoLimit = n
 		}
-		if n < MinGoMemoryLimit || n > MaxBudget {
-			return Budget{}, fmt.Errorf("settings: %s: %s is not within %s – %s", from, quote(v), FormatBytes(MinGoMemoryLimit), FormatBytes(MaxBudget))
-		}
-		b.GoLimit = n
 	}
-	return b, nil
+	return b, errors.Join(errs...)
 }
 
 // byteUnits are the suffixes parseBudgetBytes accepts, longest first.

@@ -171,7 +171,7 @@ func (f FlightSQL) Validate() error {
 			add("token: %v", err)
 		}
 	case AuthPassword:
-		if f.Username == "" {
+		if strings.TrimSpace(f.Username) == "" {
 			add(`username: required when authType is "password"`)
 		} else if err := checkNoControl(f.Username); err != nil {
 			add("username: %v", err)

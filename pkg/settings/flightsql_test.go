@@ -85,6 +85,8 @@ func TestParseFlightSQLMalformed(t *testing.T) {
 		{`{"rowLimit":1.5}`, "settings: rowLimit:"},
 		{`{"tlsEnabled":"yes"}`, "tlsEnabled"},
 		{`{"headerName1":5}`, "settings: headerName1: must be a string"},
+		{`{"tlsEnabled":"yes"}`, `settings: tlsEnabled: "yes" is not true or false`},
+		{`{"tlsEnabled":1}`, `settings: tlsEnabled: "1" is not true or false`},
 	} {
 		if _, err := ParseFlightSQL([]byte(tc.js), nil); err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%s: got %v, want %q", tc.js, err, tc.want)
@@ -93,11 +95,12 @@ func TestParseFlightSQLMalformed(t *testing.T) {
 }
 
 func TestParseFlightSQLNullAndEmptyGetDefaults(t *testing.T) {
-	f, err := ParseFlightSQL([]byte(`{"timeout":null,"rowLimit":"","byteLimit":" "}`), nil)
+	f, err := ParseFlightSQL([]byte(`{"timeout":null,"rowLimit":"","byteLimit":" ","tlsEnabled":"","incrementalQueries":" "}`), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if f.Timeout != DefaultFlightSQLTimeout || f.RowLimit != DefaultFlightSQLRowLimit || f.ByteLimit != DefaultFlightSQLByteLimit {
+	if f.Timeout != DefaultFlightSQLTimeout || f.RowLimit != DefaultFlightSQLRowLimit || f.ByteLimit != DefaultFlightSQLByteLimit ||
+		f.TLSEnabled || !f.IncrementalQueries {
 		t.Fatalf("got %v", f)
 	}
 }
@@ -133,6 +136,8 @@ func TestValidateFlightSQL(t *testing.T) {
 		{"token", func(f *FlightSQL) { f.AuthType = AuthToken }, []string{`settings: token: required when authType is "token"`}},
 		{"password", func(f *FlightSQL) { f.AuthType = AuthPassword }, []string{
 			`settings: username: required when authType is "password"`, `settings: password: required when authType is "password"`}},
+		{"blank username", func(f *FlightSQL) { f.AuthType, f.Username, f.Password = AuthPassword, "   ", "p" }, []string{
+			`settings: username: required when authType is "password"`}},
 		{"tls off ignores tls options", func(f *FlightSQL) { f.TLSAuth, f.TLSAuthWithCACert = true, true }, nil},
 		{"ca missing", func(f *FlightSQL) { f.TLSEnabled, f.TLSAuthWithCACert = true, true }, []string{"settings: tlsCACert: required when tlsAuthWithCACert is on"}},
 		{"ca garbage", func(f *FlightSQL) { f.TLSEnabled, f.TLSAuthWithCACert, f.TLSCACert = true, true, "nope" }, []string{"settings: tlsCACert: no PEM certificate found"}},

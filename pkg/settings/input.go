@@ -1,7 +1,6 @@
 package settings
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
 	"regexp"
@@ -118,7 +117,8 @@ func unknownKeys(keys map[string]json.RawMessage, secure map[string]string) []st
 	var orphans []string
 	for k := range secure {
 		if m := headerValueKey.FindStringSubmatch(k); m != nil {
-			if name, ok := keys["headerName"+m[1]]; !ok || bytes.Equal(bytes.TrimSpace(name), []byte(`""`)) {
+			// An emptied row of the header editor stores its value as "".
+			if secure[k] != "" && !namesHeader(keys["headerName"+m[1]]) {
 				orphans = append(orphans, k)
 			}
 		} else if st, ok := byKey[k]; !ok || !st.Secret() {
@@ -138,6 +138,20 @@ func unknownKeys(keys map[string]json.RawMessage, secure map[string]string) []st
 		}
 	}
 	return out
+}
+
+// namesHeader says whether a headerNameN value names a header: a string
+// that is not blank. A value that is not a string is an error of its own
+// (parseHeaders), so it counts as naming one.
+func namesHeader(raw json.RawMessage) bool {
+	if raw == nil {
+		return false
+	}
+	var name string
+	if json.Unmarshal(raw, &name) != nil {
+		return true
+	}
+	return strings.TrimSpace(name) != ""
 }
 
 // suggest returns the known key closest to k: the same letters in another

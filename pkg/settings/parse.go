@@ -176,7 +176,11 @@ func (st *Setting) decode(s *Settings, raw json.RawMessage) (set bool, err error
 	case Bool:
 		var v bool
 		if err := json.Unmarshal(raw, &v); err != nil {
-			return false, errors.New(fill(MsgNotABool, "value", quote(string(raw))))
+			text := string(raw)
+			if json.Unmarshal(raw, &text) == nil && strings.TrimSpace(text) == "" {
+				return false, nil // a JSON string: "" is not set, as for every setting
+			}
+			return false, errors.New(fill(MsgNotABool, "value", quote(text)))
 		}
 		st.set(s, v)
 	case Integer, Number:

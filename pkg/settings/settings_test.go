@@ -178,6 +178,18 @@ func TestUnknownKeys(t *testing.T) {
 	if w := UnknownKeys([]byte(`{"codec":"zstd","address":"a:1","headerName2":"x"}`), map[string]string{"headerValue2": "v"}); len(w) != 0 {
 		t.Errorf("known keys warned about: %v", w)
 	}
+	// The header editor's remove button stores the row's value as "": no
+	// header is lost, so nothing is said.
+	if w := UnknownKeys([]byte(`{"upstream":"flightsql","address":"a:1"}`), map[string]string{"headerValue1": ""}); len(w) != 0 {
+		t.Errorf("an emptied header row warned about: %v", w)
+	}
+	// A value whose name is blank or null is never sent: that is said.
+	for _, name := range []string{`"  "`, `null`, `""`} {
+		w := UnknownKeys([]byte(`{"upstream":"flightsql","address":"a:1","headerName1":`+name+`}`), map[string]string{"headerValue1": "v"})
+		if len(w) != 1 || !strings.Contains(w[0], `"headerValue1" is not sent: headerName1 is not set`) {
+			t.Errorf("headerName1 %s with a value: warnings %q", name, w)
+		}
+	}
 }
 
 func TestReadBudget(t *testing.T) {
@@ -222,6 +234,19 @@ func TestReadBudget(t *testing.T) {
 	// reads: the message says what to give instead.
 	if _, err := ReadBudget(env(EnvMemoryBudget, "25%")); err == nil || !strings.Contains(err.Error(), `give a size such as "512MiB"`) {
 		t.Errorf("percentage: %v", err)
+	}
+}
+
+// A setting that cannot be used keeps its default; the others still apply.
+func TestReadBudgetKeepsTheValidSettings(t *testing.T) {
+	b, err := ReadBudget(func(k string) string {
+		return map[string]string{EnvMemoryBudget: "1GiB", EnvMemoryBudgetWait: "30", IniGoMemoryLimit: "", GrafanaEnv(IniGoMemoryLimit): "2GiB"}[k]
+	})
+	if err == nil || !strings.Contains(err.Error(), EnvMemoryBudgetWait) || strings.Contains(err.Error(), EnvMemoryBudget+":") {
+		t.Errorf("error %v, want one naming %s alone", err, EnvMemoryBudgetWait)
+	}
+	if b.Bytes != 1<<30 || b.Wait != DefaultBudgetWait || b.GoLimit != 2<<30 {
+		t.Errorf("%+v: want 1 GiB, the default wait and a 2 GiB Go limit", b)
 	}
 }
 
