@@ -2,6 +2,7 @@ import { CoreApp, ScopedVars } from '@grafana/data';
 
 import { DataSource, formatSQLVariable } from './datasource';
 import { instanceSettings } from './testutil';
+import { QuiverOptions } from './types';
 
 const replace = jest.fn();
 jest.mock('@grafana/runtime', () => ({
@@ -17,6 +18,15 @@ describe('DataSource', () => {
     expect(new DataSource(instanceSettings({ upstream: 'flightsql' })).upstream).toBe('flightsql');
     expect(new DataSource(instanceSettings()).maxSeries).toBe(10000);
     expect(new DataSource(instanceSettings({ maxSeries: 50 })).maxSeries).toBe(50);
+  });
+
+  it('reads the upstream and series limit as the backend does: trimmed, "" the default, numbers as text', () => {
+    const settingsOf = (jsonData: Record<string, unknown>) => instanceSettings(jsonData as QuiverOptions);
+    expect(new DataSource(settingsOf({ upstream: ' flightsql ' })).upstream).toBe('flightsql');
+    expect(new DataSource(settingsOf({ upstream: '' })).upstream).toBe('demo');
+    expect(new DataSource(settingsOf({ maxSeries: '' })).maxSeries).toBe(10000);
+    expect(new DataSource(settingsOf({ maxSeries: '250' })).maxSeries).toBe(250);
+    expect(new DataSource(settingsOf({ maxSeries: 'lots' })).maxSeries).toBe(10000);
   });
 
   it('starts demo panels with ten random walks and SQL panels with an empty time-series query', () => {

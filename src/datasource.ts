@@ -2,7 +2,7 @@ import { CoreApp, DataSourceInstanceSettings, ScopedVars } from '@grafana/data';
 import { DataSourceWithBackend, getTemplateSrv } from '@grafana/runtime';
 
 import { annotationSupport } from './annotations';
-import { defaults } from './settings';
+import { choice, defaults } from './settings';
 import { ColumnInfo, DialectInfo, QuiverOptions, QuiverQuery, TableInfo, Upstream } from './types';
 import { applySearchFilter, QuiverVariableSupport } from './variables';
 
@@ -35,8 +35,10 @@ export class DataSource extends DataSourceWithBackend<QuiverQuery, QuiverOptions
 
   constructor(instanceSettings: DataSourceInstanceSettings<QuiverOptions>) {
     super(instanceSettings);
-    this.upstream = instanceSettings.jsonData?.upstream === 'flightsql' ? 'flightsql' : 'demo';
-    this.maxSeries = instanceSettings.jsonData?.maxSeries ?? defaults.maxSeries;
+    this.upstream = choice(instanceSettings.jsonData, 'upstream') === 'flightsql' ? 'flightsql' : 'demo';
+    // A text input may have stored "" (the default, as the backend reads it) or a number as text.
+    const maxSeries = Number(instanceSettings.jsonData?.maxSeries || defaults.maxSeries);
+    this.maxSeries = Number.isFinite(maxSeries) && maxSeries > 0 ? maxSeries : defaults.maxSeries;
     this.variables = new QuiverVariableSupport(this);
     this.annotations = annotationSupport(this.upstream);
   }

@@ -7,7 +7,8 @@ import { Dialect, QuiverOptions } from './types';
 describe('messages agree with the backend', () => {
   // src/generated/messages.json holds, for out-of-range values of every numeric setting (and a bad value of
   // every setting with a fixed set), the message pkg/settings' Parse and Validate give; a Go test regenerates
-  // it and fails when it is stale. The editor must show exactly that message at the key, and nothing else.
+  // it and fails when it is stale. The editor must show exactly that message at the key, and nothing else; a case
+  // without a message is a value the backend accepts once it normalizes it (" DuckDB "), which the editor accepts too.
   it('covers every numeric setting', () => {
     const numeric = Object.values(settings)
       .filter((s) => s.type === 'integer' || s.type === 'number')
@@ -29,7 +30,7 @@ describe('messages agree with the backend', () => {
   it.each(backend.cases.map((c) => [c.key, JSON.stringify(c.jsonData), c.jsonData, c.message] as const))(
     '%s in %s',
     (key, _, jsonData, message) => {
-      expect(validate(jsonData as QuiverOptions)).toEqual({ [key]: message });
+      expect(validate(jsonData as QuiverOptions)).toEqual(message ? { [key]: message } : {});
     }
   );
 });

@@ -46,6 +46,31 @@ export const defaults = {
   redisTTL: settings.redisTTL.default,
 } as const;
 
+/** The settings with a fixed set of values. */
+type Choice = 'upstream' | 'codec' | 'codecPreference' | 'replyFormat' | 'authType' | 'noForwardedIdentity' | 'dialect';
+
+/** A string value as the backend reads it: trimmed, and lowercased, where the setting's spec says. */
+function normalized(spec: SettingSpec, value: string): string {
+  switch (spec.normalize) {
+    case 'trim':
+      return value.trim();
+    case 'lower':
+      return value.trim().toLowerCase();
+  }
+  return value;
+}
+
+/**
+ * A setting with a fixed set of values as the backend reads it: normalized, and the default when it is absent,
+ * null or "" (provisioning may store " flightsql "). A value outside the set is returned as it is, for validate
+ * to report.
+ */
+export function choice<K extends Choice>(jsonData: QuiverOptions | undefined, key: K): NonNullable<QuiverOptions[K]> {
+  const value: unknown = jsonData?.[key];
+  const text = typeof value === 'string' ? normalized(settings[key], value) : '';
+  return (text || defaults[key]) as NonNullable<QuiverOptions[K]>;
+}
+
 /** Accepted values of jsonData.dialect, auto first (the backend's settings.Dialects). */
 export const dialects: readonly Dialect[] = settings.dialect.values;
 
@@ -192,12 +217,19 @@ function checkNumber(errors: Errors, key: string, value: unknown, range: Range) 
   }
 }
 
-/** Checks a setting with a fixed set of values; "" and absent mean the default. */
-function checkOneOf(errors: Errors, key: string, value: string | undefined, values: readonly string[]) {
-  if (value === undefined || value === '' || values.includes(value)) {
+/** Checks a setting with a fixed set of values as the backend reads it; "", null and absent mean the default. */
+function checkOneOf(errors: Errors, spec: SettingSpec, value: unknown, values: readonly string[]) {
+  if (value === undefined || value === null) {
     return;
   }
-  errors[key] = fill(messages.oneOf, { value: quote(value), values: values.map(quote).join(', ') });
+  if (typeof value !== 'string') {
+    errors[spec.key] = fill(messages.notAString, { value: quote(JSON.stringify(value)) });
+    return;
+  }
+  const v = normalized(spec, value);
+  if (v !== '' && !values.includes(v)) {
+    errors[spec.key] = fill(messages.oneOf, { value: quote(v), values: values.map(quote).join(', ') });
+  }
 }
 
 /** The table's checks (accepted values, ranges) of every setting that upstream reads (undefined: every instance). */
@@ -209,9 +241,9 @@ function checkTable(errors: Errors, jsonData: QuiverOptions, upstream: Upstream 
     }
     const value = options[spec.key];
     if (spec.values) {
-      checkOneOf(errors, spec.key, typeof value === 'string' ? value : undefined, spec.values);
+      checkOneOf(errors, spec, value, spec.values);
     } else if (spec.byCodec) {
-      const codec = jsonData.codec || defaults.codec;
+      const codec = choice(jsonData, 'codec');
       if (codecNames.includes(codec) && hasLevel(codec)) {
         checkNumber(errors, spec.key, value, levelRange[codec]);
       }
@@ -247,13 +279,13 @@ export function validate(
 ): Errors {
   const errors: Errors = {};
   checkTable(errors, jsonData, undefined);
-  const upstream = jsonData.upstream || defaults.upstream;
+  const upstream = choice(jsonData, 'upstream');
   if (upstream !== 'flightsql' || !upstreams.includes(upstream)) {
     return errors;
   }
   checkTable(errors, jsonData, 'flightsql');
 
-  const address = (jsonData.address ?? '').trim();
+  const address = String(jsonData.address ?? '').trim();
   if (address === '') {
     errors.address = labels.errors.addressRequired;
   } else {
@@ -263,12 +295,12 @@ export function validate(
       errors.address = labels.errors.addressFormat;
     }
   }
-  const authType = jsonData.authType || defaults.authType;
+  const authType = choice(jsonData, 'authType');
   if (authType === 'token' && !hasSecret('token', secureJsonData, secureJsonFields)) {
     errors.token = labels.errors.tokenRequired;
   }
   if (authType === 'password') {
-    if (!(jsonData.username ?? '').trim()) {
+    if (!String(jsonData.username ?? '').trim()) {
       errors.username = labels.errors.usernameRequired;
     }
     if (!hasSecret('password', secureJsonData, secureJsonFields)) {
@@ -294,7 +326,9 @@ export function validate(
   for (const n of headerIndexes(jsonData, secureJsonFields)) {
     const key = headerNameKey(n);
     const valueKey = headerValueKey(n);
-    const name = (jsonData[key] ?? '').trim().toLowerCase();
+    const name = String(jsonData[key] ?? '')
+      .trim()
+      .toLowerCase();
     const hasValue = hasSecret(valueKey, secureJsonData, secureJsonFields);
     if (name === '') {
       // The backend skips rows without a name; only a value without a name is a mistake.

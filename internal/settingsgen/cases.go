@@ -13,7 +13,8 @@ import (
 
 // messageCase is one bad value of one setting and the message the backend
 // gives for it, without the "settings: key: " prefix: the editor's validate
-// must show exactly this message at key.
+// must show exactly this message at key; or, with no message, a value the
+// backend accepts once it normalizes it, which the editor must accept too.
 type messageCase struct {
 	Key      string         `json:"key"`
 	JSONData map[string]any `json:"jsonData"`
@@ -24,7 +25,7 @@ type messageCase struct {
 // just out of its range on both sides, a fraction for a whole-number one
 // a number beyond 32 bits (reported as given, not clamped) and text that is
 // no number (as a text input stores it); for every
-// setting with a fixed set a value outside it.
+// setting with a fixed set a value outside it and a value of another type.
 func badValues(st settings.Setting, lo, hi float64) []any {
 	switch st.Type {
 	case settings.Integer:
@@ -37,9 +38,23 @@ func badValues(st settings.Setting, lo, hi float64) []any {
 		return []any{lo - 0.1, hi + 0.05, -1e-9, math.Floor(hi) + 7.25, "lots"}
 	}
 	if len(st.Values) > 0 {
-		return []any{"unknown"}
+		return []any{"unknown", 5}
 	}
 	return nil
+}
+
+// goodValues are accepted values of a setting with a fixed set that only
+// its normalization makes accepted: padded with white space, and in upper
+// case for a setting that is lowercased.
+func goodValues(st settings.Setting) []any {
+	if len(st.Values) == 0 || st.Normalize == "" {
+		return nil
+	}
+	v := st.Values[len(st.Values)-1]
+	if st.Normalize == settings.NormalizeLower {
+		v = strings.ToUpper(v)
+	}
+	return []any{" " + v + "\t"}
 }
 
 // messageCases runs every bad value through settings.Parse and Validate and
@@ -62,12 +77,16 @@ func messageCases() ([]byte, error) {
 			}
 		}
 		for i, ctx := range contexts {
-			for _, v := range badValues(st, bounds[i][0], bounds[i][1]) {
+			bad := badValues(st, bounds[i][0], bounds[i][1])
+			for j, v := range append(bad, goodValues(st)...) {
 				js := map[string]any{st.Key: v}
+				if j >= len(bad) { // a good upstream flightsql needs its address
+					js["address"] = "localhost:31337"
+				}
 				for k, x := range ctx {
 					js[k] = x
 				}
-				msg, err := backendMessage(st.Key, js)
+				msg, err := backendMessage(st.Key, js, j < len(bad))
 				if err != nil {
 					return nil, err
 				}
@@ -89,8 +108,8 @@ func messageCases() ([]byte, error) {
 }
 
 // backendMessage is the one problem Parse or Validate reports for js, which
-// must name key.
-func backendMessage(key string, js map[string]any) (string, error) {
+// must name key; "" for js the backend must accept (bad false).
+func backendMessage(key string, js map[string]any, bad bool) (string, error) {
 	raw, err := json.Marshal(js)
 	if err != nil {
 		return "", err
@@ -99,7 +118,12 @@ func backendMessage(key string, js map[string]any) (string, error) {
 	if err == nil {
 		err = s.Validate()
 	}
-	if err == nil {
+	switch {
+	case !bad && err != nil:
+		return "", fmt.Errorf("%s: settings refuse %s: %w", key, raw, err)
+	case !bad:
+		return "", nil
+	case err == nil:
 		return "", fmt.Errorf("%s: settings accept %s", key, raw)
 	}
 	prefix := "settings: " + key + ": "

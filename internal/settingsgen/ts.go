@@ -134,6 +134,8 @@ export interface SettingSpec {
   readonly unit?: string;
   /** The upstream that reads the setting; absent for every one. */
   readonly upstream?: string;
+  /** How the backend rewrites a string value before it uses it: trimmed, or trimmed and lowercased. */
+  readonly normalize?: 'trim' | 'lower';
   readonly help: string;
   /** help, what is accepted and the default: the editor's tooltip. */
   readonly description: string;
@@ -189,6 +191,9 @@ export interface SettingSpec {
 		if st.Upstream != "" {
 			fs = append(fs, field{"upstream", tsString(st.Upstream)})
 		}
+		if st.Normalize != "" {
+			fs = append(fs, field{"normalize", tsString(st.Normalize)})
+		}
 		fs = append(fs, field{"help", tsString(st.Help)}, field{"description", tsString(description(st, cs))})
 		all = append(all, field{st.Key, fs})
 	}
@@ -203,6 +208,7 @@ export interface SettingSpec {
 		{"whole", tsString(settings.MsgWhole)},
 		{"notANumber", tsString(settings.MsgNotANum)},
 		{"oneOf", tsString(settings.MsgOneOf)},
+		{"notAString", tsString(settings.MsgNotAText)},
 	})
 	w.b.WriteString(" as const;\n")
 	return []byte(w.b.String())

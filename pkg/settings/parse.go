@@ -164,11 +164,9 @@ func (st *Setting) decode(s *Settings, raw json.RawMessage) (set bool, err error
 	case String:
 		var v string
 		if err := json.Unmarshal(raw, &v); err != nil {
-			return false, fmt.Errorf("%s is not a string", quote(string(raw)))
+			return false, errors.New(fill(MsgNotAText, "value", quote(string(raw))))
 		}
-		if st.normalize != nil {
-			v = st.normalize(v)
-		}
+		v = st.normalized(v)
 		if v == "" {
 			return false, nil
 		}

@@ -157,12 +157,31 @@ type Setting struct {
 	Upstream string
 	// Help says what the setting does, in one or two sentences.
 	Help string
+	// Normalize is how a string value is rewritten before it is stored
+	// and checked, by the backend and the editor alike (NormalizeTrim,
+	// NormalizeLower); "" keeps it as it is.
+	Normalize string
 
 	// field returns a pointer to the setting's field in s (*string, *bool,
 	// *int, *int64, *float64 or *Secret); nil for the numbered keys.
 	field func(s *Settings) any
-	// normalize rewrites a string value before it is stored.
-	normalize func(string) string
+}
+
+// The ways a string setting's value is normalized.
+const (
+	NormalizeTrim  = "trim"  // the white space around it dropped
+	NormalizeLower = "lower" // trimmed and lowercased
+)
+
+// normalized is v rewritten as st.Normalize says.
+func (st *Setting) normalized(v string) string {
+	switch st.Normalize {
+	case NormalizeTrim:
+		return strings.TrimSpace(v)
+	case NormalizeLower:
+		return strings.ToLower(strings.TrimSpace(v))
+	}
+	return v
 }
 
 // Secret reports whether the setting lives in secureJsonData.
@@ -176,19 +195,19 @@ func (st Setting) Numbered() bool { return strings.HasSuffix(st.Key, "N") && st.
 var table = []Setting{
 	{Key: "upstream", Type: String, Default: UpstreamDemo, Values: []string{UpstreamDemo, UpstreamFlightSQL},
 		Help:  "Where this data source reads its data from: the built-in demo generator or a Flight SQL server.",
-		field: func(s *Settings) any { return &s.Upstream }, normalize: strings.TrimSpace},
+		field: func(s *Settings) any { return &s.Upstream }, Normalize: NormalizeTrim},
 	{Key: "codec", Type: String, Default: DefaultCodec, Values: codecNames(),
 		Help:  "How the record-batch bodies of each Arrow frame are compressed on the way to Grafana.",
-		field: func(s *Settings) any { return &s.Codec }, normalize: strings.TrimSpace},
+		field: func(s *Settings) any { return &s.Codec }, Normalize: NormalizeTrim},
 	{Key: "level", Type: Integer, ByCodec: true,
 		Help:  "Compression level of the codec: higher levels make smaller frames and cost more CPU. Ignored for codecs auto and none.",
 		field: func(s *Settings) any { return &s.Level }},
 	{Key: "codecPreference", Type: String, Default: DefaultPreference, Values: []string{PreferCPU, PreferBytes},
 		Help:  "What codec auto saves first: Grafana's and the plugin's CPU (cpu, for a Grafana next to its data: log lines go as zstd, a few dozen lines as lz4, time series uncompressed unless zstd saves kilobytes a frame) or bytes on the wire (bytes, for a Grafana far from it or short of memory: shorter text and series go as zstd too).",
-		field: func(s *Settings) any { return &s.CodecPreference }, normalize: strings.TrimSpace},
+		field: func(s *Settings) any { return &s.CodecPreference }, Normalize: NormalizeTrim},
 	{Key: "replyFormat", Type: String, Default: DefaultReplyFormat, Values: []string{ReplyArrow, ReplyJSON, ReplyRequested},
 		Help:  "The format of the frames in a query's reply to Grafana: arrow (Grafana decodes it at less than half the CPU of JSON, and every version reads it), json, or requested (what Grafana asked for; Grafana from 13.x asks for JSON unless this plugin is in its arrow_query_data_plugins list). Chunked replies always come in the format asked for.",
-		field: func(s *Settings) any { return &s.ReplyFormat }, normalize: strings.TrimSpace},
+		field: func(s *Settings) any { return &s.ReplyFormat }, Normalize: NormalizeTrim},
 	{Key: "minSavings", Type: Number, Default: DefaultMinSavings, Min: 0, Max: MaxMinSavings,
 		Help:  "A body buffer is sent uncompressed unless compression saves at least this fraction of its size.",
 		field: func(s *Settings) any { return &s.MinSavings }},
@@ -201,7 +220,7 @@ var table = []Setting{
 
 	{Key: "address", Type: String, Upstream: UpstreamFlightSQL,
 		Help:  "The Flight SQL server as host:port (no scheme; turn on tlsEnabled for TLS).",
-		field: func(s *Settings) any { return &s.FlightSQL.Address }, normalize: strings.TrimSpace},
+		field: func(s *Settings) any { return &s.FlightSQL.Address }, Normalize: NormalizeTrim},
 	{Key: "tlsEnabled", Type: Bool, Upstream: UpstreamFlightSQL,
 		Help:  "Connect to the server over TLS.",
 		field: func(s *Settings) any { return &s.FlightSQL.TLSEnabled }},
@@ -216,7 +235,7 @@ var table = []Setting{
 		field: func(s *Settings) any { return &s.FlightSQL.TLSAuth }},
 	{Key: "tlsServerName", Type: String, Upstream: UpstreamFlightSQL,
 		Help:  "Name used to verify the server certificate (SNI) when it differs from the address host.",
-		field: func(s *Settings) any { return &s.FlightSQL.TLSServerName }, normalize: strings.TrimSpace},
+		field: func(s *Settings) any { return &s.FlightSQL.TLSServerName }, Normalize: NormalizeTrim},
 	{Key: "tlsCACert", Type: Secure, Upstream: UpstreamFlightSQL,
 		Help:  "PEM CA certificate, used when tlsAuthWithCACert is on.",
 		field: func(s *Settings) any { return &s.FlightSQL.TLSCACert }},
@@ -243,14 +262,14 @@ var table = []Setting{
 		field: func(s *Settings) any { return &s.FlightSQL.OAuthPassThru }},
 	{Key: "noForwardedIdentity", Type: String, Default: NoIdentityRefuse, Values: []string{NoIdentityRefuse, NoIdentityConfigured}, Upstream: UpstreamFlightSQL,
 		Help:  "With oauthPassThru on, what a call without a signed-in user's OAuth identity gets (an expired token, a public dashboard, a basic-auth user, a service account, an alert rule): refuse fails it with \"no signed-in user to forward\"; configured sends it with the configured credentials. Ignored when oauthPassThru is off.",
-		field: func(s *Settings) any { return &s.FlightSQL.NoForwardedIdentity }, normalize: func(v string) string { return strings.ToLower(strings.TrimSpace(v)) }},
+		field: func(s *Settings) any { return &s.FlightSQL.NoForwardedIdentity }, Normalize: NormalizeLower},
 	{Key: "headerNameN", Type: String, Upstream: UpstreamFlightSQL,
 		Help: "Name of a custom gRPC metadata header sent with every call (headerName1, headerName2…)."},
 	{Key: "headerValueN", Type: Secure, Upstream: UpstreamFlightSQL,
 		Help: "Value of the header headerNameN."},
 	{Key: "allowedLocationHosts", Type: String, Upstream: UpstreamFlightSQL,
 		Help:  "Other hosts, comma-separated, that the server's endpoint locations may send the plugin to for a query's data; the plugin sends them the credentials, headers and forwarded user tokens. Empty: only the host of address. A location on any other host fails the query, naming the host.",
-		field: func(s *Settings) any { return &s.FlightSQL.AllowedLocationHosts }, normalize: strings.TrimSpace},
+		field: func(s *Settings) any { return &s.FlightSQL.AllowedLocationHosts }, Normalize: NormalizeTrim},
 	{Key: "catalog", Type: String, Upstream: UpstreamFlightSQL,
 		Help:  "Sent once per connection as the Flight SQL session option catalog (servers without session options ignore it); the default of schema browsing and of the $__catalog macro.",
 		field: func(s *Settings) any { return &s.FlightSQL.Catalog }},
@@ -259,7 +278,7 @@ var table = []Setting{
 		field: func(s *Settings) any { return &s.FlightSQL.Schema }},
 	{Key: "dialect", Type: String, Default: DialectAuto, Values: Dialects, Upstream: UpstreamFlightSQL,
 		Help:  "How the macros ($__timeFilter, $__timeGroup, …) write SQL. auto asks the server for its name; the health check says which dialect it chose.",
-		field: func(s *Settings) any { return &s.FlightSQL.Dialect }, normalize: func(v string) string { return strings.ToLower(strings.TrimSpace(v)) }},
+		field: func(s *Settings) any { return &s.FlightSQL.Dialect }, Normalize: NormalizeLower},
 	{Key: "timeout", Type: Integer, Default: int64(DefaultFlightSQLTimeout), Min: minTimeout, Max: maxTimeout, Unit: "seconds", Upstream: UpstreamFlightSQL,
 		Help:  "Query timeout.",
 		field: func(s *Settings) any { return &s.FlightSQL.Timeout }},
@@ -283,7 +302,7 @@ var table = []Setting{
 		field: func(s *Settings) any { return &s.FlightSQL.IncrementalNotice }},
 	{Key: "redisAddress", Type: String, Upstream: UpstreamFlightSQL,
 		Help:  "host:port of a Redis or Valkey server that keeps the result cache instead of the plugin's memory, shared by every Grafana replica that uses this data source. Redis down, slow or full never fails a query: it is answered in full, its stats say why, and Redis is tried again 10 s later. Empty: the plugin's memory (resultCacheBytes).",
-		field: func(s *Settings) any { return &s.FlightSQL.RedisAddress }, normalize: strings.TrimSpace},
+		field: func(s *Settings) any { return &s.FlightSQL.RedisAddress }, Normalize: NormalizeTrim},
 	{Key: "redisTLS", Type: Bool, Upstream: UpstreamFlightSQL,
 		Help:  "Connect to Redis with TLS, checking its certificate against the system's roots.",
 		field: func(s *Settings) any { return &s.FlightSQL.RedisTLS }},
@@ -355,7 +374,7 @@ func codecNames() []string {
 // Message templates, shared with the editor (src/generated/settings.ts
 // carries them, and the editor fills them the same way): a value out of a
 // setting's range, a fraction for a whole-number setting, a value outside a
-// fixed set. {unit} is the setting's Unit, or "<codec> levels" for level.
+// fixed set or of another JSON type. {unit} is the setting's Unit, or "<codec> levels" for level.
 const (
 	MsgRange    = "{value} is not within {min} to {max}"
 	MsgUnit     = " ({unit})"
@@ -363,6 +382,7 @@ const (
 	MsgNotANum  = "{value} is not a number"
 	MsgOneOf    = "{value} is not one of {values}"
 	MsgNotABool = "{value} is not true or false"
+	MsgNotAText = "{value} is not a string"
 )
 
 // fill replaces {name} in template by the values given as name, value pairs.

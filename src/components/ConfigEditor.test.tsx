@@ -431,4 +431,33 @@ describe('ConfigEditor incremental queries', () => {
     setup(makeOptions({ upstream: 'demo' }));
     expect(screen.queryByTestId(selectors.config.incrementalQueries)).not.toBeInTheDocument();
   });
+
+  it('shows a hidden setting while its value is wrong, for the health check reports it', () => {
+    setup(makeOptions({ upstream: 'flightsql', address: 'h:1', redisTTL: 5, incrementalQueries: false }));
+    expect(screen.getByTestId(selectors.config.redisTTL)).toBeInTheDocument();
+    expect(screen.getByText('5 is not within 10 to 2592000 (seconds)')).toBeInTheDocument();
+    expect(screen.queryByTestId(selectors.config.incrementalOverlap)).not.toBeInTheDocument();
+  });
+});
+
+describe('ConfigEditor with settings stored by provisioning', () => {
+  it('reads " flightsql " and "" as the backend does and does not fail on a number where text belongs', () => {
+    const stored = {
+      upstream: ' flightsql ',
+      address: 'h:1',
+      dialect: ' DuckDB ',
+      authType: 'password',
+      username: 12345,
+    };
+    setup(makeOptions(stored as unknown as QuiverOptions));
+    expect(screen.getByTestId(selectors.config.address)).toBeInTheDocument();
+    expect(screen.queryByText(/is not one of/)).not.toBeInTheDocument();
+    expect(screen.queryByText(labels.errors.usernameRequired)).not.toBeInTheDocument();
+  });
+
+  it('shows the demo page alone for an empty upstream', () => {
+    setup(makeOptions({ upstream: '' } as unknown as QuiverOptions));
+    expect(screen.queryByTestId(selectors.config.address)).not.toBeInTheDocument();
+    expect(screen.queryByTestId(selectors.config.incrementalQueries)).not.toBeInTheDocument();
+  });
 });

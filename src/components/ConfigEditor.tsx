@@ -4,7 +4,7 @@ import { DataSourcePluginOptionsEditorProps, GrafanaTheme2 } from '@grafana/data
 import { useStyles2 } from '@grafana/ui';
 
 import { labels } from '../labels';
-import { defaults, validate } from '../settings';
+import { choice, validate } from '../settings';
 import { QuiverOptions, QuiverSecureJsonData } from '../types';
 import { AdvancedSection } from './config/AdvancedSection';
 import { AuthSection } from './config/AuthSection';
@@ -51,7 +51,7 @@ export function ConfigEditor({ options, onOptionsChange }: Props) {
     onOptionsChange: (jd, sd, sf) =>
       onOptionsChange({ ...options, jsonData: jd, secureJsonData: sd, secureJsonFields: sf }),
   };
-  const flightSQL = (jsonData.upstream ?? defaults.upstream) === 'flightsql';
+  const flightSQL = choice(jsonData, 'upstream') === 'flightsql';
 
   return (
     <div className={styles.root}>
@@ -72,7 +72,7 @@ export function ConfigEditor({ options, onOptionsChange }: Props) {
         </>
       )}
       <Divider />
-      <CompressionSection {...section} uid={options.uid} upstream={jsonData.upstream ?? defaults.upstream} />
+      <CompressionSection {...section} uid={options.uid} upstream={choice(jsonData, 'upstream')} />
       <Divider />
       <LimitsSection {...section} />
       {flightSQL && (

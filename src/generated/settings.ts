@@ -25,6 +25,8 @@ export interface SettingSpec {
   readonly unit?: string;
   /** The upstream that reads the setting; absent for every one. */
   readonly upstream?: string;
+  /** How the backend rewrites a string value before it uses it: trimmed, or trimmed and lowercased. */
+  readonly normalize?: 'trim' | 'lower';
   readonly help: string;
   /** help, what is accepted and the default: the editor's tooltip. */
   readonly description: string;
@@ -143,6 +145,7 @@ export const settings = {
     type: 'string',
     default: 'demo',
     values: ['demo', 'flightsql'],
+    normalize: 'trim',
     help: 'Where this data source reads its data from: the built-in demo generator or a Flight SQL server.',
     description:
       'Where this data source reads its data from: the built-in demo generator or a Flight SQL server. Accepted: demo, flightsql. Default: demo.',
@@ -152,6 +155,7 @@ export const settings = {
     type: 'string',
     default: 'auto',
     values: ['auto', 'zstd', 'lz4', 'none'],
+    normalize: 'trim',
     help: 'How the record-batch bodies of each Arrow frame are compressed on the way to Grafana.',
     description:
       'How the record-batch bodies of each Arrow frame are compressed on the way to Grafana. Accepted: auto, zstd, lz4, none. Default: auto.',
@@ -169,6 +173,7 @@ export const settings = {
     type: 'string',
     default: 'cpu',
     values: ['cpu', 'bytes'],
+    normalize: 'trim',
     help: "What codec auto saves first: Grafana's and the plugin's CPU (cpu, for a Grafana next to its data: log lines go as zstd, a few dozen lines as lz4, time series uncompressed unless zstd saves kilobytes a frame) or bytes on the wire (bytes, for a Grafana far from it or short of memory: shorter text and series go as zstd too).",
     description:
       "What codec auto saves first: Grafana's and the plugin's CPU (cpu, for a Grafana next to its data: log lines go as zstd, a few dozen lines as lz4, time series uncompressed unless zstd saves kilobytes a frame) or bytes on the wire (bytes, for a Grafana far from it or short of memory: shorter text and series go as zstd too). Accepted: cpu, bytes. Default: cpu.",
@@ -178,6 +183,7 @@ export const settings = {
     type: 'string',
     default: 'arrow',
     values: ['arrow', 'json', 'requested'],
+    normalize: 'trim',
     help: "The format of the frames in a query's reply to Grafana: arrow (Grafana decodes it at less than half the CPU of JSON, and every version reads it), json, or requested (what Grafana asked for; Grafana from 13.x asks for JSON unless this plugin is in its arrow_query_data_plugins list). Chunked replies always come in the format asked for.",
     description:
       "The format of the frames in a query's reply to Grafana: arrow (Grafana decodes it at less than half the CPU of JSON, and every version reads it), json, or requested (what Grafana asked for; Grafana from 13.x asks for JSON unless this plugin is in its arrow_query_data_plugins list). Chunked replies always come in the format asked for. Accepted: arrow, json, requested. Default: arrow.",
@@ -218,6 +224,7 @@ export const settings = {
     key: 'address',
     type: 'string',
     upstream: 'flightsql',
+    normalize: 'trim',
     help: 'The Flight SQL server as host:port (no scheme; turn on tlsEnabled for TLS).',
     description: 'The Flight SQL server as host:port (no scheme; turn on tlsEnabled for TLS).',
   },
@@ -256,6 +263,7 @@ export const settings = {
     key: 'tlsServerName',
     type: 'string',
     upstream: 'flightsql',
+    normalize: 'trim',
     help: 'Name used to verify the server certificate (SNI) when it differs from the address host.',
     description: 'Name used to verify the server certificate (SNI) when it differs from the address host.',
   },
@@ -325,6 +333,7 @@ export const settings = {
     default: 'refuse',
     values: ['refuse', 'configured'],
     upstream: 'flightsql',
+    normalize: 'lower',
     help: 'With oauthPassThru on, what a call without a signed-in user\'s OAuth identity gets (an expired token, a public dashboard, a basic-auth user, a service account, an alert rule): refuse fails it with "no signed-in user to forward"; configured sends it with the configured credentials. Ignored when oauthPassThru is off.',
     description:
       'With oauthPassThru on, what a call without a signed-in user\'s OAuth identity gets (an expired token, a public dashboard, a basic-auth user, a service account, an alert rule): refuse fails it with "no signed-in user to forward"; configured sends it with the configured credentials. Ignored when oauthPassThru is off. Accepted: refuse, configured. Default: refuse.',
@@ -347,6 +356,7 @@ export const settings = {
     key: 'allowedLocationHosts',
     type: 'string',
     upstream: 'flightsql',
+    normalize: 'trim',
     help: "Other hosts, comma-separated, that the server's endpoint locations may send the plugin to for a query's data; the plugin sends them the credentials, headers and forwarded user tokens. Empty: only the host of address. A location on any other host fails the query, naming the host.",
     description:
       "Other hosts, comma-separated, that the server's endpoint locations may send the plugin to for a query's data; the plugin sends them the credentials, headers and forwarded user tokens. Empty: only the host of address. A location on any other host fails the query, naming the host.",
@@ -373,6 +383,7 @@ export const settings = {
     default: 'auto',
     values: ['auto', 'datafusion', 'duckdb', 'postgres', 'dremio', 'mysql', 'ansi'],
     upstream: 'flightsql',
+    normalize: 'lower',
     help: 'How the macros ($__timeFilter, $__timeGroup, …) write SQL. auto asks the server for its name; the health check says which dialect it chose.',
     description:
       'How the macros ($__timeFilter, $__timeGroup, …) write SQL. auto asks the server for its name; the health check says which dialect it chose. Accepted: auto, datafusion, duckdb, postgres, dremio, mysql, ansi. Default: auto.',
@@ -458,6 +469,7 @@ export const settings = {
     key: 'redisAddress',
     type: 'string',
     upstream: 'flightsql',
+    normalize: 'trim',
     help: "host:port of a Redis or Valkey server that keeps the result cache instead of the plugin's memory, shared by every Grafana replica that uses this data source. Redis down, slow or full never fails a query: it is answered in full, its stats say why, and Redis is tried again 10 s later. Empty: the plugin's memory (resultCacheBytes).",
     description:
       "host:port of a Redis or Valkey server that keeps the result cache instead of the plugin's memory, shared by every Grafana replica that uses this data source. Redis down, slow or full never fails a query: it is answered in full, its stats say why, and Redis is tried again 10 s later. Empty: the plugin's memory (resultCacheBytes).",
@@ -512,4 +524,5 @@ export const messages = {
   whole: '{value} is not a whole number',
   notANumber: '{value} is not a number',
   oneOf: '{value} is not one of {values}',
+  notAString: '{value} is not a string',
 } as const;

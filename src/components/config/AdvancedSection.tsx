@@ -3,7 +3,7 @@ import { Field, Input } from '@grafana/ui';
 
 import { labels } from '../../labels';
 import { selectors } from '../../selectors';
-import { defaults, dialects } from '../../settings';
+import { choice, dialects } from '../../settings';
 import { Dialect } from '../../types';
 import { Picker, PickerOption } from '../Pickers';
 import { Wrap } from '../Wrap';
@@ -42,7 +42,7 @@ export function AdvancedSection(props: SectionProps) {
           <Picker<Dialect>
             width={48}
             options={dialectOptions}
-            value={jsonData.dialect ?? defaults.dialect}
+            value={choice(jsonData, 'dialect')}
             onChange={(dialect) => setJson({ dialect })}
           />
         </Wrap>

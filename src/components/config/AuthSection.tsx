@@ -3,7 +3,7 @@ import { Field, Input, RadioButtonGroup, SecretInput, Switch } from '@grafana/ui
 
 import { labels } from '../../labels';
 import { selectors } from '../../selectors';
-import { defaults } from '../../settings';
+import { choice } from '../../settings';
 import { AuthType, NoForwardedIdentity } from '../../types';
 import { Wrap } from '../Wrap';
 import { ConfigSection } from './Section';
@@ -23,7 +23,7 @@ const noIdentityOptions: Array<{ label: string; value: NoForwardedIdentity }> = 
 /** Authentication: none, token or user and password, and forwarding the user's OAuth identity. */
 export function AuthSection(props: SectionProps) {
   const { jsonData, errors, setJson, setSecret } = props;
-  const authType = jsonData.authType ?? defaults.authType;
+  const authType = choice(jsonData, 'authType');
   return (
     <ConfigSection title={labels.sections.authentication} description={labels.sections.authenticationDescription}>
       <Field label={labels.flightsql.auth.label} {...fieldError(errors, 'authType')}>
@@ -67,7 +67,7 @@ export function AuthSection(props: SectionProps) {
           onChange={(e) => setJson({ oauthPassThru: e.currentTarget.checked })}
         />
       </Field>
-      {jsonData.oauthPassThru && (
+      {(Boolean(jsonData.oauthPassThru) || Boolean(errors.noForwardedIdentity)) && (
         <Field
           label={labels.flightsql.auth.noForwardedIdentity}
           description={labels.flightsql.auth.noForwardedIdentityTooltip}
@@ -77,7 +77,7 @@ export function AuthSection(props: SectionProps) {
             <RadioButtonGroup<NoForwardedIdentity>
               aria-label={labels.flightsql.auth.noForwardedIdentity}
               options={noIdentityOptions}
-              value={jsonData.noForwardedIdentity ?? defaults.noForwardedIdentity}
+              value={choice(jsonData, 'noForwardedIdentity')}
               onChange={(v) => setJson({ noForwardedIdentity: v })}
             />
           </Wrap>

@@ -36,6 +36,9 @@ export function CacheSection(props: SectionProps) {
     </Field>
   );
   const on = jsonData.incrementalQueries ?? defaults.incrementalQueries;
+  const redis = on && Boolean(jsonData.redisAddress);
+  // A field the switches hide is still shown while its value is wrong: the health check reports it.
+  const shown = (key: CacheNumber | 'redisAddress', visible: boolean) => visible || Boolean(errors[key]);
   return (
     <ConfigSection title={labels.cache.section} description={labels.cache.description}>
       <Field label={labels.cache.incrementalQueries.label} description={labels.cache.incrementalQueries.tooltip}>
@@ -45,59 +48,60 @@ export function CacheSection(props: SectionProps) {
           onChange={(e) => setJson({ incrementalQueries: e.currentTarget.checked })}
         />
       </Field>
+      {shown('incrementalOverlap', on) && number('incrementalOverlap', selectors.config.incrementalOverlap)}
       {on && (
+        <Field label={labels.cache.incrementalNotice.label} description={labels.cache.incrementalNotice.tooltip}>
+          <Switch
+            data-testid={selectors.config.incrementalNotice}
+            value={jsonData.incrementalNotice ?? defaults.incrementalNotice}
+            onChange={(e) => setJson({ incrementalNotice: e.currentTarget.checked })}
+          />
+        </Field>
+      )}
+      {shown('redisAddress', on) && (
+        <Field
+          label={labels.cache.redisAddress.label}
+          description={labels.cache.redisAddress.tooltip}
+          {...fieldError(errors, 'redisAddress')}
+        >
+          <Input
+            data-testid={selectors.config.redisAddress}
+            placeholder="redis:6379"
+            {...textProps(props, 'redisAddress')}
+          />
+        </Field>
+      )}
+      {shown('resultCacheBytes', on && !jsonData.redisAddress) &&
+        number('resultCacheBytes', selectors.config.resultCacheBytes)}
+      {redis && (
         <>
-          {number('incrementalOverlap', selectors.config.incrementalOverlap)}
-          <Field label={labels.cache.incrementalNotice.label} description={labels.cache.incrementalNotice.tooltip}>
+          <Field label={labels.cache.redisTLS.label} description={labels.cache.redisTLS.tooltip}>
             <Switch
-              data-testid={selectors.config.incrementalNotice}
-              value={jsonData.incrementalNotice ?? defaults.incrementalNotice}
-              onChange={(e) => setJson({ incrementalNotice: e.currentTarget.checked })}
+              data-testid={selectors.config.redisTLS}
+              value={Boolean(jsonData.redisTLS)}
+              onChange={(e) => setJson({ redisTLS: e.currentTarget.checked })}
             />
           </Field>
-          <Field
-            label={labels.cache.redisAddress.label}
-            description={labels.cache.redisAddress.tooltip}
-            {...fieldError(errors, 'redisAddress')}
-          >
+          <Field label={labels.cache.redisUsername.label} description={labels.cache.redisUsername.tooltip}>
+            <Input data-testid={selectors.config.redisUsername} {...textProps(props, 'redisUsername')} />
+          </Field>
+          <Field label={labels.cache.redisPassword.label} description={labels.cache.redisPassword.tooltip}>
+            <SecretInput
+              data-testid={selectors.config.redisPassword}
+              onChange={(e) => setSecret('redisPassword', e.currentTarget.value)}
+              {...secretProps(props, 'redisPassword')}
+            />
+          </Field>
+          <Field label={labels.cache.redisKeyPrefix.label} description={labels.cache.redisKeyPrefix.tooltip}>
             <Input
-              data-testid={selectors.config.redisAddress}
-              placeholder="redis:6379"
-              {...textProps(props, 'redisAddress')}
+              data-testid={selectors.config.redisKeyPrefix}
+              placeholder={defaults.redisKeyPrefix}
+              {...textProps(props, 'redisKeyPrefix')}
             />
           </Field>
-          {!jsonData.redisAddress && number('resultCacheBytes', selectors.config.resultCacheBytes)}
-          {jsonData.redisAddress && (
-            <>
-              <Field label={labels.cache.redisTLS.label} description={labels.cache.redisTLS.tooltip}>
-                <Switch
-                  data-testid={selectors.config.redisTLS}
-                  value={Boolean(jsonData.redisTLS)}
-                  onChange={(e) => setJson({ redisTLS: e.currentTarget.checked })}
-                />
-              </Field>
-              <Field label={labels.cache.redisUsername.label} description={labels.cache.redisUsername.tooltip}>
-                <Input data-testid={selectors.config.redisUsername} {...textProps(props, 'redisUsername')} />
-              </Field>
-              <Field label={labels.cache.redisPassword.label} description={labels.cache.redisPassword.tooltip}>
-                <SecretInput
-                  data-testid={selectors.config.redisPassword}
-                  onChange={(e) => setSecret('redisPassword', e.currentTarget.value)}
-                  {...secretProps(props, 'redisPassword')}
-                />
-              </Field>
-              <Field label={labels.cache.redisKeyPrefix.label} description={labels.cache.redisKeyPrefix.tooltip}>
-                <Input
-                  data-testid={selectors.config.redisKeyPrefix}
-                  placeholder={defaults.redisKeyPrefix}
-                  {...textProps(props, 'redisKeyPrefix')}
-                />
-              </Field>
-              {number('redisTTL', selectors.config.redisTTL)}
-            </>
-          )}
         </>
       )}
+      {shown('redisTTL', redis) && number('redisTTL', selectors.config.redisTTL)}
     </ConfigSection>
   );
 }

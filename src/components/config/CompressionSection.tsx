@@ -5,7 +5,16 @@ import { Field, RadioButtonGroup, Slider, useStyles2 } from '@grafana/ui';
 
 import { labels } from '../../labels';
 import { selectors } from '../../selectors';
-import { defaultLevel, defaults, effectiveLevel, hasLevel, levelOrDefault, levelRange, ranges } from '../../settings';
+import {
+  choice,
+  defaultLevel,
+  defaults,
+  effectiveLevel,
+  hasLevel,
+  levelOrDefault,
+  levelRange,
+  ranges,
+} from '../../settings';
 import { Codec, CodecPreference, LevelCodec, QuiverOptions, ReplyFormat, Upstream } from '../../types';
 import { CodecAdvisor } from '../CodecAdvisor';
 import { NumberInput } from '../NumberInput';
@@ -43,7 +52,7 @@ interface CompressionProps extends SectionProps {
  */
 export function CompressionSection({ jsonData, errors, setJson, uid, upstream }: CompressionProps) {
   const styles = useStyles2(getStyles);
-  const codec = jsonData.codec ?? defaults.codec;
+  const codec = choice(jsonData, 'codec');
   // A level means something different for each codec: start the new codec at its own default.
   const onCodecChange = (next: Codec) =>
     setJson({ codec: next, level: hasLevel(next) ? defaultLevel[next] : undefined });
@@ -67,7 +76,7 @@ export function CompressionSection({ jsonData, errors, setJson, uid, upstream }:
         ))}
       </ul>
       {hasLevel(codec) && <LevelField codec={codec} level={jsonData.level} error={errors.level} setJson={setJson} />}
-      {codec === 'auto' && (
+      {(codec === 'auto' || Boolean(errors.codecPreference)) && (
         <Field
           label={labels.compression.preference.label}
           description={labels.compression.preference.tooltip}
@@ -77,7 +86,7 @@ export function CompressionSection({ jsonData, errors, setJson, uid, upstream }:
             <RadioButtonGroup<CodecPreference>
               aria-label={labels.compression.preference.label}
               options={preferenceOptions}
-              value={jsonData.codecPreference ?? defaults.codecPreference}
+              value={choice(jsonData, 'codecPreference')}
               onChange={(v) => setJson({ codecPreference: v })}
             />
           </Wrap>
@@ -109,7 +118,7 @@ export function CompressionSection({ jsonData, errors, setJson, uid, upstream }:
           <RadioButtonGroup<ReplyFormat>
             aria-label={labels.compression.replyFormat.label}
             options={replyFormatOptions}
-            value={jsonData.replyFormat ?? defaults.replyFormat}
+            value={choice(jsonData, 'replyFormat')}
             onChange={(v) => setJson({ replyFormat: v })}
           />
         </Wrap>

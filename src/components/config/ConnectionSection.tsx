@@ -3,7 +3,7 @@ import { Field, Input, RadioButtonGroup } from '@grafana/ui';
 
 import { labels } from '../../labels';
 import { selectors } from '../../selectors';
-import { defaults } from '../../settings';
+import { choice } from '../../settings';
 import { Upstream } from '../../types';
 import { Wrap } from '../Wrap';
 import { ConfigSection } from './Section';
@@ -17,7 +17,7 @@ const upstreamOptions: Array<{ label: string; value: Upstream }> = [
 /** Connection: the source and, for Flight SQL, the server address. */
 export function ConnectionSection(props: SectionProps) {
   const { jsonData, errors, setJson } = props;
-  const upstream = jsonData.upstream ?? defaults.upstream;
+  const upstream = choice(jsonData, 'upstream');
   return (
     <ConfigSection title={labels.sections.connection} description={labels.sections.connectionDescription}>
       <Field label={labels.upstream.label} {...fieldError(errors, 'upstream')}>

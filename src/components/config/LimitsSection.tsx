@@ -3,7 +3,7 @@ import { Field } from '@grafana/ui';
 
 import { labels } from '../../labels';
 import { selectors } from '../../selectors';
-import { defaults } from '../../settings';
+import { choice, defaults } from '../../settings';
 import { NumericOption, QuiverOptions } from '../../types';
 import { NumberInput } from '../NumberInput';
 import { ConfigSection } from './Section';
@@ -28,7 +28,7 @@ const flightSQL: Limit[] = [
 
 /** Limits: what one query may return, and for Flight SQL how long it may run and read. */
 export function LimitsSection({ jsonData, errors, setJson }: SectionProps) {
-  const limits = jsonData.upstream === 'flightsql' ? [...common, ...flightSQL] : common;
+  const limits = choice(jsonData, 'upstream') === 'flightsql' ? [...common, ...flightSQL] : common;
   return (
     <ConfigSection title={labels.limits.section} description={labels.limits.description}>
       {limits.map(({ key, label, testId }) => (
