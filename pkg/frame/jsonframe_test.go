@@ -416,14 +416,16 @@ func TestJSONRecords(t *testing.T) {
 func TestJSONSizeHintIsABound(t *testing.T) {
 	// Columns of 5000 rows of one of the longest values each, so that a
 	// bound a byte short per value fails, not hidden by the margin for the
-	// schema or by shorter values.
-	rep := func(name string, v any) *data.Frame {
-		vals := reflect.MakeSlice(reflect.SliceOf(reflect.TypeOf(v)), 5000, 5000)
-		for i := range 5000 {
+	// schema or by shorter values; and of 4000, below the size from which
+	// a column's own values are read.
+	repN := func(name string, rows int, v any) *data.Frame {
+		vals := reflect.MakeSlice(reflect.SliceOf(reflect.TypeOf(v)), rows, rows)
+		for i := range rows {
 			vals.Index(i).Set(reflect.ValueOf(v))
 		}
 		return data.NewFrame(name, data.NewField(name, nil, vals.Interface()))
 	}
+	rep := func(name string, v any) *data.Frame { return repN(name, 5000, v) }
 	frames := []*data.Frame{
 		rep("f64 small", -1.2345678901234567e-6), rep("f64 large", -999999999999999868928.0), rep("f64 exp", -1.2345678901234567e-300),
 		rep("f32 small", float32(-1.2345678e-6)), rep("f32 large", float32(-1e20)),
@@ -431,6 +433,7 @@ func TestJSONSizeHintIsABound(t *testing.T) {
 		rep("u8", uint8(math.MaxUint8)), rep("u16", uint16(math.MaxUint16)), rep("u32", uint32(math.MaxUint32)), rep("u64", uint64(math.MaxUint64)),
 		rep("bool", false), rep("time", time.Unix(0, math.MinInt64)), rep("time sub-ms", time.Unix(0, 999_999)),
 		rep("u8 null", (*uint8)(nil)), rep("i64 null", (*int64)(nil)), rep("f64 null", (*float64)(nil)),
+		repN("time sub-ms, 4000 rows", 4000, time.Unix(0, math.MinInt64+1)),
 	}
 	for _, rows := range []int{0, 1, 300} {
 		for _, seed := range []uint64{1, 42} {

@@ -127,11 +127,12 @@ func jsonInt[T ~int8 | ~int16 | ~int32 | ~int64 | ~uint8 | ~uint16 | ~uint32 | ~
 
 // The longest values: below 1e21 a float is a sign and up to 21 integer
 // digits (float32's most); from 1e-6, "-0.00000" and 17 digits (float64's).
-// Times are milliseconds.
+// Times are milliseconds and, for a row with a sub-millisecond part, its
+// nanoseconds in the column's nanos element.
 const (
 	maxFloat32Len = len("-") + 21
 	maxFloat64Len = len("-0.00000") + 17
-	maxTimeLen    = len("-9223372036854")
+	maxTimeLen    = len("-9223372036854") + len("999999,")
 )
 
 // jsonTimes is the jsonKind of times.

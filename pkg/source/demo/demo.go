@@ -223,13 +223,21 @@ func timeline(q source.Query) ([]time.Time, error) {
 	if minStep := time.Duration(int64(span) / maxPoints); step < minStep {
 		step = minStep
 	}
-	step = max(step.Round(time.Millisecond), time.Millisecond)
+	// Whole milliseconds, rounded up: a shorter step would spend maxPoints
+	// before it reached To.
+	if r := step % time.Millisecond; r > 0 && step < math.MaxInt64-time.Millisecond {
+		step += time.Millisecond - r
+	}
+	step = max(step, time.Millisecond)
 	start := q.From.Truncate(step)
 	if start.Before(q.From) {
 		start = start.Add(step)
 	}
 	n := int(q.To.Sub(start)/step) + 1
-	n = min(n, int(maxPoints))
+	if n > int(maxPoints) { // drop the oldest: a dashboard looks at the newest
+		start = start.Add(time.Duration(n-int(maxPoints)) * step)
+		n = int(maxPoints)
+	}
 	times := make([]time.Time, n)
 	for i := range times {
 		times[i] = start.Add(time.Duration(i) * step).UTC()

@@ -87,6 +87,29 @@ func TestMaxDataPointsWidensTheStep(t *testing.T) {
 	}
 }
 
+// A step below a millisecond is rounded up, so that the points still
+// reach the end of the range: rounded to the nearest, 1.43 ms became 1 ms
+// and 700 points ended 301 ms before it.
+func TestTimelineReachesTheEndOfTheRange(t *testing.T) {
+	for _, tc := range []struct {
+		span      time.Duration
+		maxPoints int64
+	}{{time.Second, 700}, {140 * time.Second, MaxPointsPerSeries + 1}, {time.Hour, 1000}} {
+		q := query(`{"seriesCount":1}`)
+		q.From, q.Interval, q.MaxDataPoints = q.To.Add(-tc.span), 0, tc.maxPoints
+		frames, err := run(t, q)
+		if err != nil {
+			t.Fatal(err)
+		}
+		f := frames[0]
+		first, last := f.Fields[0].At(0).(time.Time), f.Fields[0].At(f.Rows()-1).(time.Time)
+		step := f.Fields[0].At(1).(time.Time).Sub(first)
+		if gap := q.To.Sub(last); gap < 0 || gap >= step || int64(f.Rows()) > min(tc.maxPoints, MaxPointsPerSeries) {
+			t.Errorf("%s in at most %d points: %d points %s apart, the last %s before the end", tc.span, tc.maxPoints, f.Rows(), step, gap)
+		}
+	}
+}
+
 func TestLogsAndTable(t *testing.T) {
 	frames, err := run(t, query(`{"scenario":"logs","seriesCount":3}`))
 	if err != nil {
