@@ -54,7 +54,9 @@ import (
 // first such waiter in the order above is then let through over the budget
 // and its share's most (overdraft), by at most one more budget in all;
 // past that it fails as busy. So the bytes held never exceed twice the
-// budget, and a burst cannot deadlock.
+// budget, and a burst cannot deadlock. What a share holds past its most
+// (overdrawn) does not count against another share's reservation (fits):
+// a request that overdrew and then stalled leaves the others their room.
 type Budget struct {
 	limit    int64
 	wait     time.Duration
@@ -69,6 +71,7 @@ type Budget struct {
 	holders  int              // accounts holding bytes
 	blocked  int              // accounts holding bytes, none draining, with a waiting reservation
 	shares   map[string]int64 // bytes held by each share holding any
+	over     int64            // what the shares hold past shareOf, summed
 	kept     map[*Kept]struct{}
 	keptHeld int64 // of used, what Kept holds (kept.go)
 	// reclaiming counts the queries having kept memory given back for
@@ -339,7 +342,7 @@ func (b *Budget) grant(a *Account, n int64) bool {
 
 func (b *Budget) take(a *Account, n int64) {
 	a.change(func() { a.held += n })
-	b.shares[a.share] += n
+	b.addToShare(a.share, n)
 	b.used += n
 	b.peak = max(b.peak, b.used)
 	b.burst = max(b.burst, b.used)
@@ -351,9 +354,7 @@ func (b *Budget) take(a *Account, n int64) {
 func (b *Budget) give(a *Account, n int64) {
 	n = min(n, a.held)
 	a.change(func() { a.held -= n; a.draining = min(a.draining, a.held) })
-	if b.shares[a.share] -= n; b.shares[a.share] <= 0 {
-		delete(b.shares, a.share)
-	}
+	b.addToShare(a.share, -n)
 	b.used -= n
 	if n > 0 {
 		b.released = time.Now()
@@ -396,9 +397,29 @@ func (b *Budget) remove(w *waiter) {
 	}
 }
 
-// fits says whether n more bytes for a fit the budget and a's share.
+// addToShare adds d bytes (given back when negative) to what share holds,
+// and keeps over in step.
+func (b *Budget) addToShare(share string, d int64) {
+	most := b.shareOf()
+	was := b.shares[share]
+	now := was + d
+	b.over += max(now-most, 0) - max(was-most, 0)
+	if now <= 0 {
+		delete(b.shares, share)
+	} else {
+		b.shares[share] = now
+	}
+}
+
+// fits says whether n more bytes for a fit a's share and the budget. What
+// other shares hold past their most (overdrawn, or forced) does not count
+// against the budget here: a share that overdrew and then stalled (a
+// chunked client that stopped reading) would otherwise hold up every other
+// share until it gives back. The bytes held stay within twice the budget.
 func (b *Budget) fits(a *Account, n int64) bool {
-	return b.used+n <= b.limit && b.shares[a.share]+n <= b.shareOf()
+	own := b.shares[a.share]
+	others := b.over - max(own-b.shareOf(), 0)
+	return b.used-others+n <= b.limit && b.used+n <= 2*b.limit && own+n <= b.shareOf()
 }
 
 // next returns the index in b.queue of the waiter to serve next (see

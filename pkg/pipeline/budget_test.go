@@ -226,6 +226,42 @@ func TestBudgetWaitsForItsOwnSends(t *testing.T) {
 	}
 }
 
+// A share that overdrew and then stalls (a chunked request whose client
+// stopped reading: its bytes are on their way out and stay there) does not
+// hold up the other shares: they still have the quarter of the budget its
+// share leaves them, however far past its share it went.
+func TestBudgetOverdraftLeavesTheOthersTheirRoom(t *testing.T) {
+	b := testBudget(100, time.Minute)
+	stalled := b.account("stalled")
+	if err := stalled.Acquire(context.Background(), 70); err != nil {
+		t.Fatal(err)
+	}
+	// Alone and waiting on itself (its first frame held back while it
+	// builds the rest): let over its share and the budget.
+	if err := stalled.Acquire(context.Background(), 60); err != nil {
+		t.Fatal(err)
+	}
+	stalled.Drains(130) // sent, never read
+	other := b.account("other")
+	if err := expectResult(t, acquireAsync(other, context.Background(), 10), "another share beside the stalled one"); err != nil {
+		t.Fatal(err)
+	}
+	if err := expectResult(t, acquireAsync(other, context.Background(), 15), "the rest of its quarter"); err != nil {
+		t.Fatal(err)
+	}
+	w := acquireAsync(other, context.Background(), 1)
+	expectPending(t, w, "past the quarter the stalled share leaves")
+	stalled.ReleaseDrained(130)
+	if err := expectResult(t, w, "once the stalled share gave back"); err != nil {
+		t.Fatal(err)
+	}
+	other.Close()
+	stalled.Close()
+	if used, peak, _, _ := b.Stats(); used != 0 || peak != 155 || b.over != 0 {
+		t.Errorf("used %d, peak %d, over %d: want 0, 155 and 0", used, peak, b.over)
+	}
+}
+
 // A quiet share's small reservation goes ahead of another share's queue:
 // the busy share holds at most three quarters, and the share that holds
 // least is served first.
