@@ -2,6 +2,7 @@ package plugin
 
 import (
 	"context"
+	"runtime"
 	"testing"
 	"time"
 
@@ -117,5 +118,33 @@ func TestStalledChunkedRequestHoldsUpNoOtherTenant(t *testing.T) {
 			t.Fatalf("%d bytes still held after the stalled client went", u)
 		}
 		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// A panic while the instance is made (here its source's constructor) is
+// recovered by gRPC's interceptor, outside the handler: the chunked
+// request's sending goroutine must end all the same.
+func TestChunkedRequestLeavesNoGoroutineOnAPanic(t *testing.T) {
+	s := NewService(Options{
+		Sources:       func(context.Context, settings.Settings) (source.Source, error) { panic("constructor") },
+		EncodeWorkers: 1,
+		Budget:        settings.Budget{Bytes: 8 << 20},
+	})
+	t.Cleanup(s.Close)
+	base := runtime.NumGoroutine()
+	func() {
+		defer func() {
+			if p := recover(); p == nil {
+				t.Error("no panic reached the caller")
+			}
+		}()
+		_ = s.QueryChunkedData(&pluginv2.QueryChunkedDataRequest{PluginContext: pluginContext(`{}`),
+			Queries: []*pluginv2.DataQuery{query("A", `{}`)}}, &chunkStream{ctx: context.Background()})
+	}()
+	for i := 0; runtime.NumGoroutine() > base; i++ {
+		if i == 200 {
+			t.Fatalf("%d goroutines after the request, %d before", runtime.NumGoroutine(), base)
+		}
+		time.Sleep(10 * time.Millisecond)
 	}
 }

@@ -143,6 +143,7 @@ func (s *Service) queryChunkedData(ctx context.Context, preq *pluginv2.QueryChun
 	})
 	sent := make(chan error, 1)
 	go func() { sent <- box.run(out, cancel) }()
+	defer box.close() // the sending goroutine ends even if eachQuery panics
 	s.eachQuery(ctx, req.PluginContext, req.Queries, pre, func(q backend.DataQuery, inst *Instance, err error) {
 		ctx, end := s.traceQuery(ctx, q)
 		defer func() { end(err) }()
