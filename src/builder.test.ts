@@ -22,6 +22,12 @@ describe('buildSQL', () => {
     expect(isComplete(model({ values: [{ column: '', aggregation: 'avg' }] }))).toBe(false);
   });
 
+  it('reads a model saved without its lists (by hand or by provisioning) as empty lists', () => {
+    const saved = { table: cpu, timeColumn: 'time' } as unknown as BuilderModel;
+    expect(buildSQL(saved)).toBe('SELECT "time"\nFROM "main"."metrics"."cpu"\nWHERE $__timeFilter("time")');
+    expect(isComplete({ table: cpu, groupBy: 'host' } as unknown as BuilderModel)).toBe(false);
+  });
+
   it('quotes identifiers the ANSI way and qualifies the table', () => {
     expect(quoteIdentifier('cpu')).toBe('"cpu"');
     expect(quoteIdentifier('we"ird')).toBe('"we""ird"');

@@ -12,6 +12,15 @@ export const timeBuckets = ['', '$__interval', '1m', '5m', '15m', '1h', '1d'];
 /** An empty builder model. */
 export const emptyBuilder = (): BuilderModel => ({ values: [], groupBy: [], filters: [] });
 
+/**
+ * A saved model with its lists, which a query written by hand or by provisioning may lack (or hold as
+ * something else); an empty model for none.
+ */
+export function builderModel(m: BuilderModel | undefined): BuilderModel {
+  const list = <T>(v: T[] | undefined): T[] => (Array.isArray(v) ? v : []);
+  return m ? { ...m, values: list(m.values), groupBy: list(m.groupBy), filters: list(m.filters) } : emptyBuilder();
+}
+
 /** A function that quotes an identifier for SQL. */
 export type Quoter = (name: string) => string;
 
@@ -61,7 +70,8 @@ function timeExpr(m: BuilderModel, quote: (s: string) => string): string | undef
 
 /** Whether the model names enough to write a query: a table and something to select. */
 export function isComplete(m: BuilderModel | undefined): m is BuilderModel & { table: TableInfo } {
-  return Boolean(m?.table && (m.timeColumn || m.values.some((v) => v.column) || m.groupBy.length > 0));
+  const { values, groupBy } = builderModel(m);
+  return Boolean(m?.table && (m.timeColumn || values.some((v) => v.column) || groupBy.length > 0));
 }
 
 /**
@@ -70,10 +80,11 @@ export function isComplete(m: BuilderModel | undefined): m is BuilderModel & { t
  * their column), FROM the table, WHERE $__timeFilter on the time column and the filters, GROUP BY
  * when a value is aggregated, ORDER BY and LIMIT. '' when the model is not complete.
  */
-export function buildSQL(m: BuilderModel | undefined, quote = quoteIdentifier): string {
-  if (!isComplete(m)) {
+export function buildSQL(saved: BuilderModel | undefined, quote = quoteIdentifier): string {
+  if (!isComplete(saved)) {
     return '';
   }
+  const m = { ...builderModel(saved), table: saved.table };
   const time = timeExpr(m, quote);
   const select: string[] = [];
   if (time) {

@@ -4,7 +4,7 @@ import { act, fireEvent, render, screen, within } from '@testing-library/react';
 import { DataSource } from '../datasource';
 import { selectors } from '../selectors';
 import { instanceSettings } from '../testutil';
-import { QuiverQuery } from '../types';
+import { BuilderModel, QuiverQuery } from '../types';
 import { pick as pickOption } from './pickers.testutil';
 import { QueryEditor } from './QueryEditor';
 
@@ -71,6 +71,13 @@ const mode = (name: string) =>
 
 describe('QueryBuilder', () => {
   beforeEach(() => runs.mockReset());
+
+  it('opens a model saved without its lists', async () => {
+    const builder = { table: { catalog: 'main', schema: 'metrics', name: 'cpu' } } as unknown as BuilderModel;
+    await setup({ refId: 'A', editorMode: 'builder', format: 'time_series', builder });
+    await pick(selectors.builder.timeColumn, 'time');
+    expect(preview()).toBe('SELECT "time"\nFROM "main"."metrics"."cpu"\nWHERE $__timeFilter("time")');
+  });
 
   it('writes the SQL for a table, time column, aggregated value, bucket, label, filter, order and limit', async () => {
     await setup({ refId: 'A', editorMode: 'builder', format: 'time_series' });

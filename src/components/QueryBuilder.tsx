@@ -3,7 +3,7 @@ import { css } from '@emotion/css';
 import { GrafanaTheme2, SelectableValue } from '@grafana/data';
 import { InlineField, InlineFieldRow, RadioButtonGroup, useStyles2 } from '@grafana/ui';
 
-import { buildSQL, emptyBuilder, Quoter, timeBuckets } from '../builder';
+import { buildSQL, builderModel, emptyBuilder, Quoter, timeBuckets } from '../builder';
 import type { DataSource } from '../datasource';
 import { labels } from '../labels';
 import { selectors } from '../selectors';
@@ -34,7 +34,7 @@ const dirOptions: Array<SelectableValue<'ASC' | 'DESC'>> = [
 /** The visual query builder: it writes the SQL from a table, columns, filters, bucketing, order and limit. */
 export function QueryBuilder({ datasource, builder, quote, onChange }: Props) {
   const styles = useStyles2(getStyles);
-  const m = builder ?? emptyBuilder();
+  const m = builderModel(builder);
   const [tables, setTables] = useState<TableInfo[] | undefined>();
   const [loaded, setLoaded] = useState<{ key: string; columns: ColumnInfo[] } | undefined>();
   const table = m.table;

@@ -3,7 +3,7 @@ import { css } from '@emotion/css';
 import { GrafanaTheme2, SelectableValue } from '@grafana/data';
 import { ConfirmModal, InlineField, InlineFieldRow, InlineSwitch, RadioButtonGroup, useStyles2 } from '@grafana/ui';
 
-import { buildSQL, emptyBuilder, fitsBuilder, identifierQuoter, quoteIdentifier, Quoter } from '../../builder';
+import { buildSQL, builderModel, fitsBuilder, identifierQuoter, quoteIdentifier, Quoter } from '../../builder';
 import { defaultSQLQuery } from '../../datasource';
 import { labels } from '../../labels';
 import { selectors } from '../../selectors';
@@ -138,7 +138,7 @@ export function SQLEditor(props: Props) {
         confirmText={labels.builder.switchConfirm}
         onConfirm={() => {
           setConfirming(false);
-          const builder = query.builder ?? emptyBuilder();
+          const builder = builderModel(query.builder);
           onChange({ ...query, editorMode: 'builder', builder, rawSql: buildSQL(builder, quote) });
         }}
         onDismiss={() => setConfirming(false)}
