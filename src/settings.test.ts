@@ -181,4 +181,9 @@ describe('headerIndexes', () => {
       1, 3, 7,
     ]);
   });
+
+  it('skips the keys the backend does not read as headers', () => {
+    const jsonData = { headerName0: 'a', headerName01: 'b', headerName2: 'c' } as QuiverOptions;
+    expect(headerIndexes(jsonData, { headerValue0: true, headerValue007: true })).toEqual([2]);
+  });
 });

@@ -1,4 +1,4 @@
-import { codecs, messages, settings, SettingSpec } from './generated/settings';
+import { codecs, headerNumber, messages, settings, SettingSpec } from './generated/settings';
 import { labels } from './labels';
 import {
   AuthType,
@@ -154,17 +154,21 @@ export function effectiveLevel(codec: Codec, level: number): string {
   return run.from === run.to ? text : `${text} ${labels.compression.effective.levels(run.from, run.to)}`;
 }
 
+// The backend reads headerName1, headerName2, …; not headerName0 or headerName01.
+const headerNameKeyPattern = new RegExp(`^headerName(${headerNumber})$`);
+const headerValueKeyPattern = new RegExp(`^headerValue(${headerNumber})$`);
+
 /** Indexes N of the custom headers (headerNameN in jsonData or headerValueN stored as secret), ascending. */
 export function headerIndexes(jsonData: QuiverOptions, secureJsonFields: Record<string, boolean> = {}): number[] {
   const found = new Set<number>();
   for (const key of Object.keys(jsonData)) {
-    const m = /^headerName(\d+)$/.exec(key);
+    const m = headerNameKeyPattern.exec(key);
     if (m && jsonData[key as HeaderNameKey] !== undefined) {
       found.add(Number(m[1]));
     }
   }
   for (const [key, configured] of Object.entries(secureJsonFields)) {
-    const m = /^headerValue(\d+)$/.exec(key);
+    const m = headerValueKeyPattern.exec(key);
     if (m && configured) {
       found.add(Number(m[1]));
     }

@@ -210,6 +210,8 @@ export interface SettingSpec {
 		{"oneOf", tsString(settings.MsgOneOf)},
 		{"notAString", tsString(settings.MsgNotAText)},
 	})
-	w.b.WriteString(" as const;\n")
+	w.b.WriteString(" as const;\n\n")
+	w.b.WriteString("/** The N of headerNameN and headerValueN, as a regular expression's source. */\n")
+	w.b.WriteString("export const headerNumber = " + tsString(settings.HeaderNumber) + ";\n")
 	return []byte(w.b.String())
 }

@@ -70,7 +70,7 @@ func checkNoControl(v string) error {
 // source; they are not warned about.
 var grafanaKeys = []string{"manageAlerts", "alertmanagerUid", "disableGrafanaCache", "timeInterval", "defaultRegion", "profile"}
 
-var headerValueKey = regexp.MustCompile(`^headerValue([1-9][0-9]*)$`)
+var headerValueKey = regexp.MustCompile(`^headerValue(` + HeaderNumber + `)$`)
 
 // knownKeys returns every jsonData key Quiver reads (the table's, Grafana's)
 // except the numbered headerNameN.

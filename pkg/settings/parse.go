@@ -32,7 +32,11 @@ func ParseFlightSQL(jsonData []byte, secure map[string]string) (FlightSQL, error
 	return s.FlightSQL, err
 }
 
-var headerNameKey = regexp.MustCompile(`^headerName([1-9][0-9]*)$`)
+// HeaderNumber is the N of headerNameN and headerValueN: 1, 2, … (the
+// editor reads the keys with the same pattern).
+const HeaderNumber = `[1-9][0-9]*`
+
+var headerNameKey = regexp.MustCompile(`^headerName(` + HeaderNumber + `)$`)
 
 func parse(jsonData []byte, secure map[string]string, flightSQL bool) (Settings, error) {
 	if len(jsonData) > MaxJSONData {

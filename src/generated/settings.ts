@@ -526,3 +526,6 @@ export const messages = {
   oneOf: '{value} is not one of {values}',
   notAString: '{value} is not a string',
 } as const;
+
+/** The N of headerNameN and headerValueN, as a regular expression's source. */
+export const headerNumber = '[1-9][0-9]*';
