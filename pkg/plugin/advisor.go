@@ -145,11 +145,6 @@ func (s *Service) advise(ctx context.Context, inst *Instance, req *backend.CallR
 	if len(ar.Query) == 0 {
 		return fail(http.StatusBadRequest, "advise: query: the query to measure is missing")
 	}
-	if inst.reporter != nil {
-		if _, err := inst.reporter.HealthReport(ctx); err != nil {
-			return fail(http.StatusFailedDependency, "advise: the data source fails its health check: "+oneLine(err))
-		}
-	}
 	select {
 	case s.adviseSlot <- struct{}{}:
 		defer func() { <-s.adviseSlot }()
@@ -158,6 +153,16 @@ func (s *Service) advise(ctx context.Context, inst *Instance, req *backend.CallR
 	}
 	ctx, cancel := context.WithTimeout(ctx, adviseTimeout)
 	defer cancel()
+	if inst.reporter != nil {
+		if _, err := inst.reporter.HealthReport(ctx); err != nil {
+			// The request's own fault (no signed-in user to forward) is
+			// its status; the upstream's is a failed dependency.
+			if status, _, msg := classify(err); status < 500 {
+				return fail(int(status), "advise: "+msg)
+			}
+			return fail(http.StatusFailedDependency, "advise: the data source fails its health check: "+oneLine(err))
+		}
+	}
 	res, err := s.measure(ctx, inst, ar, grafanaDecoder(req.PluginContext))
 	if err != nil {
 		status, _, msg := classify(err)
@@ -196,6 +201,12 @@ func (s *Service) measure(ctx context.Context, inst *Instance, ar AdviseRequest,
 		Interval: max(to.Sub(from)/time.Duration(mdp), time.Millisecond), MaxDataPoints: mdp, Limits: lim,
 	}
 	if err := s.pipeline.RunSource(ctx, inst.source, sq, col); err != nil {
+		if set := source.SettingOf(err); set == "maxSeries" && lim.MaxSeries < int(inst.settings.MaxSeries) ||
+			set == "maxPoints" && lim.MaxPoints < inst.settings.MaxPoints {
+			// The advisor's own bound, not the setting the message names.
+			return nil, source.LimitExceeded("the query is larger than the advisor measures (at most %d series and %d points, or this data source's maxSeries and maxPoints where lower); measure a narrower time range or fewer series",
+				lim.MaxSeries, lim.MaxPoints)
+		}
 		return nil, err
 	}
 	if len(col.inputs) == 0 {

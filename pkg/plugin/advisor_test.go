@@ -11,6 +11,7 @@ import (
 	"github.com/grafana/grafana-plugin-sdk-go/backend"
 
 	"github.com/quiverdata/quiver/pkg/codec"
+	"github.com/quiverdata/quiver/pkg/source"
 	"github.com/quiverdata/quiver/pkg/source/demo"
 )
 
@@ -97,7 +98,8 @@ func TestAdviseRefuses(t *testing.T) {
 		status                       int
 		want                         string
 	}{
-		{"over the advisor's series", `{}`, http.MethodPost, `{"query":{"scenario":"random_walk","seriesCount":5000},` + adviseRange + `}`, http.StatusBadRequest, "limit"},
+		{"over the advisor's series", `{}`, http.MethodPost, `{"query":{"scenario":"random_walk","seriesCount":5000},` + adviseRange + `}`, http.StatusBadRequest, "larger than the advisor measures (at most 1000 series"},
+		{"over the instance's series", `{"maxSeries":20}`, http.MethodPost, `{"query":{"scenario":"random_walk","seriesCount":50},` + adviseRange + `}`, http.StatusBadRequest, "raise maxSeries"},
 		{"over the instance's points", `{"maxPoints":1000}`, http.MethodPost, `{"query":{"scenario":"random_walk","seriesCount":10},` + adviseRange + `}`, http.StatusBadRequest, "maxPoints"},
 		{"invalid settings", `{"codec":"brotli"}`, http.MethodPost, `{"query":{}}`, http.StatusBadRequest, "codec"},
 		{"GET", `{}`, http.MethodGet, ``, http.StatusMethodNotAllowed, "POST"},
@@ -114,6 +116,13 @@ func TestAdviseRefuses(t *testing.T) {
 	status, body := callAdvise(t, sick, `{}`, http.MethodPost, `{"query":{"sql":"SELECT 1"}}`)
 	if status != http.StatusFailedDependency || !strings.Contains(string(body), "unreachable") {
 		t.Errorf("failing health check: %d %s", status, body)
+	}
+	// The request's own fault (here: no signed-in user to forward) is not
+	// a failed dependency.
+	refused := newTestService(t, reportingSource{err: source.BadQuery("flightsql: no signed-in user to forward")}, 1)
+	status, body = callAdvise(t, refused, `{}`, http.MethodPost, `{"query":{"sql":"SELECT 1"}}`)
+	if status != http.StatusBadRequest || strings.Contains(string(body), "health check") || !strings.Contains(string(body), "no signed-in user") {
+		t.Errorf("refused by the source: %d %s", status, body)
 	}
 }
 

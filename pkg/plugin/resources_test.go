@@ -2,6 +2,7 @@ package plugin
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"net/http"
 	"strings"
@@ -12,6 +13,7 @@ import (
 
 	"github.com/quiverdata/quiver/pkg/settings"
 	"github.com/quiverdata/quiver/pkg/source"
+	"github.com/quiverdata/quiver/pkg/source/demo"
 )
 
 // reservingSource serves GET /reserve?n=: it reserves n bytes in the
@@ -71,5 +73,30 @@ func TestResourcesHoldTheBudget(t *testing.T) {
 	}
 	if used, _, _, _ := s.pipeline.Stats(); used != 0 {
 		t.Errorf("%d bytes held after a refusal", used)
+	}
+}
+
+// The plugin's own refusals of a resource call are JSON {"error"} as the
+// sources' are: a source without resources names the path asked for.
+func TestResourceRefusalsAreJSON(t *testing.T) {
+	s := newTestService(t, demo.New(), 1)
+	for _, tc := range []struct {
+		jsonData, path string
+		status         int
+		want           string
+	}{
+		{`{}`, "tables", http.StatusNotFound, `no resource "tables": this data source serves none but advise`},
+		{`{"codec":"brotli"}`, "tables", http.StatusBadRequest, "codec"},
+	} {
+		var got *backend.CallResourceResponse
+		err := s.CallResource(context.Background(), &backend.CallResourceRequest{PluginContext: backend.FromProto().PluginContext(pluginContext(tc.jsonData)), Path: tc.path, Method: http.MethodGet},
+			backend.CallResourceResponseSenderFunc(func(r *backend.CallResourceResponse) error { got = r; return nil }))
+		if err != nil || got == nil {
+			t.Fatalf("%s: %v %v", tc.path, got, err)
+		}
+		var body map[string]string
+		if jerr := json.Unmarshal(got.Body, &body); jerr != nil || got.Status != tc.status || !strings.Contains(body["error"], tc.want) {
+			t.Errorf("%s %s: %d %s (%v), want %d saying %q", tc.jsonData, tc.path, got.Status, got.Body, jerr, tc.status, tc.want)
+		}
 	}
 }

@@ -2,8 +2,10 @@ package plugin
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"math"
+	"net/http"
 	"os"
 	"runtime/debug"
 	"strings"
@@ -152,6 +154,17 @@ func (s *Service) CheckHealth(ctx context.Context, req *backend.CheckHealthReque
 	return &backend.CheckHealthResult{Status: backend.HealthStatusOk, Message: msg}, nil
 }
 
+// sendResourceError answers a resource call with status and msg as
+// {"error": msg}, the request's fault.
+func sendResourceError(sender backend.CallResourceResponseSender, status int, msg string) error {
+	body, err := json.Marshal(map[string]string{"error": msg})
+	if err != nil {
+		return err
+	}
+	return sender.Send(&backend.CallResourceResponse{Status: status, Headers: map[string][]string{"Content-Type": {"application/json"}},
+		Body: body, ErrorSource: backend.ErrorSourcePlugin})
+}
+
 // unhealthy is the failed health check of err, with the error source
 // classify gives it (so Grafana tells a server that is down from a
 // data source that is set up wrong) and its message, redacted, then suffix.
@@ -170,13 +183,13 @@ func (s *Service) CallResource(ctx context.Context, req *backend.CallResourceReq
 		return err
 	}
 	if inst.invalid != nil {
-		return sender.Send(&backend.CallResourceResponse{Status: 400, Body: []byte(oneLine(inst.invalid)), ErrorSource: backend.ErrorSourcePlugin})
+		return sendResourceError(sender, http.StatusBadRequest, oneLine(inst.invalid))
 	}
 	if req.Path == AdvisePath {
 		return s.advise(ctx, inst, req, sender) // advisor.go
 	}
 	if inst.resources == nil {
-		return sender.Send(&backend.CallResourceResponse{Status: 404, Body: []byte("this data source serves no resources"), ErrorSource: backend.ErrorSourcePlugin})
+		return sendResourceError(sender, http.StatusNotFound, "no resource "+source.Quote(req.Path)+": this data source serves none but "+AdvisePath)
 	}
 	// An upstream that echoes the user's forwarded token in an error must
 	// not hand it back in a resource's body either.

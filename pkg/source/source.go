@@ -277,10 +277,24 @@ const (
 type Error struct {
 	Kind Kind
 	Err  error
+	// Setting names the data-source setting whose limit a KindLimit error
+	// of Limit.Exceeded hit ("maxSeries"); "" otherwise.
+	Setting string
 }
 
 func (e *Error) Error() string { return e.Err.Error() }
 func (e *Error) Unwrap() error { return e.Err }
+
+// SettingOf returns the setting whose limit err, or an error it wraps, hit
+// (Error.Setting); "" for none.
+func SettingOf(err error) string {
+	for ; err != nil; err = errors.Unwrap(err) {
+		if e, ok := err.(*Error); ok && e.Setting != "" { //nolint:errorlint // walks the chain itself
+			return e.Setting
+		}
+	}
+	return ""
+}
 
 // BadQuery returns a KindQuery error with a formatted message.
 func BadQuery(format string, args ...any) error {
@@ -329,7 +343,7 @@ func (l Limit) Exceeded(what, remedy string) error {
 	if remedy != "" {
 		remedy += ", or "
 	}
-	return &Error{Kind: KindLimit, Err: fmt.Errorf("%s more than %d %s, this data source's limit per query (setting %s); %sraise %s",
+	return &Error{Kind: KindLimit, Setting: l.Setting, Err: fmt.Errorf("%s more than %d %s, this data source's limit per query (setting %s); %sraise %s",
 		what, l.Max, l.Unit, setting, remedy, l.Setting)}
 }
 

@@ -4,12 +4,15 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/flight"
+	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
+	"github.com/quiverdata/quiver/pkg/settings"
 	"github.com/quiverdata/quiver/pkg/source"
 )
 
@@ -50,8 +53,12 @@ func (s *Source) readInfo(ctx context.Context, what string, call func(context.Co
 	return nil
 }
 
+// readAllOf reads one endpoint of a metadata call. Its messages are bounded
+// by the schema browser's byte bound, not the byte limit of queries: a
+// larger one could only fail that bound once it had been received whole.
 func (s *Source) readAllOf(ctx context.Context, ep *flight.FlightEndpoint, what string, fn func(arrow.RecordBatch) error) error {
-	rdr, _, stop, err := s.doGet(ctx, ep, what)
+	most := int(s.bounds.bytes) + metadataSlack
+	rdr, _, stop, err := s.doGet(ctx, ep, what, grpc.MaxCallRecvMsgSize(most))
 	if err != nil {
 		return err
 	}
@@ -63,7 +70,14 @@ func (s *Source) readAllOf(ctx context.Context, ep *flight.FlightEndpoint, what 
 		}
 	}
 	if err := rdr.Err(); err != nil {
+		if status.Code(err) == codes.ResourceExhausted && strings.Contains(err.Error(), "larger than max") {
+			return source.LimitExceeded("flightsql: %s: the server sent a message of more than %s, the bound of metadata calls; narrow the listing with the catalog and schema settings", what, settings.FormatBytes(int64(most)))
+		}
 		return s.conn.upstream(ctx, what, err)
 	}
 	return nil
 }
+
+// metadataSlack is what a metadata call's message may weigh above the
+// schema browser's byte bound: the batch's offsets, validity and framing.
+const metadataSlack = 1 << 20

@@ -31,13 +31,22 @@ import (
 // matched exactly. Every call is bounded (resourceBounds) and holds what it
 // keeps in the caller's memory budget (source.ReserveIn). Errors are
 // {"error": "..."} with status 400 (bad request, a bound hit), 404 (no such
-// table), 429 (the memory budget is busy), 502 (upstream failure) or 504
-// (no answer in time).
+// table or resource), 405 (not GET), 429 (the memory budget is busy), 502
+// (upstream failure) or 504 (no answer in time).
 func (s *Source) Resources() http.Handler {
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /tables", s.handleTables)
 	mux.HandleFunc("GET /columns", s.handleColumns)
 	mux.HandleFunc("GET /dialect", s.handleDialect)
+	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
+		switch name := strings.TrimPrefix(r.URL.Path, "/"); name {
+		case "tables", "columns", "dialect":
+			w.Header().Set("Allow", "GET, HEAD")
+			writeJSON(w, http.StatusMethodNotAllowed, map[string]string{"error": "flightsql: " + name + ": use GET, not " + source.Quote(r.Method)})
+		default:
+			writeJSON(w, http.StatusNotFound, map[string]string{"error": "flightsql: no resource " + source.Quote(name) + ": there are tables, columns and dialect"})
+		}
+	})
 	// The catalog, schema and table asked for are text the user sent
 	// (redact).
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -224,13 +233,18 @@ func (s *Source) handleColumns(w http.ResponseWriter, r *http.Request) {
 
 // readTables calls GetTables and hands each row to fn, which returns the
 // bytes of the answer it kept from it. It stops at the call's bounds: rows
-// read, and bytes read (the row's names and schema) and kept; what is kept
-// is reserved in the caller's memory budget batch by batch.
+// read, and bytes read (the row's names and schema) and kept; each batch
+// received and what is kept of it are reserved in the caller's memory
+// budget.
 func (s *Source) readTables(ctx context.Context, what string, opts *flightsql.GetTablesOpts, fn func(rec arrow.RecordBatch, i int) (int64, error)) error {
 	rows, read := 0, int64(0)
 	return s.readInfo(ctx, "listing tables", func(ctx context.Context) (*flight.FlightInfo, error) {
 		return s.conn.main.GetTables(ctx, opts)
 	}, func(rec arrow.RecordBatch) error {
+		// The batch received, until the call ends, and what is kept of it.
+		if err := source.ReserveIn(ctx, recordBytes(rec)); err != nil {
+			return err
+		}
 		var kept int64
 		for i := range int(rec.NumRows()) {
 			if rows++; rows > s.bounds.rows {

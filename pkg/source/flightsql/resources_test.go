@@ -12,9 +12,13 @@ import (
 	"testing"
 	"time"
 
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/flight"
 	"github.com/apache/arrow-go/v18/arrow/flight/flightsql"
 	"github.com/apache/arrow-go/v18/arrow/flight/flightsql/example"
+	"github.com/apache/arrow-go/v18/arrow/flight/flightsql/schema_ref"
+	"github.com/apache/arrow-go/v18/arrow/memory"
 
 	"github.com/quiverdata/quiver/pkg/source"
 )
@@ -183,7 +187,7 @@ func (r *recordingReserver) Reserve(ctx context.Context, n int64) error {
 	return nil
 }
 
-// What a resource call keeps is reserved in the caller's budget; a refusal
+// What a resource call receives and keeps is reserved in the caller's budget; a refusal
 // is the answer, with the status it carries.
 func TestResourcesReserveInTheBudget(t *testing.T) {
 	_, addr := startNamedTables(t)
@@ -198,8 +202,8 @@ func TestResourcesReserveInTheBudget(t *testing.T) {
 	for _, tb := range tables {
 		want += int64(len(tb.Catalog) + len(tb.Schema) + len(tb.Name) + resourceRowBytes)
 	}
-	if r.calls == 0 || r.reserved != want {
-		t.Errorf("reserved %d bytes in %d calls, want %d", r.reserved, r.calls, want)
+	if r.calls == 0 || r.reserved <= want {
+		t.Errorf("reserved %d bytes in %d calls, want the batches received besides the %d kept", r.reserved, r.calls, want)
 	}
 	busy := &recordingReserver{err: source.WithStatus(http.StatusTooManyRequests, errors.New("Quiver is busy: test"))}
 	code, body = getResource(t, source.WithReserver(context.Background(), busy), s, "/columns?table=x")
@@ -246,5 +250,78 @@ func TestResourceTimeoutBeforeItsTimer(t *testing.T) {
 	s.writeResourceError(rec, ctx, "tables", &source.Error{Kind: source.KindTimeout, Err: context.DeadlineExceeded})
 	if !strings.Contains(rec.Body.String(), "no answer within 50ms, the schema browser's bound") || rec.Code != http.StatusGatewayTimeout {
 		t.Errorf("%d %s", rec.Code, rec.Body.String())
+	}
+}
+
+// An unknown resource or a method other than GET is answered in the same
+// {"error"} JSON as every other failure, naming what was asked for.
+func TestResourcesUnknownPathAndMethod(t *testing.T) {
+	_, addr := startNamedTables(t)
+	s := newTestSource(t, baseConfig(addr))
+	for _, tc := range []struct {
+		method, path string
+		status       int
+		want         string
+	}{
+		{http.MethodGet, "/tabels", http.StatusNotFound, `no resource "tabels": there are tables, columns and dialect`},
+		{http.MethodPost, "/tables", http.StatusMethodNotAllowed, `tables: use GET, not "POST"`},
+	} {
+		rec := httptest.NewRecorder()
+		s.Resources().ServeHTTP(rec, httptest.NewRequest(tc.method, tc.path, nil))
+		var body map[string]json.RawMessage
+		err := json.Unmarshal(rec.Body.Bytes(), &body)
+		if msg := errorOf(body); err != nil || rec.Code != tc.status || !strings.Contains(msg, tc.want) || rec.Header().Get("Content-Type") != "application/json" {
+			t.Errorf("%s %s: %d %q (%v), want %d saying %q", tc.method, tc.path, rec.Code, rec.Body, err, tc.status, tc.want)
+		}
+	}
+}
+
+// bigCatalog answers GetTables with one batch of n tables, each name of
+// nameLen bytes.
+type bigCatalog struct {
+	flightsql.BaseServer
+	n, nameLen int
+}
+
+func (b *bigCatalog) GetFlightInfoTables(_ context.Context, _ flightsql.GetTables, desc *flight.FlightDescriptor) (*flight.FlightInfo, error) {
+	return &flight.FlightInfo{
+		Endpoint:         []*flight.FlightEndpoint{{Ticket: &flight.Ticket{Ticket: desc.Cmd}}},
+		FlightDescriptor: desc, Schema: flight.SerializeSchema(schema_ref.Tables, memory.DefaultAllocator),
+		TotalRecords: -1, TotalBytes: -1,
+	}, nil
+}
+
+func (b *bigCatalog) DoGetTables(context.Context, flightsql.GetTables) (*arrow.Schema, <-chan flight.StreamChunk, error) {
+	bld := array.NewRecordBuilder(memory.DefaultAllocator, schema_ref.Tables)
+	defer bld.Release()
+	pad := strings.Repeat("t", b.nameLen)
+	for i := range b.n {
+		bld.Field(0).(*array.StringBuilder).AppendNull()
+		bld.Field(1).(*array.StringBuilder).AppendNull()
+		bld.Field(2).(*array.StringBuilder).Append(fmt.Sprintf("%s%08d", pad, i))
+		bld.Field(3).(*array.StringBuilder).Append("table")
+	}
+	ch := make(chan flight.StreamChunk, 1)
+	ch <- flight.StreamChunk{Data: bld.NewRecordBatch()}
+	close(ch)
+	return schema_ref.Tables, ch, nil
+}
+
+// A metadata call receives no message larger than the schema browser's
+// bytes bound (plus its framing): a 39 MiB listing in one batch had been
+// received whole, within the 320 MiB a query's batch may take, before the
+// bound refused it. A batch within it is reserved in the caller's budget
+// as it arrives, not only what is kept of it.
+func TestResourceMessagesAreBounded(t *testing.T) {
+	s := newTestSource(t, baseConfig(startServer(t, &bigCatalog{n: 40_000, nameLen: 1000}, serverOpts{})))
+	code, body := getResource(t, context.Background(), s, "/tables")
+	if msg := errorOf(body); code != http.StatusBadRequest || !strings.Contains(msg, "the server sent a message of more than 9 MiB, the bound of metadata calls") {
+		t.Errorf("%d %q, want a 400 naming the bound of metadata calls", code, msg)
+	}
+	s = newTestSource(t, baseConfig(startServer(t, &bigCatalog{n: 2000, nameLen: 1000}, serverOpts{})))
+	r := &recordingReserver{}
+	code, body = getResource(t, source.WithReserver(context.Background(), r), s, "/tables")
+	if r.reserved < 2*2000*1000 || code != http.StatusOK {
+		t.Errorf("%d %q: reserved %d bytes for 2 MB of names received and kept", code, errorOf(body), r.reserved)
 	}
 }
