@@ -22,8 +22,8 @@ var allowed = map[string][]string{
 	"pkg/plugin":                   {"pkg/arrowipc", "pkg/codec", "pkg/frame", "pkg/pipeline", "pkg/settings", "pkg/source", "pkg/source/demo", "pkg/source/flightsql"},
 	"pkg/pipeline":                 {"pkg/arrowipc", "pkg/frame", "pkg/settings", "pkg/source"},
 	"pkg/source/demo":              {"pkg/frame", "pkg/source"},
-	"pkg/source/flightsql":         {"pkg/frame", "pkg/settings", "pkg/source", "pkg/source/flightsql/series"},
-	"pkg/source/flightsql/series":  {"pkg/frame", "pkg/source"}, // the per-series split, below the Flight SQL client
+	"pkg/source/flightsql":         {"pkg/arrowipc", "pkg/frame", "pkg/settings", "pkg/source", "pkg/source/flightsql/series"}, // arrowipc: SchemaDepth, before arrow-go reads a schema
+	"pkg/source/flightsql/series":  {"pkg/frame", "pkg/source"},                                                                // the per-series split, below the Flight SQL client
 	"pkg/source":                   {},
 	"pkg/settings":                 {},
 	"pkg/frame":                    {"pkg/arrowipc", "pkg/codec"},

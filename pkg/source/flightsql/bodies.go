@@ -124,6 +124,7 @@ func (a *bodyBuffer) Free([]byte) {
 type messages struct {
 	stream flight.DataStreamReader
 	bodies *streamBodies
+	guard  *streamGuard
 	peeked *flight.FlightData
 	msg    *ipc.Message
 	refs   atomic.Int64
@@ -131,19 +132,20 @@ type messages struct {
 
 // newStreamReader reads the record batches of stream, whose codec decodes
 // into sb, with mem (the client's allocator), as flight.NewRecordReader
-// does: the first message, the schema, is read now.
-func newStreamReader(stream flight.DataStreamReader, sb *streamBodies, mem memory.Allocator) (*ipc.Reader, error) {
+// does: the first message, the schema, is read now. A message may make it
+// allocate at most most bytes (streamGuard).
+func newStreamReader(stream flight.DataStreamReader, sb *streamBodies, mem memory.Allocator, most int64) (*ipc.Reader, error) {
 	fd, err := stream.Recv()
 	if err != nil {
 		return nil, err
 	}
 	sb.last = nil // a schema has no body
-	m := &messages{stream: stream, bodies: sb}
+	m := &messages{stream: stream, bodies: sb, guard: &streamGuard{Allocator: mem, most: most}}
 	m.refs.Add(1)
 	if len(fd.DataHeader) > 0 {
 		m.peeked = fd
 	}
-	rdr, err := ipc.NewReaderFromMessageReader(m, ipc.WithAllocator(mem))
+	rdr, err := ipc.NewReaderFromMessageReader(m, ipc.WithAllocator(m.guard))
 	if err != nil {
 		return nil, err // the reader released m
 	}
@@ -166,6 +168,9 @@ func (m *messages) Message() (*ipc.Message, error) {
 		defer body.Release() // the message holds it
 	}
 	m.msg = ipc.NewMessage(memory.NewBufferBytes(fd.DataHeader), body)
+	if err := m.guard.begin(m.msg.Type(), fd.DataHeader, len(fd.DataBody)); err != nil {
+		return nil, err
+	}
 	return m.msg, nil
 }
 

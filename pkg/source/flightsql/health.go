@@ -8,7 +8,6 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/flight"
-	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
@@ -58,7 +57,7 @@ func (s *Source) readInfo(ctx context.Context, what string, call func(context.Co
 // larger one could only fail that bound once it had been received whole.
 func (s *Source) readAllOf(ctx context.Context, ep *flight.FlightEndpoint, what string, fn func(arrow.RecordBatch) error) error {
 	most := int(s.bounds.bytes) + metadataSlack
-	rdr, _, stop, err := s.doGet(ctx, ep, what, grpc.MaxCallRecvMsgSize(most))
+	rdr, _, stop, err := s.doGet(ctx, ep, what, most)
 	if err != nil {
 		return err
 	}

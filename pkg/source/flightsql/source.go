@@ -204,7 +204,7 @@ func (s *Source) stream(ctx context.Context, sql string, onPlan func(*plan) (rec
 // cancel cancels the call, which stops the server's stream when reading ends
 // early; the caller releases rdr after that.
 // Its bodies are recycled once sb.recycle is set (see bodies.go).
-func (s *Source) doGet(ctx context.Context, ep *flight.FlightEndpoint, what string, opts ...grpc.CallOption) (rdr *ipc.Reader, sb *streamBodies, cancel func(), err error) {
+func (s *Source) doGet(ctx context.Context, ep *flight.FlightEndpoint, what string, most int) (rdr *ipc.Reader, sb *streamBodies, cancel func(), err error) {
 	cl, err := s.conn.clientFor(ep)
 	if err != nil {
 		return nil, nil, nil, s.conn.upstream(ctx, what, err)
@@ -212,11 +212,11 @@ func (s *Source) doGet(ctx context.Context, ep *flight.FlightEndpoint, what stri
 	ectx, cancel := context.WithCancel(ctx)
 	err = s.conn.do(ectx, func(cctx context.Context) error {
 		sb = &streamBodies{pool: s.series.Pool(), counts: &s.bodies}
-		stream, err := cl.Client.DoGet(cctx, ep.GetTicket(), append(opts, sb.codec())...)
+		stream, err := cl.Client.DoGet(cctx, ep.GetTicket(), grpc.MaxCallRecvMsgSize(most), sb.codec())
 		if err != nil {
 			return err
 		}
-		rdr, err = newStreamReader(stream, sb, cl.Alloc)
+		rdr, err = newStreamReader(stream, sb, cl.Alloc, int64(most))
 		return err
 	})
 	if err != nil {
@@ -288,7 +288,7 @@ func (p *prefetcher) stop() {
 // readEndpoint reads one endpoint; done reports that a limit was reached.
 func (s *Source) readEndpoint(ctx context.Context, st *streamState, ep *flight.FlightEndpoint, what string,
 	onPlan func(*plan) (bool, error), onBatch batchFunc) (done bool, err error) {
-	rdr, sb, cancel, err := s.doGet(ctx, ep, what)
+	rdr, sb, cancel, err := s.doGet(ctx, ep, what, maxMessage(s.cfg.ByteLimit))
 	if err != nil {
 		return false, err
 	}
