@@ -180,20 +180,29 @@ func (c *conn) dial(address string, t *tls.Config) (*flightsql.Client, error) {
 // clientFor returns the client that serves an endpoint: the main one when the
 // endpoint names no location (or asks to reuse the connection), otherwise a
 // client for the first location this package can reach.
-func (c *conn) clientFor(ep *flight.FlightEndpoint) (*flightsql.Client, error) {
+func (c *conn) clientFor(ctx context.Context, ep *flight.FlightEndpoint) (*flightsql.Client, error) {
 	if len(ep.GetLocation()) == 0 {
 		return c.main, nil
 	}
 	var errs []error
-	for _, loc := range ep.GetLocation() {
-		cl, err := c.remote(loc.GetUri())
+	for i, loc := range ep.GetLocation() {
+		cl, err := c.remote(ctx, loc.GetUri())
 		if err == nil {
 			return cl, nil
 		}
-		errs = append(errs, err)
+		if i < maxLocationErrors {
+			errs = append(errs, err)
+		}
+	}
+	if n := len(ep.GetLocation()); n > maxLocationErrors {
+		errs = append(errs, fmt.Errorf("and %d more locations", n-maxLocationErrors))
 	}
 	return nil, errors.Join(errs...)
 }
+
+// maxLocationErrors bounds the refused locations an error names: a server
+// may name thousands.
+const maxLocationErrors = 3
 
 // maxRemotes bounds the clients a source keeps for endpoint locations (one
 // per scheme and host): each holds a connection until the source closes.
@@ -202,13 +211,15 @@ const maxRemotes = 64
 // remote returns the client of an endpoint location. A message names the
 // location by its scheme and host only: its user information, path and
 // query are the server's to fill, with anything (the credentials it was
-// sent, say).
-func (c *conn) remote(uri string) (*flightsql.Client, error) {
+// sent, say); so are its scheme and host, which are redacted before they
+// are cut to a message's length (a cut secret would escape redaction).
+func (c *conn) remote(ctx context.Context, uri string) (*flightsql.Client, error) {
 	u, err := url.Parse(uri)
 	if err != nil {
 		return nil, errors.New("flightsql: an endpoint location the server sent is not a URL")
 	}
-	name := source.Quote(u.Scheme + "://" + u.Host)
+	quote := func(v string) string { return source.Quote(c.redact(ctx, v, true)) }
+	name := quote(u.Scheme + "://" + u.Host)
 	var t *tls.Config
 	switch u.Scheme {
 	case "arrow-flight-reuse-connection":
@@ -224,10 +235,11 @@ func (c *conn) remote(uri string) (*flightsql.Client, error) {
 		t = c.tls.Clone()
 		t.ServerName = "" // verify the location's own host name
 	default:
-		return nil, fmt.Errorf("flightsql: endpoint location %s: scheme %s is not supported (grpc, grpc+tcp, grpc+tls)", name, source.Quote(u.Scheme))
+		return nil, fmt.Errorf("flightsql: endpoint location %s: scheme %s is not supported (grpc, grpc+tcp, grpc+tls)", name, quote(u.Scheme))
 	}
-	if err := c.allowHost(u.Hostname()); err != nil {
-		return nil, err
+	if !c.allowed(u.Hostname()) {
+		return nil, &source.Error{Kind: source.KindQuery, Err: fmt.Errorf("%w: the server sent the query to host %s, which is neither the host of address nor listed in allowedLocationHosts: "+
+			"the plugin sends credentials and forwarded user tokens only there (an administrator may add the host to allowedLocationHosts)", ErrLocationHost, quote(u.Hostname()))}
 	}
 	if u.Host == c.address && (t == nil) == (c.tls == nil) {
 		return c.main, nil
@@ -256,19 +268,15 @@ func (c *conn) remote(uri string) (*flightsql.Client, error) {
 // settings do not allow (allowedLocationHosts).
 var ErrLocationHost = errors.New("flightsql: endpoint location on a host that is not allowed")
 
-// allowHost refuses an endpoint location's host unless it is the address's
-// host or one of allowedLocationHosts. Every call carries the credentials,
-// the custom headers or the user's forwarded token, so a host the
+// allowed says whether an endpoint location's host is the address's host
+// or one of allowedLocationHosts. Every call carries the credentials, the
+// custom headers or the user's forwarded token, so a host the
 // administrator did not name is not dialled at all (rather than dialled
 // without them, which would hand a server's choice of host the plugin's
 // network position). Host names are compared as written, without resolving
 // them: "localhost" and "127.0.0.1" are two hosts.
-func (c *conn) allowHost(host string) error {
-	if slices.Contains(c.locationHosts, strings.ToLower(host)) {
-		return nil
-	}
-	return &source.Error{Kind: source.KindQuery, Err: fmt.Errorf("%w: the server sent the query to host %s, which is neither the host of address nor listed in allowedLocationHosts: "+
-		"the plugin sends credentials and forwarded user tokens only there (an administrator may add the host to allowedLocationHosts)", ErrLocationHost, source.Quote(host))}
+func (c *conn) allowed(host string) bool {
+	return slices.Contains(c.locationHosts, strings.ToLower(host))
 }
 
 func (c *conn) close() error {

@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"context"
 	"encoding/binary"
+	"fmt"
+	"math"
 	"net"
 	"strings"
 	"sync/atomic"
@@ -205,5 +207,27 @@ func TestGuardRefusesADeepSchema(t *testing.T) {
 	_, err := runQuery(t, newTestSource(t, baseConfig(startRaw(t, sending(msg)))), "SELECT x", FormatTable, source.Limits{})
 	if err == nil || !strings.Contains(err.Error(), "the server's schema nests more than 64 levels deep") {
 		t.Errorf("error %v, want one naming the depth", err)
+	}
+}
+
+// A batch's length is the server's word, and a null column costs no bytes
+// at any length: a batch of MaxInt64 rows after one row is truncated to
+// rowLimit, where the sum of the two had wrapped past it.
+func TestRowCountsDoNotOverflow(t *testing.T) {
+	schema := arrow.NewSchema([]arrow.Field{{Name: "n", Type: arrow.Null, Nullable: true}}, nil)
+	r1 := array.NewRecordBatch(schema, []arrow.Array{array.NewNull(1)}, 1)
+	r2 := array.NewRecordBatch(schema, []arrow.Array{array.NewNull(math.MaxInt64)}, math.MaxInt64)
+	cfg := baseConfig(startRaw(t, sending(messagesOf(t, schema, []arrow.RecordBatch{r1, r2})...)))
+	cfg.RowLimit = 1000
+	sink, err := runQuery(t, newTestSource(t, cfg), "SELECT n", FormatTable, source.Limits{})
+	if err != nil || len(sink.frames) != 1 || sink.frames[0].Rows() != 1000 || sink.frames[0].Meta == nil ||
+		!strings.Contains(fmt.Sprint(sink.frames[0].Meta.Notices), "truncated to 1000 rows") {
+		t.Fatalf("%v, want 1000 rows and the rowLimit notice", err)
+	}
+	if got := mulDiv(math.MaxInt64, math.MaxInt64, math.MaxInt64); got != math.MaxInt64 {
+		t.Errorf("mulDiv(max, max, max) = %d", got)
+	}
+	if got := mulDiv(math.MaxInt64, 3, 4); got != math.MaxInt64/4*3+2 {
+		t.Errorf("mulDiv(max, 3, 4) = %d", got)
 	}
 }

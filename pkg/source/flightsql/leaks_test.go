@@ -243,3 +243,39 @@ func TestRemoteClientsBounded(t *testing.T) {
 		}
 	}
 }
+
+// A server that puts the token it was sent into an endpoint location's
+// host or scheme: the message, which cuts what it quotes to 64 bytes,
+// redacts first, so that no cut piece of the token escapes.
+func TestLocationTextIsRedactedBeforeItIsCut(t *testing.T) {
+	token := strings.Repeat("a1b2c3d4e5", 10) // 100 bytes, a valid host name
+	for name, loc := range map[string]func(string) string{
+		"host not allowed": func(tok string) string { return "grpc+tcp://" + tok + ":1" },
+		"bad scheme":       func(tok string) string { return tok + "://127.0.0.1:1" },
+	} {
+		cfg := baseConfig(startServer(t, &locationServer{locs: func(a string) []string {
+			return []string{loc(strings.TrimPrefix(a, "Bearer "))}
+		}}, serverOpts{token: token}))
+		cfg.AuthType, cfg.Token = settings.AuthToken, settings.Secret(token)
+		_, err := runQuery(t, newTestSource(t, cfg), "SELECT 1", FormatTable, source.Limits{})
+		if err == nil || strings.Contains(err.Error(), token[:16]) || !strings.Contains(err.Error(), "[redacted]") {
+			t.Errorf("%s: %v, want the token redacted", name, err)
+		}
+	}
+}
+
+// An endpoint naming thousands of locations, none usable, fails with a
+// message naming a few of them, not every one.
+func TestManyRefusedLocationsMakeAShortMessage(t *testing.T) {
+	cfg := baseConfig(startServer(t, &locationServer{locs: func(string) []string {
+		locs := make([]string, 50000)
+		for i := range locs {
+			locs[i] = fmt.Sprintf("grpc+tcp://h%d.example:1", i)
+		}
+		return locs
+	}}, serverOpts{}))
+	_, err := runQuery(t, newTestSource(t, cfg), "SELECT 1", FormatTable, source.Limits{})
+	if err == nil || len(err.Error()) > 2048 || !strings.Contains(err.Error(), "and 49997 more locations") {
+		t.Errorf("%d bytes: %.300v", len(fmt.Sprint(err)), err)
+	}
+}

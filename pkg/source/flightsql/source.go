@@ -9,6 +9,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
+	"math/bits"
 	"strings"
 	"unsafe"
 
@@ -205,7 +207,7 @@ func (s *Source) stream(ctx context.Context, sql string, onPlan func(*plan) (rec
 // early; the caller releases rdr after that.
 // Its bodies are recycled once sb.recycle is set (see bodies.go).
 func (s *Source) doGet(ctx context.Context, ep *flight.FlightEndpoint, what string, most int) (rdr *ipc.Reader, sb *streamBodies, cancel func(), err error) {
-	cl, err := s.conn.clientFor(ep)
+	cl, err := s.conn.clientFor(ctx, ep)
 	if err != nil {
 		return nil, nil, nil, s.conn.upstream(ctx, what, err)
 	}
@@ -339,15 +341,17 @@ func (s *Source) take(st *streamState, rec arrow.RecordBatch, rowLimit, byteLimi
 	if n == 0 {
 		return false, nil
 	}
+	// A batch's length is the server's word (a null column costs no bytes
+	// at any length): the sums are written not to overflow.
 	keep := n
-	if st.rows+n > rowLimit {
+	if n > rowLimit-st.rows {
 		keep = rowLimit - st.rows
 		st.notice(fmt.Sprintf("The result was truncated to %d rows (rowLimit setting): the server had more. Narrow the query or raise rowLimit.", rowLimit))
 		done = true
 	}
 	size := recordBytes(rec)
-	if st.bytes+size > byteLimit {
-		if fit := (byteLimit - st.bytes) * n / size; fit < keep {
+	if size > byteLimit-st.bytes {
+		if fit := mulDiv(byteLimit-st.bytes, n, size); fit < keep {
 			keep = fit
 		}
 		st.notice(fmt.Sprintf("The result was truncated after about %d bytes (byteLimit setting): the server had more. Narrow the query or raise byteLimit.", byteLimit))
@@ -359,8 +363,19 @@ func (s *Source) take(st *streamState, rec arrow.RecordBatch, rowLimit, byteLimi
 		}
 	}
 	st.rows += keep
-	st.bytes += size * keep / n
+	st.bytes += mulDiv(size, keep, n)
 	return done, nil
+}
+
+// mulDiv is a × b ÷ c for non-negative a and b and a positive c, without
+// overflowing on a × b; math.MaxInt64 when the quotient does not fit.
+func mulDiv(a, b, c int64) int64 {
+	hi, lo := bits.Mul64(uint64(a), uint64(b))
+	if hi >= uint64(c) {
+		return math.MaxInt64
+	}
+	q, _ := bits.Div64(hi, lo, uint64(c))
+	return int64(min(q, math.MaxInt64))
 }
 
 // batchFunc takes one normalised batch; whole says that the batch's memory
