@@ -95,6 +95,22 @@ func (b *Builder) emit(ctx context.Context, sink source.Sink, ss *sortedSeries, 
 	return nil
 }
 
+// emitEmpty hands sink the one frame of an answer without series: its time
+// field without rows, and the frame meta (the notices, such as rows left
+// out for their time, the stats, the SQL sent), as Grafana's SQL data
+// sources answer a query without rows.
+func (b *Builder) emitEmpty(ctx context.Context, sink source.Sink, notices []data.Notice) error {
+	md, err := b.frameMD(notices)
+	if err != nil {
+		return err
+	}
+	rec, err := frame.NewRecordMD(md, []frame.Column{{Name: b.schema.Field(b.timeIdx).Name, Array: timesArray(nil), TSType: frame.TSTime}})
+	if err != nil {
+		return fmt.Errorf("flightsql: %w", err)
+	}
+	return b.hand(ctx, sink, rec, true)
+}
+
 // timesArrayOf is ss.timesArray, the same array for every series whose
 // times are still lastTimes (built for the first; a post step may have
 // replaced a series' times since).

@@ -334,6 +334,9 @@ func (b *Builder) Finish(ctx context.Context, sink source.Sink, notices []data.N
 	if b.cfg.Wide {
 		return b.emitWide(ctx, sink, sorted, notices)
 	}
+	if len(all) == 0 {
+		return b.emitEmpty(ctx, sink, notices)
+	}
 	return nil
 }
 

@@ -361,3 +361,41 @@ func TestUniqueLabels(t *testing.T) {
 		}
 	}
 }
+
+// An answer without series is one frame without rows that carries the
+// frame meta: its notices (rows left out for a null time), the SQL sent;
+// without it, the panel said "No data" and nothing more.
+func TestAnswerWithoutSeriesKeepsItsMeta(t *testing.T) {
+	allNull := batch(metricsSchema, func(b *array.RecordBuilder) {
+		for i := range 3 {
+			b.Field(0).AppendNull()
+			b.Field(1).(*array.StringBuilder).Append("h")
+			b.Field(2).AppendNull()
+			b.Field(3).(*array.Float64Builder).Append(float64(i))
+			b.Field(4).(*array.Int64Builder).Append(int64(i))
+		}
+	})
+	defer allNull.Release()
+	for _, tc := range []struct {
+		name   string
+		recs   []arrow.RecordBatch
+		notice string
+	}{{"rows with a null time", []arrow.RecordBatch{allNull}, "3 rows"}, {"no rows", nil, ""}} {
+		for _, wide := range []bool{false, true} {
+			sink := &frameSink{t: t}
+			cfg := testConfig(wide)
+			cfg.SQL = "SELECT ts, host, dc, cpu, reqs FROM m"
+			splitWith(t, cfg, sink, metricsSchema, tc.recs)
+			if len(sink.frames) != 1 {
+				t.Fatalf("%s, wide %v: %d frames, want one", tc.name, wide, len(sink.frames))
+			}
+			f := sink.frames[0]
+			if f.Rows() != 0 || f.Meta == nil || f.Meta.ExecutedQueryString != cfg.SQL || f.RefID != "A" {
+				t.Errorf("%s, wide %v: %d rows, meta %+v", tc.name, wide, f.Rows(), f.Meta)
+			}
+			if tc.notice != "" && (len(f.Meta.Notices) != 1 || !strings.Contains(f.Meta.Notices[0].Text, tc.notice)) {
+				t.Errorf("%s, wide %v: notices %+v, want one saying %q", tc.name, wide, f.Meta.Notices, tc.notice)
+			}
+		}
+	}
+}
