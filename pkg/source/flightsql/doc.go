@@ -54,8 +54,12 @@
 //     are left out; an empty one is kept). One frame per (label set × value
 //     column), frame type timeseries-multi 0.1, each sorted by time (stable:
 //     rows of one time keep their order); rows with a null time are left out
-//     with a notice. The time field keeps its name from the SQL: the
-//     data-plane contract treats a time field's name as display only.
+//     with a notice; without series, one frame without rows carries the
+//     notices and the SQL. A result of a time, a text column named "metric"
+//     and one value names each series' value field by its metric, without
+//     labels, as Grafana's SQL data sources do. The time field keeps its
+//     name from the SQL: the data-plane contract treats a time field's name
+//     as display only.
 //     Frames are ordered by label set, compared as Grafana prints labels
 //     (data.Labels.String: names sorted, "name=value, …"), then by the value
 //     column's position in the result, whatever order the rows arrive in, so

@@ -4,8 +4,10 @@
 package series
 
 import (
+	"cmp"
 	"context"
 	"fmt"
+	"slices"
 	"unsafe"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -80,7 +82,7 @@ func (b *Builder) emit(ctx context.Context, sink source.Sink, ss *sortedSeries, 
 		tarr.Retain()
 		rec, err := frame.NewRecordMD(md, []frame.Column{
 			{Name: tname, Array: tarr, Metadata: b.timeMD},
-			{Name: vf.Name, Array: varr, TSType: frame.TSNumber, Labels: ss.Labels, Config: config},
+			b.valueField(vf.Name, varr, ss.Labels, config),
 		})
 		if err != nil {
 			ReleaseArrays(ss.Values)
@@ -93,6 +95,21 @@ func (b *Builder) emit(ctx context.Context, sink source.Sink, ss *sortedSeries, 
 		}
 	}
 	return nil
+}
+
+// metricColumn names the text column whose value names its series.
+const metricColumn = "metric"
+
+// valueField is the field of a series' values: named after the value
+// column, with the series' labels; or, as Grafana's SQL data sources do for
+// a query of a time, a text column named metric and one value (SELECT …
+// AS time, host AS metric, avg(v) AS value), named by the metric's value,
+// without labels, so that the legend reads "a", not "value a".
+func (b *Builder) valueField(name string, values arrow.Array, labels data.Labels, config string) frame.Column {
+	if m, ok := labels[metricColumn]; ok && b.metricNamed && len(labels) == 1 {
+		name, labels = m, nil
+	}
+	return frame.Column{Name: name, Array: values, TSType: frame.TSNumber, Labels: labels, Config: config}
 }
 
 // emitEmpty hands sink the one frame of an answer without series: its time
@@ -109,6 +126,50 @@ func (b *Builder) emitEmpty(ctx context.Context, sink source.Sink, notices []dat
 		return fmt.Errorf("flightsql: %w", err)
 	}
 	return b.hand(ctx, sink, rec, true)
+}
+
+// sortSeries gathers the points of s, sorted by time (stable: rows of one
+// time keep their order), and runs the post-processing step on it.
+func (b *Builder) sortSeries(s *series) (*sortedSeries, error) {
+	runs := b.runs[s.id]
+	b.runs[s.id] = nil
+	var times []arrow.Timestamp
+	var tbuf *memory.Buffer
+	shared := b.lender != nil && b.sameTimes(runs)
+	if shared {
+		times, tbuf = b.lastTimes, b.lastTimesBuf // sorted: kept only when it needed no sort
+		tbuf.Retain()
+	} else {
+		times, tbuf = b.times.collect(runs, b.mem)
+	}
+	var perm []int32
+	if !shared && !slices.IsSorted(times) {
+		perm = make([]int32, len(times))
+		for i := range perm {
+			perm[i] = int32(i)
+		}
+		slices.SortStableFunc(perm, func(x, y int32) int { return cmp.Compare(times[x], times[y]) })
+		times = permute(times, perm)
+		if tbuf != nil {
+			tbuf.Release()
+			tbuf = nil
+		}
+	}
+	ss := &sortedSeries{Labels: s.labels, Times: times, Values: make([]arrow.Array, len(b.stores)), timesBuf: tbuf,
+		inSegments: len(runs) == 1 && perm == nil}
+	if b.lender != nil && !shared && perm == nil && !ss.inSegments && tbuf != nil {
+		b.setLastTimes(times, runs, tbuf)
+	}
+	for j, st := range b.stores {
+		ss.Values[j] = st.array(runs, b.schema.Field(b.valueIdx[j]).Type, perm, b.mem)
+	}
+	if b.post != nil {
+		if err := b.post(ss); err != nil {
+			ss.release()
+			return nil, err
+		}
+	}
+	return ss, nil
 }
 
 // timesArrayOf is ss.timesArray, the same array for every series whose

@@ -41,7 +41,10 @@ type Builder struct {
 	// (UniqueLabels); renamed says which were renamed, for a notice.
 	labelNames []string
 	renamed    string
-	numerics   []*Numeric // of each value column
+	// metricNamed: the query selects a time, a text column named metric
+	// and one value (valueField).
+	metricNamed bool
+	numerics    []*Numeric // of each value column
 
 	series []*series
 	points int64
@@ -157,6 +160,7 @@ func New(cfg Config, s *arrow.Schema) (*Builder, error) {
 		b.labelNames = append(b.labelNames, s.Field(li).Name)
 	}
 	b.labelNames, b.renamed = UniqueLabels(b.labelNames)
+	b.metricNamed = s.NumFields() == 3 && len(b.labelIdx) == 1 && s.Field(b.labelIdx[0]).Name == metricColumn
 	if f := cfg.Fill; f != nil {
 		b.post = fillStep(f.Spec, f.From, f.To, f.Limit, b.numerics)
 	}
@@ -338,50 +342,6 @@ func (b *Builder) Finish(ctx context.Context, sink source.Sink, notices []data.N
 		return b.emitEmpty(ctx, sink, notices)
 	}
 	return nil
-}
-
-// sortSeries gathers the points of s, sorted by time (stable: rows of one
-// time keep their order), and runs the post-processing step on it.
-func (b *Builder) sortSeries(s *series) (*sortedSeries, error) {
-	runs := b.runs[s.id]
-	b.runs[s.id] = nil
-	var times []arrow.Timestamp
-	var tbuf *memory.Buffer
-	shared := b.lender != nil && b.sameTimes(runs)
-	if shared {
-		times, tbuf = b.lastTimes, b.lastTimesBuf // sorted: kept only when it needed no sort
-		tbuf.Retain()
-	} else {
-		times, tbuf = b.times.collect(runs, b.mem)
-	}
-	var perm []int32
-	if !shared && !slices.IsSorted(times) {
-		perm = make([]int32, len(times))
-		for i := range perm {
-			perm[i] = int32(i)
-		}
-		slices.SortStableFunc(perm, func(x, y int32) int { return cmp.Compare(times[x], times[y]) })
-		times = permute(times, perm)
-		if tbuf != nil {
-			tbuf.Release()
-			tbuf = nil
-		}
-	}
-	ss := &sortedSeries{Labels: s.labels, Times: times, Values: make([]arrow.Array, len(b.stores)), timesBuf: tbuf,
-		inSegments: len(runs) == 1 && perm == nil}
-	if b.lender != nil && !shared && perm == nil && !ss.inSegments && tbuf != nil {
-		b.setLastTimes(times, runs, tbuf)
-	}
-	for j, st := range b.stores {
-		ss.Values[j] = st.array(runs, b.schema.Field(b.valueIdx[j]).Type, perm, b.mem)
-	}
-	if b.post != nil {
-		if err := b.post(ss); err != nil {
-			ss.release()
-			return nil, err
-		}
-	}
-	return ss, nil
 }
 
 // Release frees what Finish did not hand over; it is safe to call more than

@@ -11,6 +11,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/grafana/grafana-plugin-sdk-go/data"
 
 	"github.com/quiverdata/quiver/pkg/frame"
 )
@@ -397,5 +398,59 @@ func TestAnswerWithoutSeriesKeepsItsMeta(t *testing.T) {
 				t.Errorf("%s, wide %v: notices %+v, want one saying %q", tc.name, wide, f.Meta.Notices, tc.notice)
 			}
 		}
+	}
+}
+
+// A query of a time, a text column named metric and one value names each
+// series by its metric, without labels, as Grafana's SQL data sources do
+// (and so dashboards written for them keep their legends); any other
+// shape keeps the value column's name and the labels.
+func TestMetricColumnNamesTheSeries(t *testing.T) {
+	schemaOf := func(names ...string) *arrow.Schema {
+		fields := []arrow.Field{{Name: "time", Type: frame.Timestamp}}
+		for _, n := range names {
+			fields = append(fields, arrow.Field{Name: n, Type: arrow.BinaryTypes.String})
+		}
+		return arrow.NewSchema(append(fields, arrow.Field{Name: "value", Type: arrow.PrimitiveTypes.Float64}), nil)
+	}
+	rows := func(s *arrow.Schema) arrow.RecordBatch {
+		return batch(s, func(b *array.RecordBuilder) {
+			for i, m := range []string{"a", "b", "a", "b"} {
+				b.Field(0).(*array.TimestampBuilder).Append(arrow.Timestamp(i / 2 * 1e9))
+				for c := 1; c < s.NumFields()-1; c++ {
+					b.Field(c).(*array.StringBuilder).Append(m)
+				}
+				b.Field(s.NumFields() - 1).(*array.Float64Builder).Append(float64(i))
+			}
+		})
+	}
+	for _, tc := range []struct {
+		labels []string
+		names  []string // of the value fields, in order
+		keeps  bool     // the fields keep their labels
+	}{
+		{[]string{"metric"}, []string{"a", "b"}, false},
+		{[]string{"host"}, []string{"value", "value"}, true},
+		{[]string{"metric", "host"}, []string{"value", "value"}, true},
+	} {
+		s := schemaOf(tc.labels...)
+		rec := rows(s)
+		for _, wide := range []bool{false, true} {
+			sink := &frameSink{t: t}
+			splitWith(t, testConfig(wide), sink, s, []arrow.RecordBatch{rec})
+			var fields []*data.Field
+			for _, f := range sink.frames {
+				fields = append(fields, f.Fields[1:]...)
+			}
+			for i, f := range fields {
+				if i >= len(tc.names) || f.Name != tc.names[i] || (len(f.Labels) > 0) != tc.keeps {
+					t.Errorf("%v, wide %v: field %d named %q with labels %v; want the names %q, labels kept %v", tc.labels, wide, i, f.Name, f.Labels, tc.names, tc.keeps)
+				}
+			}
+			if len(fields) != len(tc.names) {
+				t.Errorf("%v, wide %v: %d value fields, want %d", tc.labels, wide, len(fields), len(tc.names))
+			}
+		}
+		rec.Release()
 	}
 }

@@ -98,7 +98,7 @@ func (b *Builder) emitWide(ctx context.Context, sink source.Sink, all []*sortedS
 			} else {
 				out = b.numerics[j].spread(varr, pos, len(times))
 			}
-			fields = append(fields, frame.Column{Name: vf.Name, Array: out, TSType: frame.TSNumber, Labels: ss.Labels, Config: config})
+			fields = append(fields, b.valueField(vf.Name, out, ss.Labels, config))
 		}
 	}
 	if dropped > 0 {
