@@ -1,5 +1,5 @@
-// The frames: one per series and value column, handed to the sink lent or
-// copied, and the records they are.
+// The series sorted by time, and their frames: one per series and value
+// column, handed to the sink lent or copied, and the records they are.
 
 package series
 
