@@ -106,7 +106,7 @@ func TestZeroBudgetWaitRefused(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if res.Status != pluginv2.CheckHealthResponse_ERROR || !strings.Contains(res.Message, `QUIVER_MEMORY_BUDGET_WAIT: "0s" is below 1s`) || !strings.Contains(res.Message, "default budget") {
+	if res.Status != pluginv2.CheckHealthResponse_ERROR || !strings.Contains(res.Message, `QUIVER_MEMORY_BUDGET_WAIT: "0s" is below 1s`) || !strings.Contains(res.Message, "that setting's default") {
 		t.Errorf("health %v %q", res.Status, res.Message)
 	}
 }
