@@ -180,6 +180,9 @@ func (s *Service) measure(ctx context.Context, inst *Instance, ar AdviseRequest,
 		to = time.Now()
 		from = to.Add(-time.Hour)
 	}
+	if err := rangeError(from.UnixMilli(), to.UnixMilli()); err != nil {
+		return nil, err
+	}
 	if !from.Before(to) {
 		return nil, source.BadQuery("from (%d) is not before to (%d)", ar.From, ar.To)
 	}

@@ -105,6 +105,7 @@ func TestAdviseRefuses(t *testing.T) {
 		{"GET", `{}`, http.MethodGet, ``, http.StatusMethodNotAllowed, "POST"},
 		{"not JSON", `{}`, http.MethodPost, `{"query":`, http.StatusBadRequest, "not JSON"},
 		{"no query", `{}`, http.MethodPost, `{}`, http.StatusBadRequest, "query"},
+		{"time range past 2262", `{}`, http.MethodPost, `{"query":{"scenario":"random_walk"},"from":1,"to":9300000000000}`, http.StatusBadRequest, "outside what Quiver can represent"},
 		{"bad scenario", `{}`, http.MethodPost, `{"query":{"scenario":"sine"},` + adviseRange + `}`, http.StatusBadRequest, "sine"},
 	} {
 		status, body := callAdvise(t, s, tc.jsonData, tc.method, tc.body)

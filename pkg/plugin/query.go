@@ -239,10 +239,8 @@ func precheck(queries []*pluginv2.DataQuery) []error {
 			err = errDuplicate
 		case len(q.GetJson()) > MaxQueryJSON:
 			err = source.BadQuery("the query JSON is %d bytes, more than the %d bytes (1 MiB) a query may have", len(q.GetJson()), MaxQueryJSON)
-		case tr != nil && (outOfRange(tr.FromEpochMS) || outOfRange(tr.ToEpochMS)):
-			err = source.BadQuery("the time range from %s to %s is outside what Quiver can represent (%s to %s: nanoseconds since 1970 in 64 bits)",
-				time.UnixMilli(tr.FromEpochMS).UTC().Format(time.RFC3339), time.UnixMilli(tr.ToEpochMS).UTC().Format(time.RFC3339),
-				time.UnixMilli(minEpochMS+1).UTC().Format(time.DateOnly), time.UnixMilli(maxEpochMS).UTC().Format(time.DateOnly))
+		case tr != nil:
+			err = rangeError(tr.FromEpochMS, tr.ToEpochMS)
 		}
 		if err != nil {
 			if errs == nil {
@@ -252,6 +250,17 @@ func precheck(queries []*pluginv2.DataQuery) []error {
 		}
 	}
 	return errs
+}
+
+// rangeError refuses a time range, in epoch milliseconds, that does not fit
+// nanoseconds; nil for one that does.
+func rangeError(from, to int64) error {
+	if outOfRange(from) || outOfRange(to) {
+		return source.BadQuery("the time range from %s to %s is outside what Quiver can represent (%s to %s: nanoseconds since 1970 in 64 bits)",
+			time.UnixMilli(from).UTC().Format(time.RFC3339), time.UnixMilli(to).UTC().Format(time.RFC3339),
+			time.UnixMilli(minEpochMS+1).UTC().Format(time.DateOnly), time.UnixMilli(maxEpochMS).UTC().Format(time.DateOnly))
+	}
+	return nil
 }
 
 func outOfRange(ms int64) bool { return ms <= minEpochMS || ms > maxEpochMS }
