@@ -15,6 +15,7 @@ import (
 	"net/url"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -180,13 +181,13 @@ func (c *conn) dial(address string, t *tls.Config) (*flightsql.Client, error) {
 // clientFor returns the client that serves an endpoint: the main one when the
 // endpoint names no location (or asks to reuse the connection), otherwise a
 // client for the first location this package can reach.
-func (c *conn) clientFor(ctx context.Context, ep *flight.FlightEndpoint) (*flightsql.Client, error) {
+func (c *conn) clientFor(ep *flight.FlightEndpoint) (*flightsql.Client, error) {
 	if len(ep.GetLocation()) == 0 {
 		return c.main, nil
 	}
 	var errs []error
 	for i, loc := range ep.GetLocation() {
-		cl, err := c.remote(ctx, loc.GetUri())
+		cl, err := c.remote(loc.GetUri())
 		if err == nil {
 			return cl, nil
 		}
@@ -211,15 +212,14 @@ const maxRemotes = 64
 // remote returns the client of an endpoint location. A message names the
 // location by its scheme and host only: its user information, path and
 // query are the server's to fill, with anything (the credentials it was
-// sent, say); so are its scheme and host, which are redacted before they
-// are cut to a message's length (a cut secret would escape redaction).
-func (c *conn) remote(ctx context.Context, uri string) (*flightsql.Client, error) {
+// sent, say); so are its scheme and host, which it names whole or not at
+// all (named).
+func (c *conn) remote(uri string) (*flightsql.Client, error) {
 	u, err := url.Parse(uri)
 	if err != nil {
 		return nil, errors.New("flightsql: an endpoint location the server sent is not a URL")
 	}
-	quote := func(v string) string { return source.Quote(c.redact(ctx, v, true)) }
-	name := quote(u.Scheme + "://" + u.Host)
+	name := named(u.Scheme + "://" + u.Host)
 	var t *tls.Config
 	switch u.Scheme {
 	case "arrow-flight-reuse-connection":
@@ -235,11 +235,11 @@ func (c *conn) remote(ctx context.Context, uri string) (*flightsql.Client, error
 		t = c.tls.Clone()
 		t.ServerName = "" // verify the location's own host name
 	default:
-		return nil, fmt.Errorf("flightsql: endpoint location %s: scheme %s is not supported (grpc, grpc+tcp, grpc+tls)", name, quote(u.Scheme))
+		return nil, fmt.Errorf("flightsql: endpoint location %s: scheme %s is not supported (grpc, grpc+tcp, grpc+tls)", name, named(u.Scheme))
 	}
 	if !c.allowed(u.Hostname()) {
 		return nil, &source.Error{Kind: source.KindQuery, Err: fmt.Errorf("%w: the server sent the query to host %s, which is neither the host of address nor listed in allowedLocationHosts: "+
-			"the plugin sends credentials and forwarded user tokens only there (an administrator may add the host to allowedLocationHosts)", ErrLocationHost, quote(u.Hostname()))}
+			"the plugin sends credentials and forwarded user tokens only there (an administrator may add the host to allowedLocationHosts)", ErrLocationHost, named(u.Hostname()))}
 	}
 	if u.Host == c.address && (t == nil) == (c.tls == nil) {
 		return c.main, nil
@@ -262,6 +262,17 @@ func (c *conn) remote(ctx context.Context, uri string) (*flightsql.Client, error
 	}
 	c.remotes[key] = cl
 	return cl, nil
+}
+
+// named quotes text of the server's choosing whole, so that redaction
+// (conn.upstream), which replaces whole secrets, finds one the server put
+// there; text longer than a message quotes is only measured, since a cut
+// secret would escape redaction.
+func named(s string) string {
+	if len(s) > source.QuoteMax {
+		return fmt.Sprintf("(%d bytes)", len(s))
+	}
+	return strconv.Quote(s)
 }
 
 // ErrLocationHost is the error of an endpoint location on a host the

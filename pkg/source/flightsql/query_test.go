@@ -362,11 +362,11 @@ func TestEndpointsAndLocations(t *testing.T) {
 
 	// A plaintext location is refused when TLS is on; an unknown scheme names itself.
 	c := &conn{tls: nil, address: addr}
-	if _, err := c.remote(context.Background(), "http://x:1"); err == nil || !strings.Contains(err.Error(), `scheme "http" is not supported`) {
+	if _, err := c.remote("http://x:1"); err == nil || !strings.Contains(err.Error(), `scheme "http" is not supported`) {
 		t.Errorf("scheme: %v", err)
 	}
 	c.tls = newPKI(t).serverTLS(t, false)
-	if _, err := c.remote(context.Background(), "grpc://x:1"); err == nil || !strings.Contains(err.Error(), "refusing to send credentials without TLS") {
+	if _, err := c.remote("grpc://x:1"); err == nil || !strings.Contains(err.Error(), "refusing to send credentials without TLS") {
 		t.Errorf("plaintext: %v", err)
 	}
 }

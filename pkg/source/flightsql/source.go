@@ -207,7 +207,7 @@ func (s *Source) stream(ctx context.Context, sql string, onPlan func(*plan) (rec
 // early; the caller releases rdr after that.
 // Its bodies are recycled once sb.recycle is set (see bodies.go).
 func (s *Source) doGet(ctx context.Context, ep *flight.FlightEndpoint, what string, most int) (rdr *ipc.Reader, sb *streamBodies, cancel func(), err error) {
-	cl, err := s.conn.clientFor(ctx, ep)
+	cl, err := s.conn.clientFor(ep)
 	if err != nil {
 		return nil, nil, nil, s.conn.upstream(ctx, what, err)
 	}
