@@ -10,6 +10,7 @@ import (
 	"strings"
 	"sync"
 	"time"
+	"unicode"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
@@ -230,6 +231,17 @@ type serverInfo struct {
 	name, version string
 }
 
+// serverText is a name or version the server reports, as the health check
+// shows it: as it is when it is a short line of printable text, else
+// quoted and cut (source.Quote), so that a server cannot fill the message
+// or add lines to it.
+func serverText(s string) string {
+	if len(s) <= source.QuoteMax && !strings.ContainsFunc(s, func(r rune) bool { return !unicode.IsPrint(r) }) {
+		return s
+	}
+	return source.Quote(s)
+}
+
 // dialectState is the SQL dialect of one connection: the one the dialect
 // setting names, or (auto) the one picked from the server's name, asked
 // once and kept until the next health check asks again. What is kept is
@@ -273,7 +285,7 @@ func (st *dialectState) choose(info serverInfo, err error) (*dialect, string) {
 	case err != nil:
 		return dialects[name], "the server does not tell its name (GetSqlInfo)" + fallbackAdvice
 	case !ok:
-		return dialects[name], fmt.Sprintf("server name %q not recognised", info.name) + fallbackAdvice
+		return dialects[name], "server name " + source.Quote(info.name) + " not recognised" + fallbackAdvice
 	}
 	return dialects[name], ""
 }
@@ -390,7 +402,7 @@ func (s *Source) HealthReport(ctx context.Context) (string, error) {
 	defer st.mu.Unlock()
 	server := s.cfg.Address
 	if info.name != "" {
-		server = strings.TrimSpace(info.name + " " + info.version)
+		server = strings.TrimSpace(serverText(info.name) + " " + serverText(info.version))
 		server += " at " + s.cfg.Address
 	}
 	how := "dialect setting"

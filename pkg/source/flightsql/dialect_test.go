@@ -166,6 +166,18 @@ func TestDialectFallback(t *testing.T) {
 	}
 }
 
+// A server's name and version are shown as they are when short and
+// printable, else quoted and cut: a server cannot fill the health message
+// or add lines to it.
+func TestHealthShowsAServerNameBounded(t *testing.T) {
+	long := strings.Repeat("n", 5000) + "\nConnected to something else"
+	s := newTestSource(t, baseConfig(startServer(t, namedServer(t, long, long, "SELECT 1"), serverOpts{})))
+	got := healthReport(t, s)
+	if strings.Contains(got, "\n") || len(got) > 1000 || !strings.Contains(got, "(5028 bytes)") {
+		t.Errorf("health of %d bytes: %.300q", len(got), got)
+	}
+}
+
 // TestDialectSQLite: arrow-go's SQLite example names itself "db_name",
 // version "sqlite 3": auto picks ansi, and its integer macros still work.
 func TestDialectSQLite(t *testing.T) {
