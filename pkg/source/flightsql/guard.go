@@ -24,8 +24,9 @@ const maxSchemaDepth = 64
 // reads: the buffers it decompresses, whose lengths the server states (a
 // 200-byte message may ask for a terabyte), and the dictionaries it keeps
 // (delta dictionaries, which no record batch need follow). One message may
-// make it allocate at most most bytes, and the stream's dictionaries add up
-// to at most most; past that the allocation panics with the error, which
+// make it allocate at most most bytes (the most one message of the call
+// may carry: for a query, the byteLimit setting and 64 MiB), and the
+// stream's dictionaries add up to at most most; past that the allocation panics with the error, which
 // arrow-go's reader recovers and reports as the stream's. Allocations run
 // on the goroutine that reads the stream, as begin does.
 type streamGuard struct {
@@ -61,12 +62,12 @@ func (g *streamGuard) begin(typ ipc.MessageType, header []byte, n int) error {
 func (g *streamGuard) take(n int64) error {
 	if g.dict {
 		if g.dicts += n; g.dicts > g.most {
-			return source.LimitExceeded("flightsql: the server's dictionaries add up to more than %s, what one message may carry (byteLimit setting and 64 MiB)", settings.FormatBytes(g.most))
+			return source.LimitExceeded("flightsql: the server's dictionaries add up to more than %s, the most one message of this call may carry", settings.FormatBytes(g.most))
 		}
 		return nil
 	}
 	if g.used += n; g.used > g.most {
-		return source.LimitExceeded("flightsql: a batch of the server's decompresses to more than %s, what one message may carry (byteLimit setting and 64 MiB)", settings.FormatBytes(g.most))
+		return source.LimitExceeded("flightsql: a batch of the server's decompresses to more than %s, the most one message of this call may carry", settings.FormatBytes(g.most))
 	}
 	return nil
 }
