@@ -106,8 +106,10 @@ const metricColumn = "metric"
 // AS time, host AS metric, avg(v) AS value), named by the metric's value,
 // without labels, so that the legend reads "a", not "value a".
 func (b *Builder) valueField(name string, values arrow.Array, labels data.Labels, config string) frame.Column {
-	if m, ok := labels[metricColumn]; ok && b.metricNamed && len(labels) == 1 {
-		name, labels = m, nil
+	if b.metricNamed && len(labels) == 1 {
+		if m, ok := labels[metricColumn]; ok {
+			name, labels = m, nil
+		}
 	}
 	return frame.Column{Name: name, Array: values, TSType: frame.TSNumber, Labels: labels, Config: config}
 }
