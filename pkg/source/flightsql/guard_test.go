@@ -6,7 +6,6 @@ import (
 	"encoding/binary"
 	"fmt"
 	"math"
-	"net"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -22,36 +21,18 @@ import (
 	"github.com/quiverdata/quiver/pkg/source"
 )
 
-// rawServer answers every statement with one endpoint (oneEndpoint) whose
-// DoGet sends what send writes, as it is.
-type rawServer struct {
-	flight.FlightServer
-	send func(stream flight.FlightService_DoGetServer) error
-}
-
-func (r rawServer) DoGet(_ *flight.Ticket, stream flight.FlightService_DoGetServer) error {
-	return r.send(stream)
-}
-
+// oneEndpoint answers every statement with one endpoint, whose DoGet a
+// test writes (serverOpts.doGet).
 type oneEndpoint struct{ flightsql.BaseServer }
 
 func (oneEndpoint) GetFlightInfoStatement(_ context.Context, _ flightsql.StatementQuery, desc *flight.FlightDescriptor) (*flight.FlightInfo, error) {
 	return &flight.FlightInfo{FlightDescriptor: desc, Endpoint: []*flight.FlightEndpoint{{Ticket: &flight.Ticket{Ticket: []byte("t")}}}}, nil
 }
 
+// startRaw serves a statement whose one endpoint's DoGet is send.
 func startRaw(t testing.TB, send func(stream flight.FlightService_DoGetServer) error) string {
 	t.Helper()
-	lis, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	s := flight.NewServerWithMiddleware([]flight.ServerMiddleware{{Unary: recoverUnary, Stream: recoverStream}})
-	s.InitListener(lis)
-	s.RegisterFlightService(rawServer{FlightServer: flightsql.NewFlightServer(&oneEndpoint{}), send: send})
-	done := make(chan struct{})
-	go func() { defer close(done); _ = s.Serve() }()
-	t.Cleanup(func() { s.Shutdown(); <-done })
-	return lis.Addr().String()
+	return startServer(t, &oneEndpoint{}, serverOpts{doGet: send})
 }
 
 // sending returns a DoGet that sends msgs.

@@ -155,6 +155,19 @@ type serverOpts struct {
 	tls   *tls.Config
 	auth  flight.BasicAuthValidator
 	token string // a static bearer token the server accepts (without auth)
+	// doGet, when set, answers every DoGet by writing its messages as they
+	// are, in place of the server's own.
+	doGet func(stream flight.FlightService_DoGetServer) error
+}
+
+// rawDoGet is a Flight service whose DoGet is serverOpts.doGet.
+type rawDoGet struct {
+	flight.FlightServer
+	send func(stream flight.FlightService_DoGetServer) error
+}
+
+func (r rawDoGet) DoGet(_ *flight.Ticket, stream flight.FlightService_DoGetServer) error {
+	return r.send(stream)
 }
 
 // startServer serves srv on 127.0.0.1 and returns its address.
@@ -178,7 +191,11 @@ func startServer(t testing.TB, srv flightsql.Server, o serverOpts) string {
 	}
 	s := flight.NewServerWithMiddleware(mw, gopts...)
 	s.InitListener(lis)
-	s.RegisterFlightService(flightsql.NewFlightServer(srv))
+	var svc flight.FlightServer = flightsql.NewFlightServer(srv)
+	if o.doGet != nil {
+		svc = rawDoGet{FlightServer: svc, send: o.doGet}
+	}
+	s.RegisterFlightService(svc)
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
