@@ -63,7 +63,7 @@ type conn struct {
 
 	// The default catalog and schema, sent once as session options.
 	catalog, schema string
-	sessionMu       sync.Mutex
+	sessionTurn     turn // held while the options are sent
 	sessionSent     bool
 
 	dialect *dialectState // the SQL dialect of the macros (dialect.go)
@@ -88,7 +88,9 @@ func newConn(cfg settings.FlightSQL, mem memory.Allocator, extra []grpc.DialOpti
 		schema:  cfg.Schema,
 		remotes: map[string]*flightsql.Client{},
 		dialect: newDialectState(cfg.Dialect),
-		auth:    authenticator{kind: cfg.AuthType, user: cfg.Username},
+		auth:    authenticator{kind: cfg.AuthType, user: cfg.Username, turn: newTurn()},
+
+		sessionTurn: newTurn(),
 
 		oauthPassThru:        cfg.OAuthPassThru,
 		noIdentityConfigured: cfg.NoForwardedIdentity == settings.NoIdentityConfigured,
@@ -314,8 +316,10 @@ func (c *conn) session(ctx context.Context) error {
 	if (c.catalog == "" && c.schema == "") || c.oauthPassThru {
 		return nil // with oauthPassThru no session is kept (see dial)
 	}
-	c.sessionMu.Lock()
-	defer c.sessionMu.Unlock()
+	if err := c.sessionTurn.take(ctx); err != nil {
+		return c.upstream(ctx, "waiting for another call to set the default catalog and schema", err)
+	}
+	defer c.sessionTurn.give()
 	if c.sessionSent {
 		return nil
 	}
@@ -436,13 +440,13 @@ type authenticator struct {
 	basic  string // "Basic <base64>"
 	user   string
 
+	turn turn // held by the call that runs the handshake
+
 	mu     sync.Mutex
 	bearer string
 	// recent are the last bearer tokens the handshake obtained, newest
 	// last: a server may echo a stale one after it was renewed (redact).
-	// Its own lock: redact reads it while a handshake holds mu.
-	recentMu sync.Mutex
-	recent   []string
+	recent []string
 }
 
 // keptBearers is how many handshake tokens redact knows of.
@@ -454,8 +458,8 @@ const authenticating = "authenticating"
 // issued returns the bearer tokens the handshake obtained lately, each with
 // and without its scheme.
 func (a *authenticator) issued() []string {
-	a.recentMu.Lock()
-	defer a.recentMu.Unlock()
+	a.mu.Lock()
+	defer a.mu.Unlock()
 	var out []string
 	for _, b := range a.recent {
 		out = append(out, withoutScheme(b)...)
@@ -463,6 +467,16 @@ func (a *authenticator) issued() []string {
 	return out
 }
 
+// kept returns the bearer token obtained last, "" if none is kept.
+func (a *authenticator) kept() string {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.bearer
+}
+
+// value returns the authorization header. Without a kept token, one call
+// runs the handshake while the others wait for its token, each no longer
+// than its own context.
 func (a *authenticator) value(ctx context.Context, c *conn) (string, error) {
 	switch a.kind {
 	case settings.AuthToken:
@@ -471,22 +485,27 @@ func (a *authenticator) value(ctx context.Context, c *conn) (string, error) {
 	default:
 		return "", nil
 	}
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	if a.bearer != "" {
-		return a.bearer, nil
+	if tok := a.kept(); tok != "" {
+		return tok, nil
+	}
+	if err := a.turn.take(ctx); err != nil {
+		return "", c.upstream(ctx, "waiting for another call's "+authenticating, err)
+	}
+	defer a.turn.give()
+	if tok := a.kept(); tok != "" {
+		return tok, nil // the call that ran before this one got it
 	}
 	tok, err := c.handshake(ctx, a.basic)
 	if err != nil {
 		return "", err
 	}
+	a.mu.Lock()
+	defer a.mu.Unlock()
 	a.bearer = tok
-	a.recentMu.Lock()
 	a.recent = append(a.recent, tok)
 	if len(a.recent) > keptBearers {
 		a.recent = append(a.recent[:0], a.recent[len(a.recent)-keptBearers:]...)
 	}
-	a.recentMu.Unlock()
 	return tok, nil
 }
 
@@ -497,6 +516,26 @@ func (a *authenticator) invalidate(stale string) {
 		a.bearer = ""
 	}
 }
+
+// turn lets one call at a time run a call to the server that the others
+// wait for (the password handshake, the session options); each waits no
+// longer than its own context, so a stalled server holds up only the calls
+// that reach it.
+type turn chan struct{}
+
+func newTurn() turn { return make(turn, 1) }
+
+// take waits for the turn, or returns ctx's error once it ends first.
+func (t turn) take(ctx context.Context) error {
+	select {
+	case t <- struct{}{}:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+func (t turn) give() { <-t }
 
 // handshake runs the Flight SQL basic-auth handshake: the Handshake call
 // carries "authorization: Basic …" and the server answers with

@@ -2,10 +2,13 @@ package flightsql
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net"
 	"strings"
+	"sync"
 	"testing"
+	"time"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
@@ -222,5 +225,61 @@ func TestNewValidates(t *testing.T) {
 	cfg.AuthType = "kerberos"
 	if _, err := New(cfg); err == nil || !strings.Contains(err.Error(), `flightsql: settings: authType: "kerberos" is not one of`) {
 		t.Fatalf("got %v", err)
+	}
+}
+
+// slowPasswords holds every handshake at the server until release is closed.
+type slowPasswords struct {
+	passwords
+	once    sync.Once
+	entered chan struct{}
+	release chan struct{}
+}
+
+func (p *slowPasswords) Validate(user, pass string) (string, error) {
+	p.once.Do(func() { close(p.entered) })
+	<-p.release
+	return p.passwords.Validate(user, pass)
+}
+
+// A query that waits for another query's password handshake, or for its
+// session options, gives up when its own context ends, not when the other
+// query's call to a stalled server does.
+func TestWaitForAnotherHandshakeEndsWithTheContext(t *testing.T) {
+	for _, catalog := range []string{"", "main"} {
+		t.Run("catalog="+catalog, func(t *testing.T) {
+			pw := &slowPasswords{passwords: passwords{user: "bob", pass: "pw"}, entered: make(chan struct{}), release: make(chan struct{})}
+			cfg := baseConfig(startServer(t, oneRowServer(t), serverOpts{auth: pw}))
+			cfg.AuthType, cfg.Username, cfg.Password, cfg.Catalog = settings.AuthPassword, "bob", "pw", catalog
+			s := newTestSource(t, cfg)
+
+			first := make(chan error, 1)
+			go func() {
+				_, err := runQuery(t, s, "SELECT 1", FormatTable, source.Limits{})
+				first <- err
+			}()
+			<-pw.entered
+			ctx, cancel := context.WithCancel(context.Background())
+			second := make(chan error, 1)
+			go func() {
+				_, err := runQueryContext(t, ctx, s, "SELECT 1", FormatTable, source.Limits{})
+				second <- err
+			}()
+			time.Sleep(200 * time.Millisecond) // let it reach the wait
+			cancel()
+			select {
+			case err := <-second:
+				if !errors.Is(err, context.Canceled) {
+					t.Errorf("second query: %v, want its context's end", err)
+				}
+			case <-time.After(10 * time.Second):
+				t.Error("the second query still waits for the first one's handshake after its context ended")
+				defer func() { <-second }()
+			}
+			close(pw.release)
+			if err := <-first; err != nil {
+				t.Fatalf("first query: %v", err)
+			}
+		})
 	}
 }
