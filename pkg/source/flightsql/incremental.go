@@ -7,6 +7,7 @@ import (
 	"crypto/sha256"
 	"encoding/binary"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -21,8 +22,11 @@ import (
 // (the same SQL before macros, format, interval, maxDataPoints, data
 // source instance, tenant and forwarded user) for a range that starts no
 // earlier and ends no earlier than the kept one, the server is asked only
-// for the rows from cut on: the kept range's end less the overlap setting,
-// rounded down to a whole second and to the query's time group. The
+// for the rows from cut on: the kept range's end (or the time it was
+// asked, when that was earlier: a range ending in the future) less the
+// overlap setting, rounded down to a whole second and to the query's time
+// group. The answer, kept rows and new, is held to rowLimit and byteLimit
+// as a full query's reads are. The
 // answer is the kept rows from the new start up to cut, and the new rows
 // from cut on: the same rows as the full query, since the filter selects
 // rows by the time the result is split by, and the two parts are disjoint
@@ -44,8 +48,9 @@ import (
 //
 // Anything else in the SQL that could make the answer for a range other
 // than the union of its parts (a limit, a window function, a second
-// SELECT, DISTINCT ON, without a time group any function but one of a
-// row's values, the range used elsewhere) makes the query a full one, and
+// SELECT, DISTINCT ON, the clock or a random source, without a time group
+// any function but one of a row's values, the range used elsewhere) makes
+// the query a full one, and
 // its stats say why. What the SQL's words cannot show, the rows do: a row
 // whose time is outside the range its query was given (the filter negated,
 // in an OR, on another table's time) means the filter is not what selects
@@ -65,13 +70,14 @@ const (
 	whyTimeColumn = "the result's time column is not the column $__timeFilter filters"
 	whyStore      = "the result cache could not be read"
 	whyOutside    = "a row's time is outside the time filter's range: the SQL selects rows by more than that filter"
+	whyLimit      = "the answer would pass rowLimit or byteLimit"
 )
 
 // reasonCodes are the metrics' short names of the reasons above.
 var reasonCodes = map[string]string{
 	whyOff: "off", whyQueryOff: "query_off", whyFormat: "format", whyNoEntry: "no_entry", whyBackwards: "backwards",
 	whyTooFar: "too_far", whySchema: "schema", whyTimeColumn: "time_column", whyStore: "store_error", whyOrder: "order",
-	whyOutside: "outside",
+	whyOutside: "outside", whyLimit: "limit",
 }
 
 // reason is the metrics' name of why the query was full ("" when it was
@@ -81,6 +87,8 @@ func (in *incremental) reason() string {
 	switch {
 	case in.prev != nil:
 		return ""
+	case strings.HasPrefix(in.why, whyStore):
+		return reasonCodes[whyStore] // followed by the store's error
 	case reasonCodes[in.why] != "":
 		return reasonCodes[in.why]
 	case in.fellBack:
@@ -144,6 +152,7 @@ type incremental struct {
 	fellBack bool
 
 	from, to time.Time // the query's range
+	asOf     time.Time // when it was asked: a kept answer's end is no later
 	cut      time.Time // the delta reads from here; kept rows before it
 	width    time.Duration
 	u        timeUse

@@ -35,6 +35,49 @@ func fullWhy(stats map[string]float64) string {
 	return ""
 }
 
+// answer is what a time_series query answered, to compare an incremental
+// answer with a full one's.
+type answer struct {
+	rows    []string // each row's time (Unix ms), values and labels, sorted
+	stats   map[string]float64
+	notices []string // the warnings' texts
+}
+
+// answerOf runs sql over [from, to] on s as a time_series query of scope
+// "tenant".
+func answerOf(t *testing.T, s *Source, sql string, from, to time.Time, lim source.Limits) answer {
+	t.Helper()
+	js, err := json.Marshal(map[string]string{"rawSql": sql, "format": FormatTimeSeries})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sink := &frameSink{t: t}
+	if err := s.Query(context.Background(), source.Query{RefID: "A", JSON: js, From: from, To: to,
+		Interval: time.Minute, MaxDataPoints: 1000, Limits: lim, Scope: "tenant"}, sink); err != nil {
+		t.Fatalf("%s: %v", sql, err)
+	}
+	a := answer{stats: statsOf(sink.frames)}
+	for _, f := range sink.frames {
+		if f.Meta != nil {
+			for _, n := range f.Meta.Notices {
+				if n.Severity == data.NoticeSeverityWarning {
+					a.notices = append(a.notices, n.Text)
+				}
+			}
+		}
+		for i := range f.Rows() {
+			row := fmt.Sprint(f.Fields[0].At(i).(time.Time).UnixMilli())
+			for _, v := range f.Fields[1:] {
+				x, _ := v.ConcreteAt(i)
+				row += fmt.Sprintf(" %v%v", x, v.Labels)
+			}
+			a.rows = append(a.rows, row)
+		}
+	}
+	slices.Sort(a.rows)
+	return a
+}
+
 // TestIncrementalOnlyWhereTheFilterSelects: a query whose rows something
 // other than its time filter selects (the filter negated, in an OR, on
 // another table's time) or whose SQL calls a function that may aggregate
@@ -52,28 +95,8 @@ func TestIncrementalOnlyWhereTheFilterSelects(t *testing.T) {
 	// its stats.
 	run := func(s *Source, sql string, from, to int) ([]string, map[string]float64) {
 		t.Helper()
-		js, err := json.Marshal(map[string]string{"rawSql": sql, "format": FormatTimeSeries})
-		if err != nil {
-			t.Fatal(err)
-		}
-		sink := &frameSink{t: t}
-		if err := s.Query(context.Background(), source.Query{RefID: "A", JSON: js, From: base.Add(time.Duration(from) * time.Minute),
-			To: base.Add(time.Duration(to) * time.Minute), Interval: time.Minute, MaxDataPoints: 1000, Scope: "tenant"}, sink); err != nil {
-			t.Fatalf("%s: %v", sql, err)
-		}
-		var rows []string
-		for _, f := range sink.frames {
-			for i := range f.Rows() {
-				row := fmt.Sprint(f.Fields[0].At(i).(time.Time).Sub(base))
-				for _, v := range f.Fields[1:] {
-					x, _ := v.ConcreteAt(i)
-					row += fmt.Sprintf(" %v%v", x, v.Labels)
-				}
-				rows = append(rows, row)
-			}
-		}
-		slices.Sort(rows)
-		return rows, statsOf(sink.frames)
+		a := answerOf(t, s, sql, base.Add(time.Duration(from)*time.Minute), base.Add(time.Duration(to)*time.Minute), source.Limits{})
+		return a.rows, a.stats
 	}
 	check := func(what, sql, why string, from, to int) {
 		t.Helper()

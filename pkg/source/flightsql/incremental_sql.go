@@ -34,6 +34,17 @@ var rowFunctions = []string{
 	"struct_extract", "list_extract", "element_at", "array_length", "cardinality",
 }
 
+// clockWords are the SQL words (and the literal 'now') that read the clock
+// or a random source: an answer that uses them is not its parts' answers,
+// which were asked at other times.
+var clockWords = []string{
+	"now", "'now'", "today", "current_timestamp", "current_date", "current_time", "localtime", "localtimestamp",
+	"sysdate", "systimestamp", "getdate", "getutcdate", "utc_timestamp", "utc_date", "utc_time", "curdate", "curtime",
+	"transaction_timestamp", "statement_timestamp", "clock_timestamp", "timeofday",
+	"get_current_timestamp", "get_current_time", "current_localtimestamp", "current_localtime",
+	"random", "rand", "uuid", "gen_random_uuid", "uuidv4", "uuid_generate_v4", "newid",
+}
+
 // notCalls are the SQL words a "(" may follow that are not functions.
 var notCalls = []string{
 	"select", "from", "where", "and", "or", "not", "in", "exists", "any", "all", "some", "as", "on", "using", "join", "values",
@@ -70,6 +81,9 @@ func sqlWhyFull(sql string, u timeUse) string {
 		if w == "distinct" && i+1 < len(words) && words[i+1] == "on" {
 			return "the SQL has DISTINCT ON"
 		}
+		if slices.Contains(clockWords, w) || w == "unix_timestamp" && slices.Equal(words[i+1:min(i+3, len(words))], []string{"(", ")"}) {
+			return fmt.Sprintf("the SQL reads the clock or a random source (%s): its answer depends on when it is asked", strings.ToUpper(w))
+		}
 		if len(u.groups) == 0 && calls(words, i) && !slices.Contains(rowFunctions, w) {
 			return fmt.Sprintf("the SQL calls %s() without a time group (only functions of one row's values qualify)", w)
 		}
@@ -102,16 +116,22 @@ func calls(words []string, i int) bool {
 }
 
 // sqlWords splits sql, outside comments, into lower-case words, quoted
-// names (with their quotes), "?" for a literal, and every other character
-// but white space, one a word.
+// names (with their quotes), "?" for a literal ('now' for the literal
+// that names the clock), and every other character but white space, one a
+// word.
 func sqlWords(sql string) []string {
 	var words []string
 	for i := 0; i < len(sql); {
 		c := sql[i]
 		switch {
 		case c == '\'':
-			i = skipQuoted(sql, i)
-			words = append(words, "?") // a value, not a keyword
+			j := skipQuoted(sql, i)
+			w := "?" // a value, not a keyword
+			if strings.EqualFold(strings.TrimSpace(strings.Trim(sql[i:j], "'")), "now") {
+				w = "'now'"
+			}
+			words = append(words, w)
+			i = j
 		case c == '"' || c == '`':
 			j := skipQuoted(sql, i)
 			words = append(words, strings.ToLower(sql[i:j])) // a name, never a keyword

@@ -44,6 +44,15 @@ func TestSQLWhyFull(t *testing.T) {
 		{"SELECT $__timeGroup(other, 1m) AS time, avg(v) FROM m WHERE $__timeFilter(ts) GROUP BY 1", "not the time filter's"},
 		{"SELECT $__timeGroupAlias(ts, 1h), avg(v) FROM m WHERE $__timeFilter(ts) GROUP BY 1", ""},
 		{"WITH x AS (SELECT ts, v FROM m WHERE $__timeFilter(ts)) SELECT ts AS time, v FROM x", "more than one SELECT"},
+		// What reads the clock or a random source was answered at another
+		// time in the kept rows.
+		{"SELECT ts AS time, v FROM m WHERE $__timeFilter(ts) AND ts > CURRENT_TIMESTAMP - INTERVAL '5 minutes'", "clock or a random source (CURRENT_TIMESTAMP)"},
+		{"SELECT ts AS time, CASE WHEN ts > current_date THEN 'today' END AS age, v FROM m WHERE $__timeFilter(ts)", "(CURRENT_DATE)"},
+		{"SELECT $__timeGroupAlias(ts, 1m), avg(v) AS v FROM m WHERE $__timeFilter(ts) AND ts > now() - INTERVAL '10 minutes' GROUP BY 1", "(NOW)"},
+		{"SELECT $__timeGroupAlias(ts, 1m), avg(v) * random() AS v FROM m WHERE $__timeFilter(ts) GROUP BY 1", "(RANDOM)"},
+		{"SELECT ts AS time, v FROM m WHERE $__timeFilter(ts) AND ts > (strftime('%s', 'now') - 3) * 1000", "('NOW')"},
+		{"SELECT ts AS time, v FROM m WHERE $__timeFilter(ts) AND ts > unix_timestamp() - 60", "(UNIX_TIMESTAMP)"},
+		{"SELECT ts AS time, unix_timestamp(ts) AS v, 'now is' AS note, \"now\" FROM m WHERE $__timeFilter(ts)", ""},
 	}
 	for _, tc := range cases {
 		exp, err := expandMacros(context.Background(), tc.sql, macroEnv{from: time.Unix(0, 0), to: time.Unix(3600, 0), interval: time.Minute,
@@ -84,7 +93,8 @@ func TestEntryReadsBackOnlyUnderItsKey(t *testing.T) {
 // TestMemoryStoreEvicts: the least recently used entries go first, and an
 // entry above a quarter of the cap is not kept.
 func TestMemoryStoreEvicts(t *testing.T) {
-	m := newMemoryStore(100, nopObserver{})
+	one := itemSize("a", make([]byte, 25)) // what an entry of 25 bytes costs
+	m := newMemoryStore(4*one, nopObserver{})
 	for _, k := range []string{"a", "b", "c", "d"} {
 		_ = m.Put(k, make([]byte, 25))
 	}
@@ -98,8 +108,8 @@ func TestMemoryStoreEvicts(t *testing.T) {
 	if b, _ := m.Get("a"); b == nil {
 		t.Error("a was evicted")
 	}
-	_ = m.Put("big", make([]byte, 26))
-	if b, _ := m.Get("big"); b != nil || m.bytes() != 100 {
+	_ = m.Put("big", make([]byte, 26-2)) // a key 2 bytes longer
+	if b, _ := m.Get("big"); b != nil || m.bytes() != 4*one {
 		t.Errorf("an entry above a quarter of the cap was kept (%d bytes held)", m.bytes())
 	}
 }
@@ -339,9 +349,11 @@ func TestMemoryStoreCountsInTheBudgetConcurrently(t *testing.T) {
 // byte it drops (replaced, evicted, shrunk for a query, deleted, cleared)
 // goes back to the budget.
 func TestMemoryStoreCountsInTheBudget(t *testing.T) {
-	budget := &budgetShare{limit: 300}
-	m := newMemoryStore(1000, nopObserver{})
+	budget := &budgetShare{limit: 3000}
+	m := newMemoryStore(10000, nopObserver{})
 	m.budget = budget
+	// put keeps an entry of key k that costs n bytes.
+	put := func(k string, n int64) { _ = m.Put(k, make([]byte, n-itemSize(k, nil))) }
 	check := func(what string, keys ...string) {
 		t.Helper()
 		if budget.held != m.bytes() {
@@ -354,33 +366,33 @@ func TestMemoryStoreCountsInTheBudget(t *testing.T) {
 		}
 	}
 	for _, k := range []string{"a", "b", "c"} {
-		_ = m.Put(k, make([]byte, 100))
+		put(k, 1000)
 	}
 	check("three fill the budget", "a", "b", "c")
-	_ = m.Put("b", make([]byte, 50))
+	put("b", 500)
 	check("b replaced", "a", "b", "c")
-	_ = m.Put("d", make([]byte, 100))
+	put("d", 1000)
 	check("d, the least recently used evicted for it", "b", "c", "d")
 	if b, _ := m.Get("a"); b != nil {
 		t.Error("a, the least recently used, was kept")
 	}
 
-	budget.others = 200 // queries in flight hold 200 of the 300
-	_ = m.Put("e", make([]byte, 100))
+	budget.others = 2000 // queries in flight hold 2000 of the 3000
+	put("e", 1000)
 	check("e, with no room left for it")
 	if b, _ := m.Get("e"); b != nil {
 		t.Error("e was kept with no room in the budget")
 	}
-	m.evict(120) // a query lacks 120 bytes
+	m.evict(1200) // a query lacks 1200 bytes
 	check("shrunk for a query")
-	if m.bytes() > 250-120 {
-		t.Errorf("shrinking by 120 left %d of 250 bytes", m.bytes())
+	if m.bytes() > 2500-1200 {
+		t.Errorf("shrinking by 1200 left %d of 2500 bytes", m.bytes())
 	}
 	budget.others = 0
-	_ = m.Put("f", make([]byte, 40))
+	put("f", 400)
 	_ = m.Delete("f")
 	check("f deleted")
-	_ = m.Put("g", make([]byte, 40))
+	put("g", 400)
 	m.clear()
 	check("cleared")
 	if budget.held != 0 {

@@ -10,6 +10,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 
+	"github.com/quiverdata/quiver/pkg/settings"
 	"github.com/quiverdata/quiver/pkg/source/flightsql/series"
 )
 
@@ -30,13 +31,18 @@ type keeper struct {
 	off   bool           // the answer is not to be kept (a null time, too big)
 	// keptFed: a delta's kept rows were fed (feedKept).
 	keptFed bool
-	limit   int // most bytes of segments written: the store keeps no more
+	limit   int // most bytes of an entry: the store keeps no more
+
+	// A delta's answer, kept and read rows, is held to the limits the full
+	// query's reads are cut at (Source.take): rows and bytes fed so far.
+	rows, bytes         int64
+	rowLimit, byteLimit int64
 }
 
 // newKeeper makes the keeper of a query whose result has schema (nil when
 // the result's time column is not the filtered one, or logs are sorted by
 // something else: the answer is not kept, and a delta falls back).
-func newKeeper(inc *incremental, schema *arrow.Schema, mem memory.Allocator, limit int, feed func(arrow.RecordBatch) error) (*keeper, error) {
+func newKeeper(inc *incremental, schema *arrow.Schema, mem memory.Allocator, cfg settings.FlightSQL, feed func(arrow.RecordBatch) error) (*keeper, error) {
 	ti, ok := series.TimeColumn(schema, seriesType)
 	why := whyTimeColumn
 	if ok {
@@ -50,7 +56,7 @@ func newKeeper(inc *incremental, schema *arrow.Schema, mem memory.Allocator, lim
 		return nil, nil
 	}
 	k := &keeper{inc: inc, schema: schema, mem: mem, clock: series.NewTimeReader(schema.Field(ti), seriesType), time: ti, feed: feed,
-		fresh: newSegmentWriter(schema, mem), limit: limit}
+		fresh: newSegmentWriter(schema, mem), limit: int(cfg.ResultCacheBytes / 4), rowLimit: cfg.RowLimit, byteLimit: cfg.ByteLimit}
 	return k, nil
 }
 
@@ -92,6 +98,9 @@ func (k *keeper) readKept(sg segment, from, cut int64) error {
 	return readSegment(sg, k.schema, k.mem, func(rec arrow.RecordBatch) error {
 		if sg.lo >= from && sg.hi < cut {
 			k.inc.fromCache += rec.NumRows()
+			if err := k.admit(rec.NumRows(), recordBytes(rec)); err != nil {
+				return err
+			}
 			return k.feed(rec)
 		}
 		times, err := k.timesOf(rec)
@@ -162,6 +171,7 @@ func (k *keeper) timesOf(rec arrow.RecordBatch) ([]arrow.Timestamp, error) {
 // admits, in runs, writing them to w when set and counting them in n when
 // set.
 func (k *keeper) keepRows(rec arrow.RecordBatch, times []arrow.Timestamp, keep func(int64) bool, w *segmentWriter, n *int64) error {
+	size := recordBytes(rec)
 	for i := 0; i < len(times); {
 		if !keep(int64(times[i])) {
 			i++
@@ -175,7 +185,7 @@ func (k *keeper) keepRows(rec arrow.RecordBatch, times []arrow.Timestamp, keep f
 		if i > 0 || j < len(times) {
 			part = rec.NewSlice(int64(i), int64(j))
 		}
-		err := k.feedRun(part, times[i:j], w, n)
+		err := k.feedRun(part, times[i:j], mulDiv(size, int64(j-i), int64(len(times))), w, n)
 		if part != rec {
 			part.Release()
 		}
@@ -187,9 +197,12 @@ func (k *keeper) keepRows(rec arrow.RecordBatch, times []arrow.Timestamp, keep f
 	return nil
 }
 
-func (k *keeper) feedRun(rec arrow.RecordBatch, times []arrow.Timestamp, w *segmentWriter, n *int64) error {
+func (k *keeper) feedRun(rec arrow.RecordBatch, times []arrow.Timestamp, size int64, w *segmentWriter, n *int64) error {
 	if n != nil {
 		*n += rec.NumRows()
+	}
+	if err := k.admit(rec.NumRows(), size); err != nil {
+		return err
 	}
 	if w != nil && !k.off {
 		if err := w.write(rec, times); err != nil {
@@ -199,13 +212,35 @@ func (k *keeper) feedRun(rec arrow.RecordBatch, times []arrow.Timestamp, w *segm
 	return k.feed(rec)
 }
 
+// admit counts rows of about size bytes fed to a delta's answer. One that
+// passes rowLimit or byteLimit gives the delta up: the full query's answer
+// is the one cut at them, with its notice.
+func (k *keeper) admit(rows, size int64) error {
+	if k.inc.prev == nil {
+		return nil // Source.take cuts the full query's reads
+	}
+	k.rows, k.bytes = k.rows+rows, k.bytes+size
+	if k.rows > k.rowLimit || k.bytes > k.byteLimit {
+		return fallback{whyLimit}
+	}
+	return nil
+}
+
 // store puts the answer's entry in store: the kept segments and the new
-// ones. A failure only costs the next refresh a full query.
+// ones. Its end is the query's, or the time it was asked when that is
+// earlier (a range that ends in the future, "Today"): the next delta
+// reads again from before what the server could have had. An entry past
+// the limit is deleted rather than kept: a refresh's entry is the kept
+// one and its new rows, so a widening range would grow it without end. A
+// failure only costs the next refresh a full query.
 func (k *keeper) store(st Store) error {
 	if k.off {
 		return nil
 	}
 	e := &entry{key: k.inc.key, from: k.inc.from, to: k.inc.to, segs: k.segs}
+	if k.inc.asOf.Before(e.to) {
+		e.to = k.inc.asOf
+	}
 	for _, w := range []*segmentWriter{k.cut, k.fresh} {
 		if w == nil {
 			continue
@@ -221,5 +256,8 @@ func (k *keeper) store(st Store) error {
 	// By their first time, so that the next delta feeds the rows about in
 	// time order (the split takes any order; a sorted one costs it less).
 	slices.SortFunc(e.segs, func(a, b segment) int { return cmp.Compare(a.lo, b.lo) })
+	if e.size() > k.limit {
+		return st.Delete(k.inc.storeKey())
+	}
 	return st.Put(k.inc.storeKey(), e.marshal())
 }

@@ -57,7 +57,7 @@ func (f fallback) Error() string { return "flightsql: incremental query abandone
 // planIncremental plans q: full or incremental, and whether its answer is
 // kept.
 func (s *Source) planIncremental(ctx context.Context, q source.Query, m queryModel, exp expansion, interval time.Duration) *incremental {
-	inc := &incremental{from: q.From, to: q.To, width: exp.Time.width, u: exp.Time, sql: exp.SQL}
+	inc := &incremental{from: q.From, to: q.To, asOf: time.Now(), width: exp.Time.width, u: exp.Time, sql: exp.SQL}
 	format := m.Format
 	switch {
 	case !s.cfg.IncrementalQueries || s.cache == nil:
@@ -135,7 +135,7 @@ func (s *Source) query(ctx context.Context, q source.Query, m queryModel, env ma
 				return false, err
 			}
 			if inc.keep {
-				if k, err = newKeeper(inc, p.out, s.mem, int(s.cfg.ResultCacheBytes/4), feed); err != nil {
+				if k, err = newKeeper(inc, p.out, s.mem, s.cfg, feed); err != nil {
 					return false, err
 				}
 			}

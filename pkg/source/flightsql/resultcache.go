@@ -223,6 +223,13 @@ type memoryItem struct {
 	b   []byte
 }
 
+// itemOverhead is about what holds an item besides its key and bytes: the
+// item, its list element and its map slot.
+const itemOverhead = 160
+
+// size is what an item of key and b costs the store, and the budget.
+func itemSize(key string, b []byte) int64 { return int64(len(key)+len(b)) + itemOverhead }
+
 func newMemoryStore(max int64, o CacheObserver) *memoryStore {
 	return &memoryStore{max: max, observer: o, order: list.New(), items: map[string]*list.Element{}}
 }
@@ -244,7 +251,7 @@ func (m *memoryStore) Get(key string) ([]byte, error) {
 // recently used entries of its size are evicted. The key's previous entry
 // is deleted either way.
 func (m *memoryStore) Put(key string, b []byte) error {
-	n := int64(len(b))
+	n := itemSize(key, b)
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	before, evicted := m.used, 0
@@ -326,7 +333,8 @@ func (m *memoryStore) remove(key string) {
 	if !ok {
 		return
 	}
-	n := int64(len(el.Value.(*memoryItem).b))
+	it := el.Value.(*memoryItem)
+	n := itemSize(it.key, it.b)
 	m.used -= n
 	m.order.Remove(el)
 	delete(m.items, key)
