@@ -43,6 +43,18 @@ describe('annotationEvents', () => {
     expect(annotationEvents([isoTime])[0].time).toBe(1000);
   });
 
+  it('reads a time in epoch seconds or nanoseconds as Grafana SQL data sources do', () => {
+    const frame = createDataFrame({
+      fields: [
+        { name: 'time', type: FieldType.number, values: [1700000000, 1700000000000, 1700000000000000000] },
+        { name: 'timeEnd', type: FieldType.number, values: [1700000060, 1700000060000, 1700000060000000000] },
+      ],
+    });
+    expect(annotationEvents([frame])).toEqual(
+      Array(3).fill({ time: 1700000000000, timeEnd: 1700000060000, isRegion: true, tags: [] })
+    );
+  });
+
   it('reads tags as lists, JSON lists and comma-separated text', () => {
     expect(tagList(['a', null, ' b '])).toEqual(['a', 'b']);
     expect(tagList('["deploy","host-1"]')).toEqual(['deploy', 'host-1']);
@@ -76,6 +88,8 @@ describe('annotationSupport', () => {
       seriesCount: 3,
       seed: 1,
     });
+    // a new annotation left at its defaults is saved without a target
+    expect(support.prepareQuery!(anno())).toEqual({ refId: 'Anno', scenario: 'events', seriesCount: 10, seed: 1 });
     const frame = createDataFrame({
       fields: [
         { name: 'time', type: FieldType.time, values: [5] },

@@ -24,10 +24,15 @@ function field(frame: DataFrame, names: string[], fallback?: (f: Field) => boole
   return frame.fields.find((f) => names.includes(f.name)) ?? (fallback ? frame.fields.find(fallback) : undefined);
 }
 
-/** Epoch milliseconds of a time value: a number, a Date or a date string. */
+/**
+ * Epoch milliseconds of a time value: a number, a Date or a date string. A number of the magnitude of
+ * epoch seconds (1e9 to 1e10) or nanoseconds (1e18 to 1e19) is scaled to milliseconds, as Grafana's
+ * SQL data sources do (epochPrecisionToMS); other numbers are milliseconds.
+ */
 function millis(v: unknown): number | undefined {
   if (typeof v === 'number' && Number.isFinite(v)) {
-    return v;
+    const magnitude = v.toExponential().split('e')[1];
+    return magnitude === '+9' ? v * 1e3 : magnitude === '+18' ? v / 1e6 : v;
   }
   if (v instanceof Date) {
     return v.getTime();
@@ -113,14 +118,13 @@ export function annotationSupport(upstream: Upstream): AnnotationSupport<QuiverQ
   return {
     QueryEditor: AnnotationQueryEditor,
     getDefaultQuery: () => defaults,
+    // A Flight SQL annotation runs its SQL, none before it has a target; a demo one runs its defaults.
     prepareQuery: (anno: AnnotationQuery<QuiverQuery>) => {
       const target = anno.target;
-      if (!target) {
-        return undefined;
+      if (upstream === 'flightsql') {
+        return target ? { ...target, refId: target.refId || 'Anno', format: 'table' } : undefined;
       }
-      return upstream === 'flightsql'
-        ? { ...target, refId: target.refId || 'Anno', format: 'table' }
-        : { ...defaults, ...target, refId: target.refId || 'Anno', scenario: 'events' };
+      return { ...defaults, ...target, refId: target?.refId || 'Anno', scenario: 'events' };
     },
     processEvents: (_anno: AnnotationQuery<QuiverQuery>, frames: DataFrame[]): Observable<AnnotationEvent[]> =>
       of(annotationEvents(frames)),

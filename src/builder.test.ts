@@ -1,5 +1,6 @@
 import {
   buildSQL,
+  builderModel,
   emptyBuilder,
   filterValue,
   fitsBuilder,
@@ -26,6 +27,32 @@ describe('buildSQL', () => {
     const saved = { table: cpu, timeColumn: 'time' } as unknown as BuilderModel;
     expect(buildSQL(saved)).toBe('SELECT "time"\nFROM "main"."metrics"."cpu"\nWHERE $__timeFilter("time")');
     expect(isComplete({ table: cpu, groupBy: 'host' } as unknown as BuilderModel)).toBe(false);
+  });
+
+  it('reads entries saved without their fields or with other types as text, operator "=" and no aggregation', () => {
+    const saved = {
+      table: cpu,
+      values: [{ column: 'usage' }, { column: 7, aggregation: 'median' }, null],
+      groupBy: ['host', 3, null],
+      filters: [{ column: 'host', operator: '=' }, { column: 'n', value: 5 }, {}],
+    } as unknown as BuilderModel;
+    expect(builderModel(saved)).toEqual({
+      table: cpu,
+      values: [
+        { column: 'usage', aggregation: 'none' },
+        { column: '7', aggregation: 'none' },
+        { column: '', aggregation: 'none' },
+      ],
+      groupBy: ['host', '3', ''],
+      filters: [
+        { column: 'host', operator: '=', value: '' },
+        { column: 'n', operator: '=', value: '5' },
+        { column: '', operator: '=', value: '' },
+      ],
+    });
+    expect(buildSQL({ ...saved, groupBy: [] })).toBe(
+      ['SELECT "usage", "7"', 'FROM "main"."metrics"."cpu"', 'WHERE "n" = 5'].join('\n')
+    );
   });
 
   it('quotes identifiers the ANSI way and qualifies the table', () => {
@@ -86,6 +113,50 @@ describe('buildSQL', () => {
     );
   });
 
+  it('groups by the plain value columns when another is aggregated', () => {
+    const m = model({
+      timeColumn: 'time',
+      timeBucket: '5m',
+      values: [
+        { column: 'host', aggregation: 'none' },
+        { column: 'usage', aggregation: 'avg' },
+      ],
+      groupBy: ['region'],
+    });
+    expect(buildSQL(m)).toBe(
+      [
+        'SELECT $__timeGroup("time", 5m) AS "time", "region", "host", avg("usage") AS "usage"',
+        'FROM "main"."metrics"."cpu"',
+        'WHERE $__timeFilter("time")',
+        'GROUP BY $__timeGroup("time", 5m), "region", "host"',
+      ].join('\n')
+    );
+    expect(buildSQL({ ...m, groupBy: [], timeColumn: undefined })).toBe(
+      ['SELECT "host", avg("usage") AS "usage"', 'FROM "main"."metrics"."cpu"', 'GROUP BY "host"'].join('\n')
+    );
+    expect(buildSQL({ ...m, groupBy: ['host'] }).split('\n')[3]).toBe('GROUP BY $__timeGroup("time", 5m), "host"');
+  });
+
+  it('names an aggregate after its column only when no other selected column has that name', () => {
+    const m = model({
+      values: [
+        { column: 'usage', aggregation: 'avg' },
+        { column: 'usage', aggregation: 'max' },
+        { column: 'host', aggregation: 'count' },
+        { column: 'load', aggregation: 'sum' },
+      ],
+      groupBy: ['host'],
+    });
+    expect(buildSQL(m)).toBe(
+      [
+        'SELECT "host", avg("usage") AS "avg_usage", max("usage") AS "max_usage", count("host") AS "count_host", ' +
+          'sum("load") AS "load"',
+        'FROM "main"."metrics"."cpu"',
+        'GROUP BY "host"',
+      ].join('\n')
+    );
+  });
+
   it('groups by labels alone without a time column and buckets at a fixed interval', () => {
     expect(buildSQL(model({ values: [{ column: 'usage', aggregation: 'max' }], groupBy: ['host'] }))).toBe(
       ['SELECT "host", max("usage") AS "usage"', 'FROM "main"."metrics"."cpu"', 'GROUP BY "host"'].join('\n')
@@ -99,8 +170,7 @@ describe('buildSQL', () => {
     expect(filterValue({ column: 'h', operator: '=', value: 'web-1' })).toBe("'web-1'");
     expect(filterValue({ column: 'h', operator: '=', value: "o'b" })).toBe("'o''b'");
     expect(filterValue({ column: 'n', operator: '>', value: ' 2.5 ' })).toBe('2.5');
-    expect(filterValue({ column: 'h', operator: '=', value: '$host' })).toBe("'$host'");
-    expect(filterValue({ column: 'h', operator: 'IN', value: '$host' })).toBe('($host)');
+    expect(filterValue({ column: 'h', operator: 'IN', value: "'a', 'b'" })).toBe("('a', 'b')");
     expect(filterValue({ column: 'h', operator: 'LIKE', value: 'web%' })).toBe("'web%'");
     expect(
       buildSQL(
@@ -119,9 +189,20 @@ describe('buildSQL', () => {
       [
         'SELECT "time", "usage"',
         'FROM "main"."metrics"."cpu"',
-        'WHERE $__timeFilter("time") AND "host" IN ($host) AND "usage" >= 10',
+        'WHERE $__timeFilter("time") AND "host" IN (${host:sqlstring}) AND "usage" >= 10',
       ].join('\n')
     );
+  });
+
+  it('writes a value that is one variable as ${name:sqlstring}, which Grafana quotes for one value or many', () => {
+    for (const value of ['$host', ' ${host} ', '[[host]]']) {
+      expect(filterValue({ column: 'h', operator: '=', value })).toBe('${host:sqlstring}');
+      expect(filterValue({ column: 'h', operator: '!=', value })).toBe('${host:sqlstring}');
+      expect(filterValue({ column: 'h', operator: 'IN', value })).toBe('(${host:sqlstring})');
+    }
+    expect(filterValue({ column: 'h', operator: '=', value: 'web-$host' })).toBe("'web-$host'");
+    expect(filterValue({ column: 'h', operator: 'LIKE', value: '$host%' })).toBe("'$host%'");
+    expect(filterValue({ column: 'h', operator: '=', value: '${host:raw}' })).toBe("'${host:raw}'");
   });
 
   it('orders and limits', () => {

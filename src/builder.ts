@@ -1,4 +1,4 @@
-import { Aggregation, BuilderFilter, BuilderModel, FilterOperator, TableInfo } from './types';
+import { Aggregation, BuilderFilter, BuilderModel, BuilderValue, FilterOperator, TableInfo } from './types';
 
 /** Aggregations offered for a value column, in the order the builder lists them. */
 export const aggregations: Aggregation[] = ['none', 'avg', 'sum', 'min', 'max', 'count'];
@@ -13,12 +13,31 @@ export const timeBuckets = ['', '$__interval', '1m', '5m', '15m', '1h', '1d'];
 export const emptyBuilder = (): BuilderModel => ({ values: [], groupBy: [], filters: [] });
 
 /**
- * A saved model with its lists, which a query written by hand or by provisioning may lack (or hold as
- * something else); an empty model for none.
+ * A saved model with its lists, which a query written by hand or by provisioning may lack or hold in
+ * another shape: a missing list is empty, a missing or non-text name or value is text (String, ''
+ * for none), an aggregation or operator the builder does not offer is 'none' or '='. An empty model
+ * for none.
  */
 export function builderModel(m: BuilderModel | undefined): BuilderModel {
-  const list = <T>(v: T[] | undefined): T[] => (Array.isArray(v) ? v : []);
-  return m ? { ...m, values: list(m.values), groupBy: list(m.groupBy), filters: list(m.filters) } : emptyBuilder();
+  if (!m) {
+    return emptyBuilder();
+  }
+  const list = (v: unknown): Array<Record<string, unknown> | null | undefined> => (Array.isArray(v) ? v : []);
+  const text = (v: unknown) => String(v ?? '');
+  const oneOf = <T>(options: readonly T[], v: unknown, fallback: T): T => options.find((o) => o === v) ?? fallback;
+  return {
+    ...m,
+    values: list(m.values).map((v) => ({
+      column: text(v?.column),
+      aggregation: oneOf(aggregations, v?.aggregation, 'none'),
+    })),
+    groupBy: list(m.groupBy).map(text),
+    filters: list(m.filters).map((f) => ({
+      column: text(f?.column),
+      operator: oneOf(operators, f?.operator, '='),
+      value: text(f?.value),
+    })),
+  };
 }
 
 /** A function that quotes an identifier for SQL. */
@@ -48,17 +67,23 @@ export function tableRef(t: TableInfo, quote = quoteIdentifier): string {
 
 const numberLiteral = /^-?\d+(\.\d+)?([eE][-+]?\d+)?$/;
 
+/** One dashboard variable reference and nothing else: `$x`, `${x}` or `[[x]]`; the name is in a group. */
+const variableReference = /^(?:\$(\w+)|\$\{(\w+)\}|\[\[(\w+)\]\])$/;
+
 /**
- * The right side of a filter. IN takes a list as typed (`'a','b'` or a multi-value variable such as
- * `$host`, which Grafana expands to a quoted list); other operators take a number as it is and any
- * other text as a string literal, so `$host` becomes `'$host'` and a single value fits in quotes.
+ * The right side of a filter. A value that is one variable reference, such as `$host`, becomes
+ * `${host:sqlstring}`, which Grafana writes as a quoted string or, for several values or All, a list
+ * of them (`'a','b'`); IN puts it in parentheses. Other values: IN takes a list as typed (`'a','b'`);
+ * other operators take a number as it is and any other text as a string literal.
  */
 export function filterValue(f: BuilderFilter): string {
   const v = f.value.trim();
+  const ref = variableReference.exec(v);
+  const value = ref ? `\${${ref[1] ?? ref[2] ?? ref[3]}:sqlstring}` : v;
   if (f.operator === 'IN') {
-    return `(${v})`;
+    return `(${value})`;
   }
-  return numberLiteral.test(v) ? v : `'${v.replace(/'/g, "''")}'`;
+  return ref || numberLiteral.test(v) ? value : `'${v.replace(/'/g, "''")}'`;
 }
 
 function timeExpr(m: BuilderModel, quote: (s: string) => string): string | undefined {
@@ -76,9 +101,11 @@ export function isComplete(m: BuilderModel | undefined): m is BuilderModel & { t
 
 /**
  * The SQL of a builder model, one clause per line: the time column (bucketed with $__timeGroup when
- * a bucket is set) as "time", the group-by columns, the value columns (aggregated and named after
- * their column), FROM the table, WHERE $__timeFilter on the time column and the filters, GROUP BY
- * when a value is aggregated, ORDER BY and LIMIT. '' when the model is not complete.
+ * a bucket is set) as "time", the group-by columns, the value columns (an aggregated one named after
+ * its column when no other selected column has that name, else like avg_usage), FROM the table,
+ * WHERE $__timeFilter on the time column and the filters, GROUP BY the time, the group-by columns
+ * and the plain value columns when a value is aggregated, ORDER BY and LIMIT. '' when the model is
+ * not complete.
  */
 export function buildSQL(saved: BuilderModel | undefined, quote = quoteIdentifier): string {
   if (!isComplete(saved)) {
@@ -92,9 +119,13 @@ export function buildSQL(saved: BuilderModel | undefined, quote = quoteIdentifie
   }
   select.push(...m.groupBy.map(quote));
   const values = m.values.filter((v) => v.column);
+  const plain = values.filter((v) => v.aggregation === 'none').map((v) => quote(v.column));
+  const names = [...(time ? ['time'] : []), ...m.groupBy, ...values.map((v) => v.column)];
+  const alias = (v: BuilderValue) =>
+    names.filter((n) => n === v.column).length === 1 ? v.column : `${v.aggregation}_${v.column}`;
   for (const v of values) {
     select.push(
-      v.aggregation === 'none' ? quote(v.column) : `${v.aggregation}(${quote(v.column)}) AS ${quote(v.column)}`
+      v.aggregation === 'none' ? quote(v.column) : `${v.aggregation}(${quote(v.column)}) AS ${quote(alias(v))}`
     );
   }
   const lines = [`SELECT ${select.join(', ')}`, `FROM ${tableRef(m.table, quote)}`];
@@ -110,8 +141,8 @@ export function buildSQL(saved: BuilderModel | undefined, quote = quoteIdentifie
   if (where.length > 0) {
     lines.push(`WHERE ${where.join(' AND ')}`);
   }
-  if (values.some((v) => v.aggregation !== 'none')) {
-    const group = [...(time ? [time] : []), ...m.groupBy.map(quote)];
+  if (plain.length < values.length) {
+    const group = [...new Set([...(time ? [time] : []), ...m.groupBy.map(quote), ...plain])];
     if (group.length > 0) {
       lines.push(`GROUP BY ${group.join(', ')}`);
     }

@@ -68,20 +68,30 @@ describe('DataSource', () => {
     expect(replace).toHaveBeenCalledTimes(1);
   });
 
-  it('replaces $__searchFilter before the variables, from the scoped search text', () => {
+  it('passes $__searchFilter to the variables as the typed text and %, not expanding variables in it', () => {
     const ds = new DataSource(instanceSettings({ upstream: 'flightsql' }));
-    replace.mockImplementation((sql: string) => sql);
-    const vars: ScopedVars = { __searchFilter: { text: 'web', value: 'web' } };
-    const out = ds.applyTemplateVariables(
-      { refId: 'A', rawSql: "SELECT host FROM t WHERE host LIKE '$__searchFilter' AND region IN ($region)" },
-      vars
+    // TemplateSrv in one pass: each $name or ${name} of the scoped variables through the format function.
+    replace.mockImplementation((sql: string, scoped: ScopedVars, format: typeof formatSQLVariable) =>
+      sql.replace(/\$(\w+)|\$\{(\w+)\}/g, (ref, a?: string, b?: string) => {
+        const v = scoped[a ?? b ?? ''];
+        return v ? format(v.value) : ref;
+      })
     );
+    const rawSql = "SELECT host FROM t WHERE host LIKE '$__searchFilter' AND region = '$region'";
+    const vars: ScopedVars = {
+      __searchFilter: { text: "o'b $region", value: "o'b $region" },
+      region: { text: 'eu', value: 'eu' },
+    };
+    const out = ds.applyTemplateVariables({ refId: 'A', rawSql }, vars);
     expect(replace).toHaveBeenCalledWith(
-      "SELECT host FROM t WHERE host LIKE 'web%' AND region IN ($region)",
-      vars,
+      rawSql,
+      { ...vars, __searchFilter: { value: "o'b $region%", text: '' } },
       formatSQLVariable
     );
-    expect(out.rawSql).toBe("SELECT host FROM t WHERE host LIKE 'web%' AND region IN ($region)");
+    expect(out.rawSql).toBe("SELECT host FROM t WHERE host LIKE 'o''b $region%' AND region = 'eu'");
+    expect(
+      ds.applyTemplateVariables({ refId: 'A', rawSql: "SELECT 1 WHERE h LIKE '${__searchFilter}'" }, {}).rawSql
+    ).toBe("SELECT 1 WHERE h LIKE '%'");
   });
 
   it('formats multi-value and All selections for IN (...)', () => {
@@ -96,6 +106,16 @@ describe('DataSource', () => {
     expect(formatSQLVariable(['a', "o'b"])).toBe("'a','o''b'");
     expect(formatSQLVariable('x', { multi: true })).toBe("'x'");
     expect(formatSQLVariable(42)).toBe('42');
+  });
+
+  it('doubles the quotes of a single string value, as Grafana SQL data sources do', () => {
+    const sql = (v: unknown, variable?: { multi?: boolean; includeAll?: boolean }) =>
+      `SELECT * FROM t WHERE owner = '${formatSQLVariable(v, variable)}'`;
+    expect(sql("O'Brien")).toBe("SELECT * FROM t WHERE owner = 'O''Brien'");
+    expect(sql("x' OR '1'='1", { multi: false, includeAll: false })).toBe(
+      "SELECT * FROM t WHERE owner = 'x'' OR ''1''=''1'"
+    );
+    expect(formatSQLVariable(2.5, {})).toBe('2.5');
   });
 
   it('asks the backend for its dialect once, and falls back to ANSI quoting', async () => {

@@ -4,7 +4,7 @@ import { DataSourceWithBackend, getTemplateSrv } from '@grafana/runtime';
 import { annotationSupport } from './annotations';
 import { choice, defaults } from './settings';
 import { ColumnInfo, DialectInfo, QuiverOptions, QuiverQuery, TableInfo, Upstream } from './types';
-import { applySearchFilter, QuiverVariableSupport } from './variables';
+import { QuiverVariableSupport, withSearchFilter } from './variables';
 
 /** Query a new panel starts with on a Demo data source: ten random walks. */
 export const defaultDemoQuery: Partial<QuiverQuery> = { scenario: 'random_walk', seriesCount: 10, seed: 1 };
@@ -13,18 +13,19 @@ export const defaultDemoQuery: Partial<QuiverQuery> = { scenario: 'random_walk',
 export const defaultSQLQuery: Partial<QuiverQuery> = { rawSql: '', format: 'time_series' };
 
 /**
- * Formats a template variable for SQL: a multi-value or "All" selection becomes a list of quoted
- * strings ('a','b'); a single value is inserted as it is, so it can be a number or an identifier.
+ * Formats a template variable for SQL as Grafana's SQL data sources do: a multi-value or "All"
+ * selection becomes a list of quoted strings ('a','b'); a single string is inserted with its single
+ * quotes doubled, to be written inside quotes (`'$host'`); a number is inserted as it is.
  */
 export function formatSQLVariable(value: unknown, variable?: { multi?: boolean; includeAll?: boolean }): string {
-  const quote = (v: unknown) => `'${String(v).replace(/'/g, "''")}'`;
+  const escape = (v: unknown) => String(v).replace(/'/g, "''");
   if (Array.isArray(value)) {
-    return value.map(quote).join(',');
+    return value.map((v) => `'${escape(v)}'`).join(',');
   }
-  if (variable?.multi || variable?.includeAll) {
-    return quote(value);
+  if (typeof value !== 'string') {
+    return String(value);
   }
-  return String(value);
+  return variable?.multi || variable?.includeAll ? `'${escape(value)}'` : escape(value);
 }
 
 export class DataSource extends DataSourceWithBackend<QuiverQuery, QuiverOptions> {
@@ -51,8 +52,8 @@ export class DataSource extends DataSourceWithBackend<QuiverQuery, QuiverOptions
     if (!query.rawSql) {
       return query;
     }
-    const sql = applySearchFilter(query.rawSql, scopedVars);
-    return { ...query, rawSql: getTemplateSrv().replace(sql, scopedVars, formatSQLVariable) };
+    const vars = withSearchFilter(query.rawSql, scopedVars);
+    return { ...query, rawSql: getTemplateSrv().replace(query.rawSql, vars, formatSQLVariable) };
   }
 
   filterQuery(query: QuiverQuery): boolean {

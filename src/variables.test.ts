@@ -4,7 +4,7 @@ import { createDataFrame, DataQueryRequest, FieldType } from '@grafana/data';
 import { DataSource } from './datasource';
 import { instanceSettings } from './testutil';
 import { QuiverQuery } from './types';
-import { applySearchFilter, metricFindValues, searchFilterPattern } from './variables';
+import { metricFindValues, withSearchFilter } from './variables';
 
 describe('metricFindValues', () => {
   it('takes values and texts from the first column', () => {
@@ -57,17 +57,19 @@ describe('metricFindValues', () => {
 });
 
 describe('$__searchFilter', () => {
-  it('becomes the typed text followed by %, quoted for SQL, or % alone', () => {
-    expect(searchFilterPattern({ __searchFilter: { text: 'ho', value: 'ho' } })).toBe('ho%');
-    expect(searchFilterPattern({ searchFilter: { text: "o'b", value: "o'b" } })).toBe("o''b%");
-    expect(searchFilterPattern({})).toBe('%');
-    expect(searchFilterPattern(undefined)).toBe('%');
-    expect(
-      applySearchFilter("SELECT host FROM cpu WHERE host LIKE '$__searchFilter' OR h LIKE '${__searchFilter}'", {
-        __searchFilter: { text: 'h1', value: 'h1' },
-      })
-    ).toBe("SELECT host FROM cpu WHERE host LIKE 'h1%' OR h LIKE 'h1%'");
-    expect(applySearchFilter('SELECT $__searchFilterX', {})).toBe('SELECT $__searchFilterX');
+  it('is a scoped variable of the typed text followed by %, or % alone, when the SQL names it', () => {
+    const sql = "SELECT host FROM cpu WHERE host LIKE '$__searchFilter'";
+    expect(withSearchFilter(sql, { __searchFilter: { text: 'ho', value: 'ho' } })).toEqual({
+      __searchFilter: { value: 'ho%', text: '' },
+    });
+    expect(withSearchFilter(sql, { searchFilter: { text: "o'b", value: "o'b" }, x: { text: '1', value: 1 } })).toEqual({
+      searchFilter: { text: "o'b", value: "o'b" },
+      x: { text: '1', value: 1 },
+      __searchFilter: { value: "o'b%", text: '' },
+    });
+    expect(withSearchFilter("LIKE '${__searchFilter}'", {})).toEqual({ __searchFilter: { value: '%', text: '' } });
+    const vars = { __searchFilter: { text: 'ho', value: 'ho' } };
+    expect(withSearchFilter('SELECT host FROM cpu', vars)).toBe(vars);
   });
 });
 
@@ -91,6 +93,18 @@ describe('QuiverVariableSupport', () => {
     expect(res.data).toEqual([
       { value: 'h1', text: 'h1' },
       { value: 'h2', text: 'h2' },
+    ]);
+  });
+
+  it('runs a variable query saved as a string (Grafana SQL data sources, provisioning) as its SQL', async () => {
+    const ds = new DataSource(instanceSettings({ upstream: 'flightsql' }));
+    const query = jest.spyOn(ds, 'query').mockReturnValue(of({ data: [] }));
+    const support = ds.variables as unknown as {
+      query: (r: DataQueryRequest<QuiverQuery>) => ReturnType<DataSource['query']>;
+    };
+    await lastValueFrom(support.query(request(['SELECT DISTINCT host FROM cpu'] as unknown as QuiverQuery[])));
+    expect(query.mock.calls[0][0].targets).toEqual([
+      { refId: 'variable', rawSql: 'SELECT DISTINCT host FROM cpu', format: 'table' },
     ]);
   });
 

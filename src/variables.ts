@@ -60,20 +60,26 @@ export function metricFindValues(frames: DataFrame[]): MetricFindValue[] {
 }
 
 /**
- * The LIKE pattern `$__searchFilter` becomes: what the user typed into a searchable variable's
- * box, quoted for a SQL string, followed by `%`; just `%` when nothing was typed. Grafana passes
- * the typed text as the scoped variable `__searchFilter` (dashboards on scenes) or `searchFilter`.
+ * The scoped variables of a query's SQL: those given and, when the SQL names `$__searchFilter`, that
+ * variable as Grafana's SQL data sources set it: what the user typed into a searchable variable's box
+ * followed by `%` (just `%` when nothing was typed). TemplateSrv inserts it like any single value,
+ * its quotes doubled (formatSQLVariable) and variables in the typed text left as typed. Grafana
+ * passes the typed text as the scoped variable `__searchFilter` (dashboards on scenes) or `searchFilter`.
  */
-export function searchFilterPattern(scopedVars: ScopedVars | undefined): string {
+export function withSearchFilter(sql: string, scopedVars: ScopedVars): ScopedVars {
+  if (!sql.includes('__searchFilter')) {
+    return scopedVars;
+  }
   const typed = scopedVars?.__searchFilter?.value ?? scopedVars?.searchFilter?.value ?? '';
-  return `${String(typed).replace(/'/g, "''")}%`;
+  return { ...scopedVars, __searchFilter: { value: `${typed}%`, text: '' } };
 }
 
-const searchFilterMacro = /\$__searchFilter\b|\$\{__searchFilter\}/g;
-
-/** sql with `$__searchFilter` replaced by the pattern of scopedVars (see searchFilterPattern). */
-export function applySearchFilter(sql: string, scopedVars: ScopedVars | undefined): string {
-  return sql.replace(searchFilterMacro, () => searchFilterPattern(scopedVars));
+/**
+ * A variable query as saved: an object, or the SQL alone as a string (dashboards made for Grafana's
+ * SQL data sources, provisioning).
+ */
+export function variableQuery(q: QuiverQuery | string): QuiverQuery {
+  return typeof q === 'string' ? { refId: 'variable', rawSql: q } : q;
 }
 
 /**
@@ -92,11 +98,12 @@ export class QuiverVariableSupport extends CustomVariableSupport<DataSource, Qui
   }
 
   query(request: DataQueryRequest<QuiverQuery>): Observable<DataQueryResponse> {
-    const targets = request.targets.map((t) =>
-      this.datasource.upstream === 'flightsql'
+    const targets = request.targets.map((saved) => {
+      const t = variableQuery(saved);
+      return this.datasource.upstream === 'flightsql'
         ? { ...t, format: 'table' as const }
-        : { ...t, scenario: 'labels' as const, label: t.label ?? defaultDemoVariableQuery.label }
-    );
+        : { ...t, scenario: 'labels' as const, label: t.label ?? defaultDemoVariableQuery.label };
+    });
     return this.datasource
       .query({ ...request, targets })
       .pipe(map((res) => ({ ...res, data: metricFindValues(res.data as DataFrame[]) })));

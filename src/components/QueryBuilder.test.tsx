@@ -111,7 +111,7 @@ describe('QueryBuilder', () => {
     const sql = [
       'SELECT $__timeGroup("time", $__interval) AS "time", "host", avg("usage") AS "usage"',
       'FROM "main"."metrics"."cpu"',
-      'WHERE $__timeFilter("time") AND "host" IN ($host)',
+      'WHERE $__timeFilter("time") AND "host" IN (${host:sqlstring})',
       'GROUP BY $__timeGroup("time", $__interval), "host"',
       'ORDER BY "host" ASC',
       'LIMIT 500',

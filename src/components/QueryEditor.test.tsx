@@ -88,6 +88,16 @@ describe('QueryEditor, Flight SQL upstream', () => {
     expect(screen.queryByTestId(selectors.query.table)).not.toBeInTheDocument();
   });
 
+  it('opens a builder query saved by hand whose filter lacks a value and whose lists are missing', async () => {
+    const builder = { table: { name: 'cpu' }, values: [{ column: 'usage' }], filters: [{ column: 'host' }] };
+    const rawSql = 'SELECT "usage"\nFROM "cpu"';
+    await setup({ refId: 'A', editorMode: 'builder', rawSql, builder } as unknown as QuiverQuery, {
+      upstream: 'flightsql',
+    });
+    expect(screen.getByTestId(selectors.builder.preview)).toHaveTextContent(rawSql.replace('\n', ' '));
+    expect(screen.getByTestId(selectors.builder.filterValue(0))).toHaveValue('');
+  });
+
   it('lists the macros', async () => {
     await setup({ refId: 'A' }, { upstream: 'flightsql' });
     const help = screen.getByTestId(selectors.query.macros);

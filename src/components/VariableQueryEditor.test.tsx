@@ -42,6 +42,19 @@ describe('VariableQueryEditor', () => {
     expect(screen.getByText(/__value and __text/)).toBeInTheDocument();
   });
 
+  it('shows and edits the SQL of a variable query saved as a string', async () => {
+    const { onChange } = await setup('SELECT host FROM cpu' as unknown as QuiverQuery, { upstream: 'flightsql' });
+    const sql = within(screen.getByTestId(selectors.variable.sql)).getByLabelText('sql');
+    expect(sql).toHaveValue('SELECT host FROM cpu');
+    fireEvent.change(sql, { target: { value: 'SELECT DISTINCT host FROM cpu' } });
+    fireEvent.blur(sql);
+    expect(onChange).toHaveBeenCalledWith({
+      refId: 'variable',
+      rawSql: 'SELECT DISTINCT host FROM cpu',
+      format: 'table',
+    });
+  });
+
   it('chooses the label and the number of series of a demo variable', async () => {
     const { onChange } = await setup({ refId: 'A', scenario: 'labels', label: 'host', seriesCount: 10 });
     const group = screen.getByTestId(selectors.variable.label);

@@ -7,6 +7,7 @@ import type { DataSource } from '../datasource';
 import { labels } from '../labels';
 import { selectors } from '../selectors';
 import { DemoLabel, QuiverOptions, QuiverQuery } from '../types';
+import { variableQuery } from '../variables';
 import { NumberInput } from './NumberInput';
 import { SQLCodeEditor } from './SQLCodeEditor';
 import { Wrap } from './Wrap';
@@ -18,12 +19,16 @@ const labelOptions: Array<SelectableValue<DemoLabel>> = (['host', 'region', 'job
   label: labels.variable.labels[value],
 }));
 
-/** Editor of a query variable: SQL for Flight SQL, a label to list for the demo source. */
+/**
+ * Editor of a query variable: SQL for Flight SQL, a label to list for the demo source. A query saved
+ * as a string is its SQL (variableQuery).
+ */
 export function VariableQueryEditor(props: Props) {
+  const query = variableQuery(props.query);
   return props.datasource.upstream === 'flightsql' ? (
-    <SQLVariableEditor {...props} />
+    <SQLVariableEditor {...props} query={query} />
   ) : (
-    <DemoVariableEditor {...props} />
+    <DemoVariableEditor {...props} query={query} />
   );
 }
 
