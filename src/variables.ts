@@ -27,10 +27,10 @@ function asText(v: unknown): string {
 }
 
 /**
- * Values and texts of a variable from the frames of its query, as Grafana's SQL data sources read
- * them: a column named `__value` gives the values and one named `__text` the texts (either alone
- * gives both); otherwise the first column gives both. Null values are left out; a value listed
- * twice is kept once, with its first text.
+ * Values and texts of a variable from the frames of its query: a column named `__value` gives the
+ * values and one named `__text` the texts, as in Grafana's SQL data sources; either alone gives both,
+ * and without them the first column gives both (Grafana's SQL data sources list every column's
+ * values then). Null values are left out; a value listed twice is kept once, with its first text.
  */
 export function metricFindValues(frames: DataFrame[]): MetricFindValue[] {
   const out: MetricFindValue[] = [];
