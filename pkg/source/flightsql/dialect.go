@@ -142,15 +142,29 @@ func doubleQuote(name string) string { return `"` + strings.ReplaceAll(name, `"`
 // col minus its remainder made non-negative. It is exact for nanosecond
 // epochs (a float division would not be), and rounds times before 1970 down
 // too (integer division truncates towards zero, and "%" keeps the sign of
-// col on every engine here).
+// col on every engine here). col is an operand (operand).
 func modFloorGroup(col string, n int64) string {
+	col = operand(col)
 	return fmt.Sprintf("(%s - ((%s %% %d) + %d) %% %d)", col, col, n, n, n)
 }
 
 // modFuncFloorGroup is modFloorGroup with the MOD function, for engines
 // whose SQL has no "%" operator.
 func modFuncFloorGroup(col string, n int64) string {
+	col = operand(col)
 	return fmt.Sprintf("(%s - MOD(MOD(%s, %d) + %d, %d))", col, col, n, n, n)
+}
+
+// operand writes expr, a macro's argument, as an operand of arithmetic:
+// in parentheses unless it is a (qualified) name or a number, so that an
+// expression is taken whole ("tms + 30 % 60" takes the remainder of 30).
+func operand(expr string) string {
+	for i := range len(expr) {
+		if !isNameByte(expr[i]) && expr[i] != '.' {
+			return "(" + expr + ")"
+		}
+	}
+	return expr
 }
 
 // sqlInterval writes d as an SQL interval string: seconds, or milliseconds

@@ -323,3 +323,60 @@ func TestDialectNotLearntFromAForwardedUser(t *testing.T) {
 		}
 	}
 }
+
+// TestUnixEpochGroupExpression: $__unixEpochGroup of an expression rounds
+// the whole expression, in every dialect: unparenthesised, "%" bound to its
+// last term ("tms + 30 % 60"), which rounds times before 1970 the wrong way.
+// A column name is written as it is.
+func TestUnixEpochGroupExpression(t *testing.T) {
+	const mod, modFunc = "((tms + 30) - (((tms + 30) % 60) + 60) % 60)", "((tms + 30) - MOD(MOD((tms + 30), 60) + 60, 60))"
+	for _, name := range settings.Dialects[1:] {
+		want := mod
+		if name == settings.DialectDremio {
+			want = modFunc
+		}
+		for in, want := range map[string]string{
+			"$__unixEpochGroup(tms + 30, 1m)":    want,
+			"$__unixEpochGroup( tms+30 , 1m)":    strings.ReplaceAll(want, "tms + 30", "tms+30"),
+			"$__unixEpochGroup(m.tms, 1m)":       strings.ReplaceAll(want, "(tms + 30)", "m.tms"),
+			"$__unixEpochGroup(-tms, 1m)":        strings.ReplaceAll(want, "tms + 30", "-tms"),
+			`$__unixEpochGroup("t" - 1, 1m)`:     strings.ReplaceAll(want, "tms + 30", `"t" - 1`),
+			"$__unixEpochGroup(tms % 7 + 1, 1m)": strings.ReplaceAll(want, "tms + 30", "tms % 7 + 1"),
+		} {
+			got, err := expand(t, in, testEnv(name))
+			if err != nil || got.SQL != want {
+				t.Errorf("%s: %s:\n got %s (%v)\nwant %s", name, in, got.SQL, err, want)
+			}
+		}
+	}
+}
+
+// TestSQLiteTimeFilterISOText pins what docs/dialects.md (ansi) says of
+// times stored as ISO 8601 text with the T separator: compared as text
+// with the ansi literal ('2023-11-14 22:13:20.000+00:00'), "T" sorts after
+// the space, so no row of the range's day is selected, without an error;
+// rewritten in the literal's form with strftime, each is compared as its
+// instant, at the bounds and with an offset too. The range is 2023-11-14
+// 22:13:20Z – 23:13:20Z.
+func TestSQLiteTimeFilterISOText(t *testing.T) {
+	s := newTestSource(t, baseConfig(startSQLite(t)))
+	const rows = `SELECT '2023-11-14T22:00:00Z' AS at UNION ALL SELECT '2023-11-14T22:13:20Z' UNION ALL SELECT '2023-11-14T22:30:00.250Z'
+		UNION ALL SELECT '2023-11-15T00:10:00+02:00' UNION ALL SELECT '2023-11-14T23:13:20Z' UNION ALL SELECT '2023-11-14T23:50:00Z'`
+	for filter, want := range map[string][]string{
+		"$__timeFilter(at)": nil,
+		"$__timeFilter(strftime('%Y-%m-%d %H:%M:%f+00:00', at))": {"2023-11-14T22:13:20Z", "2023-11-14T22:30:00.250Z", "2023-11-14T23:13:20Z"},
+	} {
+		sink, err := runQuery(t, s, "SELECT at FROM ("+rows+") WHERE "+filter+" ORDER BY at", FormatTable, source.Limits{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got []string
+		for i := range sink.frames[0].Rows() {
+			v, _ := sink.frames[0].Fields[0].ConcreteAt(i)
+			got = append(got, fmt.Sprint(v))
+		}
+		if fmt.Sprint(got) != fmt.Sprint(want) {
+			t.Errorf("%s selected %q, want %q", filter, got, want)
+		}
+	}
+}

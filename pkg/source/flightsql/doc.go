@@ -219,7 +219,7 @@
 //	               FLOOR(TIMESTAMPDIFF(SECOND, CAST('1970-01-01 00:00:00' AS DATETIME), col)
 //	               / 300) * 300 SECOND), whole seconds only
 //	    ansi       none: an error naming the macro and the dialect
-//	    The interval may be quoted and may be $__interval; units ms, s, m, h, d, w.
+//	    The interval may be quoted and may be $__interval; units ms, s, m, h, d, w, M (30 days), y (365 days).
 //	$__timeGroupAlias(col, 5m[, fill])  the same, followed by AS "time" (AS `time` in mysql)
 //	$__unixEpochGroup(col, 5m)  (col - ((col % 300) + 300) % 300), an integer rounded
 //	    down (times before 1970 included); dremio writes % as MOD. For integer Unix

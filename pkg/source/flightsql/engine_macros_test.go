@@ -198,3 +198,28 @@ func TestEngineUnixEpochGroupRoundsDown(t *testing.T) {
 		}
 	}
 }
+
+// $__unixEpochGroup of an expression rounds the whole expression down, before
+// 1970 too: unparenthesised, "t + 30 % 60" took the remainder of 30 alone,
+// which rounds negative values the wrong way.
+func TestEngineUnixEpochGroupExpression(t *testing.T) {
+	srv := engine.Start(t, "")
+	srv.Exec(t, `CREATE TABLE e AS SELECT t::BIGINT AS t FROM (VALUES (-121), (-100), (-31), (-30), (0), (29), (1764547170)) v(t)`)
+	env := macroEnv{dialect: func() (*dialect, error) { return dialects[settings.DialectDuckDB], nil }}
+	exp, err := expandMacros(context.Background(), "SELECT t, $__unixEpochGroup(t + 30, 1m) AS g FROM e ORDER BY t", env)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// t + 30 rounded down to a minute.
+	want := map[int64]int64{-121: -120, -100: -120, -31: -60, -30: 0, 0: 0, 29: 0, 1764547170: 1764547200}
+	rows := srv.Query(t, exp.SQL)
+	if len(rows) != len(want) {
+		t.Fatalf("%d rows", len(rows))
+	}
+	for _, r := range rows {
+		v, g := r[0].(int64), r[1].(int64)
+		if want[v] != g {
+			t.Errorf("%s: %d + 30 grouped to %d, want %d", exp.SQL, v, g, want[v])
+		}
+	}
+}

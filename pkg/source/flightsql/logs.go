@@ -103,11 +103,15 @@ func newLogsBuilder(mem memory.Allocator, fi frameInfo, s *arrow.Schema, order *
 	}
 	b := &logsBuilder{frameInfo: fi, schema: s, timeIdx: ti, clock: series.NewTimeReader(s.Field(ti), seriesType), order: order}
 	isText := func(f arrow.Field) bool { return f.Type.ID() == arrow.STRING }
+	// A column named as the line may also hold JSON (a normalised binary
+	// column: JSON, struct, map, list), written as text; the first text
+	// column, taken when none is named so, is text only.
+	isLine := func(f arrow.Field) bool { return isText(f) || f.Type.ID() == arrow.BINARY }
 	anyType := func(arrow.Field) bool { return true }
 	b.severity = pickColumn(s, severityNames, func(i int) bool { return i == ti }, anyType)
 	b.id = pickColumn(s, idNames, func(i int) bool { return i == ti || i == b.severity }, anyType)
 	taken := func(i int) bool { return i == ti || i == b.severity || i == b.id }
-	b.bodyIdx = pickColumn(s, bodyNames, taken, isText)
+	b.bodyIdx = pickColumn(s, bodyNames, taken, isLine)
 	if b.bodyIdx < 0 {
 		for i, f := range s.Fields() {
 			if !taken(i) && isText(f) {
@@ -117,7 +121,7 @@ func newLogsBuilder(mem memory.Allocator, fi frameInfo, s *arrow.Schema, order *
 		}
 	}
 	if b.bodyIdx < 0 {
-		return nil, source.BadQuery("flightsql: format logs needs a text column for the log line (named one of %s, or the first text column); the result has %s", strings.Join(bodyNames, ", "), source.DescribeColumns(s))
+		return nil, source.BadQuery("flightsql: format logs needs a column for the log line (text or JSON named one of %s, or the first text column); the result has %s", strings.Join(bodyNames, ", "), source.DescribeColumns(s))
 	}
 	for i, f := range s.Fields() {
 		if !taken(i) && i != b.bodyIdx {
@@ -165,12 +169,7 @@ func (b *logsBuilder) Add(rec arrow.RecordBatch) error {
 // addRow appends row i of rec, whose time is t.
 func (b *logsBuilder) addRow(rec arrow.RecordBatch, i int, t arrow.Timestamp) {
 	b.times.Append(t)
-	body := rec.Column(b.bodyIdx).(*array.String)
-	if body.IsNull(i) {
-		b.bodies.AppendNull()
-	} else {
-		b.bodies.Append(body.Value(i))
-	}
+	b.appendText(b.bodies, rec.Column(b.bodyIdx), i) // text, or JSON as text
 	if b.severities != nil {
 		b.appendText(b.severities, rec.Column(b.severity), i)
 	}
@@ -228,7 +227,8 @@ func releaseRecords(recs []arrow.RecordBatch) {
 	}
 }
 
-// appendText appends a[i] as text (a string column's own value) or a null.
+// appendText appends a[i] as text (a string column's own value, a binary
+// column's JSON) or a null.
 func (b *logsBuilder) appendText(sb *array.StringBuilder, a arrow.Array, i int) {
 	switch {
 	case a.IsNull(i):

@@ -229,3 +229,68 @@ func deref(s *string) any {
 	}
 	return *s
 }
+
+// TestLogsJSONBody: a column named as a log line (bodyNames) holding JSON
+// (a JSON column, or a struct: both normalised to Arrow binary) is the line,
+// its JSON as the body's text: alone, the query failed for want of a text
+// column; beside a text column, that column became the line and the real
+// one went to the labels. A JSON column not so named is not taken as the
+// line: the first text column is.
+func TestLogsJSONBody(t *testing.T) {
+	ts := arrow.Field{Name: "ts", Type: &arrow.TimestampType{Unit: arrow.Millisecond, TimeZone: "UTC"}}
+	host := arrow.Field{Name: "host", Type: arrow.BinaryTypes.String}
+	jsonCol := func(name string) arrow.Field { return arrow.Field{Name: name, Type: jsonExt(t), Nullable: true} }
+	msg := arrow.StructOf(arrow.Field{Name: "msg", Type: arrow.BinaryTypes.String}, arrow.Field{Name: "code", Type: arrow.PrimitiveTypes.Int32})
+	srv := newMemServer()
+	for name, fields := range map[string][]arrow.Field{
+		"json": {ts, jsonCol("body")}, "jsonHost": {ts, host, jsonCol("body")}, "payload": {ts, jsonCol("payload"), host},
+		"struct": {ts, {Name: "Message", Type: msg}},
+	} {
+		schema := arrow.NewSchema(fields, nil)
+		srv.set(name, &dataset{schema: schema, endpoints: [][]arrow.RecordBatch{{batch(schema, func(b *array.RecordBuilder) {
+			for i, f := range fields {
+				switch fb := b.Field(i).(type) {
+				case *array.TimestampBuilder:
+					fb.AppendValues([]arrow.Timestamp{1_700_000_000_000, 1_700_000_000_001}, nil)
+				case *array.StringBuilder:
+					fb.AppendValues([]string{"web-1", "web-2"}, nil)
+				case *array.ExtensionBuilder:
+					fb.Builder.(*array.StringBuilder).AppendValues([]string{`{"msg":"disk full"}`, ""}, []bool{true, false})
+				case *array.StructBuilder:
+					fb.AppendValues([]bool{true, true})
+					fb.FieldBuilder(0).(*array.StringBuilder).AppendValues([]string{"disk full", "ok"}, nil)
+					fb.FieldBuilder(1).(*array.Int32Builder).AppendValues([]int32{507, 200}, nil)
+				default:
+					t.Fatalf("column %s", f.Name)
+				}
+			}
+		})}}})
+	}
+	s := newTestSource(t, baseConfig(startServer(t, srv, serverOpts{})))
+	for _, tc := range []struct {
+		sql    string
+		bodies []*string
+		labels []map[string]any
+	}{
+		{"json", []*string{ptr(`{"msg":"disk full"}`), nil}, []map[string]any{{}, {}}},
+		{"jsonHost", []*string{ptr(`{"msg":"disk full"}`), nil}, []map[string]any{{"host": "web-1"}, {"host": "web-2"}}},
+		{"payload", []*string{ptr("web-1"), ptr("web-2")}, []map[string]any{{"payload": `{"msg":"disk full"}`}, {}}},
+		{"struct", []*string{ptr(`{"msg":"disk full","code":507}`), ptr(`{"msg":"ok","code":200}`)}, []map[string]any{{}, {}}},
+	} {
+		t.Run(tc.sql, func(t *testing.T) {
+			sink := newWireSink(t)
+			if err := s.Query(t.Context(), source.Query{RefID: "A", JSON: []byte(fmt.Sprintf(`{"rawSql":%q,"format":"logs"}`, tc.sql))}, sink); err != nil {
+				t.Fatal(err)
+			}
+			bf := toBrowser(t, sink.frames[0])
+			p, ok := parseDataplaneLogs(bf)
+			if !ok {
+				t.Fatalf("Grafana's logs view drops the frame: %+v", bf.Schema)
+			}
+			checkStrings(t, "body", browserValues[*string](t, bf, p.body), tc.bodies)
+			if got := browserValues[map[string]any](t, bf, p.labels); fmt.Sprint(got) != fmt.Sprint(tc.labels) {
+				t.Errorf("labels %v, want %v", got, tc.labels)
+			}
+		})
+	}
+}

@@ -34,6 +34,10 @@ const (
 	expandSlack  = 256 << 10
 	// ctxEvery: expansion checks for cancellation every ctxEvery macros.
 	ctxEvery = 64
+	// macroText bounds what a macro writes besides copies of its first
+	// argument (macro.repeats): its SQL in the wordiest dialect, with its
+	// literals and numbers.
+	macroText = 256
 )
 
 // macroEnv is what macros expand from.
@@ -87,40 +91,44 @@ func (u *timeUse) record(name string, depth int, args []string, out string) {
 type macro struct {
 	args     int // number of arguments; -1: none and no parentheses needed
 	optional int // further optional arguments
-	expand   func(x *expander, args []string) (string, error)
+	// repeats: how many times expand writes its first argument, for the
+	// bound of its output charged before it is built (expander.call).
+	repeats int
+	expand  func(x *expander, args []string) (string, error)
 }
 
 // macros is the table of supported macros; doc.go and docs/dialects.md show
 // what each writes in each SQL dialect.
 var macros = map[string]macro{
-	"timeFilter": {1, 0, func(x *expander, a []string) (string, error) {
+	"timeFilter": {1, 0, 2, func(x *expander, a []string) (string, error) {
 		d, err := x.dialect()
 		if err != nil {
 			return "", err
 		}
-		return fmt.Sprintf("(%s >= %s AND %s <= %s)", a[0], d.timeLiteral(x.env.from), a[0], d.timeLiteral(x.env.to)), nil
+		// Concatenated: one allocation of the text, which may be long.
+		return "(" + a[0] + " >= " + d.timeLiteral(x.env.from) + " AND " + a[0] + " <= " + d.timeLiteral(x.env.to) + ")", nil
 	}},
-	"timeFrom": {0, 0, timeBound(true)},
-	"timeTo":   {0, 0, timeBound(false)},
+	"timeFrom": {0, 0, 0, timeBound(true)},
+	"timeTo":   {0, 0, 0, timeBound(false)},
 
-	"unixEpochFilter":     {1, 0, epochFilter(time.Second)},
-	"unixEpochMsFilter":   {1, 0, epochFilter(time.Millisecond)},
-	"unixEpochNanoFilter": {1, 0, epochFilter(time.Nanosecond)},
-	"unixEpochFrom":       {0, 0, epochBound(time.Second, true)},
-	"unixEpochTo":         {0, 0, epochBound(time.Second, false)},
-	"unixEpochMsFrom":     {0, 0, epochBound(time.Millisecond, true)},
-	"unixEpochMsTo":       {0, 0, epochBound(time.Millisecond, false)},
-	"unixEpochNanoFrom":   {0, 0, epochBound(time.Nanosecond, true)},
-	"unixEpochNanoTo":     {0, 0, epochBound(time.Nanosecond, false)},
+	"unixEpochFilter":     {1, 0, 2, epochFilter(time.Second)},
+	"unixEpochMsFilter":   {1, 0, 2, epochFilter(time.Millisecond)},
+	"unixEpochNanoFilter": {1, 0, 2, epochFilter(time.Nanosecond)},
+	"unixEpochFrom":       {0, 0, 0, epochBound(time.Second, true)},
+	"unixEpochTo":         {0, 0, 0, epochBound(time.Second, false)},
+	"unixEpochMsFrom":     {0, 0, 0, epochBound(time.Millisecond, true)},
+	"unixEpochMsTo":       {0, 0, 0, epochBound(time.Millisecond, false)},
+	"unixEpochNanoFrom":   {0, 0, 0, epochBound(time.Nanosecond, true)},
+	"unixEpochNanoTo":     {0, 0, 0, epochBound(time.Nanosecond, false)},
 
-	"interval": {-1, 0, func(x *expander, _ []string) (string, error) { return series.FormatInterval(x.env.interval), nil }},
-	"interval_ms": {-1, 0, func(x *expander, _ []string) (string, error) {
+	"interval": {-1, 0, 0, func(x *expander, _ []string) (string, error) { return series.FormatInterval(x.env.interval), nil }},
+	"interval_ms": {-1, 0, 0, func(x *expander, _ []string) (string, error) {
 		return strconv.FormatInt(x.env.interval.Milliseconds(), 10), nil
 	}},
 
-	"timeGroup":      {2, 1, timeGroup(false)},
-	"timeGroupAlias": {2, 1, timeGroup(true)},
-	"unixEpochGroup": {2, 0, func(x *expander, a []string) (string, error) {
+	"timeGroup":      {2, 1, 1, timeGroup(false)},
+	"timeGroupAlias": {2, 1, 1, timeGroup(true)},
+	"unixEpochGroup": {2, 0, 2, func(x *expander, a []string) (string, error) {
 		iv, err := parseInterval(a[1])
 		if err != nil {
 			return "", err
@@ -135,13 +143,13 @@ var macros = map[string]macro{
 		return d.epochGroup(a[0], int64(iv/time.Second)), nil
 	}},
 
-	"catalog": {-1, 0, func(x *expander, _ []string) (string, error) {
+	"catalog": {-1, 0, 0, func(x *expander, _ []string) (string, error) {
 		if x.env.catalog == "" {
 			return "", errors.New("no default catalog is configured (catalog setting)")
 		}
 		return x.env.catalog, nil
 	}},
-	"schema": {-1, 0, func(x *expander, _ []string) (string, error) {
+	"schema": {-1, 0, 0, func(x *expander, _ []string) (string, error) {
 		if x.env.schema == "" {
 			return "", errors.New("no default schema is configured (schema setting)")
 		}
@@ -174,7 +182,8 @@ func timeBound(from bool) func(*expander, []string) (string, error) {
 
 func epochFilter(unit time.Duration) func(*expander, []string) (string, error) {
 	return func(x *expander, a []string) (string, error) {
-		return fmt.Sprintf("(%s >= %d AND %s <= %d)", a[0], epoch(x.env.from, unit), a[0], epoch(x.env.to, unit)), nil
+		from, to := strconv.FormatInt(epoch(x.env.from, unit), 10), strconv.FormatInt(epoch(x.env.to, unit), 10)
+		return "(" + a[0] + " >= " + from + " AND " + a[0] + " <= " + to + ")", nil // as timeFilter
 	}
 }
 
@@ -208,6 +217,10 @@ func timeGroup(alias bool) func(*expander, []string) (string, error) {
 				return "", err
 			}
 			if x.fill != nil && *x.fill != *f {
+				if f.Interval != x.fill.Interval { // the fill's points are at the interval
+					return "", fmt.Errorf("fill %s at interval %s differs from the fill %s at interval %s given earlier in the query: a query has one fill, at one interval",
+						f, series.FormatInterval(f.Interval), x.fill, series.FormatInterval(x.fill.Interval))
+				}
 				return "", fmt.Errorf("fill %s differs from the fill %s given earlier in the query: a query has one fill", f, x.fill)
 			}
 			x.fill = f
@@ -362,13 +375,20 @@ func (x *expander) call(ctx context.Context, s string, depth int) (string, int, 
 		return "", 0, fmt.Errorf("unknown macro %s (known: %s)", source.Quote("$__"+name), knownMacros)
 	}
 	var args []string
+	want := max(m.args, 0)
 	if m.args >= 0 && n < len(s) && s[n] == '(' {
 		if depth > maxMacroDepth {
 			return "", 0, fmt.Errorf("$__%s: macros are nested more than %d deep in macro arguments", name, maxMacroDepth)
 		}
-		end, raw, err := splitArgs(s, n)
+		// Only as many arguments as m takes are kept (one at least: an
+		// empty list is one empty argument); more are counted and refused
+		// unexpanded.
+		end, raw, count, err := splitArgs(s, n, max(want+m.optional, 1))
 		if err != nil {
 			return "", 0, fmt.Errorf("$__%s: %w", name, err)
+		}
+		if count > len(raw) {
+			return "", 0, fmt.Errorf("$__%s takes %s, got %d", name, argCount(m), count)
 		}
 		for _, a := range raw {
 			ea, err := x.expand(ctx, a, depth)
@@ -384,7 +404,7 @@ func (x *expander) call(ctx context.Context, s string, depth int) (string, int, 
 	} else if m.args > 0 {
 		return "", 0, fmt.Errorf("$__%s needs %s in parentheses", name, argCount(m))
 	}
-	if want := max(m.args, 0); len(args) < want || len(args) > want+m.optional {
+	if len(args) < want || len(args) > want+m.optional {
 		return "", 0, fmt.Errorf("$__%s takes %s, got %d", name, argCount(m), len(args))
 	}
 	for i, a := range args {
@@ -392,10 +412,23 @@ func (x *expander) call(ctx context.Context, s string, depth int) (string, int, 
 			return "", 0, fmt.Errorf("$__%s: argument %d is empty", name, i+1)
 		}
 	}
+	// The bound of the output is charged before it is built, so that a
+	// text over the budget is never made (a nested $__timeFilter built
+	// each level's text, doubling, before the output bound refused it);
+	// the caller charges what it is. $__catalog and $__schema write a
+	// setting, counted as it is.
+	bound := macroText + len(x.env.catalog) + len(x.env.schema)
+	if len(args) > 0 {
+		bound += m.repeats * len(args[0])
+	}
+	if err := x.spend(bound); err != nil {
+		return "", 0, err
+	}
 	out, err := m.expand(x, args)
 	if err != nil {
 		return "", 0, fmt.Errorf("$__%s: %w", name, err)
 	}
+	x.budget += bound
 	x.time.record(name, depth, args, out)
 	return out, n, nil
 }
@@ -409,28 +442,38 @@ func argCount(m macro) string {
 	return fmt.Sprintf("%d argument(s)", n)
 }
 
-// parseInterval reads a Grafana interval: 500ms, 10s, 5m, 1h, 1d, 1w, also
-// quoted ('5m'); at least 1ms.
+// parseInterval reads a Grafana interval: 500ms, 10s, 5m, 1h, 1d, 1w, 1M,
+// 1y, also quoted ('5m'); at least 1ms. A month is 30 days and a year 365,
+// as Grafana counts them when it writes $__interval ("1y" past a year).
 func parseInterval(s string) (time.Duration, error) {
 	t := strings.Trim(strings.TrimSpace(s), `'"`)
 	var d time.Duration
 	var err error
-	switch {
-	case strings.HasSuffix(t, "d") || strings.HasSuffix(t, "w"):
-		n, perr := strconv.ParseInt(t[:len(t)-1], 10, 64)
-		unit := 24 * time.Hour
-		if strings.HasSuffix(t, "w") {
-			unit *= 7
+	const day = 24 * time.Hour
+	var unit time.Duration // of a suffix time.ParseDuration does not read
+	if t != "" {
+		switch t[len(t)-1] {
+		case 'd':
+			unit = day
+		case 'w':
+			unit = 7 * day
+		case 'M':
+			unit = 30 * day
+		case 'y':
+			unit = 365 * day
 		}
+	}
+	if unit > 0 {
+		n, perr := strconv.ParseInt(t[:len(t)-1], 10, 64)
 		if perr != nil || n <= 0 || n > math.MaxInt64/int64(unit) {
 			err = fmt.Errorf("bad number")
 		}
 		d = time.Duration(n) * unit
-	default:
+	} else {
 		d, err = time.ParseDuration(t)
 	}
 	if err != nil || d < time.Millisecond || d%time.Millisecond != 0 {
-		return 0, fmt.Errorf("interval %s is not a duration of whole milliseconds such as 500ms, 10s, 5m, 1h, 1d", source.Quote(s))
+		return 0, fmt.Errorf("interval %s is not a duration of whole milliseconds such as 500ms, 10s, 5m, 1h, 1d, 1w, 1M (30 days), 1y (365 days)", source.Quote(s))
 	}
 	return d, nil
 }
@@ -485,12 +528,18 @@ func skipQuoted(sql string, i int) int {
 }
 
 // splitArgs reads the parenthesised argument list starting at s[open] and
-// returns the index after ')' and the top-level comma-separated arguments,
-// without their comments (withoutComments). A parenthesis or comma in a
-// comment or a literal is not one of the list's.
-func splitArgs(s string, open int) (int, []string, error) {
-	depth, start := 0, open+1
+// returns the index after ')', the first keep top-level comma-separated
+// arguments, without their comments (withoutComments), and how many there
+// are. A parenthesis or comma in a comment or a literal is not one of the
+// list's.
+func splitArgs(s string, open, keep int) (int, []string, int, error) {
+	depth, start, count := 0, open+1, 0
 	var args []string
+	arg := func(a string) {
+		if count++; len(args) < keep {
+			args = append(args, withoutComments(a))
+		}
+	}
 	for i := open; i < len(s); i++ {
 		switch s[i] {
 		case '\'', '"', '`':
@@ -504,16 +553,17 @@ func splitArgs(s string, open int) (int, []string, error) {
 		case ')':
 			depth--
 			if depth == 0 {
-				return i + 1, append(args, withoutComments(s[start:i])), nil
+				arg(s[start:i])
+				return i + 1, args, count, nil
 			}
 		case ',':
 			if depth == 1 {
-				args = append(args, withoutComments(s[start:i]))
+				arg(s[start:i])
 				start = i + 1
 			}
 		}
 	}
-	return 0, nil, fmt.Errorf("missing ')'")
+	return 0, nil, 0, fmt.Errorf("missing ')'")
 }
 
 // withoutComments is s with each comment outside quotes made one space: a

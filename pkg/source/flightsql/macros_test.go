@@ -104,7 +104,10 @@ func TestExpandMacrosPerDialect(t *testing.T) {
 			"$__timeGroup(ts, '1h')":       "to_timestamp(floor(extract(epoch from ts) / 3600) * 3600)",
 			"$__timeGroupAlias(ts, 500ms)": `to_timestamp(floor(extract(epoch from ts) / 0.5) * 0.5) AS "time"`,
 			"$__timeGroup(ts, 1250ms)":     "to_timestamp(floor(extract(epoch from ts) / 1.25) * 1.25)",
-			"$__unixEpochGroup(t, 1w)":     "(t - ((t % 604800) + 604800) % 604800)",
+			// Grafana writes $__interval in years past a year (1y: 365 days).
+			"$__timeGroup(ts, 1y)":     "to_timestamp(floor(extract(epoch from ts) / 31536000) * 31536000)",
+			"$__timeGroup(ts, '1M')":   "to_timestamp(floor(extract(epoch from ts) / 2592000) * 2592000)",
+			"$__unixEpochGroup(t, 1w)": "(t - ((t % 604800) + 604800) % 604800)",
 		}},
 		{settings.DialectDremio, map[string]string{
 			bothFilters:                 "(ts >= TIMESTAMP '2024-01-02 02:04:05.006' AND ts <= TIMESTAMP '2024-01-02 04:04:05.000') TIMESTAMP '2024-01-02 02:04:05.006' TIMESTAMP '2024-01-02 04:04:05.000'",
@@ -171,6 +174,13 @@ func TestExpandMacrosErrors(t *testing.T) {
 		{"$__timeGroup(a, 1h, sometimes)", `$__timeGroup: fill "sometimes" is not NULL, previous or a number`},
 		{"$__timeGroup(a, 1h, 1e999)", `fill "1e999" is not NULL, previous or a number`},
 		{"$__timeGroup(a, 1h, 0) $__timeGroup(a, 1h, NULL)", "$__timeGroup: fill NULL differs from the fill 0 given earlier in the query"},
+		// The same fill at another interval: the message names the intervals
+		// (it said "fill 0 differs from the fill 0").
+		{"$__timeGroup(ts, 5m, 0), $__timeGroup(ts, 10m, 0)", "$__timeGroup: fill 0 at interval 10m differs from the fill 0 at interval 5m given earlier in the query"},
+		{"$__timeGroup(ts, 5m, 0), $__timeGroup(ts, 1h, previous)", "$__timeGroup: fill previous at interval 1h differs from the fill 0 at interval 5m given earlier"},
+		// More arguments than a macro takes are counted, not kept.
+		{"$__timeGroup(a, 1h, 0, 4, 5)", "$__timeGroup takes 2 or 3 arguments, got 5"},
+		{"$__timeFrom(a, b)", "$__timeFrom takes 0 argument(s), got 2"},
 		{"$__unixEpochGroup(a, 1500ms)", "is not a whole number of seconds"},
 		{"$__catalog", "no default catalog is configured (catalog setting)"},
 		{"$__timeGroup(a, $__nope)", `unknown macro "$__nope"`},
@@ -302,18 +312,23 @@ func TestExpandMacrosCancelled(t *testing.T) {
 
 // pathological are queries whose expansion was exponential in their
 // nesting: nested $__timeFilter (each level repeats its argument twice) and
-// nested $__timeGroup, both far deeper than allowed and at the allowed depth.
+// nested $__timeGroup, both far deeper than allowed and at the allowed depth;
+// a long argument nested less deep (each level's text was built before the
+// output bound refused it: 200 MB for 1 MiB); and a macro given half a
+// million arguments (each was kept before their count was checked: 86 MB).
 func pathological() map[string]string {
 	nest := func(open, close string, depth int, inner string) string {
 		return strings.Repeat(open, depth) + inner + strings.Repeat(close, depth)
 	}
 	return map[string]string{
-		"timeFilter/391B":    nest("$__timeFilter(", ")", 26, "ts"),
-		"timeFilter/depth16": nest("$__timeFilter(", ")", maxMacroDepth, "ts"),
-		"timeGroup/720KB":    nest("$__timeGroup(", ", 1m)", 720<<10/18, "ts"),
-		"timeGroup/depth16":  nest("$__timeGroup(", ", 1m)", maxMacroDepth, "ts"),
-		"timeGroup/wide":     strings.Repeat(nest("$__timeGroup(", ", $__interval)", maxMacroDepth, "ts")+", ", 2000),
-		"mixed/depth16":      nest("$__timeGroup($__timeFilter(", "), 1m)", maxMacroDepth/2, "ts"),
+		"timeFilter/391B":         nest("$__timeFilter(", ")", 26, "ts"),
+		"timeFilter/depth16":      nest("$__timeFilter(", ")", maxMacroDepth, "ts"),
+		"timeGroup/720KB":         nest("$__timeGroup(", ", 1m)", 720<<10/18, "ts"),
+		"timeGroup/depth16":       nest("$__timeGroup(", ", 1m)", maxMacroDepth, "ts"),
+		"timeGroup/wide":          strings.Repeat(nest("$__timeGroup(", ", $__interval)", maxMacroDepth, "ts")+", ", 2000),
+		"mixed/depth16":           nest("$__timeGroup($__timeFilter(", "), 1m)", maxMacroDepth/2, "ts"),
+		"timeFilter/depth15/1MiB": nest("$__timeFilter(", ")", 15, strings.Repeat("x", 1<<20-300)),
+		"timeFilter/args/1MiB":    "$__timeFilter(" + strings.Repeat("a,", 1<<19-16) + "a)",
 	}
 }
 
@@ -387,6 +402,29 @@ func FuzzExpandMacros(f *testing.F) {
 	})
 }
 
+// TestParseInterval: the units Grafana writes an interval in, up to years
+// ($__interval is "1y" for a range of several years; Grafana's gtime reads
+// M and y), at their fixed lengths: a month is 30 days, a year 365.
+func TestParseInterval(t *testing.T) {
+	const day = 24 * time.Hour
+	for in, want := range map[string]time.Duration{
+		"500ms": 500 * time.Millisecond, "10s": 10 * time.Second, "5m": 5 * time.Minute, "1h": time.Hour,
+		"1d": day, "2w": 14 * day, "1M": 30 * day, "'3M'": 90 * day, "1y": 365 * day, ` "2y" `: 730 * day,
+		"292y": 292 * 365 * day,
+	} {
+		if got, err := parseInterval(in); err != nil || got != want {
+			t.Errorf("%q: %v, %v; want %v", in, got, err, want)
+		}
+	}
+	for _, in := range []string{"y", "0y", "-1y", "1.5y", "1Y", "1yy", "293y", "1 y", "1m1y"} {
+		if got, err := parseInterval(in); err == nil {
+			t.Errorf("%q: read as %v", in, got)
+		} else if !strings.Contains(err.Error(), "1d, 1w, 1M (30 days), 1y (365 days)") {
+			t.Errorf("%q: the error %q does not list the units", in, err)
+		}
+	}
+}
+
 func TestFormatInterval(t *testing.T) {
 	for d, want := range map[time.Duration]string{
 		time.Millisecond: "1ms", 1500 * time.Millisecond: "1500ms", time.Second: "1s", 90 * time.Second: "90s",
@@ -394,6 +432,35 @@ func TestFormatInterval(t *testing.T) {
 	} {
 		if got := series.FormatInterval(d); got != want {
 			t.Errorf("%v: %s, want %s", d, got, want)
+		}
+	}
+}
+
+// TestMacroOutputBound: what each macro writes, in every dialect, is within
+// the bound call charges before building it (macroText, plus repeats
+// copies of its first argument); an argument long or short.
+func TestMacroOutputBound(t *testing.T) {
+	for _, name := range settings.Dialects[1:] {
+		env := testEnv(name)
+		env.from, env.to = time.Date(-9999, 1, 1, 0, 0, 0, 1, time.UTC), time.Date(9999, 12, 31, 23, 59, 59, 999_999_999, time.UTC)
+		for _, col := range []string{"t", "t + " + strings.Repeat("x", 5000)} {
+			for mname, m := range macros {
+				call := "$__" + mname
+				if m.args >= 0 {
+					call += "(" + strings.Join([]string{col, "1y", "previous"}[:m.args], ", ") + ")"
+				}
+				out, err := expand(t, call, env)
+				if err != nil {
+					continue // no rendering in this dialect
+				}
+				bound := macroText + len(env.catalog) + len(env.schema)
+				if m.args > 0 {
+					bound += m.repeats * len(col)
+				}
+				if len(out.SQL) > bound {
+					t.Errorf("%s: %.40s…: %d bytes, over the bound %d", name, call, len(out.SQL), bound)
+				}
+			}
 		}
 	}
 }
