@@ -206,6 +206,12 @@ func (in *incremental) planDelta(prev *entry, overlap time.Duration) {
 	in.prev, in.cut = prev, cut
 }
 
+// start is where the query's filter starts selecting rows: its range's
+// start rounded down as the filter's literals round it (an epoch filter in
+// seconds selects from the start's whole second). The kept rows are taken
+// from there.
+func (in *incremental) start() time.Time { return in.from.Truncate(max(in.u.unit, 1)) }
+
 // within says whether every time of times is one a query's time filter
 // over from – to lets through: from, less a time group's bucket (a row is
 // labelled with its bucket's start) and a second (an epoch filter in whole

@@ -200,3 +200,28 @@ func TestReasonOfAStoreFailure(t *testing.T) {
 		t.Errorf("reason %q, want store_error", r)
 	}
 }
+
+// An epoch filter in whole seconds selects from the start's second: a
+// refresh whose range starts within a second keeps the row at its start,
+// as the full query has it.
+func TestRefreshFromWithinASecond(t *testing.T) {
+	db, addr := startSQLiteDB(t)
+	if _, err := db.Exec(`CREATE TABLE tens (time INTEGER, host TEXT, value REAL)`); err != nil {
+		t.Fatal(err)
+	}
+	base := time.Unix(1_700_000_000, 0)
+	for i := range 120 { // a row every ten seconds, in seconds
+		if _, err := db.Exec(`INSERT INTO tens VALUES (?, 'h', ?)`, base.Unix()+int64(i)*10, float64(i)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	inc, full := incrementalAndFull(t, addr, func(cfg *settings.FlightSQL) { cfg.IncrementalOverlap = 60 })
+	sql := "SELECT time, host, value FROM tens WHERE $__unixEpochFilter(time)"
+	sameAnswers(t, "first", inc, full, sql, base, base.Add(10*time.Minute), source.Limits{})
+	for i, from := range []time.Duration{100500 * time.Millisecond, 110999 * time.Millisecond, 120 * time.Second} {
+		a := sameAnswers(t, fmt.Sprintf("from %s", from), inc, full, sql, base.Add(from), base.Add(10*time.Minute+time.Duration(i+1)*time.Second), source.Limits{})
+		if a.stats["Incremental query"] != 1 {
+			t.Errorf("from %s: stats %v, want an incremental query", from, a.stats)
+		}
+	}
+}

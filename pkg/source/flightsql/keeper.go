@@ -67,7 +67,7 @@ func (k *keeper) feedKept() error {
 		return nil
 	}
 	k.keptFed = true
-	from, cut := k.inc.from.UnixNano(), k.inc.cut.UnixNano()
+	from, cut := k.inc.start().UnixNano(), k.inc.cut.UnixNano()
 	for _, sg := range k.inc.prev.segs {
 		if sg.hi < from || sg.lo >= cut {
 			continue // before the new start, or all in the rows read again
@@ -153,7 +153,7 @@ func (k *keeper) addHead(rec arrow.RecordBatch) error {
 	if !k.inc.within(times, k.inc.from, k.inc.from.Add(k.inc.width)) {
 		return fallback{whyOutside}
 	}
-	from := k.inc.from.UnixNano()
+	from := k.inc.start().UnixNano()
 	return k.keepRows(rec, times, func(t int64) bool { return t < from }, nil, nil)
 }
 

@@ -64,6 +64,7 @@ type expansion struct {
 // timeUse records the macros that read the time range or group by time.
 type timeUse struct {
 	filters []string      // the column argument of each time filter
+	unit    time.Duration // to which the last filter's literals round the range down (set by the filter)
 	bounds  int           // $__timeFrom, $__timeTo and the epoch bounds
 	nested  bool          // one of these inside another macro's arguments
 	groups  []string      // the column argument of each time group
@@ -105,6 +106,7 @@ var macros = map[string]macro{
 		if err != nil {
 			return "", err
 		}
+		x.time.unit = time.Millisecond // every dialect's literal has milliseconds
 		// Concatenated: one allocation of the text, which may be long.
 		return "(" + a[0] + " >= " + d.timeLiteral(x.env.from) + " AND " + a[0] + " <= " + d.timeLiteral(x.env.to) + ")", nil
 	}},
@@ -182,6 +184,7 @@ func timeBound(from bool) func(*expander, []string) (string, error) {
 
 func epochFilter(unit time.Duration) func(*expander, []string) (string, error) {
 	return func(x *expander, a []string) (string, error) {
+		x.time.unit = unit
 		from, to := strconv.FormatInt(epoch(x.env.from, unit), 10), strconv.FormatInt(epoch(x.env.to, unit), 10)
 		return "(" + a[0] + " >= " + from + " AND " + a[0] + " <= " + to + ")", nil // as timeFilter
 	}
