@@ -204,12 +204,12 @@ func (s *Source) finish(ctx context.Context, fb frameBuilder, k *keeper, inc *in
 		return err
 	}
 	switch {
-	case k != nil && k.off && inc.fellBack && inc.why == whyOutside:
-		s.deleteEntry(inc.storeKey()) // a delta from the older answer would only fall back again
-	case keep:
+	case keep && !k.off:
 		if err := k.store(s.cache); err != nil {
 			s.observer.StoreFailed("put")
 		}
+	case inc.fellBack && (inc.why == whyOutside || inc.why == whyLimit):
+		s.deleteEntry(inc.storeKey()) // a delta from the older answer would only fall back again
 	}
 	return nil
 }
