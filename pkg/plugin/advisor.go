@@ -163,7 +163,7 @@ func (s *Service) advise(ctx context.Context, inst *Instance, req *backend.CallR
 			return fail(http.StatusFailedDependency, "advise: the data source fails its health check: "+oneLine(err))
 		}
 	}
-	res, err := s.measure(ctx, inst, ar, grafanaDecoder(req.PluginContext))
+	res, err := s.measure(ctx, inst, req.PluginContext, ar)
 	if err != nil {
 		status, _, msg := classify(err)
 		return fail(int(status), "advise: "+msg)
@@ -172,9 +172,10 @@ func (s *Service) advise(ctx context.Context, inst *Instance, req *backend.CallR
 }
 
 // measure runs the query into memory, within the advisor's limits and the
-// memory budget, then measures every setting on its frames for a Grafana
-// whose decoder is of generation gd.
-func (s *Service) measure(ctx context.Context, inst *Instance, ar AdviseRequest, gd *codec.Decoder) (*AdviseResult, error) {
+// memory budget share of pc's data source, then measures every setting on
+// its frames for the Grafana of pc (its decoder's generation).
+func (s *Service) measure(ctx context.Context, inst *Instance, pc backend.PluginContext, ar AdviseRequest) (*AdviseResult, error) {
+	gd := grafanaDecoder(pc)
 	to, from := time.UnixMilli(ar.To), time.UnixMilli(ar.From)
 	if ar.From == 0 && ar.To == 0 {
 		to = time.Now()
@@ -195,13 +196,14 @@ func (s *Service) measure(ctx context.Context, inst *Instance, ar AdviseRequest,
 		MaxPoints: min(inst.settings.MaxPoints, adviseMaxPoints),
 	}
 	lim.MaxBytes = min(inst.settings.MaxBytes(), lim.MaxPoints*16)
-	acct := s.pipeline.Account(budgetShare(ctx, backend.PluginConfigFromContext(ctx)))
+	acct := s.pipeline.Account(budgetShare(ctx, pc))
 	defer acct.Close()
 	col := &collector{acct: acct, limits: lim}
 	defer col.release()
 	sq := source.Query{
 		RefID: "A", JSON: ar.Query, From: from, To: to,
 		Interval: max(to.Sub(from)/time.Duration(mdp), time.Millisecond), MaxDataPoints: mdp, Limits: lim,
+		Scope: inst.scope(acct),
 	}
 	if err := s.pipeline.RunSource(ctx, inst.source, sq, col); err != nil {
 		if set := source.SettingOf(err); set == "maxSeries" && lim.MaxSeries < int(inst.settings.MaxSeries) ||

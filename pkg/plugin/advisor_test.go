@@ -6,9 +6,11 @@ import (
 	"errors"
 	"net/http"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/grafana/grafana-plugin-sdk-go/backend"
+	"github.com/grafana/grafana-plugin-sdk-go/genproto/pluginv2"
 
 	"github.com/quiverdata/quiver/pkg/codec"
 	"github.com/quiverdata/quiver/pkg/source"
@@ -158,5 +160,47 @@ func TestAdviseRefusesWhoMayNotEdit(t *testing.T) {
 		if status, got := callAdviseAs(t, s, &backend.User{Login: "u", Role: role}, `{}`, http.MethodPost, body); status != http.StatusOK {
 			t.Errorf("%s: %d %s", role, status, got)
 		}
+	}
+}
+
+// scopeSource is the demo source, recording the Scope of each query.
+type scopeSource struct {
+	source.Source
+	mu     sync.Mutex
+	scopes []string
+}
+
+func (s *scopeSource) Query(ctx context.Context, q source.Query, sink source.Sink) error {
+	s.mu.Lock()
+	s.scopes = append(s.scopes, q.Scope)
+	s.mu.Unlock()
+	return s.Source.Query(ctx, q, sink)
+}
+
+// The advisor's query runs under the scope of a panel's query of the same
+// data source (tenant, org, data source, settings version): a source that
+// keeps answers by it (a Redis result cache shared by several data sources)
+// never serves one data source's kept rows to another's advisor.
+func TestAdviseRunsUnderTheInstancesScope(t *testing.T) {
+	src := &scopeSource{Source: demo.New()}
+	s := newTestService(t, src, 2)
+	pc := pluginContext(`{}`)
+	model := `{"scenario":"random_walk","seriesCount":2,"seed":3}`
+	if _, err := s.QueryData(context.Background(), &pluginv2.QueryDataRequest{PluginContext: pc, Queries: []*pluginv2.DataQuery{query("A", model)}}); err != nil {
+		t.Fatal(err)
+	}
+	upc := backend.FromProto().PluginContext(pc)
+	upc.User = &backend.User{Login: "ed", Role: "Editor"}
+	var got *backend.CallResourceResponse
+	if err := s.CallResource(context.Background(), &backend.CallResourceRequest{PluginContext: upc, Path: AdvisePath, Method: http.MethodPost,
+		Body: []byte(`{"query":` + model + `,` + adviseRange + `}`)},
+		backend.CallResourceResponseSenderFunc(func(r *backend.CallResourceResponse) error { got = r; return nil })); err != nil {
+		t.Fatal(err)
+	}
+	if got == nil || got.Status != http.StatusOK {
+		t.Fatalf("advise: %+v", got)
+	}
+	if len(src.scopes) != 2 || src.scopes[0] == "" || src.scopes[1] != src.scopes[0] {
+		t.Errorf("scopes of the panel's query and the advisor's: %q, want one scope, not empty", src.scopes)
 	}
 }

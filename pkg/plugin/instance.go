@@ -49,6 +49,11 @@ var (
 	_ instancemgmt.InstanceDisposer = (*Instance)(nil)
 )
 
+// scope is what a query of inst that acct accounts for may share kept
+// answers within (source.Query.Scope): its tenant, org, data source and
+// settings version.
+func (inst *Instance) scope(acct *pipeline.Account) string { return acct.Share() + "/" + inst.version }
+
 // SourceFactory builds the source of an instance whose settings are valid.
 // Options.Sources sets it, so that tests can substitute a source.
 type SourceFactory func(ctx context.Context, s settings.Settings) (source.Source, error)

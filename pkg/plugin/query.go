@@ -316,7 +316,7 @@ func (s *Service) runQuery(ctx context.Context, inst *Instance, q backend.DataQu
 			From: q.TimeRange.From, To: q.TimeRange.To,
 			Interval: q.Interval, MaxDataPoints: q.MaxDataPoints,
 			Limits: source.Limits{MaxSeries: int(inst.settings.MaxSeries), MaxPoints: inst.settings.MaxPoints, MaxBytes: inst.settings.MaxBytes()},
-			Scope:  acct.Share() + "/" + inst.version,
+			Scope:  inst.scope(acct),
 		},
 		JSON:     format == backend.DataFrameFormat_JSON,
 		Encoders: inst.encoders,
