@@ -261,8 +261,8 @@ func serverText(s string) string {
 // once and kept until the next health check asks again. What is kept is
 // learnt from a call any user would get the same answer to: a health check,
 // or a call made with the data source's own credentials; never from a call
-// that forwards one user's identity (oauthPassThru), whose answer (or
-// failure) may be that user's alone.
+// that forwards one user's identity (oauthPassThru), a health check
+// included, whose answer (or failure) may be that user's alone.
 type dialectState struct {
 	setting string
 
@@ -411,9 +411,10 @@ func (s *Source) HealthReport(ctx context.Context) (string, error) {
 		}
 	}
 	st := s.conn.dialect
-	st.learn(info, err)
-	st.mu.Lock()
-	defer st.mu.Unlock()
+	d, why := st.choose(info, err)
+	if !s.forwardsUser(ctx) {
+		st.learn(info, err) // a forwarded user's answer may be theirs alone (dialectState)
+	}
 	server := s.cfg.Address
 	if info.name != "" {
 		server = strings.TrimSpace(serverText(info.name) + " " + serverText(info.version))
@@ -422,11 +423,11 @@ func (s *Source) HealthReport(ctx context.Context) (string, error) {
 	how := "dialect setting"
 	if st.setting == settings.DialectAuto {
 		how = "auto"
-		if st.why != "" {
-			how += ": " + st.why
+		if why != "" {
+			how += ": " + why
 		}
 	}
-	msg := fmt.Sprintf("Connected to %s; SQL dialect %s (%s)", server, st.d.name, how)
+	msg := fmt.Sprintf("Connected to %s; SQL dialect %s (%s)", server, d.name, how)
 	if rule := s.conn.passThruRule(); rule != "" {
 		msg += "; " + rule
 	}

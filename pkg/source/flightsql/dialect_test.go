@@ -287,9 +287,9 @@ func (s *userInfoServer) GetFlightInfoSqlInfo(ctx context.Context, cmd flightsql
 }
 
 // TestDialectNotLearntFromAForwardedUser: with oauthPassThru, a user's call
-// whose GetSqlInfo answer is theirs alone renders in what it got and keeps
-// nothing, so the next user asks again; a call with the data source's own
-// credentials, or a health check, is kept for everyone.
+// (a query or a health check) whose GetSqlInfo answer is theirs alone
+// renders in what it got and keeps nothing, so the next user asks again; a
+// call with the data source's own credentials is kept for everyone.
 func TestDialectNotLearntFromAForwardedUser(t *testing.T) {
 	const query = "SELECT $__timeGroup(ts, $__interval) FROM t WHERE $__timeFilter(ts)"
 	duck := "SELECT time_bucket(INTERVAL '60 seconds', ts) FROM t WHERE (ts >= '2023-11-14 22:13:20.000+00' AND ts <= '2023-11-14 23:13:20.000+00')"
@@ -313,6 +313,11 @@ func TestDialectNotLearntFromAForwardedUser(t *testing.T) {
 			if _, err := runQueryContext(t, user, s, query, FormatTable, source.Limits{}); err == nil || !strings.Contains(err.Error(), "standard SQL has no time bucketing") {
 				t.Fatalf("a user told nothing: %v", err)
 			}
+		}
+		// A health check run by a user (Save & test, the advisor) is
+		// their call too: it says what it got, and keeps nothing.
+		if msg, err := s.HealthReport(user); err != nil || !strings.Contains(msg, "SQL dialect ansi") {
+			t.Fatalf("a user's health check: %q, %v", msg, err)
 		}
 		if st := s.conn.dialect; st.known {
 			t.Fatalf("learnt %s from a forwarded user's call", st.d.name)
