@@ -149,6 +149,13 @@ var reservedHeaders = map[string]string{
 	"te":            "set by gRPC",
 }
 
+// passThruHeaders carry the signed-in user's identity with oauthPassThru on:
+// a configured one would go with every user's call.
+var passThruHeaders = map[string]string{
+	"x-id-token": "it carries the signed-in user's ID token",
+	"cookie":     "a session would go with every user's call",
+}
+
 // Validate checks the settings of an instance whose upstream is "flightsql".
 // Errors name the JSON key and what is accepted. TLS sub-settings are checked
 // only when tlsEnabled is on (they are ignored otherwise).
@@ -246,6 +253,8 @@ func (f FlightSQL) checkHeaders(add func(format string, args ...any)) {
 			add("%s: %s is reserved by gRPC", key, quote(h.Name))
 		case reservedHeaders[name] != "":
 			add("%s: %s cannot be set here (%s)", key, quote(h.Name), reservedHeaders[name])
+		case f.OAuthPassThru && passThruHeaders[name] != "":
+			add("%s: %s cannot be set with oauthPassThru on (%s)", key, quote(h.Name), passThruHeaders[name])
 		}
 		if prev, dup := seen[name]; dup {
 			add("%s: %s is already set by headerName%d", key, quote(h.Name), prev)
