@@ -25,7 +25,7 @@ import (
 // array it replaces it must release. What it sets must be memory of its own
 // (Go memory, not changed afterwards); when it replaces Times and every
 // value array, it clears s.inSegments.
-type seriesPost func(s *sortedSeries) error
+type seriesPost func(s *sortedSeries, reserve func(bytes int64) error) error
 
 // sortedSeries is one series as a seriesPost step sees it.
 type sortedSeries struct {
@@ -131,8 +131,9 @@ func (b *Builder) emitEmpty(ctx context.Context, sink source.Sink, notices []dat
 }
 
 // sortSeries gathers the points of s, sorted by time (stable: rows of one
-// time keep their order), and runs the post-processing step on it.
-func (b *Builder) sortSeries(s *series) (*sortedSeries, error) {
+// time keep their order), and runs the post-processing step on it, which
+// reserves what it makes with reserve.
+func (b *Builder) sortSeries(s *series, reserve func(int64) error) (*sortedSeries, error) {
 	runs := b.runs[s.id]
 	b.runs[s.id] = nil
 	var times []arrow.Timestamp
@@ -166,7 +167,7 @@ func (b *Builder) sortSeries(s *series) (*sortedSeries, error) {
 		ss.Values[j] = st.array(runs, b.schema.Field(b.valueIdx[j]).Type, perm, b.mem)
 	}
 	if b.post != nil {
-		if err := b.post(ss); err != nil {
+		if err := b.post(ss, reserve); err != nil {
 			ss.release()
 			return nil, err
 		}

@@ -95,11 +95,16 @@ var errFillUnsorted = errors.New("flightsql: fill: the times are not in ascendin
 // n is 0 for an empty range.
 func fillPoints(f *FillSpec, from, to time.Time) (start, n int64) {
 	step := int64(f.Interval)
-	start, end := FloorDiv(from.UnixNano(), step)*step, to.UnixNano()
+	q, end := FloorDiv(from.UnixNano(), step), to.UnixNano()
+	if q < math.MinInt64/step {
+		q++ // that multiple is before the earliest time: the next one
+	}
+	start = q * step
 	if end < start {
 		return start, 0
 	}
-	return start, (end-start)/step + 1
+	// end - start may pass MaxInt64 (1677 to 2262); as unsigned it does not.
+	return start, int64(min(uint64(end-start)/uint64(step)+1, math.MaxInt64))
 }
 
 // fillSeries fills one series the way Grafana's SQL data sources resample a
@@ -193,12 +198,16 @@ func holds[T fillable](converted T, v float64) bool {
 func fillStep(f *FillSpec, from, to time.Time, limit source.Limit, numerics []*Numeric) seriesPost {
 	_, n := fillPoints(f, from, to)
 	var used, count int64
-	return func(ss *sortedSeries) error {
+	return func(ss *sortedSeries, reserve func(int64) error) error {
 		count++
 		used += n * int64(len(ss.Values))
 		if used > limit.Max {
 			return limit.Exceeded(fmt.Sprintf("flightsql: $__timeGroup fill %s: %s – %s at an interval of %s is %d points per series; the first %d series make",
 				f, from.UTC().Format(time.RFC3339), to.UTC().Format(time.RFC3339), FormatInterval(f.Interval), n, count), "widen the interval, narrow the time range")
+		}
+		// The filled arrays are the query's memory, as what it read is.
+		if err := reserve(n * int64(len(ss.Values)) * filledPointBytes); err != nil {
+			return err
 		}
 		var times []arrow.Timestamp
 		for j, v := range ss.Values {
@@ -213,6 +222,10 @@ func fillStep(f *FillSpec, from, to time.Time, limit source.Limit, numerics []*N
 		return nil
 	}
 }
+
+// filledPointBytes is what fillArray allocates a point: its time, its
+// value, its validity as a bool and as a bit.
+const filledPointBytes = 8 + 8 + 1 + 1
 
 // fillArray fills one value column of a series (see fillSeries): new times
 // and a new array, in Go memory.

@@ -1,13 +1,19 @@
 package series
 
 import (
+	"context"
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"slices"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+
+	"github.com/quiverdata/quiver/pkg/frame"
 	"github.com/quiverdata/quiver/pkg/source"
 )
 
@@ -209,5 +215,83 @@ func TestFillSeriesAllocs(t *testing.T) {
 	})
 	if allocs > 3 {
 		t.Fatalf("%.0f allocations, want 3", allocs)
+	}
+}
+
+// A fill's first point is the multiple of its interval at or before the
+// range's start; near the earliest time Grafana reads that multiple is
+// not a time, and the points start at the next one. A range over every
+// time has its points counted without overflow.
+func TestFillPointsAtTheTimeBounds(t *testing.T) {
+	earliest := time.Unix(0, math.MinInt64/int64(time.Millisecond)*int64(time.Millisecond))
+	latest := time.Unix(0, math.MaxInt64)
+	for _, tc := range []struct {
+		iv       time.Duration
+		from, to time.Time
+	}{
+		{24 * time.Hour, earliest, time.Unix(0, 0)},
+		{365 * 24 * time.Hour, earliest, time.Unix(0, 0)},
+		{365 * 24 * time.Hour, earliest, latest},
+		{time.Hour, earliest, earliest.Add(time.Hour)},
+	} {
+		step := int64(tc.iv)
+		start, n := fillPoints(&FillSpec{Interval: tc.iv}, tc.from, tc.to)
+		// The first point is a multiple of the interval no earlier than
+		// the earliest, within one interval of from; the last is at or
+		// before to, and the next would be after it.
+		// (n-1) intervals, added in two halves that a Duration holds.
+		last := time.Unix(0, start).Add(time.Duration((n-1)/2) * tc.iv).Add(time.Duration(n-1-(n-1)/2) * tc.iv)
+		if start%step != 0 || start < tc.from.UnixNano() || start-tc.from.UnixNano() >= step || n <= 0 ||
+			last.After(tc.to) || !last.Add(tc.iv).After(tc.to) {
+			t.Errorf("%s over %s – %s: start %d, %d points", tc.iv, tc.from.UTC(), tc.to.UTC(), start, n)
+		}
+	}
+}
+
+// reservingSink is discardSink counting what is reserved on it
+// (source.Reserver).
+type reservingSink struct {
+	discardSink
+	reserved int64
+}
+
+func (s *reservingSink) Reserve(_ context.Context, n int64) error {
+	s.reserved += n
+	return nil
+}
+
+// The arrays a fill makes are reserved in the query's memory, as the rows
+// it read are: a few rows filled over a long range make millions of points.
+func TestFillReservesWhatItMakes(t *testing.T) {
+	schema := arrow.NewSchema([]arrow.Field{{Name: "time", Type: frame.Timestamp, Nullable: true}, {Name: "host", Type: arrow.BinaryTypes.String, Nullable: true},
+		{Name: "v1", Type: arrow.PrimitiveTypes.Float64, Nullable: true}, {Name: "v2", Type: arrow.PrimitiveTypes.Float64, Nullable: true}}, nil)
+	const hosts, points = 100, 5000
+	rec := batch(schema, func(b *array.RecordBuilder) {
+		for h := range hosts {
+			b.Field(0).(*array.TimestampBuilder).Append(0)
+			b.Field(1).(*array.StringBuilder).Append(fmt.Sprint(h))
+			b.Field(2).(*array.Float64Builder).Append(1)
+			b.Field(3).(*array.Float64Builder).Append(2)
+		}
+	})
+	defer rec.Release()
+	for _, wide := range []bool{false, true} {
+		cfg := testConfig(wide)
+		cfg.Fill = &Fill{Spec: &FillSpec{Mode: FillValue, Interval: time.Minute}, From: time.Unix(0, 0), To: time.Unix((points-1)*60, 0),
+			Limit: source.Limit{Max: 10_000_000, Unit: "points", Setting: "maxPoints"}}
+		b, err := New(cfg, schema)
+		if err != nil {
+			t.Fatal(err)
+		}
+		sink := &reservingSink{}
+		if err := b.Add(rec); err != nil {
+			t.Fatal(err)
+		}
+		if err := b.Finish(t.Context(), sink, nil); err != nil {
+			t.Fatal(err)
+		}
+		if want := int64(hosts * points * 2 * 16); sink.reserved < want {
+			t.Errorf("wide %v: %d bytes reserved for %d filled points, want at least %d", wide, sink.reserved, hosts*points*2, want)
+		}
 	}
 }

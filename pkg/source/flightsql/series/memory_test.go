@@ -182,7 +182,7 @@ func TestSeriesRecycledMemory(t *testing.T) {
 			t.Fatal(err)
 		}
 		nth := 0 // the series' place in the frames' order
-		b.post = func(ss *sortedSeries) error {
+		b.post = func(ss *sortedSeries, _ func(int64) error) error {
 			ss.Times = append(slices.Clone(ss.Times), ss.Times[len(ss.Times)-1]+1+arrow.Timestamp(nth))
 			nth++
 			appendOne(t, ss, memory.DefaultAllocator, func(bld array.Builder, _ arrow.Array) error { bld.AppendNull(); return nil })

@@ -310,8 +310,9 @@ func (b *Builder) Finish(ctx context.Context, sink source.Sink, notices []data.N
 			ss.release()
 		}
 	}()
+	reserve := func(n int64) error { return source.Reserve(ctx, sink, n) }
 	for i, s := range all {
-		ss, err := b.sortSeries(s)
+		ss, err := b.sortSeries(s, reserve)
 		if err != nil {
 			return err
 		}

@@ -162,7 +162,7 @@ func TestSeriesPostHook(t *testing.T) {
 		t.Fatal(err)
 	}
 	var seen []string
-	b.post = func(ss *sortedSeries) error {
+	b.post = func(ss *sortedSeries, _ func(int64) error) error {
 		seen = append(seen, fmt.Sprintf("%s:%v", ss.Labels, ss.Times))
 		// Add a point at the end (as fill would), in the allocator's memory.
 		ss.Times = append(slices.Clone(ss.Times), ss.Times[len(ss.Times)-1]+1)
