@@ -68,8 +68,8 @@
 //     one time field holding the union of the series' times, sorted, and one
 //     value field per (label set × value column), with its labels, in the
 //     order above; null where a series has no point at a time. A series with
-//     several points at one time keeps the first (a notice counts the
-//     others). For series that share their times (GROUP BY time bucket): one
+//     several points at one time keeps the last, as Grafana's LongToWide
+//     does (a notice counts the others). For series that share their times (GROUP BY time bucket): one
 //     time column instead of one per series is about half the bytes and a
 //     fifth of Grafana's decoding (docs/journal/benchmarks.md). A result whose
 //     series share so few times that the frame would hold more than four

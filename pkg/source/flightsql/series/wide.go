@@ -54,7 +54,7 @@ func unionTimes(all []*sortedSeries) (times []arrow.Timestamp, same bool) {
 // emitWide hands one timeseries-wide frame to sink: the union of the series'
 // times, and every (series × value column) as a field with its labels, null
 // where the series has no point. A series with several points at one time
-// keeps the first.
+// keeps the last (the one a fill takes too).
 func (b *Builder) emitWide(ctx context.Context, sink source.Sink, all []*sortedSeries, notices []data.Notice) error {
 	times, same := unionTimes(all)
 	var points int64
@@ -80,8 +80,8 @@ func (b *Builder) emitWide(ctx context.Context, sink source.Sink, all []*sortedS
 				for times[k] < t {
 					k++
 				}
-				if i > 0 && ss.Times[i-1] == t {
-					pos = append(pos, -1)
+				if i+1 < len(ss.Times) && ss.Times[i+1] == t {
+					pos = append(pos, -1) // a time's last point is kept, as Grafana's LongToWide keeps it
 					dropped++
 					aligned = false
 					continue
