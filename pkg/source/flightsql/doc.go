@@ -60,14 +60,19 @@
 //     labels, as Grafana's SQL data sources do. The time field keeps its
 //     name from the SQL: the data-plane contract treats a time field's name
 //     as display only.
-//     Frames are ordered by label set, compared as Grafana prints labels
-//     (data.Labels.String: names sorted, "name=value, …"), then by the value
-//     column's position in the result, whatever order the rows arrive in, so
-//     that Grafana's colours and legend stay put from one refresh to the next.
+//     Frames are ordered as Grafana's SQL data sources order their fields
+//     (data.LongToWide): by the label values, column by column in the
+//     result's order (a null one as empty, before an empty one), and a
+//     series' frames by value column name, whatever order the rows arrive
+//     in, so that colours and legends stay put from one refresh to the next
+//     and match a dashboard made on those data sources. With several value
+//     columns, those list every series' first column first; these frames
+//     keep a series' columns together, handed over as each series is done.
 //   - time_series_wide: the same series as one timeseries-wide 0.1 frame:
 //     one time field holding the union of the series' times, sorted, and one
-//     value field per (label set × value column), with its labels, in the
-//     order above; null where a series has no point at a time. A series with
+//     value field per (label set × value column), with its labels, by value
+//     column name and then in the order above, as Grafana's LongToWide
+//     orders them; null where a series has no point at a time. A series with
 //     several points at one time keeps the last, as Grafana's LongToWide
 //     does (a notice counts the others). For series that share their times (GROUP BY time bucket): one
 //     time column instead of one per series is about half the bytes and a

@@ -98,7 +98,8 @@ func TestFillThroughSource(t *testing.T) {
 				t.Errorf("%s frame %d: meta %+v", tc.fill, i, f.Meta)
 			}
 		}
-		// The wide frame: the same columns side by side over the shared times.
+		// The wide frame: the same columns side by side over the shared
+		// times, by value column first (cpu of a and b, then reqs).
 		sink, err = runQuery(t, s, sql, FormatTimeSeriesWide, source.Limits{MaxPoints: 28})
 		if err != nil {
 			t.Fatalf("%s wide: %v", tc.fill, err)
@@ -110,9 +111,9 @@ func TestFillThroughSource(t *testing.T) {
 		if got := fillValues(t, w.Fields[0]); len(got) != 7 || !got[6].(time.Time).Equal(wantTimes[6]) {
 			t.Errorf("%s wide: times %v", tc.fill, got)
 		}
-		for i, f := range w.Fields[1:] {
-			if got := fillValues(t, f); !slices.Equal(got, tc.want[i]) {
-				t.Errorf("%s wide field %d: got %v, want %v", tc.fill, i, got, tc.want[i])
+		for i, want := range [][]any{tc.want[0], tc.want[2], tc.want[1], tc.want[3]} {
+			if got := fillValues(t, w.Fields[1+i]); !slices.Equal(got, want) {
+				t.Errorf("%s wide field %d: got %v, want %v", tc.fill, i, got, want)
 			}
 		}
 	}

@@ -59,42 +59,43 @@ func (ss *sortedSeries) release() {
 	}
 }
 
-// emit hands one frame per value column of ss to sink.
-func (b *Builder) emit(ctx context.Context, sink source.Sink, ss *sortedSeries, notices *[]data.Notice) error {
-	tarr := b.timesArrayOf(ss)
-	defer tarr.Release()
-	tname := b.schema.Field(b.timeIdx).Name
-	if b.timeMD == nil {
-		md := frame.ColumnMetadata(frame.TSTime, nil, "")
-		b.timeMD = &md
-	}
-	for j, varr := range ss.Values {
-		ss.Values[j] = nil
-		vf := b.schema.Field(b.valueIdx[j])
-		md, err := b.frameMD(*notices)
-		if err != nil {
-			ReleaseArrays(ss.Values)
-			varr.Release()
-			return err
-		}
-		*notices = nil
-		config, _ := vf.Metadata.GetValue(frame.KeyConfig)
-		tarr.Retain()
-		rec, err := frame.NewRecordMD(md, []frame.Column{
-			{Name: tname, Array: tarr, Metadata: b.timeMD},
-			b.valueField(vf.Name, varr, ss.Labels, config),
-		})
-		if err != nil {
-			ReleaseArrays(ss.Values)
-			return fmt.Errorf("flightsql: %w", err)
-		}
-		b.segmentsOut = b.segmentsOut || ss.inSegments
-		if err := b.hand(ctx, sink, rec, !ss.inSegments); err != nil {
-			ReleaseArrays(ss.Values)
+// emitAll hands the frames of ss to sink, one a value column, in the order
+// of their names (valueOrder).
+func (b *Builder) emitAll(ctx context.Context, sink source.Sink, ss *sortedSeries, notices *[]data.Notice) error {
+	for _, j := range b.valueOrder {
+		if err := b.emit(ctx, sink, ss, j, notices); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// emit hands the frame of value column j of ss to sink, which takes the
+// column's array from ss.
+func (b *Builder) emit(ctx context.Context, sink source.Sink, ss *sortedSeries, j int, notices *[]data.Notice) error {
+	varr := ss.Values[j]
+	ss.Values[j] = nil
+	md, err := b.frameMD(*notices)
+	if err != nil {
+		varr.Release()
+		return err
+	}
+	*notices = nil
+	if b.timeMD == nil {
+		md := frame.ColumnMetadata(frame.TSTime, nil, "")
+		b.timeMD = &md
+	}
+	vf := b.schema.Field(b.valueIdx[j])
+	config, _ := vf.Metadata.GetValue(frame.KeyConfig)
+	rec, err := frame.NewRecordMD(md, []frame.Column{
+		{Name: b.schema.Field(b.timeIdx).Name, Array: b.timesArrayOf(ss), Metadata: b.timeMD},
+		b.valueField(vf.Name, varr, ss.Labels, config),
+	})
+	if err != nil {
+		return fmt.Errorf("flightsql: %w", err)
+	}
+	b.segmentsOut = b.segmentsOut || ss.inSegments
+	return b.hand(ctx, sink, rec, !ss.inSegments)
 }
 
 // metricColumn names the text column whose value names its series.

@@ -324,7 +324,6 @@ func (b *Builder) create(i int, h uint64, slot uint64) (int32, error) {
 			s.keys[k], s.present[k] = text, true
 			s.labels[b.labelNames[k]] = text
 		}
-		s.sortKey = s.labels.String()
 	}
 	b.runs = append(b.runs, nil)
 	b.series = append(b.series, s)

@@ -36,7 +36,11 @@ type Builder struct {
 	schema   *arrow.Schema
 	timeIdx  int
 	valueIdx []int
-	labelIdx []int
+	// valueOrder is the order of the value columns' fields: by name, as
+	// Grafana orders a wide frame's fields (data.SortWideFrameFields), a
+	// name twice in the result's order.
+	valueOrder []int
+	labelIdx   []int
 	// labelNames are the label columns' names as labels, unique
 	// (UniqueLabels); renamed says which were renamed, for a notice.
 	labelNames []string
@@ -118,7 +122,6 @@ type series struct {
 	keys    []string // label column values (as text); "" when null
 	present []bool   // label column is not null
 	labels  data.Labels
-	sortKey string // labels.String(): the order of the frames
 }
 
 var labelSeed = maphash.MakeSeed()
@@ -154,6 +157,10 @@ func New(cfg Config, s *arrow.Schema) (*Builder, error) {
 	if len(b.valueIdx) == 0 {
 		return nil, source.BadQuery("flightsql: format %s needs at least one numeric value column; the result has %s. Choose format table, or select a number", cfg.format(), source.DescribeColumns(s))
 	}
+	for j := range b.valueIdx {
+		b.valueOrder = append(b.valueOrder, j)
+	}
+	slices.SortStableFunc(b.valueOrder, func(x, y int) int { return strings.Compare(s.Field(b.valueIdx[x]).Name, s.Field(b.valueIdx[y]).Name) })
 	b.labels = make([]labelAccess, len(b.labelIdx))
 	for k, li := range b.labelIdx {
 		b.labels[k].text = cfg.Types(s.Field(li).Type.ID()).Text
@@ -259,18 +266,18 @@ func (b *Builder) flush() {
 	b.ids, b.pend = b.ids[:keep], keep
 }
 
-// compareSeries orders series by their label set as Grafana prints it, then
-// by the label values column by column (which tells apart the rare label
-// sets that print alike).
+// compareSeries orders series as Grafana orders a wide frame's fields of
+// one value column (data.SortWideFrameFields, keyed by the label columns):
+// by their label values column by column, in the result's column order, a
+// null one as empty, and a null before an empty one.
 func compareSeries(x, y *series) int {
-	if c := strings.Compare(x.sortKey, y.sortKey); c != 0 {
-		return c
-	}
 	for k := range x.keys {
-		if c := cmp.Compare(b2i(x.present[k]), b2i(y.present[k])); c != 0 {
+		if c := strings.Compare(x.keys[k], y.keys[k]); c != 0 {
 			return c
 		}
-		if c := strings.Compare(x.keys[k], y.keys[k]); c != 0 {
+	}
+	for k := range x.present {
+		if c := cmp.Compare(b2i(x.present[k]), b2i(y.present[k])); c != 0 {
 			return c
 		}
 	}
@@ -318,7 +325,10 @@ func (b *Builder) Finish(ctx context.Context, sink source.Sink, notices []data.N
 		}
 		all[i] = nil // its points now belong to ss
 		if !b.cfg.Wide {
-			err := b.emit(ctx, sink, ss, &notices)
+			// Handed as it is sorted, its memory reused by the next: with
+			// several value columns, a series' frames are together (a wide
+			// frame orders them by value column first).
+			err := b.emitAll(ctx, sink, ss, &notices)
 			ss.release()
 			if err != nil {
 				return err

@@ -17,11 +17,14 @@ import (
 )
 
 // TestSeriesOrderIsDeterministic sends the same rows in several orders and
-// batch sizes: the frames come out in the same order every time, sorted by
-// label set (as Grafana prints labels), then by value column.
+// batch sizes: the frames come out in the same order every time, as
+// Grafana orders a wide frame's fields by label (data.SortWideFrameFields):
+// by the label values in the result's column order (host, then dc; a null
+// one as empty, before an empty one), then by value column name.
 func TestSeriesOrderIsDeterministic(t *testing.T) {
 	rows := seriesRows(50, 4)
 	var orders [][]string
+	var frames []*data.Frame
 	for seed := range uint64(4) {
 		shuffled := slices.Clone(rows)
 		rand.New(rand.NewPCG(seed, 7)).Shuffle(len(shuffled), func(i, j int) { shuffled[i], shuffled[j] = shuffled[j], shuffled[i] })
@@ -34,6 +37,7 @@ func TestSeriesOrderIsDeterministic(t *testing.T) {
 			keys = append(keys, frameKey(f))
 		}
 		orders = append(orders, keys)
+		frames = sink.frames
 	}
 	for i := 1; i < len(orders); i++ {
 		if !slices.Equal(orders[0], orders[i]) {
@@ -43,18 +47,13 @@ func TestSeriesOrderIsDeterministic(t *testing.T) {
 	if len(orders[0]) != 100 {
 		t.Fatalf("%d frames, want 100", len(orders[0]))
 	}
-	// Sorted by the labels' string, then cpu before reqs (their order in the result).
-	want := slices.Clone(orders[0])
-	slices.SortFunc(want, func(x, y string) int {
-		lx, vx, _ := strings.Cut(x, "|")
-		ly, vy, _ := strings.Cut(y, "|")
-		if c := strings.Compare(lx, ly); c != 0 {
-			return c
-		}
-		return strings.Compare(vx, vy) // cpu < reqs
-	})
-	if !slices.Equal(orders[0], want) {
-		t.Errorf("frames not sorted by labels:\n%v", orders[0][:8])
+	key := func(f *data.Frame) []string {
+		v := f.Fields[1]
+		_, dcSet := v.Labels["dc"]
+		return []string{v.Labels["host"], v.Labels["dc"], fmt.Sprint(dcSet), v.Name}
+	}
+	if !slices.IsSortedFunc(frames, func(x, y *data.Frame) int { return slices.Compare(key(x), key(y)) }) {
+		t.Errorf("frames not sorted by host, dc, then value name:\n%v", orders[0][:8])
 	}
 	if orders[0][0] != "dc=eu, host=h000|cpu" || orders[0][1] != "dc=eu, host=h000|reqs" {
 		t.Errorf("first frames %v", orders[0][:2])
@@ -76,7 +75,7 @@ func TestSeriesLabelsNullAndEmptyDiffer(t *testing.T) {
 			got = append(got, fmt.Sprintf("%s:%d", f.Fields[1].Labels, f.Rows()))
 		}
 	}
-	if want := []string{"dc=, host=a:2", "host=a:1"}; !slices.Equal(got, want) {
+	if want := []string{"host=a:1", "dc=, host=a:2"}; !slices.Equal(got, want) { // a null label before an empty one
 		t.Errorf("series %v, want %v", got, want)
 	}
 }

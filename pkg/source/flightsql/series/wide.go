@@ -65,7 +65,8 @@ func (b *Builder) emitWide(ctx context.Context, sink source.Sink, all []*sortedS
 		return source.BadQuery("flightsql: format time_series_wide: the %d series share few timestamps (%d distinct times for %d points): one frame would be mostly empty. Choose format time_series, or align the times with $__timeGroup", len(all), len(times), points)
 	}
 
-	fields := []frame.Column{{Name: b.schema.Field(b.timeIdx).Name, Array: timesArray(times), TSType: frame.TSTime}}
+	// By value column first, as Grafana orders a wide frame's fields.
+	byValue := make([][]frame.Column, len(b.valueIdx))
 	var dropped int64
 	pos := make([]int32, 0, len(times))
 	// Every series has the union's times, none twice: no positions to find.
@@ -98,8 +99,12 @@ func (b *Builder) emitWide(ctx context.Context, sink source.Sink, all []*sortedS
 			} else {
 				out = b.numerics[j].spread(varr, pos, len(times))
 			}
-			fields = append(fields, b.valueField(vf.Name, out, ss.Labels, config))
+			byValue[j] = append(byValue[j], b.valueField(vf.Name, out, ss.Labels, config))
 		}
+	}
+	fields := []frame.Column{{Name: b.schema.Field(b.timeIdx).Name, Array: timesArray(times), TSType: frame.TSTime}}
+	for _, j := range b.valueOrder {
+		fields = append(fields, byValue[j]...)
 	}
 	if dropped > 0 {
 		notices = append(notices, data.Notice{Severity: data.NoticeSeverityWarning,
