@@ -40,6 +40,11 @@ type dialect struct {
 	// epochGroup writes an integer column of Unix seconds rounded down to a
 	// multiple of n seconds, as an integer.
 	epochGroup func(col string, n int64) string
+	// timeEpoch writes the Unix seconds of timestamp column col as an
+	// integer, rounded down ($__timeEpoch). nil: the dialect has no
+	// rendering (timeEpochWhy says why).
+	timeEpoch    func(col string) string
+	timeEpochWhy string
 	// quote writes an identifier (the alias of $__timeGroupAlias).
 	quote func(name string) string
 }
@@ -55,7 +60,10 @@ var dialects = map[string]*dialect{
 			return fmt.Sprintf("date_bin(INTERVAL '%s', %s)", sqlInterval(d), col), nil
 		},
 		epochGroup: modFloorGroup,
-		quote:      doubleQuote,
+		// extract(epoch) is a Float64 of seconds, the instant for zoned
+		// columns and the UTC value for zone-less ones.
+		timeEpoch: floorEpochSeconds("extract(epoch from %s)"),
+		quote:     doubleQuote,
 	},
 	settings.DialectDuckDB: {
 		name: settings.DialectDuckDB,
@@ -66,7 +74,10 @@ var dialects = map[string]*dialect{
 		timeLiteral: layoutLiteral("'2006-01-02 15:04:05.000+00'"),
 		timeGroup:   duckDBTimeGroup,
 		epochGroup:  modFloorGroup,
-		quote:       doubleQuote,
+		// epoch() is a DOUBLE of seconds: of the instant for TIMESTAMPTZ,
+		// of the value as UTC for TIMESTAMP; no session zone involved.
+		timeEpoch: floorEpochSeconds("epoch(%s)"),
+		quote:     doubleQuote,
 	},
 	settings.DialectPostgres: {
 		name: settings.DialectPostgres,
@@ -82,7 +93,10 @@ var dialects = map[string]*dialect{
 			return fmt.Sprintf("to_timestamp(floor(extract(epoch from %s) / %s) * %s)", col, s, s), nil
 		},
 		epochGroup: modFloorGroup,
-		quote:      doubleQuote,
+		// As timeGroup: extract(epoch) counts a timestamp as UTC, a
+		// timestamptz as its instant (a numeric since PostgreSQL 14).
+		timeEpoch: floorEpochSeconds("extract(epoch from %s)"),
+		quote:     doubleQuote,
 	},
 	settings.DialectDremio: {
 		name: settings.DialectDremio,
@@ -96,7 +110,9 @@ var dialects = map[string]*dialect{
 			return fmt.Sprintf("TO_TIMESTAMP(FLOOR(EXTRACT(EPOCH FROM %s) / %d) * %d)", col, n, n), nil
 		},
 		epochGroup: modFuncFloorGroup,
-		quote:      doubleQuote,
+		// EXTRACT(EPOCH) counts whole seconds already.
+		timeEpoch: func(col string) string { return "CAST(EXTRACT(EPOCH FROM " + col + ") AS BIGINT)" },
+		quote:     doubleQuote,
 	},
 	settings.DialectMySQL: {
 		name: settings.DialectMySQL,
@@ -112,7 +128,12 @@ var dialects = map[string]*dialect{
 			return fmt.Sprintf("DATE_ADD(CAST('1970-01-01 00:00:00' AS DATETIME), INTERVAL FLOOR(TIMESTAMPDIFF(SECOND, CAST('1970-01-01 00:00:00' AS DATETIME), %s) / %d) * %d SECOND)", col, n, n), nil
 		},
 		epochGroup: modFloorGroup,
-		quote:      func(name string) string { return "`" + strings.ReplaceAll(name, "`", "``") + "`" },
+		// As timeGroup, on the zone-less value (Grafana's MySQL data source
+		// writes UNIX_TIMESTAMP, which reads it in the session zone).
+		timeEpoch: func(col string) string {
+			return "TIMESTAMPDIFF(SECOND, CAST('1970-01-01 00:00:00' AS DATETIME), " + col + ")"
+		},
+		quote: func(name string) string { return "`" + strings.ReplaceAll(name, "`", "``") + "`" },
 	},
 	settings.DialectANSI: {
 		name: settings.DialectANSI,
@@ -128,6 +149,7 @@ var dialects = map[string]*dialect{
 		timeLiteral:  layoutLiteral("'2006-01-02 15:04:05.000+00:00'"),
 		timeGroupWhy: "standard SQL has no time bucketing: set the dialect setting to the server's (datafusion, duckdb, postgres, dremio, mysql), or group an integer column with $__unixEpochGroup",
 		epochGroup:   modFloorGroup,
+		timeEpochWhy: "standard SQL has no Unix epoch extraction: set the dialect setting to the server's (datafusion, duckdb, postgres, dremio, mysql), or select the timestamp column itself with $__time",
 		quote:        doubleQuote,
 	},
 }
@@ -137,6 +159,13 @@ func layoutLiteral(layout string) func(time.Time) string {
 }
 
 func doubleQuote(name string) string { return `"` + strings.ReplaceAll(name, `"`, `""`) + `"` }
+
+// floorEpochSeconds writes the Unix seconds of a column as an integer,
+// rounded down (before 1970 too), from epoch, the dialect's fractional
+// seconds of the column (a format with one %s).
+func floorEpochSeconds(epoch string) func(col string) string {
+	return func(col string) string { return "CAST(floor(" + fmt.Sprintf(epoch, col) + ") AS BIGINT)" }
+}
 
 // modFloorGroup rounds down to a multiple of n in integer arithmetic:
 // col minus its remainder made non-negative. It is exact for nanosecond

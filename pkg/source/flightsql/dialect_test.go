@@ -212,7 +212,8 @@ func (s *failingInfo) GetFlightInfoSqlInfo(context.Context, flightsql.GetSqlInfo
 var docMacros = []string{
 	"$__timeFilter(ts)", "$__timeFrom()", "$__timeTo()",
 	"$__timeGroup(ts, 5m)", "$__timeGroup(ts, 7m)", "$__timeGroup(ts, 500ms)",
-	"$__timeGroupAlias(ts, 1h)", "$__unixEpochGroup(t, 5m)",
+	"$__timeGroupAlias(ts, 1h)", "$__unixEpochGroup(t, 5m)", "$__unixEpochGroupAlias(t, 5m)",
+	"$__time(ts)", "$__timeEpoch(ts)",
 }
 
 func docEnv(name string) macroEnv {

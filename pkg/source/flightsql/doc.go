@@ -198,7 +198,8 @@
 // Seafowl, Ballista → datafusion; Dremio → dremio; PostgreSQL → postgres;
 // Doris, StarRocks, MySQL, MariaDB → mysql; anything else, and servers
 // without GetSqlInfo (an error other than a connection, authentication or
-// timeout failure) → ansi, which refuses $__timeGroup rather than guess.
+// timeout failure) → ansi, which refuses $__timeGroup and $__timeEpoch
+// rather than guess.
 // The health check names the dialect. The dialect kept is learnt from the
 // health check or a call with the data source's own credentials, never
 // from a call forwarding a user's identity (dialectState). For a range from 2026-01-01T00:00:00Z
@@ -226,9 +227,20 @@
 //	    ansi       none: an error naming the macro and the dialect
 //	    The interval may be quoted and may be $__interval; units ms, s, m, h, d, w, M (30 days), y (365 days).
 //	$__timeGroupAlias(col, 5m[, fill])  the same, followed by AS "time" (AS `time` in mysql)
-//	$__unixEpochGroup(col, 5m)  (col - ((col % 300) + 300) % 300), an integer rounded
+//	$__unixEpochGroup(col, 5m[, fill])  (col - ((col % 300) + 300) % 300), an integer rounded
 //	    down (times before 1970 included); dremio writes % as MOD. For integer Unix
 //	    seconds, whole seconds only.
+//	$__unixEpochGroupAlias(col, 5m[, fill])  the same, followed by AS "time" (AS `time` in mysql)
+//	$__time(col)               col AS "time" (AS `time` in mysql), every dialect
+//	$__timeEpoch(col), the Unix seconds of a timestamp column, rounded down, AS "time":
+//	    datafusion CAST(floor(extract(epoch from col)) AS BIGINT)
+//	    duckdb     CAST(floor(epoch(col)) AS BIGINT)
+//	    postgres   CAST(floor(extract(epoch from col)) AS BIGINT)
+//	    dremio     CAST(EXTRACT(EPOCH FROM col) AS BIGINT)
+//	    mysql      TIMESTAMPDIFF(SECOND, CAST('1970-01-01 00:00:00' AS DATETIME), col)
+//	    ansi       none: an error naming the macro and the dialect
+//	    Whole seconds (Grafana's PostgreSQL writes extract(epoch) with its fraction):
+//	    an integer named time is what the series builder reads as Unix times.
 //	$__unixEpochFilter(col)    (col >= 1767225600 AND col <= 1767229200), seconds
 //	$__unixEpochMsFilter(col), $__unixEpochNanoFilter(col): milliseconds, nanoseconds
 //	$__unixEpochFrom(), $__unixEpochTo() and the Ms / Nano variants: integers
@@ -236,9 +248,10 @@
 //	$__interval_ms             the query interval in milliseconds
 //	$__catalog, $__schema      the catalog and schema settings, as written there.
 //
-// The fill of $__timeGroup / $__timeGroupAlias is NULL, previous or a
-// number, as in Grafana's SQL data sources; it leaves the SQL alone (a query
-// has one fill) and fills every series of the time_series and
+// The fill of $__timeGroup / $__timeGroupAlias / $__unixEpochGroup /
+// $__unixEpochGroupAlias is NULL, previous or a number, as in Grafana's SQL
+// data sources; it leaves the SQL alone (a query has one fill, whichever
+// macro gives it) and fills every series of the time_series and
 // time_series_wide frames after the query (package series): each series
 // gets one point per interval, at the multiples of the interval since the
 // Unix epoch from the one at or before the range's start to its end
@@ -250,7 +263,10 @@
 // the points are left out. The points of all series and value columns
 // together may not exceed maxPoints (rowLimit when maxPoints is not set):
 // past that the query fails with an error naming the setting. Table and
-// logs frames are not filled.
+// logs frames are not filled. The series' time is the result's time column
+// (series.TimeColumn): an integer $__unixEpochGroup is it when it is named
+// time ($__unixEpochGroupAlias, or AS time) and no timestamp column is
+// selected, and its Unix seconds are filled as a $__timeGroup bucket is.
 //
 // Expansion is linear in the query's length whatever the nesting: a query
 // longer than 1 MiB is refused, so are macros nested more than 16 deep in

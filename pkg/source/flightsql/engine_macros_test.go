@@ -6,6 +6,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -85,6 +86,22 @@ var engineCases = []struct {
 	{"unixEpochGroup+unixEpochFilter",
 		"SELECT $__unixEpochGroup(e, 10m) AS time, host, sum(v) AS v FROM m WHERE $__unixEpochFilter(e) GROUP BY 1, 2 ORDER BY 1",
 		"SELECT (e // 600 * 600) * 1000, host, sum(v) FROM m WHERE e BETWEEN 1767225600 AND 1767229200 GROUP BY 1, 2", 6},
+	{"unixEpochGroupAlias+unixEpochFilter",
+		"SELECT $__unixEpochGroupAlias(e, 10m), host, sum(v) AS v FROM m WHERE $__unixEpochFilter(e) GROUP BY 1, 2 ORDER BY 1",
+		"SELECT (e // 600 * 600) * 1000, host, sum(v) FROM m WHERE e BETWEEN 1767225600 AND 1767229200 GROUP BY 1, 2", 6},
+	{"time+timeFilter/timestamptz",
+		"SELECT $__time(ts), host, v FROM m WHERE $__timeFilter(ts) ORDER BY 1",
+		"SELECT epoch_ms(ts), host, v FROM m WHERE epoch_ms(ts) " + refRange, 97},
+	{"time+timeFilter/timestamp",
+		"SELECT $__time(tsn), host, v FROM m WHERE $__timeFilter(tsn) ORDER BY 1",
+		"SELECT epoch_ms(tsn), host, v FROM m WHERE epoch_ms(tsn) " + refRange, 97},
+	// Integer seconds named time: the series' time as Unix seconds.
+	{"timeEpoch+timeFilter/timestamptz",
+		"SELECT $__timeEpoch(ts), host, v FROM m WHERE $__timeFilter(ts) ORDER BY 1",
+		"SELECT epoch_ms(ts), host, v FROM m WHERE epoch_ms(ts) " + refRange, 97},
+	{"timeEpoch+timeFilter/timestamp",
+		"SELECT $__timeEpoch(tsn), avg(v) AS v FROM m WHERE $__timeFilter(tsn) GROUP BY 1 ORDER BY 1",
+		"SELECT epoch_ms(tsn), avg(v) FROM m WHERE epoch_ms(tsn) " + refRange + " GROUP BY 1", 97},
 	{"unixEpochGroup+unixEpochFrom/To",
 		"SELECT $__unixEpochGroup(e, 1h) AS time, avg(v) AS v FROM m WHERE e >= $__unixEpochFrom() AND e <= $__unixEpochTo() GROUP BY 1 ORDER BY 1",
 		"SELECT (e // 3600 * 3600) * 1000, avg(v) FROM m WHERE e BETWEEN 1767225600 AND 1767229200 GROUP BY 1", 1},
@@ -220,6 +237,88 @@ func TestEngineUnixEpochGroupExpression(t *testing.T) {
 		v, g := r[0].(int64), r[1].(int64)
 		if want[v] != g {
 			t.Errorf("%s: %d + 30 grouped to %d, want %d", exp.SQL, v, g, want[v])
+		}
+	}
+}
+
+// $__timeEpoch writes whole Unix seconds, rounded down (before 1970 too),
+// as a BIGINT, the same for TIMESTAMPTZ and zone-less TIMESTAMP (UTC)
+// columns whatever the session's zone.
+func TestEngineMacrosTimeEpoch(t *testing.T) {
+	srv := engine.Start(t, "America/New_York")
+	srv.Exec(t, `CREATE TABLE te AS
+		SELECT CAST(k AS BIGINT) AS k, CAST(s AS TIMESTAMPTZ) AS ts, CAST(s AS TIMESTAMPTZ) AT TIME ZONE 'UTC' AS tsn
+		FROM (VALUES (1, '1969-12-31 23:59:59.5+00'), (2, '1970-01-01 00:00:00+00'), (3, '1970-01-01 00:00:00.999+00'),
+		             (4, '2026-01-01 00:00:00.999999+00'), (5, '1900-03-01 12:00:00.25+00')) v(k, s)`)
+	// time.Unix rounds down, as the macro must.
+	want := map[int64]int64{1: time.Date(1969, 12, 31, 23, 59, 59, 500_000_000, time.UTC).Unix(), 2: 0, 3: 0,
+		4: engineFrom.Unix(), 5: time.Date(1900, 3, 1, 12, 0, 0, 250_000_000, time.UTC).Unix()}
+	if want[1] != -1 || want[5] != -2203848000 {
+		t.Fatalf("reference %v", want)
+	}
+	env := macroEnv{dialect: func() (*dialect, error) { return dialects[settings.DialectDuckDB], nil }}
+	for _, col := range []string{"ts", "tsn"} {
+		exp, err := expandMacros(context.Background(), "SELECT k, $__timeEpoch("+col+") FROM te ORDER BY k", env)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rows := srv.Query(t, exp.SQL)
+		if len(rows) != len(want) {
+			t.Fatalf("%s: %d rows", exp.SQL, len(rows))
+		}
+		for _, r := range rows {
+			k, got := r[0].(int64), r[1].(int64)
+			if got != want[k] {
+				t.Errorf("%s: row %d: %d, want %d", exp.SQL, k, got, want[k])
+			}
+		}
+	}
+}
+
+// $__unixEpochGroup and $__unixEpochGroupAlias take $__timeGroup's fill:
+// the group of integer Unix seconds, named time, is the series' time, and
+// each fill gives the same points as $__timeGroupAlias's (TestEngineFill's
+// reference, written by hand), in both series formats.
+func TestEngineMacrosUnixEpochGroupFill(t *testing.T) {
+	srv := engine.Start(t, "America/New_York")
+	engineTable(t, srv)
+	s := newTestSource(t, baseConfig(srv.Addr))
+	for _, tc := range []struct{ fill, ref string }{
+		{"NULL", "a.v"},
+		{"previous", "last_value(a.v IGNORE NULLS) OVER (PARTITION BY h.host ORDER BY g.ms ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW)"},
+		{"7.5", "coalesce(a.v, 7.5)"},
+	} {
+		want := map[string][]nullablePoint{}
+		for _, r := range srv.Query(t, strings.Replace(fillRefSQL, "{v}", tc.ref, 1)) {
+			p := nullablePoint{ms: r[0].(int64)}
+			if r[2] != nil {
+				p.v, p.ok = r[2].(float64), true
+			}
+			key := data.Labels{"host": r[1].(string)}.String()
+			want[key] = append(want[key], p)
+		}
+		if len(want) != 3 || len(want[data.Labels{"host": "h0"}.String()]) != 13 {
+			t.Fatalf("%s: the reference has %d series, want 3 of 13 points", tc.fill, len(want))
+		}
+		for _, group := range []string{"$__unixEpochGroupAlias(e, 5m, %s)", "$__unixEpochGroup(e, 5m, %s) AS time"} {
+			sql := fmt.Sprintf("SELECT "+group+", host, avg(v) AS v FROM m WHERE $__unixEpochFilter(e) AND %s GROUP BY 1, 2 ORDER BY 1", tc.fill, fillGaps)
+			got := map[string][]nullablePoint{}
+			frames := engineQuery(t, s, sql, FormatTimeSeries)
+			for _, f := range frames {
+				for k, v := range filledSeriesOf(t, f.Fields[0], f.Fields[1:]) {
+					got[k] = v
+				}
+			}
+			if len(frames) != 3 || !equalSeries(got, want) {
+				t.Errorf("%s time_series:\n got %v\nwant %v", sql, got, want)
+			}
+			frames = engineQuery(t, s, sql, FormatTimeSeriesWide)
+			if len(frames) != 1 {
+				t.Fatalf("%s wide: %d frames", sql, len(frames))
+			}
+			if got := filledSeriesOf(t, frames[0].Fields[0], frames[0].Fields[1:]); !equalSeries(got, want) {
+				t.Errorf("%s time_series_wide:\n got %v\nwant %v", sql, got, want)
+			}
 		}
 	}
 }

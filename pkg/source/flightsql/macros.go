@@ -53,9 +53,10 @@ type macroEnv struct {
 // expansion is the result of expanding a query's macros.
 type expansion struct {
 	SQL string
-	// Fill is the fill of a $__timeGroup / $__timeGroupAlias third
-	// argument, nil without one. The time_series frames of the query are to
-	// be filled with it (series.Fill).
+	// Fill is the fill of a $__timeGroup / $__timeGroupAlias /
+	// $__unixEpochGroup / $__unixEpochGroupAlias third argument, nil without
+	// one. The time_series frames of the query are to be filled with it
+	// (series.Fill).
 	Fill *series.FillSpec
 	// Time is what the query does with its time range (incremental.go).
 	Time timeUse
@@ -73,14 +74,16 @@ type timeUse struct {
 }
 
 // record notes the call of macro name, at nesting level depth, with args,
-// which wrote out.
+// which wrote out. $__time and $__timeEpoch are not noted: they neither
+// read the range nor group by time, and the column they select is judged
+// as "col AS time" written out (timeColumnFiltered).
 func (u *timeUse) record(name string, depth int, args []string, out string) {
 	switch name {
 	case "timeFilter", "unixEpochFilter", "unixEpochMsFilter", "unixEpochNanoFilter":
 		u.filters = append(u.filters, args[0])
 	case "timeFrom", "timeTo", "unixEpochFrom", "unixEpochTo", "unixEpochMsFrom", "unixEpochMsTo", "unixEpochNanoFrom", "unixEpochNanoTo":
 		u.bounds++
-	case "timeGroup", "timeGroupAlias", "unixEpochGroup":
+	case "timeGroup", "timeGroupAlias", "unixEpochGroup", "unixEpochGroupAlias":
 		iv, _ := parseInterval(args[1]) // parsed without error by the macro
 		u.groups, u.grouped, u.width = append(u.groups, args[0]), append(u.grouped, out), max(u.width, iv)
 	default:
@@ -128,21 +131,30 @@ var macros = map[string]macro{
 		return strconv.FormatInt(x.env.interval.Milliseconds(), 10), nil
 	}},
 
-	"timeGroup":      {2, 1, 1, timeGroup(false)},
-	"timeGroupAlias": {2, 1, 1, timeGroup(true)},
-	"unixEpochGroup": {2, 0, 2, func(x *expander, a []string) (string, error) {
-		iv, err := parseInterval(a[1])
-		if err != nil {
-			return "", err
-		}
-		if iv%time.Second != 0 {
-			return "", fmt.Errorf("interval %s is not a whole number of seconds", source.Quote(a[1]))
-		}
+	"timeGroup":           {2, 1, 1, timeGroup(false)},
+	"timeGroupAlias":      {2, 1, 1, timeGroup(true)},
+	"unixEpochGroup":      {2, 1, 2, unixEpochGroup(false)},
+	"unixEpochGroupAlias": {2, 1, 2, unixEpochGroup(true)},
+
+	// As Grafana's PostgreSQL data source writes them: the column named
+	// time, and its Unix seconds named time (whole seconds here: an
+	// integer is what the series builder reads as a Unix time).
+	"time": {1, 0, 1, func(x *expander, a []string) (string, error) {
 		d, err := x.dialect()
 		if err != nil {
 			return "", err
 		}
-		return d.epochGroup(a[0], int64(iv/time.Second)), nil
+		return a[0] + " AS " + d.quote("time"), nil
+	}},
+	"timeEpoch": {1, 0, 1, func(x *expander, a []string) (string, error) {
+		d, err := x.dialect()
+		if err != nil {
+			return "", err
+		}
+		if d.timeEpoch == nil {
+			return "", fmt.Errorf("no rendering in the %s SQL dialect: %s", d.name, d.timeEpochWhy)
+		}
+		return d.timeEpoch(a[0]) + " AS " + d.quote("time"), nil
 	}},
 
 	"catalog": {-1, 0, 0, func(x *expander, _ []string) (string, error) {
@@ -215,18 +227,9 @@ func timeGroup(alias bool) func(*expander, []string) (string, error) {
 			return "", fmt.Errorf("no rendering in the %s SQL dialect: %s", d.name, d.timeGroupWhy)
 		}
 		if len(a) == 3 {
-			f, err := series.ParseFill(a[2], iv)
-			if err != nil {
+			if err := x.setFill(a[2], iv); err != nil {
 				return "", err
 			}
-			if x.fill != nil && *x.fill != *f {
-				if f.Interval != x.fill.Interval { // the fill's points are at the interval
-					return "", fmt.Errorf("fill %s at interval %s differs from the fill %s at interval %s given earlier in the query: a query has one fill, at one interval",
-						f, series.FormatInterval(f.Interval), x.fill, series.FormatInterval(x.fill.Interval))
-				}
-				return "", fmt.Errorf("fill %s differs from the fill %s given earlier in the query: a query has one fill", f, x.fill)
-			}
-			x.fill = f
 		}
 		out, err := d.timeGroup(a[0], iv)
 		if err != nil {
@@ -237,6 +240,57 @@ func timeGroup(alias bool) func(*expander, []string) (string, error) {
 		}
 		return out, nil
 	}
+}
+
+// unixEpochGroup renders $__unixEpochGroup(col, interval[, fill]), col
+// integer Unix seconds, and, with alias, $__unixEpochGroupAlias, which
+// names the result "time". The fill is $__timeGroup's (setFill): the series
+// builder reads an integer column named time as Unix times (series.TimeColumn),
+// so the group aliased time is the series' time and is filled as a
+// timestamp bucket is.
+func unixEpochGroup(alias bool) func(*expander, []string) (string, error) {
+	return func(x *expander, a []string) (string, error) {
+		iv, err := parseInterval(a[1])
+		if err != nil {
+			return "", err
+		}
+		if iv%time.Second != 0 {
+			return "", fmt.Errorf("interval %s is not a whole number of seconds", source.Quote(a[1]))
+		}
+		d, err := x.dialect()
+		if err != nil {
+			return "", err
+		}
+		if len(a) == 3 {
+			if err := x.setFill(a[2], iv); err != nil {
+				return "", err
+			}
+		}
+		out := d.epochGroup(a[0], int64(iv/time.Second))
+		if alias {
+			out += " AS " + d.quote("time")
+		}
+		return out, nil
+	}
+}
+
+// setFill reads fill, the third argument of a time group of interval iv,
+// as the query's fill: a query has one (the same fill at the same interval
+// may be given again).
+func (x *expander) setFill(fill string, iv time.Duration) error {
+	f, err := series.ParseFill(fill, iv)
+	if err != nil {
+		return err
+	}
+	if x.fill != nil && *x.fill != *f {
+		if f.Interval != x.fill.Interval { // the fill's points are at the interval
+			return fmt.Errorf("fill %s at interval %s differs from the fill %s at interval %s given earlier in the query: a query has one fill, at one interval",
+				f, series.FormatInterval(f.Interval), x.fill, series.FormatInterval(x.fill.Interval))
+		}
+		return fmt.Errorf("fill %s differs from the fill %s given earlier in the query: a query has one fill", f, x.fill)
+	}
+	x.fill = f
+	return nil
 }
 
 // expander expands the macros of one query.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"runtime"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -87,6 +88,10 @@ func TestExpandMacrosPerDialect(t *testing.T) {
 			"$__timeGroup(ts, 7m)":                      "date_bin(INTERVAL '420 seconds', ts)",
 			"$__unixEpochGroup(t, 1w)":                  "(t - ((t % 604800) + 604800) % 604800)",
 			`$__timeGroup(date_trunc('day', ts), "1d")`: "date_bin(INTERVAL '86400 seconds', date_trunc('day', ts))",
+			"$__unixEpochGroupAlias(t, 1w)":             `(t - ((t % 604800) + 604800) % 604800) AS "time"`,
+			"$__unixEpochGroup(t, 5m, NULL)":            "(t - ((t % 300) + 300) % 300)",
+			"$__time(ts)":                               `ts AS "time"`,
+			"$__timeEpoch(ts)":                          `CAST(floor(extract(epoch from ts)) AS BIGINT) AS "time"`,
 		}},
 		{settings.DialectDuckDB, map[string]string{
 			bothFilters:                    "(ts >= '2024-01-02 02:04:05.006+00' AND ts <= '2024-01-02 04:04:05.000+00') '2024-01-02 02:04:05.006+00' '2024-01-02 04:04:05.000+00'",
@@ -98,6 +103,12 @@ func TestExpandMacrosPerDialect(t *testing.T) {
 			"$__timeGroup(ts, 1w)":     "time_bucket(INTERVAL '604800 seconds', ts, INTERVAL '259200 seconds')",
 			"$__timeGroup(ts, 1d)":     "time_bucket(INTERVAL '86400 seconds', ts)",
 			"$__unixEpochGroup(t, 1w)": "(t - ((t % 604800) + 604800) % 604800)",
+			// The alias after the whole expression, an expression argument
+			// in parentheses; the fill leaves the SQL alone.
+			"$__unixEpochGroupAlias(t + 30, 1m, previous)": `((t + 30) - (((t + 30) % 60) + 60) % 60) AS "time"`,
+			"$__time(ts)":                     `ts AS "time"`,
+			"$__time(ts + INTERVAL '1 hour')": `ts + INTERVAL '1 hour' AS "time"`,
+			"$__timeEpoch(ts)":                `CAST(floor(epoch(ts)) AS BIGINT) AS "time"`,
 		}},
 		{settings.DialectPostgres, map[string]string{
 			bothFilters:                    "(ts >= '2024-01-02 02:04:05.006+00' AND ts <= '2024-01-02 04:04:05.000+00') '2024-01-02 02:04:05.006+00' '2024-01-02 04:04:05.000+00'",
@@ -105,25 +116,36 @@ func TestExpandMacrosPerDialect(t *testing.T) {
 			"$__timeGroupAlias(ts, 500ms)": `to_timestamp(floor(extract(epoch from ts) / 0.5) * 0.5) AS "time"`,
 			"$__timeGroup(ts, 1250ms)":     "to_timestamp(floor(extract(epoch from ts) / 1.25) * 1.25)",
 			// Grafana writes $__interval in years past a year (1y: 365 days).
-			"$__timeGroup(ts, 1y)":     "to_timestamp(floor(extract(epoch from ts) / 31536000) * 31536000)",
-			"$__timeGroup(ts, '1M')":   "to_timestamp(floor(extract(epoch from ts) / 2592000) * 2592000)",
-			"$__unixEpochGroup(t, 1w)": "(t - ((t % 604800) + 604800) % 604800)",
+			"$__timeGroup(ts, 1y)":          "to_timestamp(floor(extract(epoch from ts) / 31536000) * 31536000)",
+			"$__timeGroup(ts, '1M')":        "to_timestamp(floor(extract(epoch from ts) / 2592000) * 2592000)",
+			"$__unixEpochGroup(t, 1w)":      "(t - ((t % 604800) + 604800) % 604800)",
+			"$__unixEpochGroupAlias(t, 1w)": `(t - ((t % 604800) + 604800) % 604800) AS "time"`,
+			"$__time(ts)":                   `ts AS "time"`,
+			"$__timeEpoch(ts)":              `CAST(floor(extract(epoch from ts)) AS BIGINT) AS "time"`,
 		}},
 		{settings.DialectDremio, map[string]string{
-			bothFilters:                 "(ts >= TIMESTAMP '2024-01-02 02:04:05.006' AND ts <= TIMESTAMP '2024-01-02 04:04:05.000') TIMESTAMP '2024-01-02 02:04:05.006' TIMESTAMP '2024-01-02 04:04:05.000'",
-			"$__timeGroup(ts, '1h')":    "TO_TIMESTAMP(FLOOR(EXTRACT(EPOCH FROM ts) / 3600) * 3600)",
-			"$__timeGroupAlias(ts, 5m)": `TO_TIMESTAMP(FLOOR(EXTRACT(EPOCH FROM ts) / 300) * 300) AS "time"`,
-			"$__unixEpochGroup(t, 1w)":  "(t - MOD(MOD(t, 604800) + 604800, 604800))",
+			bothFilters:                        "(ts >= TIMESTAMP '2024-01-02 02:04:05.006' AND ts <= TIMESTAMP '2024-01-02 04:04:05.000') TIMESTAMP '2024-01-02 02:04:05.006' TIMESTAMP '2024-01-02 04:04:05.000'",
+			"$__timeGroup(ts, '1h')":           "TO_TIMESTAMP(FLOOR(EXTRACT(EPOCH FROM ts) / 3600) * 3600)",
+			"$__timeGroupAlias(ts, 5m)":        `TO_TIMESTAMP(FLOOR(EXTRACT(EPOCH FROM ts) / 300) * 300) AS "time"`,
+			"$__unixEpochGroup(t, 1w)":         "(t - MOD(MOD(t, 604800) + 604800, 604800))",
+			"$__unixEpochGroupAlias(t, 1w, 0)": `(t - MOD(MOD(t, 604800) + 604800, 604800)) AS "time"`,
+			"$__time(ts)":                      `ts AS "time"`,
+			"$__timeEpoch(ts)":                 `CAST(EXTRACT(EPOCH FROM ts) AS BIGINT) AS "time"`,
 		}},
 		{settings.DialectMySQL, map[string]string{
-			bothFilters:                 "(ts >= '2024-01-02 02:04:05.006' AND ts <= '2024-01-02 04:04:05.000') '2024-01-02 02:04:05.006' '2024-01-02 04:04:05.000'",
-			"$__timeGroup(ts, '1h')":    "DATE_ADD(CAST('1970-01-01 00:00:00' AS DATETIME), INTERVAL FLOOR(TIMESTAMPDIFF(SECOND, CAST('1970-01-01 00:00:00' AS DATETIME), ts) / 3600) * 3600 SECOND)",
-			"$__timeGroupAlias(ts, 5m)": "DATE_ADD(CAST('1970-01-01 00:00:00' AS DATETIME), INTERVAL FLOOR(TIMESTAMPDIFF(SECOND, CAST('1970-01-01 00:00:00' AS DATETIME), ts) / 300) * 300 SECOND) AS `time`",
-			"$__unixEpochGroup(t, 1w)":  "(t - ((t % 604800) + 604800) % 604800)",
+			bothFilters:                     "(ts >= '2024-01-02 02:04:05.006' AND ts <= '2024-01-02 04:04:05.000') '2024-01-02 02:04:05.006' '2024-01-02 04:04:05.000'",
+			"$__timeGroup(ts, '1h')":        "DATE_ADD(CAST('1970-01-01 00:00:00' AS DATETIME), INTERVAL FLOOR(TIMESTAMPDIFF(SECOND, CAST('1970-01-01 00:00:00' AS DATETIME), ts) / 3600) * 3600 SECOND)",
+			"$__timeGroupAlias(ts, 5m)":     "DATE_ADD(CAST('1970-01-01 00:00:00' AS DATETIME), INTERVAL FLOOR(TIMESTAMPDIFF(SECOND, CAST('1970-01-01 00:00:00' AS DATETIME), ts) / 300) * 300 SECOND) AS `time`",
+			"$__unixEpochGroup(t, 1w)":      "(t - ((t % 604800) + 604800) % 604800)",
+			"$__unixEpochGroupAlias(t, 1w)": "(t - ((t % 604800) + 604800) % 604800) AS `time`",
+			"$__time(ts)":                   "ts AS `time`",
+			"$__timeEpoch(ts)":              "TIMESTAMPDIFF(SECOND, CAST('1970-01-01 00:00:00' AS DATETIME), ts) AS `time`",
 		}},
 		{settings.DialectANSI, map[string]string{
-			bothFilters:                "(ts >= '2024-01-02 02:04:05.006+00:00' AND ts <= '2024-01-02 04:04:05.000+00:00') '2024-01-02 02:04:05.006+00:00' '2024-01-02 04:04:05.000+00:00'",
-			"$__unixEpochGroup(t, 1w)": "(t - ((t % 604800) + 604800) % 604800)",
+			bothFilters:                           "(ts >= '2024-01-02 02:04:05.006+00:00' AND ts <= '2024-01-02 04:04:05.000+00:00') '2024-01-02 02:04:05.006+00:00' '2024-01-02 04:04:05.000+00:00'",
+			"$__unixEpochGroup(t, 1w)":            "(t - ((t % 604800) + 604800) % 604800)",
+			"$__unixEpochGroupAlias(t, 1w, NULL)": `(t - ((t % 604800) + 604800) % 604800) AS "time"`,
+			"$__time(ts)":                         `ts AS "time"`,
 		}},
 	} {
 		env := testEnv(tc.dialect)
@@ -145,7 +167,7 @@ func TestExpandMacrosPerDialect(t *testing.T) {
 func TestDialectTable(t *testing.T) {
 	for _, name := range settings.Dialects[1:] {
 		d, ok := dialects[name]
-		if !ok || d.name != name || d.timeLiteral == nil || d.epochGroup == nil || d.quote == nil || (d.timeGroup == nil) == (d.timeGroupWhy == "") {
+		if !ok || d.name != name || d.timeLiteral == nil || d.epochGroup == nil || d.quote == nil || (d.timeGroup == nil) == (d.timeGroupWhy == "") || (d.timeEpoch == nil) == (d.timeEpochWhy == "") {
 			t.Errorf("dialect %q: incomplete entry %+v", name, d)
 		}
 	}
@@ -182,6 +204,18 @@ func TestExpandMacrosErrors(t *testing.T) {
 		{"$__timeGroup(a, 1h, 0, 4, 5)", "$__timeGroup takes 2 or 3 arguments, got 5"},
 		{"$__timeFrom(a, b)", "$__timeFrom takes 0 argument(s), got 2"},
 		{"$__unixEpochGroup(a, 1500ms)", "is not a whole number of seconds"},
+		{"$__unixEpochGroupAlias(a, 1500ms, 0)", `$__unixEpochGroupAlias: interval "1500ms" is not a whole number of seconds`},
+		{"$__unixEpochGroupAlias(a)", "$__unixEpochGroupAlias takes 2 or 3 arguments, got 1"},
+		{"$__unixEpochGroup(a, 1h, NULL, 4)", "$__unixEpochGroup takes 2 or 3 arguments, got 4"},
+		{"$__unixEpochGroup(a, 1h, sometimes)", `$__unixEpochGroup: fill "sometimes" is not NULL, previous or a number`},
+		// One fill per query, whichever time group gives it.
+		{"$__timeGroup(ts, 5m, 0) $__unixEpochGroup(t, 5m, NULL)", "$__unixEpochGroup: fill NULL differs from the fill 0 given earlier in the query"},
+		{"$__unixEpochGroupAlias(t, 5m, 0) $__timeGroupAlias(ts, 10m, 0)", "$__timeGroupAlias: fill 0 at interval 10m differs from the fill 0 at interval 5m given earlier in the query"},
+		{"$__time", "$__time needs 1 argument(s) in parentheses"},
+		{"$__time()", "$__time takes 1 argument(s), got 0"},
+		{"$__time(a, b)", "$__time takes 1 argument(s), got 2"},
+		{"$__timeEpoch(a, 1s)", "$__timeEpoch takes 1 argument(s), got 2"},
+		{"$__timeEpoch", "$__timeEpoch needs 1 argument(s) in parentheses"},
 		{"$__catalog", "no default catalog is configured (catalog setting)"},
 		{"$__timeGroup(a, $__nope)", `unknown macro "$__nope"`},
 	} {
@@ -221,6 +255,7 @@ func TestExpandMacrosNoRendering(t *testing.T) {
 	for _, tc := range []struct{ dialect, in, want string }{
 		{settings.DialectANSI, "$__timeGroup(ts, 5m)", "flightsql: $__timeGroup: no rendering in the ansi SQL dialect: standard SQL has no time bucketing: set the dialect setting"},
 		{settings.DialectANSI, "$__timeGroupAlias(ts, 5m)", "flightsql: $__timeGroupAlias: no rendering in the ansi SQL dialect"},
+		{settings.DialectANSI, "$__timeEpoch(ts)", "flightsql: $__timeEpoch: no rendering in the ansi SQL dialect: standard SQL has no Unix epoch extraction: set the dialect setting"},
 		{settings.DialectMySQL, "$__timeGroup(ts, 500ms)", "flightsql: $__timeGroup: the mysql SQL dialect has no rendering for an interval below whole seconds (500ms)"},
 		{settings.DialectDremio, "$__timeGroup(ts, 1500ms)", "flightsql: $__timeGroup: the dremio SQL dialect has no rendering for an interval below whole seconds (1500ms)"},
 	} {
@@ -238,6 +273,12 @@ func TestExpandMacrosFill(t *testing.T) {
 		"$__timeGroup(ts, '1h', -2.5)":                      {Mode: series.FillValue, Value: -2.5, Interval: time.Hour},
 		"$__timeGroup(ts, 1h, 0) x $__timeGroup(ts, 1h, 0)": {Mode: series.FillValue, Interval: time.Hour},
 		"$__timeGroup(ts, 1h)":                              nil,
+		// $__unixEpochGroup takes the fill as $__timeGroup does.
+		"$__unixEpochGroup(t, 5m, NULL)":                             {Mode: series.FillNull, Interval: 5 * time.Minute},
+		"$__unixEpochGroupAlias(t, $__interval, previous)":           {Mode: series.FillPrevious, Interval: 5 * time.Minute},
+		"$__unixEpochGroupAlias(t, 1h, -2.5)":                        {Mode: series.FillValue, Value: -2.5, Interval: time.Hour},
+		"$__timeGroup(ts, 1h, 0) x $__unixEpochGroupAlias(t, 1h, 0)": {Mode: series.FillValue, Interval: time.Hour},
+		"$__unixEpochGroupAlias(t, 1h)":                              nil,
 	} {
 		got, err := expand(t, in, env)
 		if err != nil {
@@ -438,29 +479,89 @@ func TestFormatInterval(t *testing.T) {
 
 // TestMacroOutputBound: what each macro writes, in every dialect, is within
 // the bound call charges before building it (macroText, plus repeats
-// copies of its first argument); an argument long or short.
+// copies of its first argument); an argument long or short, with and
+// without its optional arguments. Every macro is measured: each renders in
+// some dialect, those of Grafana's SQL data sources among them.
 func TestMacroOutputBound(t *testing.T) {
+	measured := map[string]int{}
 	for _, name := range settings.Dialects[1:] {
 		env := testEnv(name)
 		env.from, env.to = time.Date(-9999, 1, 1, 0, 0, 0, 1, time.UTC), time.Date(9999, 12, 31, 23, 59, 59, 999_999_999, time.UTC)
 		for _, col := range []string{"t", "t + " + strings.Repeat("x", 5000)} {
 			for mname, m := range macros {
-				call := "$__" + mname
-				if m.args >= 0 {
-					call += "(" + strings.Join([]string{col, "1y", "previous"}[:m.args], ", ") + ")"
-				}
-				out, err := expand(t, call, env)
-				if err != nil {
-					continue // no rendering in this dialect
-				}
-				bound := macroText + len(env.catalog) + len(env.schema)
-				if m.args > 0 {
-					bound += m.repeats * len(col)
-				}
-				if len(out.SQL) > bound {
-					t.Errorf("%s: %.40s…: %d bytes, over the bound %d", name, call, len(out.SQL), bound)
+				// With its arguments, and with its optional ones too.
+				for _, n := range []int{m.args, m.args + m.optional} {
+					call := "$__" + mname
+					if m.args >= 0 {
+						call += "(" + strings.Join([]string{col, "1y", "previous"}[:n], ", ") + ")"
+					}
+					out, err := expand(t, call, env)
+					if err != nil {
+						continue // no rendering in this dialect
+					}
+					bound := macroText + len(env.catalog) + len(env.schema)
+					if m.args > 0 {
+						bound += m.repeats * len(col)
+					}
+					if len(out.SQL) > bound {
+						t.Errorf("%s: %.40s…: %d bytes, over the bound %d", name, call, len(out.SQL), bound)
+					}
+					measured[mname]++
 				}
 			}
+		}
+	}
+	want := []string{"time", "timeEpoch", "timeFilter", "timeGroup", "timeGroupAlias", "unixEpochGroup", "unixEpochGroupAlias"}
+	for name := range macros {
+		want = append(want, name)
+	}
+	for _, name := range want {
+		if measured[name] == 0 {
+			t.Errorf("$__%s: not measured (unknown, or no rendering in any dialect)", name)
+		}
+	}
+}
+
+// TestExpandMacrosTimeUse: $__unixEpochGroupAlias is a time group as its
+// siblings are (timeUse.record): the incremental planner sees its column,
+// its width and what it wrote, so a query grouped by it may be answered
+// from parts and one that groups otherwise may not. $__time and
+// $__timeEpoch neither read the range nor group by time: they record
+// nothing, and the planner judges the column they select as it judges
+// "col AS time" written out: $__time(ts) is the filtered column,
+// $__timeEpoch(ts) (whole seconds) is not, so that query is a full one.
+func TestExpandMacrosTimeUse(t *testing.T) {
+	env := testEnv(settings.DialectDuckDB)
+	for _, tc := range []struct {
+		sql      string
+		groups   []string
+		width    time.Duration
+		why      string // what sqlWhyFull says ("": nothing)
+		filtered bool   // timeColumnFiltered for the result's column "time" (when why is "")
+	}{
+		{"SELECT $__unixEpochGroupAlias(e, 10m), avg(v) FROM m WHERE $__unixEpochFilter(e) GROUP BY 1", []string{"e"}, 10 * time.Minute, "", true},
+		{"SELECT $__unixEpochGroupAlias(e, 5m, previous), host, avg(v) FROM m WHERE $__unixEpochFilter(e) GROUP BY 1, 2", []string{"e"}, 5 * time.Minute, "", true},
+		{"SELECT $__unixEpochGroup(e, 1h) AS time, avg(v) FROM m WHERE $__unixEpochFilter(e) GROUP BY 1", []string{"e"}, time.Hour, "", true},
+		{"SELECT $__unixEpochGroupAlias(other, 10m), avg(v) FROM m WHERE $__unixEpochFilter(e) GROUP BY 1", []string{"other"}, 10 * time.Minute, "not the time filter's", false},
+		{"SELECT $__unixEpochGroupAlias(e, 1m), $__unixEpochGroup(e, 1h), avg(v) FROM m WHERE $__unixEpochFilter(e) GROUP BY 1, 2", []string{"e", "e"}, time.Hour, "more than one time group", false},
+		{"SELECT $__time($__unixEpochGroup(e, 1m)), avg(v) FROM m WHERE $__unixEpochFilter(e) GROUP BY 1", []string{"e"}, time.Minute, "inside another macro's arguments", false},
+		{"SELECT $__time(ts), v FROM m WHERE $__timeFilter(ts)", nil, 0, "", true},
+		{"SELECT $__timeEpoch(ts), v FROM m WHERE $__timeFilter(ts)", nil, 0, "", false},
+	} {
+		exp, err := expand(t, tc.sql, env)
+		if err != nil {
+			t.Errorf("%s: %v", tc.sql, err)
+			continue
+		}
+		u := exp.Time
+		if !slices.Equal(u.groups, tc.groups) || u.width != tc.width || len(u.grouped) != len(tc.groups) {
+			t.Errorf("%s: groups %q (wrote %q), width %v; want %q, %v", tc.sql, u.groups, u.grouped, u.width, tc.groups, tc.width)
+		}
+		if why := sqlWhyFull(tc.sql, u); tc.why == "" && why != "" || tc.why != "" && !strings.Contains(why, tc.why) {
+			t.Errorf("%s: sqlWhyFull %q, want %q", tc.sql, why, tc.why)
+		}
+		if got := timeColumnFiltered("time", exp.SQL, u); tc.why == "" && got != tc.filtered {
+			t.Errorf("%s: the time column is the filtered one: %v, want %v (SQL %s)", tc.sql, got, tc.filtered, exp.SQL)
 		}
 	}
 }
