@@ -335,7 +335,7 @@ func (st *dialectState) choose(info serverInfo, err error) (*dialect, string) {
 
 // fallbackAdvice says, after why auto fell back to ansi, what ansi does and
 // which settings would do better.
-const fallbackAdvice = ": times are written as UTC literals and $__timeGroup is not available; set the dialect setting to datafusion, duckdb, postgres, dremio or mysql, whichever the server speaks"
+const fallbackAdvice = ": times are written as UTC literals and $__timeGroup and $__timeEpoch are not available; set the dialect setting to datafusion, duckdb, postgres, dremio or mysql, whichever the server speaks"
 
 // sqlDialect returns the dialect the macros render in. For auto it asks the
 // server once per connection (GetSqlInfo FLIGHT_SQL_SERVER_NAME and

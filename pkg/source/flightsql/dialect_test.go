@@ -145,8 +145,8 @@ func TestDialectSetting(t *testing.T) {
 // ansi cannot write fails the query naming macro and dialect.
 func TestDialectFallback(t *testing.T) {
 	for _, tc := range []struct{ name, health string }{
-		{"", "SQL dialect ansi (auto: the server does not tell its name (GetSqlInfo): times are written as UTC literals and $__timeGroup is not available; set the dialect setting to datafusion, duckdb, postgres, dremio or mysql, whichever the server speaks)"},
-		{"quiver test", `SQL dialect ansi (auto: server name "quiver test" not recognised: times are written as UTC literals and $__timeGroup is not available; set the dialect setting to datafusion, duckdb, postgres, dremio or mysql, whichever the server speaks)`},
+		{"", "SQL dialect ansi (auto: the server does not tell its name (GetSqlInfo): times are written as UTC literals and $__timeGroup and $__timeEpoch are not available; set the dialect setting to datafusion, duckdb, postgres, dremio or mysql, whichever the server speaks)"},
+		{"quiver test", `SQL dialect ansi (auto: server name "quiver test" not recognised: times are written as UTC literals and $__timeGroup and $__timeEpoch are not available; set the dialect setting to datafusion, duckdb, postgres, dremio or mysql, whichever the server speaks)`},
 	} {
 		srv := namedServer(t, tc.name, "", "SELECT (ts >= '2023-11-14 22:13:20.000+00:00' AND ts <= '2023-11-14 23:13:20.000+00:00')")
 		addr := startServer(t, srv, serverOpts{})
