@@ -172,13 +172,6 @@ describe('validate', () => {
       'headerName7',
       'headerValue8',
     ]);
-    // With oauthPassThru on, the user's ID token and no session go with each call.
-    const identity = { ...base, headerName1: 'X-Id-Token', headerName3: 'cookie' };
-    expect(validate(identity, {}, stored)).toEqual({});
-    expect(Object.keys(validate({ ...identity, oauthPassThru: true }, {}, stored)).sort()).toEqual([
-      'headerName1',
-      'headerName3',
-    ]);
   });
 });
 

@@ -262,8 +262,6 @@ const addressPattern = /^(\[[0-9A-Fa-f:.]+\]|[^\s:/[\]]+):(\d{1,5})$/;
 const headerNamePattern = /^[0-9a-z_.-]+$/;
 // Set by gRPC or by the authentication settings.
 const reservedHeaders = ['authorization', 'content-type', 'user-agent', 'te'];
-// Carry the signed-in user's identity with oauthPassThru on.
-const passThruHeaders = ['x-id-token', 'cookie'];
 
 /** True when a secret is stored (secureJsonFields) or being entered now (secureJsonData). */
 function hasSecret(
@@ -345,11 +343,7 @@ export function validate(
     }
     if (!headerNamePattern.test(name)) {
       errors[key] = labels.errors.headerNameFormat;
-    } else if (
-      name.startsWith('grpc-') ||
-      reservedHeaders.includes(name) ||
-      (jsonData.oauthPassThru === true && passThruHeaders.includes(name))
-    ) {
+    } else if (name.startsWith('grpc-') || reservedHeaders.includes(name)) {
       errors[key] = labels.errors.headerNameReserved;
     } else if (seen.has(name)) {
       errors[key] = labels.errors.headerNameDuplicate;

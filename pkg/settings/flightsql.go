@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"net"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -48,6 +49,29 @@ type Header struct {
 	Index int // N in headerNameN
 	Name  string
 	Value Secret
+}
+
+// identityHeaders carry the signed-in user's identity with oauthPassThru on
+// (the ID token; a session cookie would be one for every user): a
+// configured one is not sent with a forwarded user's calls.
+var identityHeaders = []string{"x-id-token", "cookie"}
+
+// CarriesIdentity reports whether h is a header that, with oauthPassThru
+// on, is sent only with calls that forward no user (identityHeaders).
+func (h Header) CarriesIdentity() bool {
+	return slices.Contains(identityHeaders, strings.ToLower(h.Name))
+}
+
+// identityWarnings are the warnings about the configured headers that a
+// forwarded user's calls go without (CarriesIdentity).
+func (f FlightSQL) identityWarnings() []string {
+	var ws []string
+	for _, h := range f.Headers {
+		if f.OAuthPassThru && h.CarriesIdentity() {
+			ws = append(ws, fmt.Sprintf("headerName%d: %s is not sent with a signed-in user's calls (oauthPassThru forwards the user's own identity)", h.Index, quote(h.Name)))
+		}
+	}
+	return ws
 }
 
 // FlightSQL holds the settings of a Flight SQL upstream. Plain fields come
@@ -149,13 +173,6 @@ var reservedHeaders = map[string]string{
 	"te":            "set by gRPC",
 }
 
-// passThruHeaders carry the signed-in user's identity with oauthPassThru on:
-// a configured one would go with every user's call.
-var passThruHeaders = map[string]string{
-	"x-id-token": "it carries the signed-in user's ID token",
-	"cookie":     "a session would go with every user's call",
-}
-
 // Validate checks the settings of an instance whose upstream is "flightsql".
 // Errors name the JSON key and what is accepted. TLS sub-settings are checked
 // only when tlsEnabled is on (they are ignored otherwise).
@@ -253,8 +270,6 @@ func (f FlightSQL) checkHeaders(add func(format string, args ...any)) {
 			add("%s: %s is reserved by gRPC", key, quote(h.Name))
 		case reservedHeaders[name] != "":
 			add("%s: %s cannot be set here (%s)", key, quote(h.Name), reservedHeaders[name])
-		case f.OAuthPassThru && passThruHeaders[name] != "":
-			add("%s: %s cannot be set with oauthPassThru on (%s)", key, quote(h.Name), passThruHeaders[name])
 		}
 		if prev, dup := seen[name]; dup {
 			add("%s: %s is already set by headerName%d", key, quote(h.Name), prev)

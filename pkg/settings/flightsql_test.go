@@ -162,16 +162,6 @@ func TestValidateFlightSQL(t *testing.T) {
 			`settings: headerName5: "X-OK" is already set by headerName1`,
 			`settings: headerValue6: required when headerName6 is set`,
 		}},
-		{"identity headers with oauthPassThru", func(f *FlightSQL) {
-			f.OAuthPassThru = true
-			f.Headers = []Header{{1, "X-Id-Token", "service"}, {2, "cookie", "session=service"}, {3, "x-ok", "v"}}
-		}, []string{
-			`settings: headerName1: "X-Id-Token" cannot be set with oauthPassThru on (it carries the signed-in user's ID token)`,
-			`settings: headerName2: "cookie" cannot be set with oauthPassThru on (a session would go with every user's call)`,
-		}},
-		{"identity headers without oauthPassThru", func(f *FlightSQL) {
-			f.Headers = []Header{{1, "X-Id-Token", "service"}, {2, "cookie", "session=service"}}
-		}, nil},
 		{"header values", func(f *FlightSQL) {
 			f.Headers = []Header{{1, "x-a", "ok\r\nx-injected: 1"}, {2, "x-b", "nul\x00"}, {3, "x-c", "caf\u00e9"}, {4, "x-d", "fine value"}}
 		}, []string{

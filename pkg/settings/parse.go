@@ -89,7 +89,7 @@ func parse(jsonData []byte, secure map[string]string, flightSQL bool) (Settings,
 		}
 		s.FlightSQL.Headers = h
 	}
-	s.Warnings = unknownKeys(keys, secure)
+	s.Warnings = append(unknownKeys(keys, secure), s.FlightSQL.identityWarnings()...)
 	if len(errs) > 0 {
 		return Settings{}, errors.Join(errs...)
 	}

@@ -26,8 +26,10 @@ type Settings struct {
 
 	// Warnings name, sorted, the jsonData keys Quiver does not read (a
 	// misspelled key is otherwise silently ignored) and the secureJsonData
-	// keys it does not use, with a suggestion when a known key is close. They
-	// name keys only, never a value.
+	// keys it does not use, with a suggestion when a known key is close;
+	// then the headers a forwarded user's calls go without
+	// (Header.CarriesIdentity). They name keys and header names only, never
+	// a value.
 	Warnings []string `json:"-"`
 }
 

@@ -3,6 +3,7 @@ package settings
 import (
 	"fmt"
 	"reflect"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -313,6 +314,33 @@ func TestReadBudgetRefusesZeroWait(t *testing.T) {
 			if !strings.Contains(err.Error(), want) {
 				t.Errorf("%s=%s: %q does not say %q", EnvMemoryBudgetWait, v, err, want)
 			}
+		}
+	}
+}
+
+// With oauthPassThru on, a configured X-Id-Token or Cookie header is warned
+// about: a signed-in user's calls go without it.
+func TestIdentityHeadersWarned(t *testing.T) {
+	js := `{"upstream":"flightsql","address":"h:1","headerName1":"X-Id-Token","headerName2":"cookie","headerName3":"x-tenant"%s}`
+	secure := map[string]string{"headerValue1": "service-id-token", "headerValue2": "session=s", "headerValue3": "acme"}
+	for _, passThru := range []bool{false, true} {
+		extra := ""
+		if passThru {
+			extra = `,"oauthPassThru":true`
+		}
+		s, err := Parse(fmt.Appendf(nil, js, extra), secure)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := []string(nil)
+		if passThru {
+			want = []string{
+				`headerName1: "X-Id-Token" is not sent with a signed-in user's calls (oauthPassThru forwards the user's own identity)`,
+				`headerName2: "cookie" is not sent with a signed-in user's calls (oauthPassThru forwards the user's own identity)`,
+			}
+		}
+		if !slices.Equal(s.Warnings, want) {
+			t.Errorf("oauthPassThru %v: warnings %q, want %q", passThru, s.Warnings, want)
 		}
 	}
 }

@@ -46,7 +46,10 @@ type conn struct {
 	mem      memory.Allocator
 	dialOpts []grpc.DialOption
 	headers  []string // key, value pairs
-	auth     authenticator
+	// userHeaders are the headers sent with a forwarded user's calls: all
+	// but those that would carry an identity (settings.Header.CarriesIdentity).
+	userHeaders []string
+	auth        authenticator
 	// oauthPassThru: a forwarded user identity replaces auth (outgoing);
 	// a call without one is refused unless noIdentityConfigured.
 	oauthPassThru, noIdentityConfigured bool
@@ -111,6 +114,9 @@ func newConn(cfg settings.FlightSQL, mem memory.Allocator, extra []grpc.DialOpti
 	}
 	for _, h := range cfg.Headers {
 		c.headers = append(c.headers, strings.ToLower(h.Name), h.Value.Reveal())
+		if !h.CarriesIdentity() {
+			c.userHeaders = append(c.userHeaders, strings.ToLower(h.Name), h.Value.Reveal())
+		}
 		c.secrets = append(c.secrets, h.Value.Reveal())
 	}
 	if cfg.TLSEnabled {
@@ -392,7 +398,7 @@ func (c *conn) outgoing(ctx context.Context) (context.Context, string, error) {
 		fw, ok := source.ForwardedFrom(ctx)
 		switch {
 		case ok:
-			kv := append(c.headers[:len(c.headers):len(c.headers)], "authorization", fw.Authorization())
+			kv := append(c.userHeaders[:len(c.userHeaders):len(c.userHeaders)], "authorization", fw.Authorization())
 			if fw.IDToken() != "" {
 				kv = append(kv, "x-id-token", fw.IDToken())
 			}

@@ -161,3 +161,37 @@ func TestLocationOnAnotherHost(t *testing.T) {
 		t.Errorf("long host: %v", err)
 	}
 }
+
+// With oauthPassThru on, a configured X-Id-Token or Cookie header goes only
+// with the calls that forward no user: a user's call carries their own ID
+// token (or none), never the service's, and no session of another.
+func TestForwardedCallsGoWithoutConfiguredIdentityHeaders(t *testing.T) {
+	srv := oneRowServer(t)
+	cfg := passThruConfig(startServer(t, srv, serverOpts{}), settings.NoIdentityConfigured)
+	cfg.Headers = []settings.Header{{Index: 1, Name: "X-Id-Token", Value: "service-id-token"}, {Index: 2, Name: "Cookie", Value: "session=service"},
+		{Index: 3, Name: "x-tenant", Value: "acme"}}
+	s := newTestSource(t, cfg)
+	for _, tc := range []struct {
+		ctx                  context.Context
+		idToken, cookie, who string
+	}{
+		{source.WithForwarded(context.Background(), "Bearer bob", ""), "", "", "bob without an ID token"},
+		{source.WithForwarded(context.Background(), "Bearer bob", "bob-id-token"), "bob-id-token", "", "bob"},
+		{context.Background(), "service-id-token", "session=service", "no forwarded user"},
+	} {
+		if _, err := runQueryContext(t, tc.ctx, s, "SELECT 1", FormatTable, source.Limits{}); err != nil {
+			t.Fatal(err)
+		}
+		hs := srv.seenHeaders()
+		md := hs[len(hs)-1]
+		if got := strings.Join(md.Get("x-id-token"), ","); got != tc.idToken {
+			t.Errorf("%s: x-id-token %q, want %q", tc.who, got, tc.idToken)
+		}
+		if got := strings.Join(md.Get("cookie"), ","); got != tc.cookie {
+			t.Errorf("%s: cookie %q, want %q", tc.who, got, tc.cookie)
+		}
+		if got := strings.Join(md.Get("x-tenant"), ","); got != "acme" {
+			t.Errorf("%s: x-tenant %q, want the configured header", tc.who, got)
+		}
+	}
+}
