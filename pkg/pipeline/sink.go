@@ -66,7 +66,10 @@ type sink struct {
 	reserved bool
 }
 
-var _ source.Reserver = (*sink)(nil)
+var (
+	_ source.Reserver   = (*sink)(nil)
+	_ source.Unreserver = (*sink)(nil)
+)
 
 // Reserve takes n bytes of the memory budget for the frames the source is
 // about to produce, waiting for them.
@@ -104,6 +107,9 @@ func (k *sink) hold(ctx context.Context, n int64) (Held, error) {
 	}
 	return h, nil
 }
+
+// Unreserve gives back the credit (source.Unreserver).
+func (k *sink) Unreserve() { k.releaseCredit() }
 
 func (k *sink) releaseCredit() {
 	k.mu.Lock()

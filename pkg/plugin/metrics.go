@@ -145,7 +145,7 @@ func (m codecMetrics) observe(st arrowipc.BodyStats, frameBytes int, took time.D
 var (
 	metricIncremental = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Namespace: "quiver", Name: "incremental_queries_total",
-		Help: "Time-series and logs queries of Flight SQL data sources, by result (incremental or full) and, for a full one, reason (off, query_off, format, sql, no_entry, backwards, too_far, schema, time_column, order, outside, limit, fallback, store_error).",
+		Help: "Time-series and logs queries of Flight SQL data sources, by result (incremental or full) and, for a full one, reason (off, query_off, format, sql, no_entry, backwards, too_far, schema, time_column, order, outside, limit, notice, fallback, store_error).",
 	}, []string{"result", "reason"})
 	metricIncrementalRows = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Namespace: "quiver", Name: "incremental_rows_total",

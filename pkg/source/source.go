@@ -55,6 +55,21 @@ type Reserver interface {
 	Reserve(ctx context.Context, bytes int64) error
 }
 
+// Unreserver is a Reserver that gives back what was reserved and no frame
+// has taken: for a source that gives up an attempt before handing any frame,
+// having released what the attempt held, so that running again does not
+// hold it twice.
+type Unreserver interface {
+	Unreserve()
+}
+
+// Unreserve gives back what was reserved on sink when it is an Unreserver.
+func Unreserve(sink Sink) {
+	if u, ok := sink.(Unreserver); ok {
+		u.Unreserve()
+	}
+}
+
 // Reserve reserves bytes on sink when it is a Reserver; otherwise it does
 // nothing. Its error (the budget is exhausted, the request was cancelled)
 // must be returned by the source as is.

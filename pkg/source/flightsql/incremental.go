@@ -71,13 +71,14 @@ const (
 	whyStore      = "the result cache could not be read"
 	whyOutside    = "a row's time is outside the time filter's range: the SQL selects rows by more than that filter"
 	whyLimit      = "the answer would pass rowLimit or byteLimit"
+	whyNoticed    = "the new rows' read came with a notice (cut at rowLimit or byteLimit, or a value Grafana cannot read)"
 )
 
 // reasonCodes are the metrics' short names of the reasons above.
 var reasonCodes = map[string]string{
 	whyOff: "off", whyQueryOff: "query_off", whyFormat: "format", whyNoEntry: "no_entry", whyBackwards: "backwards",
 	whyTooFar: "too_far", whySchema: "schema", whyTimeColumn: "time_column", whyStore: "store_error", whyOrder: "order",
-	whyOutside: "outside", whyLimit: "limit",
+	whyOutside: "outside", whyLimit: "limit", whyNoticed: "notice",
 }
 
 // reason is the metrics' name of why the query was full ("" when it was

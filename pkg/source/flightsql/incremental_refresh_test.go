@@ -1,6 +1,7 @@
 package flightsql
 
 import (
+	"context"
 	"fmt"
 	"runtime"
 	"slices"
@@ -223,5 +224,50 @@ func TestRefreshFromWithinASecond(t *testing.T) {
 		if a.stats["Incremental query"] != 1 {
 			t.Errorf("from %s: stats %v, want an incremental query", from, a.stats)
 		}
+	}
+}
+
+// creditSink is a frameSink that counts what is reserved on it and not
+// given back (source.Reserver, source.Unreserver), as the plugin's sink
+// holds it until the query ends.
+type creditSink struct {
+	frameSink
+	held int64
+}
+
+func (s *creditSink) Reserve(_ context.Context, n int64) error {
+	s.held += n
+	return nil
+}
+
+func (s *creditSink) Unreserve() { s.held = 0 }
+
+// A delta given up at rowLimit gives back what it reserved before the query
+// runs in full: the query then holds what the full query alone does, not
+// both.
+func TestRefreshGivenUpHoldsItsMemoryOnce(t *testing.T) {
+	_, addr := startSQLiteDB(t) // rows at minutes 0–29
+	inc, full := incrementalAndFull(t, addr, func(cfg *settings.FlightSQL) {
+		cfg.IncrementalOverlap = 60
+		cfg.RowLimit = 20
+	})
+	base := time.UnixMilli(1_700_000_000_000)
+	run := func(s *Source, to int) (*creditSink, map[string]float64) {
+		sink := &creditSink{frameSink: frameSink{t: t}}
+		js := `{"rawSql":"SELECT time, host, value FROM metrics WHERE $__unixEpochMsFilter(time)","format":"time_series"}`
+		if err := s.Query(context.Background(), source.Query{RefID: "A", JSON: []byte(js), From: base, To: base.Add(time.Duration(to) * time.Minute),
+			Interval: time.Minute, MaxDataPoints: 1000, Scope: "tenant"}, sink); err != nil {
+			t.Fatal(err)
+		}
+		return sink, statsOf(sink.frames)
+	}
+	run(inc, 15)
+	got, stats := run(inc, 25) // past rowLimit: the delta is given up
+	if why := fullWhy(stats); why != whyLimit {
+		t.Fatalf("stats %v, want a delta given up because of rowLimit", stats)
+	}
+	want, _ := run(full, 25)
+	if got.held > want.held {
+		t.Errorf("the query holds %d bytes, the full query alone %d", got.held, want.held)
 	}
 }

@@ -42,6 +42,7 @@ func (s *Source) Query(ctx context.Context, q source.Query, sink source.Sink) er
 		if !errors.As(err, &fb) {
 			return err
 		}
+		source.Unreserve(sink) // what the attempt held is released (query)
 		inc.prev, inc.why, inc.fellBack, inc.fromServer, inc.fromCache = nil, fb.why, true, 0, 0
 	}
 	return s.query(ctx, q, m, env, exp, inc, sink)
@@ -171,8 +172,12 @@ func (s *Source) query(ctx context.Context, q source.Query, m queryModel, env ma
 		}, onBatch)
 		notices = append(notices, more...)
 	}
-	if err == nil && inc.prev != nil && (k == nil || !k.keptFed) {
+	switch {
+	case err != nil || inc.prev == nil:
+	case k == nil || !k.keptFed:
 		err = fallback{"the server answered the new rows' query with no endpoint"}
+	case len(notices) > 0:
+		err = fallback{whyNoticed} // the full query words it, and its answer is not kept
 	}
 	if err != nil {
 		return s.queryError(ctx, qctx, sql, err)
@@ -208,7 +213,7 @@ func (s *Source) finish(ctx context.Context, fb frameBuilder, k *keeper, inc *in
 		if err := k.store(s.cache); err != nil {
 			s.observer.StoreFailed("put")
 		}
-	case inc.fellBack && (inc.why == whyOutside || inc.why == whyLimit):
+	case inc.fellBack && (inc.why == whyOutside || inc.why == whyLimit || inc.why == whyNoticed):
 		s.deleteEntry(inc.storeKey()) // a delta from the older answer would only fall back again
 	}
 	return nil
