@@ -34,15 +34,34 @@ var rowFunctions = []string{
 	"struct_extract", "list_extract", "element_at", "array_length", "cardinality",
 }
 
-// clockWords are the SQL words (and the literal 'now') that read the clock
-// or a random source: an answer that uses them is not its parts' answers,
-// which were asked at other times.
+// clockWords are the SQL words (and the literals that name a time
+// relative to now: 'now', 'today' …) that read the clock or a random
+// source: an answer that uses them is not its parts' answers, which were
+// asked at other times. So is a call of a function whose name starts with
+// one of clockPrefixes (now64, random_normal …).
 var clockWords = []string{
-	"now", "'now'", "today", "current_timestamp", "current_date", "current_time", "localtime", "localtimestamp",
+	"now", "'now'", "'today'", "'tomorrow'", "'yesterday'", "today", "current_timestamp", "current_date", "current_time", "localtime", "localtimestamp",
 	"sysdate", "systimestamp", "getdate", "getutcdate", "utc_timestamp", "utc_date", "utc_time", "curdate", "curtime",
 	"transaction_timestamp", "statement_timestamp", "clock_timestamp", "timeofday",
 	"get_current_timestamp", "get_current_time", "current_localtimestamp", "current_localtime",
 	"random", "rand", "uuid", "gen_random_uuid", "uuidv4", "uuid_generate_v4", "newid",
+}
+
+var clockPrefixes = []string{"now", "rand", "uuid"}
+
+// readsClock says whether words[i] reads the clock or a random source
+// (clockWords); a type after AS or "::" (UUID) does not.
+func readsClock(words []string, i int) bool {
+	w := words[i]
+	switch {
+	case i > 0 && (words[i-1] == "as" || words[i-1] == ":"):
+		return false
+	case slices.Contains(clockWords, w):
+		return true
+	case w == "unix_timestamp": // without an argument: now's
+		return slices.Equal(words[i+1:min(i+3, len(words))], []string{"(", ")"})
+	}
+	return calls(words, i) && slices.ContainsFunc(clockPrefixes, func(p string) bool { return strings.HasPrefix(w, p) })
 }
 
 // notCalls are the SQL words a "(" may follow that are not functions.
@@ -81,7 +100,7 @@ func sqlWhyFull(sql string, u timeUse) string {
 		if w == "distinct" && i+1 < len(words) && words[i+1] == "on" {
 			return "the SQL has DISTINCT ON"
 		}
-		if slices.Contains(clockWords, w) || w == "unix_timestamp" && slices.Equal(words[i+1:min(i+3, len(words))], []string{"(", ")"}) {
+		if readsClock(words, i) {
 			return fmt.Sprintf("the SQL reads the clock or a random source (%s): its answer depends on when it is asked", strings.ToUpper(w))
 		}
 		if len(u.groups) == 0 && calls(words, i) && !slices.Contains(rowFunctions, w) {
@@ -116,9 +135,9 @@ func calls(words []string, i int) bool {
 }
 
 // sqlWords splits sql, outside comments, into lower-case words, quoted
-// names (with their quotes), "?" for a literal ('now' for the literal
-// that names the clock), and every other character but white space, one a
-// word.
+// names (with their quotes), "?" for a literal (but for those in
+// clockWords: 'now', 'today' …), and every other character but white
+// space, one a word.
 func sqlWords(sql string) []string {
 	var words []string
 	for i := 0; i < len(sql); {
@@ -127,8 +146,8 @@ func sqlWords(sql string) []string {
 		case c == '\'':
 			j := skipQuoted(sql, i)
 			w := "?" // a value, not a keyword
-			if strings.EqualFold(strings.TrimSpace(strings.Trim(sql[i:j], "'")), "now") {
-				w = "'now'"
+			if lit := "'" + strings.ToLower(strings.TrimSpace(strings.Trim(sql[i:j], "'"))) + "'"; slices.Contains(clockWords, lit) {
+				w = lit // names a time relative to now
 			}
 			words = append(words, w)
 			i = j

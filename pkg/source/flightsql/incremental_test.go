@@ -53,6 +53,10 @@ func TestSQLWhyFull(t *testing.T) {
 		{"SELECT ts AS time, v FROM m WHERE $__timeFilter(ts) AND ts > (strftime('%s', 'now') - 3) * 1000", "('NOW')"},
 		{"SELECT ts AS time, v FROM m WHERE $__timeFilter(ts) AND ts > unix_timestamp() - 60", "(UNIX_TIMESTAMP)"},
 		{"SELECT ts AS time, unix_timestamp(ts) AS v, 'now is' AS note, \"now\" FROM m WHERE $__timeFilter(ts)", ""},
+		{"SELECT $__timeGroupAlias(ts, 1m), avg(v) AS v FROM m WHERE $__timeFilter(ts) AND ts < now64() GROUP BY 1", "(NOW64)"},
+		{"SELECT $__timeGroupAlias(ts, 1m), avg(v * random_normal()) AS v FROM m WHERE $__timeFilter(ts) GROUP BY 1", "(RANDOM_NORMAL)"},
+		{"SELECT ts AS time, v FROM m WHERE $__timeFilter(ts) AND ts >= 'Today'", "('TODAY')"},
+		{"SELECT ts AS time, CAST(id AS uuid) AS id, id::uuid AS id2, v FROM m WHERE $__timeFilter(ts)", ""},
 	}
 	for _, tc := range cases {
 		exp, err := expandMacros(context.Background(), tc.sql, macroEnv{from: time.Unix(0, 0), to: time.Unix(3600, 0), interval: time.Minute,
