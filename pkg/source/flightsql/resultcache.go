@@ -227,7 +227,7 @@ type memoryItem struct {
 // item, its list element and its map slot.
 const itemOverhead = 160
 
-// size is what an item of key and b costs the store, and the budget.
+// itemSize is what an item of key and b costs the store, and the budget.
 func itemSize(key string, b []byte) int64 { return int64(len(key)+len(b)) + itemOverhead }
 
 func newMemoryStore(max int64, o CacheObserver) *memoryStore {
@@ -246,10 +246,11 @@ func (m *memoryStore) Get(key string) ([]byte, error) {
 }
 
 // Put keeps b (not copied: the caller gives it up), evicting as needed; an
-// entry larger than a quarter of the cap is not kept (keeper stops writing
-// one at that size), nor one the budget has no room for after the least
-// recently used entries of its size are evicted. The key's previous entry
-// is deleted either way.
+// item costing more than a quarter of the cap is not kept (keeper stores no
+// entry past that size, counted without the key and overhead itemSize
+// adds, so one just under it is dropped here), nor one the budget has no
+// room for after the least recently used entries of its size are evicted.
+// The key's previous entry is deleted either way.
 func (m *memoryStore) Put(key string, b []byte) error {
 	n := itemSize(key, b)
 	m.mu.Lock()
