@@ -172,17 +172,25 @@ func (s *Source) query(ctx context.Context, q source.Query, m queryModel, env ma
 		}, onBatch)
 		notices = append(notices, more...)
 	}
-	switch {
-	case err != nil || inc.prev == nil:
-	case k == nil || !k.keptFed:
-		err = fallback{"the server answered the new rows' query with no endpoint"}
-	case len(notices) > 0:
-		err = fallback{whyNoticed} // the full query words it, and its answer is not kept
+	if err == nil && inc.prev != nil {
+		err = deltaRead(k, notices)
 	}
 	if err != nil {
 		return s.queryError(ctx, qctx, sql, err)
 	}
 	return s.finish(ctx, fb, k, inc, sink, notices, plans)
+}
+
+// deltaRead says whether a delta's reads, done without error, make its
+// answer: a fallback when they do not.
+func deltaRead(k *keeper, notices []data.Notice) error {
+	switch {
+	case k == nil || !k.keptFed:
+		return fallback{"the server answered the new rows' query with no endpoint"}
+	case len(notices) > 0:
+		return fallback{whyNoticed} // the full query words it, and its answer is not kept
+	}
+	return nil
 }
 
 // finish hands the frames to sink, with the incremental stats (and, with
