@@ -376,12 +376,7 @@ func TestSQLiteTimeFilterISOText(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		var got []string
-		for i := range sink.frames[0].Rows() {
-			v, _ := sink.frames[0].Fields[0].ConcreteAt(i)
-			got = append(got, fmt.Sprint(v))
-		}
-		if fmt.Sprint(got) != fmt.Sprint(want) {
+		if got := firstColumn(sink); fmt.Sprint(got) != fmt.Sprint(want) {
 			t.Errorf("%s selected %q, want %q", filter, got, want)
 		}
 	}

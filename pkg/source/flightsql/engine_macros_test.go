@@ -198,12 +198,19 @@ func TestEngineTimeFilterZone(t *testing.T) {
 func TestEngineUnixEpochGroupRoundsDown(t *testing.T) {
 	srv := engine.Start(t, "")
 	srv.Exec(t, `CREATE TABLE e AS SELECT * FROM (VALUES (-121), (-61), (-60), (-1), (0), (59), (60), (1764547200123456789)) v(t)`)
+	checkEpochGroups(t, srv, "$__unixEpochGroup(t, 1m)",
+		map[int64]int64{-121: -180, -61: -120, -60: -60, -1: -60, 0: 0, 59: 0, 60: 60, 1764547200123456789: 1764547200123456780})
+}
+
+// checkEpochGroups runs SELECT t, group FROM e on srv (DuckDB's SQL) and
+// checks each t's group against want.
+func checkEpochGroups(t *testing.T, srv *engine.Server, group string, want map[int64]int64) {
+	t.Helper()
 	env := macroEnv{dialect: func() (*dialect, error) { return dialects[settings.DialectDuckDB], nil }}
-	exp, err := expandMacros(context.Background(), "SELECT t, $__unixEpochGroup(t, 1m) AS g FROM e ORDER BY t", env)
+	exp, err := expandMacros(context.Background(), "SELECT t, "+group+" AS g FROM e ORDER BY t", env)
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := map[int64]int64{-121: -180, -61: -120, -60: -60, -1: -60, 0: 0, 59: 0, 60: 60, 1764547200123456789: 1764547200123456780}
 	rows := srv.Query(t, exp.SQL)
 	if len(rows) != len(want) {
 		t.Fatalf("%d rows", len(rows))
@@ -222,23 +229,9 @@ func TestEngineUnixEpochGroupRoundsDown(t *testing.T) {
 func TestEngineUnixEpochGroupExpression(t *testing.T) {
 	srv := engine.Start(t, "")
 	srv.Exec(t, `CREATE TABLE e AS SELECT t::BIGINT AS t FROM (VALUES (-121), (-100), (-31), (-30), (0), (29), (1764547170)) v(t)`)
-	env := macroEnv{dialect: func() (*dialect, error) { return dialects[settings.DialectDuckDB], nil }}
-	exp, err := expandMacros(context.Background(), "SELECT t, $__unixEpochGroup(t + 30, 1m) AS g FROM e ORDER BY t", env)
-	if err != nil {
-		t.Fatal(err)
-	}
 	// t + 30 rounded down to a minute.
-	want := map[int64]int64{-121: -120, -100: -120, -31: -60, -30: 0, 0: 0, 29: 0, 1764547170: 1764547200}
-	rows := srv.Query(t, exp.SQL)
-	if len(rows) != len(want) {
-		t.Fatalf("%d rows", len(rows))
-	}
-	for _, r := range rows {
-		v, g := r[0].(int64), r[1].(int64)
-		if want[v] != g {
-			t.Errorf("%s: %d + 30 grouped to %d, want %d", exp.SQL, v, g, want[v])
-		}
-	}
+	checkEpochGroups(t, srv, "$__unixEpochGroup(t + 30, 1m)",
+		map[int64]int64{-121: -120, -100: -120, -31: -60, -30: 0, 0: 0, 29: 0, 1764547170: 1764547200})
 }
 
 // $__timeEpoch writes whole Unix seconds, rounded down (before 1970 too),

@@ -97,6 +97,16 @@ func TestSQLiteTimeSeries(t *testing.T) {
 // literals SQLite reads (a TIMESTAMP '…' literal is a syntax error there),
 // and $__timeFilter compares them with times stored as ISO text. The range
 // is 2023-11-14 22:13:20Z – 23:13:20Z.
+// firstColumn is the values of the first frame's first field, as text.
+func firstColumn(sink *frameSink) []string {
+	var got []string
+	for i := range sink.frames[0].Rows() {
+		v, _ := sink.frames[0].Fields[0].ConcreteAt(i)
+		got = append(got, fmt.Sprint(v))
+	}
+	return got
+}
+
 func TestSQLiteTimeFilter(t *testing.T) {
 	s := newTestSource(t, baseConfig(startSQLite(t)))
 	const sql = `SELECT at FROM (SELECT '2023-11-14 22:13:00' AS at UNION ALL SELECT '2023-11-14 22:30:00'
@@ -106,11 +116,7 @@ func TestSQLiteTimeFilter(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var got []string
-	for i := range sink.frames[0].Rows() {
-		v, _ := sink.frames[0].Fields[0].ConcreteAt(i)
-		got = append(got, fmt.Sprint(v))
-	}
+	got := firstColumn(sink)
 	if !slices.Equal(got, []string{"2023-11-14 22:30:00", "2023-11-14 23:13:00"}) {
 		t.Fatalf("selected %q, want 22:30 and 23:13", got)
 	}
