@@ -1,6 +1,7 @@
 package arrowipc
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"math"
@@ -172,10 +173,7 @@ func (e *Encoder) settle(err error) error {
 // unextended and the error of the failed Prepare, or ErrState.
 func (e *Encoder) AppendFile(dst []byte, meta []KeyValue) ([]byte, error) {
 	if !e.batch.ready {
-		if e.err != nil {
-			return dst, e.err
-		}
-		return dst, ErrState
+		return dst, cmp.Or(e.err, ErrState)
 	}
 	dst = e.assembleFile(meta, false).join(dst)
 	e.batch.drop()
@@ -191,10 +189,7 @@ func (e *Encoder) AppendFile(dst []byte, meta []KeyValue) ([]byte, error) {
 // written out. The bytes, joined, are AppendFile's; its errors too.
 func (e *Encoder) AppendFilePieces(meta []KeyValue) ([][]byte, error) {
 	if !e.batch.ready {
-		if e.err != nil {
-			return nil, e.err
-		}
-		return nil, ErrState
+		return nil, cmp.Or(e.err, ErrState)
 	}
 	j := e.assembleFile(meta, true)
 	pieces := j.split(nil)

@@ -69,10 +69,10 @@ func (e *Encoder) assembleFile(meta []KeyValue, borrow bool) *joiner {
 // compressed buffers stay referenced until then: j must join (or split)
 // before the encoder prepares again. With borrow set, the caller's buffers of at least
 // MinBorrow bytes are borrowed (see joiner.split) when the batch stores
-// none compressed: a borrowed buffer keeps the memory it lies in alive, a
+// none compressed, and reports whether it borrowed any: a borrowed buffer keeps the memory it lies in alive, a
 // received message's whole body, the raw bytes of its compressed buffers
 // included, which would then be held twice (raw and compressed).
-func (e *Encoder) addBody(j *joiner, borrow bool) {
+func (e *Encoder) addBody(j *joiner, borrow bool) (borrowed bool) {
 	p := &e.batch
 	borrow = borrow && !p.compressed
 	for i := range p.refs {
@@ -94,6 +94,7 @@ func (e *Encoder) addBody(j *joiner, borrow bool) {
 			j.ref(p.packed[r.start:r.end])
 		case borrow && len(r.raw) >= MinBorrow && !e.rec.holds(r.raw):
 			j.borrow(r.raw[:len(r.raw):len(r.raw)]) // nothing appends past it
+			borrowed = true
 		default:
 			j.ref(r.raw)
 		}
@@ -101,6 +102,7 @@ func (e *Encoder) addBody(j *joiner, borrow bool) {
 		j.pad(pad8(n) - n)
 		r.raw = nil
 	}
+	return borrowed
 }
 
 // MinBorrow is the smallest buffer a File that borrows references rather

@@ -34,16 +34,6 @@ type piece struct {
 	borrowed bool
 }
 
-// borrows says whether some piece of the assembly is borrowed.
-func (j *joiner) borrows() bool {
-	for _, p := range j.pieces {
-		if p.borrowed {
-			return true
-		}
-	}
-	return false
-}
-
 // begin readies j for a new assembly, forgetting any pieces left.
 func (j *joiner) begin() {
 	clear(j.pieces)
@@ -170,10 +160,7 @@ func (j *joiner) bytesOf(p piece) []byte {
 func (j *joiner) join(dst []byte) []byte {
 	list := j.list[:0]
 	for _, p := range j.pieces {
-		if p.b == nil {
-			p.b = j.scratch[p.from:p.to]
-		}
-		list = append(list, p.b)
+		list = append(list, j.bytesOf(p))
 	}
 	switch {
 	case cap(dst)-len(dst) < j.size && len(dst) == 0 && len(list) > 1:

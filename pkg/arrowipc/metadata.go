@@ -9,15 +9,13 @@ import (
 
 // This file holds every flatbuffer this package writes: a file's three
 // messages (the schema message, a RecordBatch message, the footer), each
-// built by one method the layout calls (file.go, multi.go), the schema's
-// fields, types and metadata, and under them the tables of the Arrow
-// format, one builder per table, as arrow-go's arrow/ipc/metadata.go has
-// them (intToFB, fieldToFB, …) over its generated flatbuf package. The slot
-// of every field and the enum values are in package format
+// built by one method the layout calls (file.go, multi.go), and the
+// schema's fields, types and metadata, each table written where it is
+// needed. The slot of every field and the enum values are in package format
 // (internal/format), shared with the reader in arrowipctest, so that no
 // slot is a bare number.
 //
-// A builder prepends its slots in a fixed order; the order decides the
+// A table's slots are prepended in a fixed order; the order decides the
 // bytes, which the golden files in testdata/golden pin.
 
 // buildHeader builds the schema message of fields (whose types infos
@@ -72,17 +70,34 @@ func (e *Encoder) recordBatchMessage() []byte {
 	b.Reset()
 	var comp flatbuffers.UOffsetT
 	if p.compressed {
-		comp = bodyCompressionToFB(b, compressionTypes[p.kind])
+		// The codec is written even when it is LZ4_FRAME, the default, so
+		// that a reader sees it stated.
+		b.StartObject(format.BodyCompressionSlots)
+		b.PrependInt8Slot(format.BodyCompressionMethod, format.BodyCompressionBuffer, format.BodyCompressionBuffer)
+		b.PrependInt8Slot(format.BodyCompressionCodec, compressionTypes[p.kind], -1)
+		comp = b.EndObject()
 	}
 	bufs := buffersToFB(b, p.layout)
 	nodes := fieldNodesToFB(b, p.nodes)
-	return finishMessage(b, format.HeaderRecordBatch, recordBatchToFB(b, p.rows, nodes, bufs, comp), p.length)
+	b.StartObject(format.RecordBatchSlots)
+	b.PrependInt64Slot(format.RecordBatchLength, p.rows, 0)
+	b.PrependUOffsetTSlot(format.RecordBatchNodes, nodes, 0)
+	b.PrependUOffsetTSlot(format.RecordBatchBuffers, bufs, 0)
+	if comp != 0 {
+		b.PrependUOffsetTSlot(format.RecordBatchCompression, comp, 0)
+	}
+	return finishMessage(b, format.HeaderRecordBatch, b.EndObject(), p.length)
 }
 
 // finishMessage finishes a Message table around header in b and returns
 // its bytes, valid until b is next reset.
 func finishMessage(b *flatbuffers.Builder, headerType byte, header flatbuffers.UOffsetT, bodyLen int64) []byte {
-	b.Finish(messageToFB(b, headerType, header, bodyLen))
+	b.StartObject(format.MessageSlots)
+	b.PrependInt64Slot(format.MessageBodyLength, bodyLen, 0)
+	b.PrependUOffsetTSlot(format.MessageHeader, header, 0)
+	b.PrependInt16Slot(format.MessageVersion, format.MetadataV5, 0)
+	b.PrependByteSlot(format.MessageHeaderType, headerType, 0)
+	b.Finish(b.EndObject())
 	return b.FinishedBytes()
 }
 
@@ -96,7 +111,14 @@ func (e *Encoder) writeSchema(fields []Field, infos []typeInfo, meta []KeyValue)
 	}
 	fieldsVec := offsetsToFB(b, offs)
 	e.offs = offs
-	return schemaToFB(b, fieldsVec, e.writeKeyValues(meta))
+	kvs := e.writeKeyValues(meta)
+	// Endianness is Little, the default, so it is not written.
+	b.StartObject(format.SchemaSlots)
+	if kvs != 0 {
+		b.PrependUOffsetTSlot(format.SchemaCustomMetadata, kvs, 0)
+	}
+	b.PrependUOffsetTSlot(format.SchemaFields, fieldsVec, 0)
+	return b.EndObject()
 }
 
 func (e *Encoder) writeField(f *Field, info typeInfo) flatbuffers.UOffsetT {
@@ -105,10 +127,16 @@ func (e *Encoder) writeField(f *Field, info typeInfo) flatbuffers.UOffsetT {
 	typ := e.writeType(f.Type, info)
 	meta := e.writeKeyValues(f.Metadata)
 	children := offsetsToFB(b, nil)
-	return fieldToFB(b, fieldTable{
-		name: name, typ: typ, children: children, meta: meta,
-		typeType: info.fbType, nullable: f.Nullable,
-	})
+	b.StartObject(format.FieldSlots)
+	if meta != 0 {
+		b.PrependUOffsetTSlot(format.FieldCustomMetadata, meta, 0)
+	}
+	b.PrependUOffsetTSlot(format.FieldChildren, children, 0)
+	b.PrependUOffsetTSlot(format.FieldType, typ, 0)
+	b.PrependUOffsetTSlot(format.FieldName, name, 0)
+	b.PrependByteSlot(format.FieldTypeType, info.fbType, 0)
+	b.PrependBoolSlot(format.FieldNullable, f.Nullable, false)
+	return b.EndObject()
 }
 
 // writeType writes the type table of a field: Int, FloatingPoint,
@@ -117,17 +145,26 @@ func (e *Encoder) writeType(t arrow.DataType, info typeInfo) flatbuffers.UOffset
 	b := e.b
 	switch info.fbType {
 	case format.TypeInt:
-		return intToFB(b, info.bitWidth, info.signed)
+		b.StartObject(format.IntSlots)
+		b.PrependInt32Slot(format.IntBitWidth, info.bitWidth, 0)
+		b.PrependBoolSlot(format.IntIsSigned, info.signed, false)
 	case format.TypeFloatingPoint:
-		return floatingPointToFB(b, info.prec)
+		b.StartObject(format.FloatingPointSlots)
+		b.PrependInt16Slot(format.FloatingPointPrecision, info.prec, 0)
 	case format.TypeTimestamp:
 		var tz flatbuffers.UOffsetT
 		if zone := t.(*arrow.TimestampType).TimeZone; zone != "" {
 			tz = b.CreateString(zone)
 		}
-		return timestampToFB(b, format.TimeUnitNanosecond, tz)
+		b.StartObject(format.TimestampSlots)
+		if tz != 0 {
+			b.PrependUOffsetTSlot(format.TimestampTimezone, tz, 0)
+		}
+		b.PrependInt16Slot(format.TimestampUnit, format.TimeUnitNanosecond, 0)
+	default:
+		b.StartObject(0)
 	}
-	return emptyTypeToFB(b)
+	return b.EndObject()
 }
 
 // writeKeyValues writes a vector of KeyValue tables, or nothing (0) for none.
@@ -140,80 +177,14 @@ func (e *Encoder) writeKeyValues(kv []KeyValue) flatbuffers.UOffsetT {
 	for _, p := range kv {
 		k := b.CreateString(p.Key)
 		v := b.CreateString(p.Value)
-		e.kvs = append(e.kvs, keyValueToFB(b, k, v))
+		b.StartObject(format.KeyValueSlots)
+		b.PrependUOffsetTSlot(format.KeyValueValue, v, 0)
+		b.PrependUOffsetTSlot(format.KeyValueKey, k, 0)
+		e.kvs = append(e.kvs, b.EndObject())
 	}
 	vec := offsetsToFB(b, e.kvs[base:])
 	e.kvs = e.kvs[:base]
 	return vec
-}
-
-func keyValueToFB(b *flatbuffers.Builder, key, value flatbuffers.UOffsetT) flatbuffers.UOffsetT {
-	b.StartObject(format.KeyValueSlots)
-	b.PrependUOffsetTSlot(format.KeyValueValue, value, 0)
-	b.PrependUOffsetTSlot(format.KeyValueKey, key, 0)
-	return b.EndObject()
-}
-
-func intToFB(b *flatbuffers.Builder, bitWidth int32, signed bool) flatbuffers.UOffsetT {
-	b.StartObject(format.IntSlots)
-	b.PrependInt32Slot(format.IntBitWidth, bitWidth, 0)
-	b.PrependBoolSlot(format.IntIsSigned, signed, false)
-	return b.EndObject()
-}
-
-func floatingPointToFB(b *flatbuffers.Builder, precision int16) flatbuffers.UOffsetT {
-	b.StartObject(format.FloatingPointSlots)
-	b.PrependInt16Slot(format.FloatingPointPrecision, precision, 0)
-	return b.EndObject()
-}
-
-// timestampToFB writes a Timestamp; timezone 0 leaves it out.
-func timestampToFB(b *flatbuffers.Builder, unit int16, timezone flatbuffers.UOffsetT) flatbuffers.UOffsetT {
-	b.StartObject(format.TimestampSlots)
-	if timezone != 0 {
-		b.PrependUOffsetTSlot(format.TimestampTimezone, timezone, 0)
-	}
-	b.PrependInt16Slot(format.TimestampUnit, unit, 0)
-	return b.EndObject()
-}
-
-// emptyTypeToFB writes one of the tables without fields: Schema.fbs's
-// Bool, Utf8 and Binary.
-func emptyTypeToFB(b *flatbuffers.Builder) flatbuffers.UOffsetT {
-	b.StartObject(0)
-	return b.EndObject()
-}
-
-// fieldTable is what a Field table holds, as offsets of what is already
-// written; meta 0 leaves custom_metadata out.
-type fieldTable struct {
-	name, typ, children, meta flatbuffers.UOffsetT
-	typeType                  byte
-	nullable                  bool
-}
-
-func fieldToFB(b *flatbuffers.Builder, f fieldTable) flatbuffers.UOffsetT {
-	b.StartObject(format.FieldSlots)
-	if f.meta != 0 {
-		b.PrependUOffsetTSlot(format.FieldCustomMetadata, f.meta, 0)
-	}
-	b.PrependUOffsetTSlot(format.FieldChildren, f.children, 0)
-	b.PrependUOffsetTSlot(format.FieldType, f.typ, 0)
-	b.PrependUOffsetTSlot(format.FieldName, f.name, 0)
-	b.PrependByteSlot(format.FieldTypeType, f.typeType, 0)
-	b.PrependBoolSlot(format.FieldNullable, f.nullable, false)
-	return b.EndObject()
-}
-
-// schemaToFB writes a Schema; meta 0 leaves custom_metadata out.
-// Endianness is Little, the default, so it is not written.
-func schemaToFB(b *flatbuffers.Builder, fields, meta flatbuffers.UOffsetT) flatbuffers.UOffsetT {
-	b.StartObject(format.SchemaSlots)
-	if meta != 0 {
-		b.PrependUOffsetTSlot(format.SchemaCustomMetadata, meta, 0)
-	}
-	b.PrependUOffsetTSlot(format.SchemaFields, fields, 0)
-	return b.EndObject()
 }
 
 // offsetsToFB writes a vector of the tables at offs.
@@ -248,37 +219,6 @@ func buffersToFB(b *flatbuffers.Builder, bufs []buffer) flatbuffers.UOffsetT {
 		b.PrependInt64(bufs[i].offset)
 	}
 	return b.EndVector(len(bufs))
-}
-
-// bodyCompressionToFB writes a BodyCompression. The codec is written even
-// when it is LZ4_FRAME, the default, so that a reader sees it stated.
-func bodyCompressionToFB(b *flatbuffers.Builder, codec int8) flatbuffers.UOffsetT {
-	b.StartObject(format.BodyCompressionSlots)
-	b.PrependInt8Slot(format.BodyCompressionMethod, format.BodyCompressionBuffer, format.BodyCompressionBuffer)
-	b.PrependInt8Slot(format.BodyCompressionCodec, codec, -1)
-	return b.EndObject()
-}
-
-// recordBatchToFB writes a RecordBatch; compression 0 leaves it out (the
-// body is stored raw).
-func recordBatchToFB(b *flatbuffers.Builder, rows int64, nodes, buffers, compression flatbuffers.UOffsetT) flatbuffers.UOffsetT {
-	b.StartObject(format.RecordBatchSlots)
-	b.PrependInt64Slot(format.RecordBatchLength, rows, 0)
-	b.PrependUOffsetTSlot(format.RecordBatchNodes, nodes, 0)
-	b.PrependUOffsetTSlot(format.RecordBatchBuffers, buffers, 0)
-	if compression != 0 {
-		b.PrependUOffsetTSlot(format.RecordBatchCompression, compression, 0)
-	}
-	return b.EndObject()
-}
-
-func messageToFB(b *flatbuffers.Builder, headerType byte, header flatbuffers.UOffsetT, bodyLen int64) flatbuffers.UOffsetT {
-	b.StartObject(format.MessageSlots)
-	b.PrependInt64Slot(format.MessageBodyLength, bodyLen, 0)
-	b.PrependUOffsetTSlot(format.MessageHeader, header, 0)
-	b.PrependInt16Slot(format.MessageVersion, format.MetadataV5, 0)
-	b.PrependByteSlot(format.MessageHeaderType, headerType, 0)
-	return b.EndObject()
 }
 
 type block struct {

@@ -1,6 +1,7 @@
 package arrowipc
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"slices"
@@ -45,23 +46,15 @@ type File struct {
 	pieces [][]byte // the batches, each framed (RecordBatch message, body)
 	size   int64    // their bytes
 	blocks []block  // offsets from the first batch
-	rows   int64
 	done   bool
 }
 
 // Batches returns how many batches the file holds.
 func (f *File) Batches() int { return len(f.blocks) }
 
-// Rows returns the rows of the file's batches.
-func (f *File) Rows() int64 { return f.rows }
-
 // Size returns the bytes of the file's batches: memory of its own, and the
 // caller's buffers it borrowed (see AppendBatchBorrowing).
 func (f *File) Size() int64 { return f.size }
-
-// Reset forgets the file and its memory: the File is empty again, as the
-// zero File.
-func (f *File) Reset() { *f = File{} }
 
 // AppendBatch writes the prepared batch (see Prepare and PrepareRecord) as
 // the next record batch of f, and the batch is then no longer prepared,
@@ -88,10 +81,7 @@ func (e *Encoder) AppendBatchBorrowing(f *File) (borrowed bool, err error) {
 
 func (e *Encoder) appendBatch(f *File, borrow bool) (borrowed bool, err error) {
 	if !e.batch.ready {
-		if e.err != nil {
-			return false, e.err
-		}
-		return false, ErrState
+		return false, cmp.Or(e.err, ErrState)
 	}
 	defer e.batch.drop()
 	if f.done {
@@ -107,15 +97,14 @@ func (e *Encoder) appendBatch(f *File, borrow bool) (borrowed bool, err error) {
 	j.begin()
 	blk := block{offset: f.size, bodyLength: p.length}
 	blk.metaLength = j.framed(e.recordBatchMessage())
-	e.addBody(j, borrow)
+	borrowed = e.addBody(j, borrow)
 	f.size += int64(j.size)
-	if borrowed = borrow && j.borrows(); borrowed {
+	if borrowed {
 		f.pieces = j.split(f.pieces)
 	} else {
 		f.pieces = append(f.pieces, j.join(nil))
 	}
 	f.blocks = append(f.blocks, blk)
-	f.rows += p.rows
 	for i := range p.fields {
 		f.fields[i].Nullable = f.fields[i].Nullable || p.fields[i].Nullable
 	}
@@ -173,10 +162,8 @@ func (e *Encoder) FinishFilePieces(f *File, meta []KeyValue) ([][]byte, error) {
 	head := j.join(nil)
 	addFooter(j, fb)
 	tail := j.join(nil)
-	pieces := make([][]byte, 0, len(f.pieces)+2)
-	pieces = append(pieces, head)
-	pieces = append(pieces, f.pieces...)
-	pieces = append(pieces, tail)
+	pieces := make([][]byte, 0, len(f.pieces)+2) // exactly: slices.Concat rounds up
+	pieces = append(append(append(pieces, head), f.pieces...), tail)
 	*f = File{done: true}
 	return pieces, nil
 }

@@ -55,18 +55,15 @@ type UnsupportedTypeError struct {
 }
 
 func (e *UnsupportedTypeError) Error() string {
-	msg := fmt.Sprintf("arrowipc: field %q: type %s is not one Grafana can read", e.Field, typeName(e.Type))
+	t := "<nil>"
+	if e.Type != nil {
+		t = e.Type.String()
+	}
+	msg := fmt.Sprintf("arrowipc: field %q: type %s is not one Grafana can read", e.Field, t)
 	if e.Hint != "" {
 		msg += " (" + e.Hint + ")"
 	}
 	return msg
-}
-
-func typeName(t arrow.DataType) string {
-	if t == nil {
-		return "<nil>"
-	}
-	return t.String()
 }
 
 // lookupType returns the table row for a field's type, or an

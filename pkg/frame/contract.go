@@ -43,17 +43,3 @@ func SchemaMetadata(name, refID string, meta *data.FrameMeta) (arrow.Metadata, e
 	}
 	return arrow.NewMetadata([]string{KeyMeta, KeyName, KeyRefID}, []string{string(b), name, refID}), nil
 }
-
-// FieldMetadata returns a field's metadata as the SDK writes it: config and
-// labels only when set, tstype always.
-func FieldMetadata(tstype string, labels data.Labels, config *data.FieldConfig) (arrow.Metadata, error) {
-	c := ""
-	if config != nil {
-		b, err := json.Marshal(config)
-		if err != nil {
-			return arrow.Metadata{}, fmt.Errorf("frame: encoding field config: %w", err)
-		}
-		c = string(b)
-	}
-	return ColumnMetadata(tstype, labels, c), nil
-}

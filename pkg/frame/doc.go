@@ -10,7 +10,7 @@
 //     copy, no boxing per value);
 //   - an Arrow record whose schema carries Grafana's metadata, as a
 //     streaming source produces it (NewRecord builds one from its columns,
-//     record.go; SchemaMetadata and FieldMetadata are its parts).
+//     record.go; SchemaMetadata and ColumnMetadata are its parts).
 //
 // A record the source lends (AppendLent) is written as the same bytes in
 // pieces, its larger buffers referenced rather than copied.

@@ -21,7 +21,7 @@ type Input struct {
 	// Frame is an SDK frame; its field vectors are read in place.
 	Frame *data.Frame
 	// Record is an Arrow record whose schema carries Grafana's metadata
-	// (see SchemaMetadata and FieldMetadata).
+	// (see SchemaMetadata and ColumnMetadata).
 	Record arrow.RecordBatch
 }
 
@@ -142,9 +142,9 @@ func (e *Encoder) prepareFrame(f *data.Frame) (arrowipc.BodyStats, error) {
 		if fld == nil {
 			return arrowipc.BodyStats{}, fmt.Errorf("frame: %q: field %d is nil", f.Name, i)
 		}
-		k, err := lookupKind(fld)
-		if err != nil {
-			return arrowipc.BodyStats{}, err
+		k, ok := kinds[fld.Type()]
+		if !ok {
+			return arrowipc.BodyStats{}, fmt.Errorf("frame: field %q: field type %s cannot be written", fld.Name, fld.Type())
 		}
 		start := len(e.kvs)
 		if fld.Config != nil {
@@ -156,7 +156,7 @@ func (e *Encoder) prepareFrame(f *data.Frame) (arrowipc.BodyStats, error) {
 		}
 		if fld.Labels != nil {
 			at := len(e.text)
-			e.text, e.keys = appendLabelsJSON(e.text, fld.Labels, e.keys)
+			e.text, e.keys = appendLabelsQuoted(e.text, fld.Labels, e.keys, quoteCompacted)
 			e.kvs = append(e.kvs, arrowipc.KeyValue{Key: KeyLabels, Value: bytesView(e.text[at:])})
 		}
 		e.kvs = append(e.kvs, arrowipc.KeyValue{Key: KeyTSType, Value: k.tstype})
@@ -250,13 +250,7 @@ func (e *Encoder) prepareRecord(rec arrow.RecordBatch, stats *Summary) ([]arrowi
 // schemaMetaOfRecord returns a record's schema metadata md, with the
 // query's stats added to its meta when stats is set.
 func (e *Encoder) schemaMetaOfRecord(md arrow.Metadata, st arrowipc.BodyStats, stats *Summary, start time.Time) ([]arrowipc.KeyValue, error) {
-	kvs, at := e.kvs[:0], -1
-	for i, k := range md.Keys() {
-		if k == KeyMeta {
-			at = i
-		}
-		kvs = append(kvs, arrowipc.KeyValue{Key: k, Value: md.Values()[i]})
-	}
+	kvs, at := arrowipc.AppendMetadata(e.kvs[:0], md), md.FindKey(KeyMeta)
 	e.kvs = kvs
 	if stats == nil {
 		return kvs, nil

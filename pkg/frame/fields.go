@@ -3,7 +3,6 @@ package frame
 import (
 	"encoding/binary"
 	"encoding/json"
-	"fmt"
 	"time"
 	"unsafe"
 
@@ -70,8 +69,8 @@ var kinds = map[data.FieldType]kind{
 	data.FieldTypeNullableTime:   {Timestamp, true, TSTime, nullableTimes, jsonTimes, 24},
 	data.FieldTypeString:         {arrow.BinaryTypes.String, false, TSString, varWidth[string], jsonOf(putString, recordVar[string](putString), len("null")), 0},
 	data.FieldTypeNullableString: {arrow.BinaryTypes.String, true, TSString, nullableVarWidth[string], jsonOf(putString, recordVar[string](putString), len("null")), 0},
-	data.FieldTypeJSON:           {arrow.BinaryTypes.Binary, false, TSOther, varWidth[json.RawMessage], jsonOf(putRaw, recordVar[[]byte](putRawBytes), len("null")), 0},
-	data.FieldTypeNullableJSON:   {arrow.BinaryTypes.Binary, true, TSOther, nullableVarWidth[json.RawMessage], jsonOf(putRaw, recordVar[[]byte](putRawBytes), len("null")), 0},
+	data.FieldTypeJSON:           {arrow.BinaryTypes.Binary, false, TSOther, varWidth[json.RawMessage], jsonOf(putRaw[json.RawMessage], recordVar[[]byte](putRaw[[]byte]), len("null")), 0},
+	data.FieldTypeNullableJSON:   {arrow.BinaryTypes.Binary, true, TSOther, nullableVarWidth[json.RawMessage], jsonOf(putRaw[json.RawMessage], recordVar[[]byte](putRaw[[]byte]), len("null")), 0},
 }
 
 // ValueBytes is the Go memory of one value of an SDK field type as its
@@ -80,14 +79,6 @@ var kinds = map[data.FieldType]kind{
 func ValueBytes(ft data.FieldType) (n int64, fixed bool) {
 	k := kinds[ft.NonNullableType()]
 	return k.goBytes, k.goBytes > 0
-}
-
-func lookupKind(f *data.Field) (kind, error) {
-	k, ok := kinds[f.Type()]
-	if !ok {
-		return kind{}, fmt.Errorf("frame: field %q: field type %s cannot be written", f.Name, f.Type())
-	}
-	return k, nil
 }
 
 // Values returns the vector of field f, whose elements are of type T (for

@@ -381,7 +381,7 @@ func bodies(b *testing.B, rec arrow.RecordBatch) [][]byte {
 type floorEncoder func(dst, src []byte) []byte
 
 // newFloorEncoder builds a klauspost zstd encoder or a pierrec lz4 frame
-// writer with the options pkg/codec uses (pkg/codec/zstd.go zstdOptions,
+// writer with the options pkg/codec uses (pkg/codec/zstd.go newZstdEncoder,
 // pkg/codec/lz4.go newLZ4Encoder).
 func newFloorEncoder(b *testing.B, bc benchCodec) floorEncoder {
 	b.Helper()

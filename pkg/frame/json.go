@@ -105,15 +105,10 @@ func appendQuoted(dst []byte, s string, q quoting) []byte {
 	return append(dst, '"')
 }
 
-// appendLabelsJSON appends labels as the SDK's json.Marshal(labels) writes
-// them: an object with the keys sorted. keys is scratch for the sort and is
-// returned for reuse.
-func appendLabelsJSON(dst []byte, labels data.Labels, keys []string) ([]byte, []string) {
-	return appendLabelsQuoted(dst, labels, keys, quoteCompacted)
-}
-
 // appendLabelsQuoted appends labels as a JSON object with its keys sorted
-// and its strings escaped as q says.
+// and its strings escaped as q says (quoteCompacted: as the SDK's
+// json.Marshal(labels) writes them). keys is scratch for the sort and is
+// returned for reuse.
 func appendLabelsQuoted(dst []byte, labels data.Labels, keys []string, q quoting) ([]byte, []string) {
 	keys = keys[:0]
 	for k := range labels {

@@ -3,6 +3,7 @@ package frame
 import (
 	"encoding/json"
 	"fmt"
+	"slices"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
@@ -63,9 +64,8 @@ func timeLen(a arrow.Array) int {
 	if err != nil || len(vals) == 0 {
 		return maxTimeLen
 	}
-	lo, hi := minMax(vals)
-	lo, _ = splitMilli(lo)
-	hi, _ = splitMilli(hi)
+	lo, _ := splitMilli(slices.Min(vals))
+	hi, _ := splitMilli(slices.Max(vals))
 	n := max(digits(lo), digits(hi))
 	if anySubMilli(vals) {
 		n += len("999999,") // the column's nanos
@@ -80,16 +80,7 @@ func intLen[T ~int8 | ~int16 | ~int32 | ~int64 | ~uint8 | ~uint16 | ~uint32 | ~u
 	if err != nil || len(vals) == 0 {
 		return 0
 	}
-	lo, hi := minMax(vals)
-	return max(digits(lo), digits(hi))
-}
-
-func minMax[T ~int8 | ~int16 | ~int32 | ~int64 | ~uint8 | ~uint16 | ~uint32 | ~uint64](vals []T) (lo, hi T) {
-	lo, hi = vals[0], vals[0]
-	for _, v := range vals {
-		lo, hi = min(lo, v), max(hi, v)
-	}
-	return lo, hi
+	return max(digits(slices.Min(vals)), digits(slices.Max(vals)))
 }
 
 // digits is the length of v in decimal, its sign included.
@@ -124,11 +115,11 @@ func anySubMilli(ns []int64) bool {
 func (w *JSONWriter) appendRecord(dst []byte, rec arrow.RecordBatch) ([]byte, error) {
 	schema := rec.Schema()
 	md := schema.Metadata()
-	name, _ := metadataValue(md, KeyName)
-	refID, _ := metadataValue(md, KeyRefID)
+	name, _ := md.GetValue(KeyName)
+	refID, _ := md.GetValue(KeyRefID)
 	dst = append(dst, `{"schema":{`...)
 	dst = appendFrameHead(dst, name, refID)
-	if m, ok := metadataValue(md, KeyMeta); ok {
+	if m, ok := md.GetValue(KeyMeta); ok {
 		if m != w.recMeta || w.recMetaJSON == nil {
 			meta, err := data.FrameMetaFromJSON(m)
 			if err != nil {
@@ -158,12 +149,12 @@ func (w *JSONWriter) appendRecord(dst []byte, rec arrow.RecordBatch) ([]byte, er
 			return dst, fmt.Errorf("frame: %q: %w", name, err)
 		}
 		dst = appendFieldHead(dst, af.Name, ft)
-		if l, ok := metadataValue(af.Metadata, KeyLabels); ok {
+		if l, ok := af.Metadata.GetValue(KeyLabels); ok {
 			if dst, err = w.appendRecordLabels(dst, l); err != nil {
 				return dst, fmt.Errorf("frame: %q: field %q: reading labels: %w", name, af.Name, err)
 			}
 		}
-		if c, ok := metadataValue(af.Metadata, KeyConfig); ok {
+		if c, ok := af.Metadata.GetValue(KeyConfig); ok {
 			b, err := w.recordConfig(c)
 			if err != nil {
 				return dst, fmt.Errorf("frame: %q: field %q: %w", name, af.Name, err)
@@ -197,15 +188,6 @@ func (w *JSONWriter) appendRecord(dst []byte, rec arrow.RecordBatch) ([]byte, er
 	return w.endData(dst), nil
 }
 
-// metadataValue is the value of the first key in md, as the SDK reads it.
-func metadataValue(md arrow.Metadata, key string) (string, bool) {
-	i := md.FindKey(key)
-	if i < 0 {
-		return "", false
-	}
-	return md.Values()[i], true
-}
-
 // recordKey is what decides the SDK field type of a record's column.
 type recordKey struct {
 	id             arrow.Type
@@ -230,7 +212,7 @@ func recordFieldType(af arrow.Field) (data.FieldType, error) {
 	}
 	key := recordKey{id: af.Type.ID(), nullable: af.Nullable}
 	if key.id == arrow.UINT16 {
-		ts, _ := metadataValue(af.Metadata, KeyTSType)
+		ts, _ := af.Metadata.GetValue(KeyTSType)
 		key.enum = ts == TSEnum
 	}
 	if ts, ok := af.Type.(*arrow.TimestampType); ok && ts.Unit != arrow.Nanosecond {

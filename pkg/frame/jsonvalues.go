@@ -47,9 +47,6 @@ type jsonKind struct {
 var jsonFrameValues, jsonRecordValues, jsonMaxLen, jsonValueLen = func() (map[data.FieldType]frameValues, map[arrow.Type]recordValues, map[arrow.Type]int, map[arrow.Type]func(arrow.Array) int) {
 	fv, rv, ml, vl := map[data.FieldType]frameValues{}, map[arrow.Type]recordValues{}, map[arrow.Type]int{}, map[arrow.Type]func(arrow.Array) int{}
 	for ft, k := range kinds {
-		if k.json.values == nil {
-			continue // not written as JSON: refused (JSONWriter.Append)
-		}
 		fv[ft] = k.json.values
 		if k.nullable {
 			fv[ft] = k.json.nullable
@@ -240,16 +237,12 @@ func putString(_ *JSONWriter, dst []byte, v string, _ int) []byte {
 	return appendQuoted(dst, v, quoteHTML)
 }
 
-func putRaw(w *JSONWriter, dst []byte, v json.RawMessage, row int) []byte {
-	return putRawBytes(w, dst, v, row)
-}
-
-// putRawBytes writes a JSON value as the SDK's jsoniter configuration does
+// putRaw writes a JSON value as the SDK's jsoniter configuration does
 // (its ValidateJsonRawMessage): as it is when it reads as JSON, else null.
 // jsoniter reads the value as Go values, so a number beyond float64 makes
 // it null too; what jsoniter reads past its first value (`1 2`) the SDK
 // writes as it is, and the frame does not parse: written as null here.
-func putRawBytes(_ *JSONWriter, dst []byte, v []byte, _ int) []byte {
+func putRaw[T ~[]byte](_ *JSONWriter, dst []byte, v T, _ int) []byte {
 	if len(v) == 0 || !json.Valid(v) || overflows(v) {
 		return append(dst, "null"...)
 	}

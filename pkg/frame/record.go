@@ -30,7 +30,7 @@ func ColumnMetadata(tstype string, labels data.Labels, config string) arrow.Meta
 		keys, values = append(keys, KeyConfig), append(values, config)
 	}
 	if labels != nil {
-		b, _ := appendLabelsJSON(nil, labels, nil)
+		b, _ := appendLabelsQuoted(nil, labels, nil, quoteCompacted)
 		keys, values = append(keys, KeyLabels), append(values, string(b))
 	}
 	return arrow.NewMetadata(append(keys, KeyTSType), append(values, tstype))

@@ -38,9 +38,6 @@ func NewParts(schema *arrow.Schema) *Parts {
 // Len returns how many parts the frame holds.
 func (p *Parts) Len() int { return p.file.Batches() }
 
-// Rows returns the rows of the frame's parts.
-func (p *Parts) Rows() int64 { return p.file.Rows() }
-
 // Size returns the bytes of memory the encoded parts hold.
 func (p *Parts) Size() int64 { return p.file.Size() }
 
@@ -153,16 +150,9 @@ func (e *Encoder) appendEmptyPart(p *Parts) error {
 	if p.schema == nil {
 		return fmt.Errorf("frame: a frame of no part and no schema")
 	}
-	cols := make([]arrow.Array, p.schema.NumFields())
-	for i, f := range p.schema.Fields() {
-		b := array.NewBuilder(memory.DefaultAllocator, f.Type)
-		cols[i] = b.NewArray()
-		b.Release()
-	}
-	rec := array.NewRecordBatch(p.schema, cols, 0)
-	for _, c := range cols {
-		c.Release()
-	}
+	b := array.NewRecordBuilder(memory.DefaultAllocator, p.schema)
+	defer b.Release()
+	rec := b.NewRecordBatch()
 	defer rec.Release()
 	_, err := e.AppendPart(p, rec)
 	return err
