@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+
+	"github.com/klauspost/compress/zstd"
 )
 
 // Kind names a body-compression codec.
@@ -116,12 +118,12 @@ func New(kind Kind, level int) (Codec, error) {
 		if level < ZstdMinLevel || level > ZstdMaxLevel {
 			return Codec{}, fmt.Errorf("%w: zstd level %d is not within %d..%d", ErrLevel, level, ZstdMinLevel, ZstdMaxLevel)
 		}
-		return Codec{kind: kind, level: level, pool: zstdPool(level)}, nil
+		return Codec{kind: kind, level: level, pool: zstdPools[zstd.EncoderLevelFromZstd(level)-zstd.SpeedFastest]}, nil
 	case LZ4:
 		if level < LZ4MinLevel || level > LZ4MaxLevel {
 			return Codec{}, fmt.Errorf("%w: lz4 level %d is not within %d..%d", ErrLevel, level, LZ4MinLevel, LZ4MaxLevel)
 		}
-		return Codec{kind: kind, level: level, pool: lz4Pool(level)}, nil
+		return Codec{kind: kind, level: level, pool: lz4Pools[level]}, nil
 	}
 	return Codec{}, fmt.Errorf("codec: unknown kind %d", kind)
 }
@@ -161,21 +163,6 @@ func (c Codec) String() string {
 	return c.kind.String() + "/" + strconv.Itoa(c.level)
 }
 
-// Encode appends the compressed form of src to dst and returns the extended
-// slice, which aliases dst when dst had room (as append does). For None it
-// appends src unchanged. Encode is safe for concurrent use: each call borrows
-// an encoder from the codec's pool for its duration and returns it, reset,
-// before it returns.
-func (c Codec) Encode(dst, src []byte) []byte {
-	if c.pool == nil {
-		return append(dst, src...)
-	}
-	e := c.pool.get()
-	dst = e.encode(dst, src)
-	c.pool.put(e)
-	return dst
-}
-
 // Encoder is an encoder borrowed from a codec's pool for a run of Encode
 // calls (one frame's buffers, say) without a pool round trip per buffer.
 // It must be used by one goroutine and given back with Close.
@@ -193,8 +180,9 @@ func (c Codec) Encoder() *Encoder {
 	return &Encoder{pool: c.pool, enc: c.pool.get()}
 }
 
-// Encode appends the compressed form of src to dst; see Codec.Encode.
-// It panics when called after Close.
+// Encode appends the compressed form of src to dst and returns the extended
+// slice, which aliases dst when dst had room (as append does). For None it
+// appends src unchanged. It panics when called after Close.
 func (e *Encoder) Encode(dst, src []byte) []byte {
 	if e.pool == nil {
 		return append(dst, src...)

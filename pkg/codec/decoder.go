@@ -1,5 +1,7 @@
 package codec
 
+import "slices"
+
 // Decoder is a generation of Grafana's Arrow decoder: the SDK's
 // data.UnmarshalArrowFrame over the arrow-go a Grafana build links, whose
 // ipc reader decompresses body buffers. Its figures are what that decoder
@@ -61,7 +63,7 @@ func DecoderFor(version string) *Decoder {
 		return Decoders[0]
 	}
 	for i := len(Decoders) - 1; i > 0; i-- {
-		if first, ok := parseVersion(Decoders[i].FirstGrafana); ok && !v.less(first) {
+		if first, ok := parseVersion(Decoders[i].FirstGrafana); ok && slices.Compare(v[:], first[:]) >= 0 {
 			return Decoders[i]
 		}
 	}
@@ -79,15 +81,6 @@ func ParseDecoder(name string) *Decoder {
 }
 
 type version [3]int
-
-func (v version) less(w version) bool {
-	for i := range v {
-		if v[i] != w[i] {
-			return v[i] < w[i]
-		}
-	}
-	return false
-}
 
 // parseVersion reads the major.minor.patch a version starts with; what
 // follows (-pre, +security-01, -12345) is ignored.

@@ -57,7 +57,6 @@ var (
 
 func init() {
 	for l := zstd.SpeedFastest; l <= zstd.SpeedBestCompression; l++ {
-		l := l
 		zstdPools[l-zstd.SpeedFastest] = newEncoderPool("zstd "+zstdSpeedName(l), func() encoder { return newZstdEncoder(l) })
 	}
 	for l := LZ4MinLevel; l <= LZ4MaxLevel; l++ {
@@ -69,11 +68,6 @@ func init() {
 		lz4Pools[l] = newEncoderPool(name, func() encoder { return newLZ4Encoder(lvl) })
 	}
 }
-
-func zstdPool(level int) *encoderPool {
-	return zstdPools[zstd.EncoderLevelFromZstd(level)-zstd.SpeedFastest]
-}
-func lz4Pool(level int) *encoderPool { return lz4Pools[level] }
 
 // zstdSpeedName shortens zstd.EncoderLevel.String ("better" for
 // "better-compression", "best" for "best-compression").

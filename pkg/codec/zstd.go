@@ -13,24 +13,14 @@ import (
 // slightly smaller on 512 KiB of log lines.
 const zstdWindow = 128 << 10
 
-// zstdOptions are the options every pooled zstd encoder is built with:
-// single-threaded (EncodeAll runs on the caller's goroutine), no CRC (Arrow
-// readers do not ask for one and a corrupted frame still fails to decode),
-// and the lower-memory tables.
-func zstdOptions(level zstd.EncoderLevel) []zstd.EOption {
-	return []zstd.EOption{
-		zstd.WithEncoderLevel(level),
-		zstd.WithEncoderConcurrency(1),
-		zstd.WithWindowSize(zstdWindow),
-		zstd.WithEncoderCRC(false),
-		zstd.WithLowerEncoderMem(true),
-	}
-}
-
 type zstdEncoder struct{ enc *zstd.Encoder }
 
+// newZstdEncoder builds a pooled zstd encoder: single-threaded (EncodeAll
+// runs on the caller's goroutine), no CRC (Arrow readers do not ask for one
+// and a corrupted frame still fails to decode), and the lower-memory tables.
 func newZstdEncoder(level zstd.EncoderLevel) encoder {
-	enc, err := zstd.NewWriter(nil, zstdOptions(level)...)
+	enc, err := zstd.NewWriter(nil, zstd.WithEncoderLevel(level), zstd.WithEncoderConcurrency(1),
+		zstd.WithWindowSize(zstdWindow), zstd.WithEncoderCRC(false), zstd.WithLowerEncoderMem(true))
 	if err != nil {
 		// The options are constants; an error here is a programming error.
 		panic("codec: building zstd encoder: " + err.Error())

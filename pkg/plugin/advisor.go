@@ -260,7 +260,7 @@ func measureSetting(ctx context.Context, st adviseSetting, minSavings float64, g
 			return fig, err
 		}
 	}
-	var enc, dec time.Duration
+	var dec time.Duration
 	var sum frame.Summary
 	for _, in := range inputs {
 		if err := ctx.Err(); err != nil {
@@ -276,13 +276,12 @@ func measureSetting(ctx context.Context, st adviseSetting, minSavings float64, g
 			return fig, fmt.Errorf("plugin: advise: a %s frame does not decode: %w", st.Codec, err)
 		}
 		dec += time.Since(t1) + decodeCorrection(gd, bs)
-		enc += t1.Sub(t0)
 		sum.Add(bs, t1.Sub(t0))
 		fig.WireBytes += int64(len(*buf))
 		fig.FramesAs[bs.Codec.String()]++
 	}
 	n := float64(len(inputs))
-	fig.EncodeMicros = float64(enc.Nanoseconds()) / 1e3 / n
+	fig.EncodeMicros = float64(sum.Encode.Nanoseconds()) / 1e3 / n
 	fig.DecodeMicros = float64(dec.Nanoseconds()) / 1e3 / n
 	fig.TotalMicros = fig.EncodeMicros + fig.DecodeMicros
 	fig.Compressed, fig.Raw, fig.Skipped = sum.Compressed, sum.Raw, sum.Skipped

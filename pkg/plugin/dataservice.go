@@ -26,7 +26,7 @@ import (
 // v1.85), so a lent record referenced by a reply or a chunk is released on
 // every path: by the buffer the codec wraps its last piece in
 // (wireWriter.frame), by the codec itself when it writes the message some
-// other way, or by the caller when no message is sent (answer, and
+// other way, or by the caller when no message is sent (reply, and
 // queryChunkedData's send).
 //
 // What else sees these messages: the SDK's interceptors (request metrics,

@@ -24,7 +24,7 @@ type stallSource struct{}
 
 func floatRecord(rows int) arrow.RecordBatch {
 	md, _ := frame.SchemaMetadata("t", "A", nil)
-	fmd, _ := frame.FieldMetadata(frame.TSNumber, nil, nil)
+	fmd := frame.ColumnMetadata(frame.TSNumber, nil, "")
 	schema := arrow.NewSchema([]arrow.Field{{Name: "v", Type: arrow.PrimitiveTypes.Float64, Metadata: fmd}}, &md)
 	b := array.NewFloat64Builder(memory.DefaultAllocator)
 	defer b.Release()

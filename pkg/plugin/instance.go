@@ -26,11 +26,8 @@ type Instance struct {
 	// invalid is the settings error; an instance with invalid settings
 	// fails its health check and every query with this message.
 	invalid error
-	// warnings name jsonData keys Quiver does not read; a healthy
-	// instance's health message lists them.
-	warnings []string
-	codec    codec.Codec
-	source   source.Source
+	codec   codec.Codec
+	source  source.Source
 	// optional capabilities of source, found once
 	reporter  source.HealthReporter
 	resources backend.CallResourceHandler
@@ -45,9 +42,7 @@ type Instance struct {
 	kept *pipeline.Kept
 }
 
-var (
-	_ instancemgmt.InstanceDisposer = (*Instance)(nil)
-)
+var _ instancemgmt.InstanceDisposer = (*Instance)(nil)
 
 // scope is what a query of inst that acct accounts for may share kept
 // answers within (source.Query.Scope): its tenant, org, data source and
@@ -75,7 +70,6 @@ func DefaultSources(_ context.Context, s settings.Settings) (source.Source, erro
 func newInstance(ctx context.Context, ds backend.DataSourceInstanceSettings, sources SourceFactory, p *pipeline.Pipeline) *Instance {
 	inst := &Instance{version: strconv.FormatInt(ds.Updated.UnixNano(), 10)}
 	s, err := settings.Parse(ds.JSONData, ds.DecryptedSecureJSONData)
-	inst.warnings = s.Warnings
 	if err == nil {
 		err = s.Validate()
 	}

@@ -16,22 +16,10 @@ import (
 // them at /api/plugins/quiver-arrow-datasource/metrics). Labelled by codec
 // as "zstd/3", "lz4/0" or "none".
 var (
-	metricFrames = prometheus.NewCounterVec(prometheus.CounterOpts{
-		Namespace: "quiver", Name: "frames_total",
-		Help: "Frames encoded, by codec.",
-	}, []string{"codec"})
-	metricRawBytes = prometheus.NewCounterVec(prometheus.CounterOpts{
-		Namespace: "quiver", Name: "body_raw_bytes_total",
-		Help: "Bytes of frame body buffers before compression, by codec.",
-	}, []string{"codec"})
-	metricWireBytes = prometheus.NewCounterVec(prometheus.CounterOpts{
-		Namespace: "quiver", Name: "body_wire_bytes_total",
-		Help: "Bytes of frame body buffers as sent, by codec.",
-	}, []string{"codec"})
-	metricFrameBytes = prometheus.NewCounterVec(prometheus.CounterOpts{
-		Namespace: "quiver", Name: "frame_bytes_total",
-		Help: "Bytes of whole encoded frames (schema, bodies, footer), by codec.",
-	}, []string{"codec"})
+	metricFrames        = counterVec("frames_total", "Frames encoded, by codec.", "codec")
+	metricRawBytes      = counterVec("body_raw_bytes_total", "Bytes of frame body buffers before compression, by codec.", "codec")
+	metricWireBytes     = counterVec("body_wire_bytes_total", "Bytes of frame body buffers as sent, by codec.", "codec")
+	metricFrameBytes    = counterVec("frame_bytes_total", "Bytes of whole encoded frames (schema, bodies, footer), by codec.", "codec")
 	metricEncodeSeconds = prometheus.NewHistogramVec(prometheus.HistogramOpts{
 		Namespace: "quiver", Name: "encode_seconds",
 		Help:    "Time to encode one frame, by codec.",
@@ -42,29 +30,26 @@ var (
 // Metrics of the memory budget (see budget). The gauges read the budget of
 // the running Service.
 var (
-	metricBudgetWaits = prometheus.NewCounter(prometheus.CounterOpts{
-		Namespace: "quiver", Name: "memory_budget_waits_total",
-		Help: "Reservations of the memory budget that had to wait.",
-	})
-	metricBudgetOverdrafts = prometheus.NewCounter(prometheus.CounterOpts{
-		Namespace: "quiver", Name: "memory_budget_overdrafts_total",
-		Help: "Reservations let through over the memory budget because every request holding budget was waiting for more.",
-	})
-	metricBudgetRefused = prometheus.NewCounterVec(prometheus.CounterOpts{
-		Namespace: "quiver", Name: "memory_budget_refused_total",
-		Help: "Reservations of the memory budget refused, by reason: too_large (more than one share of the budget, or a request more than the whole), busy (waited too long), cancelled.",
-	}, []string{"reason"})
+	metricBudgetWaits      = prometheus.NewCounter(prometheus.CounterOpts(opts("memory_budget_waits_total", "Reservations of the memory budget that had to wait.")))
+	metricBudgetOverdrafts = prometheus.NewCounter(prometheus.CounterOpts(opts("memory_budget_overdrafts_total", "Reservations let through over the memory budget because every request holding budget was waiting for more.")))
+	metricBudgetRefused    = counterVec("memory_budget_refused_total", "Reservations of the memory budget refused, by reason: too_large (more than one share of the budget, or a request more than the whole), busy (waited too long), cancelled.", "reason")
 
 	livePipeline atomic.Pointer[pipeline.Pipeline]
 
-	metricUnsent = prometheus.NewGauge(prometheus.GaugeOpts{
-		Namespace: "quiver", Name: "chunks_unsent_bytes",
-		Help: "Encoded bytes of chunked responses waiting for their clients to read them.",
-	})
+	metricUnsent = prometheus.NewGauge(prometheus.GaugeOpts(opts("chunks_unsent_bytes", "Encoded bytes of chunked responses waiting for their clients to read them.")))
 )
 
+// opts are the options of a metric of Quiver's.
+func opts(name, help string) prometheus.Opts {
+	return prometheus.Opts{Namespace: "quiver", Name: name, Help: help}
+}
+
+func counterVec(name, help string, labels ...string) *prometheus.CounterVec {
+	return prometheus.NewCounterVec(prometheus.CounterOpts(opts(name, help)), labels)
+}
+
 func budgetGauge(name, help string, read func(used, peak, limit int64, waiting int) float64) prometheus.GaugeFunc {
-	return prometheus.NewGaugeFunc(prometheus.GaugeOpts{Namespace: "quiver", Name: name, Help: help}, func() float64 {
+	return prometheus.NewGaugeFunc(prometheus.GaugeOpts(opts(name, help)), func() float64 {
 		if p := livePipeline.Load(); p != nil {
 			return read(p.Stats())
 		}
@@ -96,6 +81,7 @@ func heapLive() float64 {
 func init() {
 	prometheus.MustRegister(metricFrames, metricRawBytes, metricWireBytes, metricFrameBytes, metricEncodeSeconds,
 		metricBudgetWaits, metricBudgetOverdrafts, metricBudgetRefused, metricUnsent,
+		metricIncremental, metricIncrementalRows, metricCacheBytes, metricCacheEvictions, metricCacheErrors,
 		budgetGauge("memory_budget_bytes", "The memory budget of in-flight queries (memory_budget in [plugin.quiver-arrow-datasource]).", func(_, _, limit int64, _ int) float64 {
 			return float64(limit)
 		}),
@@ -143,31 +129,12 @@ func (m codecMetrics) observe(st arrowipc.BodyStats, frameBytes int, took time.D
 // Metrics of incremental queries and the result cache (package flightsql's
 // CacheObserver).
 var (
-	metricIncremental = prometheus.NewCounterVec(prometheus.CounterOpts{
-		Namespace: "quiver", Name: "incremental_queries_total",
-		Help: "Time-series and logs queries of Flight SQL data sources, by result (incremental or full) and, for a full one, reason (off, query_off, format, sql, no_entry, backwards, too_far, schema, time_column, order, outside, limit, notice, fallback, store_error).",
-	}, []string{"result", "reason"})
-	metricIncrementalRows = prometheus.NewCounterVec(prometheus.CounterOpts{
-		Namespace: "quiver", Name: "incremental_rows_total",
-		Help: "Rows of time-series and logs queries of Flight SQL data sources, by where they came from (server or cache).",
-	}, []string{"from"})
-	metricCacheBytes = prometheus.NewGauge(prometheus.GaugeOpts{
-		Namespace: "quiver", Name: "result_cache_bytes",
-		Help: "Bytes of kept answers in the plugin's memory (every data source's result cache).",
-	})
-	metricCacheEvictions = prometheus.NewCounter(prometheus.CounterOpts{
-		Namespace: "quiver", Name: "result_cache_evictions_total",
-		Help: "Kept answers evicted from the plugin's memory for room.",
-	})
-	metricCacheErrors = prometheus.NewCounterVec(prometheus.CounterOpts{
-		Namespace: "quiver", Name: "result_cache_errors_total",
-		Help: "Result cache operations that failed (the query was answered in full), by operation (get, put, delete).",
-	}, []string{"op"})
+	metricIncremental     = counterVec("incremental_queries_total", "Time-series and logs queries of Flight SQL data sources, by result (incremental or full) and, for a full one, reason (off, query_off, format, sql, no_entry, backwards, too_far, schema, time_column, order, outside, limit, notice, fallback, store_error).", "result", "reason")
+	metricIncrementalRows = counterVec("incremental_rows_total", "Rows of time-series and logs queries of Flight SQL data sources, by where they came from (server or cache).", "from")
+	metricCacheBytes      = prometheus.NewGauge(prometheus.GaugeOpts(opts("result_cache_bytes", "Bytes of kept answers in the plugin's memory (every data source's result cache).")))
+	metricCacheEvictions  = prometheus.NewCounter(prometheus.CounterOpts(opts("result_cache_evictions_total", "Kept answers evicted from the plugin's memory for room.")))
+	metricCacheErrors     = counterVec("result_cache_errors_total", "Result cache operations that failed (the query was answered in full), by operation (get, put, delete).", "op")
 )
-
-func init() {
-	prometheus.MustRegister(metricIncremental, metricIncrementalRows, metricCacheBytes, metricCacheEvictions, metricCacheErrors)
-}
 
 // cacheMetrics counts what incremental queries and the result cache do.
 type cacheMetrics struct{}

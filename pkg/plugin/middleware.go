@@ -306,29 +306,14 @@ func sentJSON(qs []backend.DataQuery) func(refID string) string {
 	}
 }
 
-// QueryData answers every query of the request, each with its frames or its
-// own error, through the query chain, its frames joined: for callers that
-// are not the gRPC server (which calls reply). It makes Service a
-// pluginv2.DataServer.
-func (s *Service) QueryData(ctx context.Context, preq *pluginv2.QueryDataRequest) (*pluginv2.QueryDataResponse, error) {
-	r, err := s.answer(ctx, preq, false)
-	if err != nil {
-		return nil, err
-	}
-	return r.msg, nil
-}
-
-// reply is QueryData as the gRPC server calls it (dataService): frames in
-// pieces stay in pieces, for the wire codec.
+// reply answers a QueryData request as the gRPC server calls it
+// (dataService), through the query chain: frames in pieces stay in pieces,
+// for the wire codec.
 func (s *Service) reply(ctx context.Context, preq *pluginv2.QueryDataRequest) (*reply, error) {
-	return s.answer(ctx, preq, true)
-}
-
-func (s *Service) answer(ctx context.Context, preq *pluginv2.QueryDataRequest, pieced bool) (*reply, error) {
 	req := backend.FromProto().QueryDataRequest(preq)
 	var r *reply
 	err := s.chain.run(ctx, backend.EndpointQueryData, req, func(ctx context.Context, req *backend.QueryDataRequest) (*backend.QueryDataResponse, error) {
-		r = s.queryData(ctx, preq, req, pieced)
+		r = s.queryData(ctx, preq, req)
 		out := &backend.QueryDataResponse{Responses: make(backend.Responses, len(r.msg.Responses))}
 		sent := sentJSON(req.Queries)
 		for refID, dr := range r.msg.Responses {
@@ -346,33 +331,18 @@ func (s *Service) answer(ctx context.Context, preq *pluginv2.QueryDataRequest, p
 		}
 		return nil, err
 	}
-	if pieced {
-		// The wire codec gives the request's budget back once the reply is
-		// written out; should it never, the call's end does.
-		context.AfterFunc(ctx, r.written.run)
-	} else {
-		r.written.run() // its frames are joined copies: nothing is lent or counted past here
-	}
+	// The wire codec gives the request's budget back once the reply is
+	// written out; should it never, the call's end does.
+	context.AfterFunc(ctx, r.written.run)
 	return r, nil
 }
 
-// QueryChunkedData streams every frame as its own chunk as soon as it is
-// encoded, through the query chain, its frames joined: for callers that are
-// not the gRPC server (which calls chunks).
-func (s *Service) QueryChunkedData(preq *pluginv2.QueryChunkedDataRequest, stream grpc.ServerStreamingServer[pluginv2.QueryChunkedDataResponse]) error {
-	return s.streamChunks(preq, stream.Context(), func(c *chunk) error { return stream.Send(c.msg) }, false)
-}
-
-// chunks is QueryChunkedData as the gRPC server calls it (dataService):
-// frames in pieces stay in pieces, for the wire codec.
+// chunks answers a QueryChunkedData request as the gRPC server calls it
+// (dataService), through the query chain, sending each chunk on ss with
+// its frame's pieces for the wire codec; the middlewares see each query's
+// outcome as its chunks went out.
 func (s *Service) chunks(preq *pluginv2.QueryChunkedDataRequest, ss grpc.ServerStream) error {
-	return s.streamChunks(preq, ss.Context(), func(c *chunk) error { return ss.SendMsg(c) }, true)
-}
-
-// streamChunks runs a chunked request through the query chain, sending its
-// chunks with send; the middlewares see each query's outcome as its chunks
-// went out.
-func (s *Service) streamChunks(preq *pluginv2.QueryChunkedDataRequest, ctx context.Context, send func(*chunk) error, pieced bool) error {
+	ctx := ss.Context()
 	req := backend.FromProto().QueryChunkedDataRequest(preq)
 	qreq := &backend.QueryDataRequest{PluginContext: req.PluginContext, Headers: req.Headers, Queries: req.Queries, Format: req.Format}
 	var sendErr error
@@ -388,9 +358,9 @@ func (s *Service) streamChunks(preq *pluginv2.QueryChunkedDataRequest, ctx conte
 			if _, seen := out.Responses[m.RefId]; !seen || m.Error != "" {
 				out.Responses[m.RefId] = outcome(ctx, m.Status, m.ErrorSource, m.Error)
 			}
-			return send(c)
+			return ss.SendMsg(c)
 		}
-		sendErr = s.queryChunkedData(ctx, preq, req, record, pieced)
+		sendErr = s.queryChunkedData(ctx, preq, req, record)
 		return out, nil // a failed send is the stream's error, not a query's
 	})
 	if err != nil {

@@ -274,7 +274,7 @@ func BenchmarkQueryChain(b *testing.B) {
 		b.ReportAllocs()
 		for b.Loop() {
 			req := backend.FromProto().QueryDataRequest(preq)
-			s.queryData(backend.WithTenant(ctx, "bench"), preq, req, false)
+			s.queryData(backend.WithTenant(ctx, "bench"), preq, req)
 		}
 	})
 }

@@ -13,8 +13,8 @@ import (
 // transport. So the frame stays in pieces: the protobuf message carries its
 // first piece where the frame goes, and the reply or chunk that carries the
 // message (dataservice.go) carries the pieces after it, which the wire codec
-// (wire.go) writes after the first as the one bytes field they are. A
-// caller that is not the gRPC server gets the frames joined (joinPieced).
+// (wire.go) writes after the first as the one bytes field they are, or
+// joins (joinPieced) for a message it hands to the proto codec.
 
 // piecedFrames is one response's frames kept in pieces: by the first byte
 // of a frame's first piece (the slice in DataResponse.Frames, whose memory
@@ -49,12 +49,10 @@ func (p piecedFrames) release() {
 }
 
 // joinPieced replaces in resp every frame of frames by the frame joined,
-// for a response that no wire codec will write, releases their lent
-// records, and returns the bytes it allocated (the copies, alive beside the
-// pieces until the response is dropped), for the caller to count.
-func joinPieced(resp *pluginv2.QueryDataResponse, frames piecedFrames) int64 {
+// for a response that the wire codec hands to the registered codec, and
+// releases their lent records.
+func joinPieced(resp *pluginv2.QueryDataResponse, frames piecedFrames) {
 	defer frames.release()
-	var n int64
 	for _, dr := range resp.Responses {
 		if dr == nil {
 			continue
@@ -62,11 +60,9 @@ func joinPieced(resp *pluginv2.QueryDataResponse, frames piecedFrames) int64 {
 		for i, f := range dr.Frames {
 			if rest := frames.rest(f); rest != nil {
 				dr.Frames[i] = pipeline.Frame{B: f, Rest: rest}.Joined()
-				n += pipeline.HeldBytes(dr.Frames[i])
 			}
 		}
 	}
-	return n
 }
 
 // writtenPool is the mem.BufferPool of the buffer the wire codec wraps a

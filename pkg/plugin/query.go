@@ -23,9 +23,9 @@ import (
 
 // queryData answers every query of the request, each with its frames or its
 // own error: a query that fails does not fail the others. Frames in pieces
-// stay in pieces for the wire codec when pieced is set, and are joined
-// otherwise. answer (middleware.go) calls it through the query chain.
-func (s *Service) queryData(ctx context.Context, preq *pluginv2.QueryDataRequest, req *backend.QueryDataRequest, pieced bool) *reply {
+// stay in pieces for the wire codec. reply (middleware.go) calls it through
+// the query chain.
+func (s *Service) queryData(ctx context.Context, preq *pluginv2.QueryDataRequest, req *backend.QueryDataRequest) *reply {
 	pre := precheck(preq.Queries)
 	resp := &pluginv2.QueryDataResponse{Responses: make(map[string]*pluginv2.DataResponse, len(req.Queries))}
 	// The response's frames hold their budget until gRPC has written them
@@ -67,10 +67,6 @@ func (s *Service) queryData(ctx context.Context, preq *pluginv2.QueryDataRequest
 		}
 		mu.Unlock()
 	})
-	if len(pieces) > 0 && !pieced {
-		acct.Force(joinPieced(resp, pieces)) // released with the rest when the request is answered
-		pieces = nil
-	}
 	return &reply{msg: resp, rest: newTails(pieces), written: written}
 }
 
@@ -120,9 +116,8 @@ func (l *frameList) add(i int, f pipeline.Frame) error {
 
 // queryChunkedData streams every frame as its own chunk, with out, as soon
 // as it is encoded; a query that fails sends one chunk with its error.
-// Frames in pieces stay in pieces for the wire codec when pieced is set,
-// and are joined otherwise. streamChunks (middleware.go) calls it through
-// the query chain.
+// Frames in pieces stay in pieces for the wire codec. chunks
+// (middleware.go) calls it through the query chain.
 //
 // The encode workers queue the chunks (outbox) and this request's own
 // goroutine sends them, one at a time, in order: a client that stops
@@ -130,7 +125,7 @@ func (l *frameList) add(i int, f pipeline.Frame) error {
 // waits for. A failed send ends the request's queries. Each frame holds
 // its budget until the transport has written it out, or until the request
 // ends (its account closes).
-func (s *Service) queryChunkedData(ctx context.Context, preq *pluginv2.QueryChunkedDataRequest, req *backend.QueryChunkedDataRequest, out func(*chunk) error, pieced bool) error {
+func (s *Service) queryChunkedData(ctx context.Context, preq *pluginv2.QueryChunkedDataRequest, req *backend.QueryChunkedDataRequest, out func(*chunk) error) error {
 	pre := precheck(preq.Queries)
 	acct := s.pipeline.Account(budgetShare(ctx, req.PluginContext))
 	defer acct.Close()
@@ -154,16 +149,10 @@ func (s *Service) queryChunkedData(ctx context.Context, preq *pluginv2.QueryChun
 					Status: int32(backend.StatusOK), Format: preq.Format,
 				}}
 				budget := f.Budget.Move()
-				switch {
-				case len(f.Rest) == 0:
+				if len(f.Rest) == 0 {
 					f.Lent.Release() // nothing references it
-				case pieced:
+				} else {
 					c.rest = newTails(piecedFrames{&f.B[0]: {rest: f.Rest, lent: f.Lent}})
-				default:
-					c.msg.Frame = f.Joined()
-					f.Lent.Release()
-					joined := acct.Take(pipeline.HeldBytes(c.msg.Frame))
-					budget.Join(&joined)
 				}
 				// The frame holds its budget until gRPC has written it out
 				// (afterWrite): a send returns once the transport has it.

@@ -13,7 +13,6 @@ import (
 	"github.com/grafana/grafana-plugin-sdk-go/backend"
 	"github.com/grafana/grafana-plugin-sdk-go/backend/datasource"
 	"github.com/grafana/grafana-plugin-sdk-go/backend/instancemgmt"
-	"github.com/grafana/grafana-plugin-sdk-go/genproto/pluginv2"
 
 	"github.com/quiverdata/quiver/pkg/codec"
 	"github.com/quiverdata/quiver/pkg/pipeline"
@@ -28,7 +27,6 @@ const PluginID = "quiver-arrow-datasource"
 var (
 	_ backend.CheckHealthHandler  = (*Service)(nil)
 	_ backend.CallResourceHandler = (*Service)(nil)
-	_ pluginv2.DataServer         = (*Service)(nil)
 )
 
 // Options configure a Service.
@@ -50,8 +48,6 @@ type Options struct {
 // Service serves health checks, resource calls and the Data service of
 // every data-source instance of the plugin.
 type Service struct {
-	pluginv2.UnimplementedDataServer
-
 	im       instancemgmt.InstanceManager
 	chain    *queryChain // the SDK's handler middlewares, for queries (middleware.go)
 	pipeline *pipeline.Pipeline
@@ -148,8 +144,8 @@ func (s *Service) CheckHealth(ctx context.Context, req *backend.CheckHealthReque
 	if inst.codec.Kind() == codec.Auto {
 		msg = fmt.Sprintf("%s; frames are sent as auto (none, lz4 or zstd per frame, preferring %s)", what, inst.encoders.Options().Preference.Name)
 	}
-	if len(inst.warnings) > 0 {
-		msg += "; warning: " + strings.Join(inst.warnings, "; ")
+	if ws := inst.settings.Warnings; len(ws) > 0 {
+		msg += "; warning: " + strings.Join(ws, "; ")
 	}
 	return &backend.CheckHealthResult{Status: backend.HealthStatusOk, Message: msg}, nil
 }

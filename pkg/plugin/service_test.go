@@ -71,7 +71,7 @@ func (s fakeSource) Query(ctx context.Context, q source.Query, sink source.Sink)
 		return nil
 	}
 	md, _ := frame.SchemaMetadata("", q.RefID, nil)
-	fmd, _ := frame.FieldMetadata(frame.TSNumber, nil, nil)
+	fmd := frame.ColumnMetadata(frame.TSNumber, nil, "")
 	schema := arrow.NewSchema([]arrow.Field{{Name: "v", Type: arrow.PrimitiveTypes.Float64, Metadata: fmd}}, &md)
 	for i := range s.frames {
 		if string(q.JSON) == `"fail"` && i == 2 {

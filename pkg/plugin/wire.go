@@ -192,7 +192,7 @@ func marshalQueryData(m *pluginv2.QueryDataResponse, pieces piecedFrames, done f
 			w.frame(fieldFrames, f, pf.rest, pf.lent)
 		}
 		w.optBytes(fieldError, dr.Error)
-		w.optRaw(fieldJSONMeta, dr.JsonMeta)
+		w.optBytes(fieldJSONMeta, string(dr.JsonMeta))
 		w.optVarint(fieldStatus, int64(dr.Status))
 		w.optBytes(fieldErrorSource, dr.ErrorSource)
 		w.optVarint(fieldFormat, int64(dr.Format))
@@ -333,13 +333,6 @@ func (w *wireWriter) optBytes(num protowire.Number, b string) {
 	}
 }
 
-func (w *wireWriter) optRaw(num protowire.Number, b []byte) {
-	if len(b) > 0 {
-		w.length(num, int64(len(b)))
-		w.scratch = append(w.scratch, b...)
-	}
-}
-
 func (w *wireWriter) optVarint(num protowire.Number, v int64) {
 	if v != 0 {
 		w.scratch = protowire.AppendTag(w.scratch, num, protowire.VarintType)
@@ -363,10 +356,12 @@ func (w *wireWriter) frame(num protowire.Number, f []byte, rest [][]byte, lent *
 	w.cut()
 	last := -1 // in w.out
 	add := func(p []byte) {
-		if len(p) > 0 && !mem.IsBelowBufferPoolingThreshold(cap(p)) {
-			last = len(w.out)
+		if len(p) > 0 {
+			if !mem.IsBelowBufferPoolingThreshold(cap(p)) {
+				last = len(w.out)
+			}
+			w.out = append(w.out, mem.SliceBuffer(p)) // referenced, a buffer of its own
 		}
-		w.ref(p)
 	}
 	add(f)
 	for _, p := range rest {
@@ -380,13 +375,6 @@ func (w *wireWriter) frame(num protowire.Number, f []byte, rest [][]byte, lent *
 		if lent != nil {
 			w.wraps = append(w.wraps, wrap{at: last, pool: writtenPool{lent: lent}})
 		}
-	}
-}
-
-// ref adds b, referenced, as a buffer of its own.
-func (w *wireWriter) ref(b []byte) {
-	if len(b) > 0 {
-		w.out = append(w.out, mem.SliceBuffer(b))
 	}
 }
 

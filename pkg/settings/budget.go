@@ -37,10 +37,8 @@ const (
 	EnvMemoryBudget     = "QUIVER_MEMORY_BUDGET"
 	EnvMemoryBudgetWait = "QUIVER_MEMORY_BUDGET_WAIT"
 
-	// MemoryBudgetSetting and MemoryBudgetWaitSetting name the settings in
-	// messages.
-	MemoryBudgetSetting     = IniMemoryBudget + " in " + IniSection
-	MemoryBudgetWaitSetting = IniMemoryBudgetWait + " in " + IniSection
+	// MemoryBudgetSetting names the setting in messages.
+	MemoryBudgetSetting = IniMemoryBudget + " in " + IniSection
 )
 
 // GrafanaEnv is the variable Grafana sets in the plugin's environment for

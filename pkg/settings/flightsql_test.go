@@ -19,7 +19,7 @@ import (
 )
 
 func TestParseFlightSQLDefaults(t *testing.T) {
-	f, err := ParseFlightSQL([]byte(`{"address":"db:443"}`), nil)
+	f, err := parseFlightSQL([]byte(`{"address":"db:443"}`), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -33,7 +33,7 @@ func TestParseFlightSQLDefaults(t *testing.T) {
 		t.Fatalf("defaults do not validate: %v", err)
 	}
 	// Empty jsonData parses; Validate then asks for the address.
-	f, err = ParseFlightSQL(nil, nil)
+	f, err = parseFlightSQL(nil, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -49,7 +49,7 @@ func TestParseFlightSQLAllKeys(t *testing.T) {
 		"token":"must-not-be-read"}`
 	sec := map[string]string{"token": "tok", "password": "pw", "tlsCACert": "ca", "tlsClientCert": "cc",
 		"tlsClientKey": "ck", "headerValue1": "v1", "headerValue2": "v2", "redisPassword": "rp"}
-	f, err := ParseFlightSQL([]byte(js), sec)
+	f, err := parseFlightSQL([]byte(js), sec)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -69,7 +69,7 @@ func TestParseFlightSQLAllKeys(t *testing.T) {
 }
 
 func TestParseFlightSQLSecretInJSONDataIgnored(t *testing.T) {
-	f, err := ParseFlightSQL([]byte(`{"password":"p","Token":"t","tlsClientKey":"k"}`), nil)
+	f, err := parseFlightSQL([]byte(`{"password":"p","Token":"t","tlsClientKey":"k"}`), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -88,14 +88,14 @@ func TestParseFlightSQLMalformed(t *testing.T) {
 		{`{"tlsEnabled":"yes"}`, `settings: tlsEnabled: "yes" is not true or false`},
 		{`{"tlsEnabled":1}`, `settings: tlsEnabled: "1" is not true or false`},
 	} {
-		if _, err := ParseFlightSQL([]byte(tc.js), nil); err == nil || !strings.Contains(err.Error(), tc.want) {
+		if _, err := parseFlightSQL([]byte(tc.js), nil); err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%s: got %v, want %q", tc.js, err, tc.want)
 		}
 	}
 }
 
 func TestParseFlightSQLNullAndEmptyGetDefaults(t *testing.T) {
-	f, err := ParseFlightSQL([]byte(`{"timeout":null,"rowLimit":"","byteLimit":" ","tlsEnabled":"","incrementalQueries":" "}`), nil)
+	f, err := parseFlightSQL([]byte(`{"timeout":null,"rowLimit":"","byteLimit":" ","tlsEnabled":"","incrementalQueries":" "}`), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -108,7 +108,7 @@ func TestParseFlightSQLNullAndEmptyGetDefaults(t *testing.T) {
 func TestValidateFlightSQL(t *testing.T) {
 	caPEM, certPEM, keyPEM := testPKI(t)
 	base := func() FlightSQL {
-		f, err := ParseFlightSQL([]byte(`{"address":"localhost:32010"}`), nil)
+		f, err := parseFlightSQL([]byte(`{"address":"localhost:32010"}`), nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -201,7 +201,7 @@ func TestValidateFlightSQL(t *testing.T) {
 
 func TestSecretsNeverPrinted(t *testing.T) {
 	const secret = "s3cr3t-value"
-	f, err := ParseFlightSQL([]byte(`{"address":"h:1","authType":"password","username":"bob","headerName1":"x-key"}`),
+	f, err := parseFlightSQL([]byte(`{"address":"h:1","authType":"password","username":"bob","headerName1":"x-key"}`),
 		map[string]string{"password": secret, "token": secret, "tlsCACert": secret, "tlsClientCert": secret,
 			"tlsClientKey": secret, "headerValue1": secret})
 	if err != nil {

@@ -121,7 +121,7 @@ func unknownKeys(keys map[string]json.RawMessage, secure map[string]string) []st
 			if secure[k] != "" && !namesHeader(keys["headerName"+m[1]]) {
 				orphans = append(orphans, k)
 			}
-		} else if st, ok := byKey[k]; !ok || !st.Secret() {
+		} else if !slices.ContainsFunc(table, func(st Setting) bool { return st.Key == k && st.Secret() }) {
 			orphans = append(orphans, k)
 		}
 	}

@@ -1,6 +1,7 @@
 package settings
 
 import (
+	"encoding/json"
 	"strings"
 	"testing"
 )
@@ -11,7 +12,7 @@ func TestParseFlightSQLOAuthPassThru(t *testing.T) {
 		`{"oauthPassThru":false}`: false,
 		`{"oauthPassThru":true}`:  true,
 	} {
-		f, err := ParseFlightSQL([]byte(js), nil)
+		f, err := parseFlightSQL([]byte(js), nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -19,7 +20,7 @@ func TestParseFlightSQLOAuthPassThru(t *testing.T) {
 			t.Errorf("%s: oauthPassThru %t, want %t", js, f.OAuthPassThru, want)
 		}
 	}
-	if _, err := ParseFlightSQL([]byte(`{"oauthPassThru":"yes"}`), nil); err == nil || !strings.Contains(err.Error(), "oauthPassThru") {
+	if _, err := parseFlightSQL([]byte(`{"oauthPassThru":"yes"}`), nil); err == nil || !strings.Contains(err.Error(), "oauthPassThru") {
 		t.Errorf(`oauthPassThru "yes": %v`, err)
 	}
 }
@@ -31,7 +32,7 @@ func TestNoForwardedIdentity(t *testing.T) {
 		`{"noForwardedIdentity":" Configured "}`: NoIdentityConfigured,
 		`{"noForwardedIdentity":"refuse"}`:       NoIdentityRefuse,
 	} {
-		f, err := ParseFlightSQL([]byte(js), nil)
+		f, err := parseFlightSQL([]byte(js), nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -39,7 +40,7 @@ func TestNoForwardedIdentity(t *testing.T) {
 			t.Errorf("%s: noForwardedIdentity %q, want %q", js, f.NoForwardedIdentity, want)
 		}
 	}
-	f, err := ParseFlightSQL([]byte(`{"address":"h:1","noForwardedIdentity":"service"}`), nil)
+	f, err := parseFlightSQL([]byte(`{"address":"h:1","noForwardedIdentity":"service"}`), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -49,7 +50,7 @@ func TestNoForwardedIdentity(t *testing.T) {
 }
 
 func TestAllowedLocationHosts(t *testing.T) {
-	f, err := ParseFlightSQL([]byte(`{"address":"Main.example:31337","allowedLocationHosts":" Data1.example, 10.0.0.7 ,,[::1], fe80::1 "}`), nil)
+	f, err := parseFlightSQL([]byte(`{"address":"Main.example:31337","allowedLocationHosts":" Data1.example, 10.0.0.7 ,,[::1], fe80::1 "}`), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -79,4 +80,16 @@ func TestAllowedLocationHosts(t *testing.T) {
 			t.Errorf("the message echoes the whole entry: %v", err)
 		}
 	}
+}
+
+// parseFlightSQL parses jsonData as the settings of a Flight SQL instance
+// (jsonData's upstream set to flightsql when it is an object).
+func parseFlightSQL(jsonData []byte, secure map[string]string) (FlightSQL, error) {
+	var keys map[string]json.RawMessage
+	if json.Unmarshal(jsonData, &keys) == nil && keys != nil {
+		keys["upstream"] = json.RawMessage(`"flightsql"`)
+		jsonData, _ = json.Marshal(keys)
+	}
+	s, err := Parse(jsonData, secure)
+	return s.FlightSQL, err
 }

@@ -13,6 +13,12 @@ import (
 	"strings"
 )
 
+// HeaderNumber is the N of headerNameN and headerValueN: 1, 2, … (the
+// editor reads the keys with the same pattern).
+const HeaderNumber = `[1-9][0-9]*`
+
+var headerNameKey = regexp.MustCompile(`^headerName(` + HeaderNumber + `)$`)
+
 // Parse reads an instance's jsonData and decrypted secureJsonData in one
 // decode, driven by Table, and applies defaults: absent keys, null and ""
 // mean the default, and numbers may arrive as JSON numbers or as strings
@@ -22,23 +28,6 @@ import (
 // fails only on values it cannot read, naming each key; call Validate for
 // the checks of the values.
 func Parse(jsonData []byte, secure map[string]string) (Settings, error) {
-	return parse(jsonData, secure, false)
-}
-
-// ParseFlightSQL is Parse for the Flight SQL settings alone: they are read
-// (and their errors reported) whatever jsonData.upstream says.
-func ParseFlightSQL(jsonData []byte, secure map[string]string) (FlightSQL, error) {
-	s, err := parse(jsonData, secure, true)
-	return s.FlightSQL, err
-}
-
-// HeaderNumber is the N of headerNameN and headerValueN: 1, 2, … (the
-// editor reads the keys with the same pattern).
-const HeaderNumber = `[1-9][0-9]*`
-
-var headerNameKey = regexp.MustCompile(`^headerName(` + HeaderNumber + `)$`)
-
-func parse(jsonData []byte, secure map[string]string, flightSQL bool) (Settings, error) {
 	if len(jsonData) > MaxJSONData {
 		return Settings{}, fmt.Errorf("settings: jsonData is %d bytes, more than the %d bytes (1 MiB) Quiver reads", len(jsonData), MaxJSONData)
 	}
@@ -61,7 +50,7 @@ func parse(jsonData []byte, secure map[string]string, flightSQL bool) (Settings,
 		if st.field == nil {
 			continue
 		}
-		if st.Upstream != "" && st.Upstream != s.Upstream && !flightSQL {
+		if st.Upstream != "" && st.Upstream != s.Upstream {
 			continue // upstream comes first in the table
 		}
 		if st.Secret() {
@@ -82,7 +71,7 @@ func parse(jsonData []byte, secure map[string]string, flightSQL bool) (Settings,
 		c, _ := codecByName(s.Codec)
 		s.Level = c.DefaultLevel
 	}
-	if s.Upstream == UpstreamFlightSQL || flightSQL {
+	if s.Upstream == UpstreamFlightSQL {
 		h, err := parseHeaders(keys, secure)
 		if err != nil {
 			errs = append(errs, err)
@@ -168,7 +157,7 @@ func (st *Setting) decode(s *Settings, raw json.RawMessage) (set bool, err error
 	case String:
 		var v string
 		if err := json.Unmarshal(raw, &v); err != nil {
-			return false, errors.New(fill(MsgNotAText, "value", quote(string(raw))))
+			return false, errors.New(fill(MsgNotAText, "{value}", quote(string(raw))))
 		}
 		v = st.normalized(v)
 		if v == "" {
@@ -182,7 +171,7 @@ func (st *Setting) decode(s *Settings, raw json.RawMessage) (set bool, err error
 			if json.Unmarshal(raw, &text) == nil && strings.TrimSpace(text) == "" {
 				return false, nil // a JSON string: "" is not set, as for every setting
 			}
-			return false, errors.New(fill(MsgNotABool, "value", quote(text)))
+			return false, errors.New(fill(MsgNotABool, "{value}", quote(text)))
 		}
 		st.set(s, v)
 	case Integer, Number:
@@ -196,14 +185,14 @@ func (st *Setting) decode(s *Settings, raw json.RawMessage) (set bool, err error
 			if st.Type == Integer {
 				msg = MsgWhole
 			}
-			return false, errors.New(fill(msg, "value", quote(text)))
+			return false, errors.New(fill(msg, "{value}", quote(text)))
 		}
 		if st.Type == Number {
 			st.set(s, f)
 			return true, nil
 		}
 		if f != math.Trunc(f) {
-			return false, errors.New(fill(MsgWhole, "value", FormatNumber(f)))
+			return false, errors.New(fill(MsgWhole, "{value}", FormatNumber(f)))
 		}
 		v, err := strconv.ParseInt(text, 10, 64)
 		if err != nil { // 1e3, 3.0, or beyond int64

@@ -323,15 +323,6 @@ var table = []Setting{
 // Table returns every setting, in the order of the editor.
 func Table() []Setting { return append([]Setting(nil), table...) }
 
-// byKey indexes table by Key.
-var byKey = func() map[string]*Setting {
-	m := make(map[string]*Setting, len(table))
-	for i := range table {
-		m[table[i].Key] = &table[i]
-	}
-	return m
-}()
-
 // CodecSpec is one of package codec's codecs, as settings and the editor
 // see it: codecs_gen.go is written from codec.Specs by go generate.
 type CodecSpec struct {
@@ -385,29 +376,22 @@ const (
 	MsgNotAText = "{value} is not a string"
 )
 
-// fill replaces {name} in template by the values given as name, value pairs.
-func fill(template string, kv ...string) string {
-	return strings.NewReplacer(func() []string {
-		r := make([]string, 0, len(kv))
-		for i := 0; i+1 < len(kv); i += 2 {
-			r = append(r, "{"+kv[i]+"}", kv[i+1])
-		}
-		return r
-	}()...).Replace(template)
-}
+// fill replaces each {name} in template by its value, given as "{name}",
+// value pairs.
+func fill(template string, kv ...string) string { return strings.NewReplacer(kv...).Replace(template) }
 
 // rangeMessage is MsgRange (plus MsgUnit when unit is set) for value.
 func rangeMessage(value string, lo, hi float64, unit string) string {
-	m := fill(MsgRange, "value", value, "min", FormatNumber(lo), "max", FormatNumber(hi))
+	m := fill(MsgRange, "{value}", value, "{min}", FormatNumber(lo), "{max}", FormatNumber(hi))
 	if unit != "" {
-		m += fill(MsgUnit, "unit", unit)
+		m += fill(MsgUnit, "{unit}", unit)
 	}
 	return m
 }
 
 // oneOfMessage is MsgOneOf for value (quoted) and the accepted values.
 func oneOfMessage(value string, values []string) string {
-	return fill(MsgOneOf, "value", quote(value), "values", quoteList(values))
+	return fill(MsgOneOf, "{value}", quote(value), "{values}", quoteList(values))
 }
 
 // FormatNumber writes v the way JavaScript's Number.prototype.toString

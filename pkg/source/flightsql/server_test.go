@@ -393,11 +393,11 @@ func newTestSource(t testing.TB, cfg settings.FlightSQL) *Source {
 }
 
 func baseConfig(addr string) settings.FlightSQL {
-	cfg, err := settings.ParseFlightSQL([]byte(fmt.Sprintf(`{"address":%q}`, addr)), nil)
+	s, err := settings.Parse([]byte(fmt.Sprintf(`{"upstream":"flightsql","address":%q}`, addr)), nil)
 	if err != nil {
 		panic(err)
 	}
-	return cfg
+	return s.FlightSQL
 }
 
 func runQuery(t *testing.T, s *Source, sql, format string, limits source.Limits) (*frameSink, error) {
