@@ -10,6 +10,7 @@ import (
 	"errors"
 	"fmt"
 	"runtime"
+	"slices"
 	"sync"
 	"time"
 
@@ -205,7 +206,7 @@ func (a *Account) Acquire(ctx context.Context, n int64) error {
 			b.give(a, n)
 		}
 	default:
-		b.remove(w)
+		b.queue = slices.DeleteFunc(b.queue, func(q *waiter) bool { return q == w })
 		a.setWaiting(-1)
 	}
 	b.settle()
@@ -385,15 +386,6 @@ func (b *Budget) collectIfIdle() {
 	b.mu.Unlock()
 	if idle {
 		b.collect()
-	}
-}
-
-func (b *Budget) remove(w *waiter) {
-	for i, q := range b.queue {
-		if q == w {
-			b.queue = append(b.queue[:i], b.queue[i+1:]...)
-			return
-		}
 	}
 }
 

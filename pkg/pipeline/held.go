@@ -17,9 +17,6 @@ type Held struct {
 	n int64
 }
 
-// held0 is a Held of a's that holds nothing yet.
-func (a *Account) held0() Held { return Held{a: a} }
-
 // Hold reserves n bytes for a, waiting for them with ctx (Account.Acquire).
 func (a *Account) Hold(ctx context.Context, n int64) (Held, error) {
 	if err := a.Acquire(ctx, n); err != nil {
@@ -76,7 +73,7 @@ func (h *Held) Join(o *Held) {
 
 // Fit makes h hold exactly n bytes: what it lacks taken without waiting
 // (as Take), what it holds beyond given back. h has an account: it was
-// made by one (Hold, Take, held0) or split from one that has.
+// made by one (Hold, Take, Held{a: a}) or split from one that has.
 func (h *Held) Fit(n int64) {
 	switch {
 	case n > h.n:

@@ -65,7 +65,7 @@ func TestHeldMovesAndGivesBackOnce(t *testing.T) {
 func TestHeldKeepsItsAccount(t *testing.T) {
 	b := testBudget(1<<20, time.Second)
 	a := b.account("s")
-	h := a.held0()
+	h := Held{a: a}
 	h.Release()
 	m := h.Move()
 	m.Fit(64)

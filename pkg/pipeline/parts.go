@@ -36,7 +36,7 @@ func (k *sink) Parts(schema *arrow.Schema) (source.FrameWriter, error) {
 	if err != nil {
 		return nil, err
 	}
-	w := &partWriter{k: k, idx: idx, parts: frame.NewParts(schema), held: k.acct.held0()}
+	w := &partWriter{k: k, idx: idx, parts: frame.NewParts(schema), held: Held{a: k.acct}}
 	k.mu.Lock()
 	k.writers = append(k.writers, w)
 	k.mu.Unlock()
@@ -122,7 +122,10 @@ func (w *partWriter) part(ctx context.Context, rec arrow.RecordBatch, lent bool)
 	done := make(chan struct{})
 	err = k.dispatch(ctx, func() {
 		defer close(done)
-		w.encodePart(rec, held, lent)
+		if err := w.encodePart(rec, held, lent); err != nil {
+			w.err = err
+			k.fail(err)
+		}
 	}, func() {
 		rec.Release()
 		held.Release()
@@ -138,7 +141,7 @@ func (w *partWriter) part(ctx context.Context, rec arrow.RecordBatch, lent bool)
 // released with the frame); the encoded part's bytes are taken from the
 // budget without waiting.
 // A failure (a panic included) fails the query.
-func (w *partWriter) encodePart(rec arrow.RecordBatch, held Held, lent bool) {
+func (w *partWriter) encodePart(rec arrow.RecordBatch, held Held, lent bool) (err error) {
 	k := w.k
 	kept := false
 	defer func() {
@@ -147,17 +150,9 @@ func (w *partWriter) encodePart(rec arrow.RecordBatch, held Held, lent bool) {
 		}
 		held.Release()
 	}()
-	var panicked error
-	defer func() {
-		if panicked != nil {
-			w.err = panicked
-			k.fail(panicked)
-		}
-	}()
-	defer k.recoverEncode(&panicked)
+	defer k.recoverEncode(&err)
 	e := k.q.Encoders.Get(k.q.Decoder)
 	start := time.Now()
-	var err error
 	if lent {
 		_, kept, err = e.AppendLentPart(w.parts, rec)
 	} else {
@@ -166,9 +161,7 @@ func (w *partWriter) encodePart(rec arrow.RecordBatch, held Held, lent bool) {
 	w.took += time.Since(start)
 	k.q.Encoders.Put(e)
 	if err != nil {
-		w.err = fmt.Errorf("encoding frame %d: %w", w.idx, err)
-		k.fail(w.err)
-		return
+		return fmt.Errorf("encoding frame %d: %w", w.idx, err)
 	}
 	if kept {
 		w.lent = append(w.lent, rec)
@@ -178,6 +171,7 @@ func (w *partWriter) encodePart(rec arrow.RecordBatch, held Held, lent bool) {
 		more := k.acct.Take(size - w.held.Bytes())
 		w.held.Join(&more)
 	}
+	return nil
 }
 
 func (w *partWriter) Close(ctx context.Context, md arrow.Metadata) error {
@@ -191,9 +185,7 @@ func (w *partWriter) Close(ctx context.Context, md arrow.Metadata) error {
 	w.state, w.md = writerClosed, md
 	if w.idx == 0 {
 		// It carries the query's stats: finished last (sink.finish).
-		k.mu.Lock()
-		k.firstParts = w
-		k.mu.Unlock()
+		k.finishFirst, k.dropFirst = func() error { return w.finishAndEmit(&k.summary) }, w.drop
 		return nil
 	}
 	if err := k.room(ctx); err != nil {

@@ -53,13 +53,11 @@ func New(o Options) *Pipeline {
 	// Long-lived workers rather than a goroutine per frame: a worker's stack
 	// has grown to what encoding needs once, not once per frame.
 	for range workers {
-		p.workers.Add(1)
-		go func() {
-			defer p.workers.Done()
+		p.workers.Go(func() {
 			for fn := range p.work {
 				fn()
 			}
-		}()
+		})
 	}
 	return p
 }
@@ -122,7 +120,7 @@ func (p *Pipeline) Run(ctx context.Context, q Query, acct *Account, emit func(in
 		q.Observe = func(arrowipc.BodyStats, int, time.Duration) {}
 	}
 	k := &sink{cancel: cancel, p: p, q: q, acct: acct, emit: emit}
-	k.credit = acct.held0()
+	k.credit = Held{a: acct}
 	defer k.releaseCredit()
 	var to source.Sink = k
 	if !q.JSON {
@@ -137,9 +135,8 @@ func (p *Pipeline) Run(ctx context.Context, q Query, acct *Account, emit func(in
 		err = fmt.Errorf("internal error in Quiver: the source did not close %d frame(s) it handed over in parts", n)
 	}
 	if err != nil {
-		k.drop(k.first)
-		if k.firstParts != nil {
-			k.firstParts.drop()
+		if k.dropFirst != nil {
+			k.dropFirst()
 		}
 		return err
 	}

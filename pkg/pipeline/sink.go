@@ -52,12 +52,12 @@ type sink struct {
 	err     error
 	frames  int
 	rows    int64
-	first   job           // held back until the others are encoded
 	summary frame.Summary // what encoding the others did
-	// The frames in parts (parts.go): every one opened, and the first
-	// frame when it is one, held back once closed as first is.
-	writers    []*partWriter
-	firstParts *partWriter
+	// The first frame (whole, or in parts once closed), held back until
+	// the others are encoded: what encodes and emits it, and what drops it.
+	finishFirst func() error
+	dropFirst   func()
+	writers     []*partWriter // the frames in parts (parts.go), every one opened
 	// credit is budget the source reserved (Reserve) that no frame has
 	// drawn yet; reserved says it reserved, so that frames beyond the
 	// estimate take the rest without waiting (a query holding a
@@ -204,7 +204,7 @@ func (k *sink) submit(ctx context.Context, rows int64, j job) error {
 	}
 	j.held = held
 	if idx == 0 {
-		k.first = j
+		k.finishFirst, k.dropFirst = func() error { return k.encodeAndEmit(0, j, &k.summary) }, func() { k.drop(j) }
 		return nil
 	}
 	return k.dispatch(ctx, func() {
@@ -251,24 +251,15 @@ func (k *sink) dispatch(ctx context.Context, work, dropped func()) error {
 // finish encodes and emits the held-back first frame (whole or in parts)
 // with the query's stats, on an encode worker like the others.
 func (k *sink) finish(ctx context.Context) error {
-	var work func() error
-	var dropped func()
-	switch {
-	case k.firstParts != nil:
-		w := k.firstParts
-		work, dropped = func() error { return w.finishAndEmit(&k.summary) }, w.drop
-	case k.first.frame != nil || k.first.rec != nil:
-		work = func() error { return k.encodeAndEmit(0, k.first, &k.summary) }
-		dropped = func() { k.drop(k.first) }
-	default:
+	if k.finishFirst == nil {
 		return nil // the query returned no frame
 	}
 	if err := k.room(ctx); err != nil {
-		dropped()
+		k.dropFirst()
 		return err
 	}
 	done := make(chan error, 1)
-	if err := k.dispatch(ctx, func() { done <- work() }, dropped); err != nil {
+	if err := k.dispatch(ctx, func() { done <- k.finishFirst() }, k.dropFirst); err != nil {
 		return err
 	}
 	return <-done

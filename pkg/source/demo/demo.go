@@ -179,15 +179,13 @@ func parse(q source.Query) (Query, error) {
 		return m, source.BadQuery("demo query: scenario %s is not one of %q, %q, %q, %q, %q", source.Quote(m.Scenario), RandomWalk, Logs, Table, Labels, Events)
 	}
 	if m.SeriesCount == nil {
-		n := DefaultSeriesCount
-		m.SeriesCount = &n
+		m.SeriesCount = new(DefaultSeriesCount)
 	}
 	if *m.SeriesCount < 1 {
 		return m, source.BadQuery("demo query: seriesCount %d must be at least 1", *m.SeriesCount)
 	}
 	if m.Seed == nil {
-		s := int64(DefaultSeed)
-		m.Seed = &s
+		m.Seed = new(int64(DefaultSeed))
 	}
 	return m, nil
 }

@@ -232,23 +232,7 @@ func timeTZText(dst []byte, a arrow.Array, i int) []byte {
 	bits := binary.LittleEndian.Uint64(a.(*array.FixedSizeBinary).Value(i))
 	const maxOffset = 16*60*60 - 1
 	micros, offset := int64(bits>>24), maxOffset-int64(bits&(1<<24-1))
-	dst = appendClock(dst, micros*1000)
-	if offset < 0 {
-		dst = append(dst, '-')
-		offset = -offset
-	} else {
-		dst = append(dst, '+')
-	}
-	dst = appendPadded(dst, offset/3600, 2)
-	if offset%3600 != 0 {
-		dst = append(dst, ':')
-		dst = appendPadded(dst, offset/60%60, 2)
-		if offset%60 != 0 {
-			dst = append(dst, ':')
-			dst = appendPadded(dst, offset%60, 2)
-		}
-	}
-	return dst
+	return appendOffset(appendClock(dst, micros*1000), offset, true)
 }
 
 // bitText writes DuckDB's BIT (a byte counting the padding bits, then the

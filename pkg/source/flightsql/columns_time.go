@@ -248,16 +248,23 @@ func timestampText(dst []byte, a arrow.Array, i int) []byte {
 	dst = append(dst, ' ')
 	dst = appendClock(dst, (sec-days*86400)*1e9+sub*per)
 	if tt.TimeZone != "" {
-		if offset < 0 {
-			dst = append(dst, '-')
-			offset = -offset
-		} else {
-			dst = append(dst, '+')
-		}
-		dst = appendPadded(dst, int64(offset/3600), 2)
-		if m := offset % 3600 / 60; m != 0 {
-			dst = append(dst, ':')
-			dst = appendPadded(dst, int64(m), 2)
+		dst = appendOffset(dst, int64(offset), false)
+	}
+	return dst
+}
+
+// appendOffset writes an offset of off seconds from UTC as DuckDB does:
+// +00, -05, +05:30, and with seconds +05:30:15.
+func appendOffset(dst []byte, off int64, seconds bool) []byte {
+	sign := byte('+')
+	if off < 0 {
+		sign, off = '-', -off
+	}
+	dst = appendPadded(append(dst, sign), off/3600, 2)
+	if m, s := off/60%60, off%60; m != 0 || seconds && s != 0 {
+		dst = appendPadded(append(dst, ':'), m, 2)
+		if seconds && s != 0 {
+			dst = appendPadded(append(dst, ':'), s, 2)
 		}
 	}
 	return dst
@@ -303,19 +310,11 @@ func intervalText(dst []byte, months, days int32, ns int64) []byte {
 			dst = append(dst, '-')
 			u = uint64(-ns) // math.MinInt64 too: two's complement
 		}
-		dst = appendClockU(dst, u)
+		dst = appendClock(dst, int64(min(u, math.MaxInt64))) // |math.MinInt64| as math.MaxInt64
 	} else if len(dst) == start {
 		dst = append(dst, "00:00:00"...)
 	}
 	return dst
-}
-
-// appendClockU is appendClock for magnitudes up to 2^63 nanoseconds.
-func appendClockU(dst []byte, ns uint64) []byte {
-	if ns <= math.MaxInt64 {
-		return appendClock(dst, int64(ns))
-	}
-	return appendClock(dst, math.MaxInt64) // only |math.MinInt64| gets here
 }
 
 func monthsText(dst []byte, a arrow.Array, i int) []byte {

@@ -11,10 +11,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"math"
 	"net/url"
 	"slices"
-	"sort"
 	"strconv"
 	"strings"
 	"sync"
@@ -347,15 +347,10 @@ func (c *conn) session(ctx context.Context) error {
 	case err != nil:
 		return c.upstream(ctx, "setting the default catalog and schema", err)
 	}
-	names := make([]string, 0, len(res.GetErrors()))
-	for name := range res.GetErrors() {
-		names = append(names, name)
-	}
-	if len(names) > 0 {
-		sort.Strings(names)
+	if refused := res.GetErrors(); len(refused) > 0 {
 		var msgs []string
-		for _, n := range names {
-			msgs = append(msgs, fmt.Sprintf("%s (%s)", n, strings.ToLower(res.GetErrors()[n].GetValue().String())))
+		for _, n := range slices.Sorted(maps.Keys(refused)) {
+			msgs = append(msgs, fmt.Sprintf("%s (%s)", n, strings.ToLower(refused[n].GetValue().String())))
 		}
 		msg := fmt.Sprintf("flightsql: the server refused the session options %s: check the catalog and schema settings", strings.Join(msgs, ", "))
 		return source.Upstream(errors.New(c.redact(ctx, msg, false)))

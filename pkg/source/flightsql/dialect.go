@@ -22,9 +22,6 @@ import (
 	"github.com/quiverdata/quiver/pkg/source/flightsql/series"
 )
 
-// Compile-time check of the health capability.
-var _ source.HealthReporter = (*Source)(nil)
-
 // dialect is how one family of SQL engines writes what the macros produce.
 // doc.go and docs/dialects.md show the exact SQL of each.
 type dialect struct {
@@ -362,14 +359,11 @@ func (s *Source) sqlDialect(ctx context.Context) (*dialect, error) {
 	if err != nil && !fallbackWorthy(err) {
 		return nil, err
 	}
-	if s.forwardsUser(ctx) {
-		d, _ := st.choose(info, err)
-		return d, nil
+	if !s.forwardsUser(ctx) {
+		st.learn(info, err)
 	}
-	st.learn(info, err)
-	st.mu.Lock()
-	defer st.mu.Unlock()
-	return st.d, nil
+	d, _ := st.choose(info, err)
+	return d, nil
 }
 
 // forwardsUser reports whether a call with ctx goes out with a user's

@@ -2,7 +2,6 @@ package flightsql
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -20,15 +19,6 @@ type frameBuilder interface {
 	Finish(ctx context.Context, sink source.Sink, notices []data.Notice) error
 	// Release frees what Finish did not hand over.
 	Release()
-}
-
-// collector is a frameBuilder that takes every batch before it hands a
-// frame over (the logs builder, the series split); the table builder hands
-// batches over as they come (tableBuilder.addBatch).
-type collector interface {
-	frameBuilder
-	// Add routes the rows of one batch; rec is not kept unless retained.
-	Add(rec arrow.RecordBatch) error
 }
 
 // frameInfo is what every frame of one query carries.
@@ -63,13 +53,4 @@ func newFrameRecord(name, refID string, meta *data.FrameMeta, cols []frame.Colum
 		return nil, fmt.Errorf("flightsql: %w", err)
 	}
 	return rec, nil
-}
-
-// fieldConfigJSON returns the JSON of cfg as the SDK writes it.
-func fieldConfigJSON(cfg *data.FieldConfig) string {
-	b, err := json.Marshal(cfg)
-	if err != nil {
-		return "" // a FieldConfig built by this package always marshals
-	}
-	return string(b)
 }

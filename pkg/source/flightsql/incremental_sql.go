@@ -82,7 +82,7 @@ func sqlWhyFull(sql string, u timeUse) string {
 		return "a time macro is inside another macro's arguments"
 	case len(u.groups) > 1:
 		return "the SQL has more than one time group"
-	case len(u.groups) == 1 && !sameColumn(u.groups[0], u.filters[0]):
+	case len(u.groups) == 1 && columnKey(u.groups[0]) != columnKey(u.filters[0]):
 		return "the time group's column is not the time filter's"
 	}
 	words := sqlWords(sql)
@@ -200,11 +200,8 @@ func orderOf(words []string) sortOrder {
 		for len(term) > 0 && term[len(term)-1] == ";" {
 			term = term[:len(term)-1]
 		}
-		for j, t := range term {
-			if t == "," {
-				term = term[:j]
-				break
-			}
+		if j := slices.Index(term, ","); j >= 0 {
+			term = term[:j]
 		}
 	strip:
 		for len(term) > 0 {
@@ -258,10 +255,6 @@ func (o sortOrder) byTime(name string, ti int, u timeUse, sql string) bool {
 	}
 	return true
 }
-
-// sameColumn says whether the macro arguments a and b name the same column
-// (compared without quotes, and with spaces and case folded).
-func sameColumn(a, b string) bool { return columnKey(a) == columnKey(b) }
 
 // columnKey is s lower-cased, without quotes, its spaces one.
 func columnKey(s string) string {

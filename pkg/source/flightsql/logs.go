@@ -43,26 +43,20 @@ var (
 // JSON labels column holding every other column of the row as text.
 type logsBuilder struct {
 	frameInfo
-	schema   *arrow.Schema
-	timeIdx  int
-	bodyIdx  int
-	severity int // -1: none
-	id       int // -1: none
-	others   []int
+	timeIdx int
+	texts   []textField // body, then severity and id when a column has them
+	others  []int
 	// otherNames are the others' names as labels, unique
 	// (series.UniqueLabels); renamed is its notice.
 	otherNames []string
 	renamed    string
 
-	times      *array.TimestampBuilder
-	bodies     *array.StringBuilder
-	severities *array.StringBuilder
-	ids        *array.StringBuilder
-	labels     *array.BinaryBuilder
-	count      int64 // rows with a time
-	nulls      int64
-	clock      series.TimeReader
-	buf        []byte
+	times  *array.TimestampBuilder
+	labels *array.BinaryBuilder
+	count  int64 // rows with a time
+	nulls  int64
+	clock  series.TimeReader
+	buf    []byte
 
 	// order, when set: the rows come in the parts of an incremental
 	// answer (the first time group, kept rows, rows read), each in the
@@ -73,6 +67,13 @@ type logsBuilder struct {
 	held  []arrow.RecordBatch
 	rows  []logRow
 	stats []data.QueryStat // on the frame (SetStats)
+}
+
+// textField is a text field of the frame and the column it is read from.
+type textField struct {
+	name string
+	col  int
+	b    *array.StringBuilder
 }
 
 // logRow is a row Add kept: its time, and where it is in held.
@@ -101,43 +102,42 @@ func newLogsBuilder(mem memory.Allocator, fi frameInfo, s *arrow.Schema, order *
 	if !ok {
 		return nil, source.BadQuery("flightsql: format logs needs a timestamp column; the result has %s", source.DescribeColumns(s))
 	}
-	b := &logsBuilder{frameInfo: fi, schema: s, timeIdx: ti, clock: series.NewTimeReader(s.Field(ti), seriesType), order: order}
+	b := &logsBuilder{frameInfo: fi, timeIdx: ti, clock: series.NewTimeReader(s.Field(ti), seriesType), order: order}
 	isText := func(f arrow.Field) bool { return f.Type.ID() == arrow.STRING }
 	// A column named as the line may also hold JSON (a normalised binary
 	// column: JSON, struct, map, list), written as text; the first text
 	// column, taken when none is named so, is text only.
 	isLine := func(f arrow.Field) bool { return isText(f) || f.Type.ID() == arrow.BINARY }
 	anyType := func(arrow.Field) bool { return true }
-	b.severity = pickColumn(s, severityNames, func(i int) bool { return i == ti }, anyType)
-	b.id = pickColumn(s, idNames, func(i int) bool { return i == ti || i == b.severity }, anyType)
-	taken := func(i int) bool { return i == ti || i == b.severity || i == b.id }
-	b.bodyIdx = pickColumn(s, bodyNames, taken, isLine)
-	if b.bodyIdx < 0 {
+	severity := pickColumn(s, severityNames, func(i int) bool { return i == ti }, anyType)
+	id := pickColumn(s, idNames, func(i int) bool { return i == ti || i == severity }, anyType)
+	taken := func(i int) bool { return i == ti || i == severity || i == id }
+	body := pickColumn(s, bodyNames, taken, isLine)
+	if body < 0 {
 		for i, f := range s.Fields() {
 			if !taken(i) && isText(f) {
-				b.bodyIdx = i
+				body = i
 				break
 			}
 		}
 	}
-	if b.bodyIdx < 0 {
+	if body < 0 {
 		return nil, source.BadQuery("flightsql: format logs needs a column for the log line (text or JSON named one of %s, or the first text column); the result has %s", strings.Join(bodyNames, ", "), source.DescribeColumns(s))
 	}
 	for i, f := range s.Fields() {
-		if !taken(i) && i != b.bodyIdx {
+		if !taken(i) && i != body {
 			b.others = append(b.others, i)
 			b.otherNames = append(b.otherNames, f.Name)
 		}
 	}
 	b.otherNames, b.renamed = series.UniqueLabels(b.otherNames)
 	b.times = array.NewTimestampBuilder(mem, timestampNS)
-	b.bodies = array.NewStringBuilder(mem)
 	b.labels = array.NewBinaryBuilder(mem, arrow.BinaryTypes.Binary)
-	if b.severity >= 0 {
-		b.severities = array.NewStringBuilder(mem)
-	}
-	if b.id >= 0 {
-		b.ids = array.NewStringBuilder(mem)
+	for _, t := range []textField{{logsBody, body, nil}, {logsSeverity, severity, nil}, {logsID, id, nil}} {
+		if t.col >= 0 {
+			t.b = array.NewStringBuilder(mem)
+			b.texts = append(b.texts, t)
+		}
 	}
 	return b, nil
 }
@@ -169,12 +169,8 @@ func (b *logsBuilder) Add(rec arrow.RecordBatch) error {
 // addRow appends row i of rec, whose time is t.
 func (b *logsBuilder) addRow(rec arrow.RecordBatch, i int, t arrow.Timestamp) {
 	b.times.Append(t)
-	b.appendText(b.bodies, rec.Column(b.bodyIdx), i) // text, or JSON as text
-	if b.severities != nil {
-		b.appendText(b.severities, rec.Column(b.severity), i)
-	}
-	if b.ids != nil {
-		b.appendText(b.ids, rec.Column(b.id), i)
+	for _, f := range b.texts {
+		b.appendText(f.b, rec.Column(f.col), i) // text, or JSON as text
 	}
 	buf := append(b.buf[:0], '{')
 	first := true
@@ -255,15 +251,9 @@ func (b *logsBuilder) Finish(ctx context.Context, sink source.Sink, notices []da
 	if b.order != nil {
 		b.addSorted()
 	}
-	fields := []frame.Column{
-		{Name: logsTimestamp, Array: b.times.NewArray()},
-		{Name: logsBody, Array: b.bodies.NewArray()},
-	}
-	if b.severities != nil {
-		fields = append(fields, frame.Column{Name: logsSeverity, Array: b.severities.NewArray()})
-	}
-	if b.ids != nil {
-		fields = append(fields, frame.Column{Name: logsID, Array: b.ids.NewArray()})
+	fields := []frame.Column{{Name: logsTimestamp, Array: b.times.NewArray()}}
+	for _, t := range b.texts {
+		fields = append(fields, frame.Column{Name: t.name, Array: t.b.NewArray()})
 	}
 	fields = append(fields, frame.Column{Name: logsLabels, Array: b.labels.NewArray()})
 	rec, err := newFrameRecord("", b.refID, meta, fields)
@@ -277,12 +267,8 @@ func (b *logsBuilder) Release() {
 	releaseRecords(b.held)
 	b.held = nil
 	b.times.Release()
-	b.bodies.Release()
 	b.labels.Release()
-	if b.severities != nil {
-		b.severities.Release()
-	}
-	if b.ids != nil {
-		b.ids.Release()
+	for _, t := range b.texts {
+		t.b.Release()
 	}
 }

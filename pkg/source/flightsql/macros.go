@@ -131,10 +131,10 @@ var macros = map[string]macro{
 		return strconv.FormatInt(x.env.interval.Milliseconds(), 10), nil
 	}},
 
-	"timeGroup":           {2, 1, 1, timeGroup(false)},
-	"timeGroupAlias":      {2, 1, 1, timeGroup(true)},
-	"unixEpochGroup":      {2, 1, 2, unixEpochGroup(false)},
-	"unixEpochGroupAlias": {2, 1, 2, unixEpochGroup(true)},
+	"timeGroup":           {2, 1, 1, timeGroup(false, false)},
+	"timeGroupAlias":      {2, 1, 1, timeGroup(false, true)},
+	"unixEpochGroup":      {2, 1, 2, timeGroup(true, false)},
+	"unixEpochGroupAlias": {2, 1, 2, timeGroup(true, true)},
 
 	// As Grafana's PostgreSQL data source writes them: the column named
 	// time, and its Unix seconds named time (whole seconds here: an
@@ -211,19 +211,26 @@ func epochBound(unit time.Duration, from bool) func(*expander, []string) (string
 	}
 }
 
-// timeGroup renders $__timeGroup(col, interval[, fill]) and, with alias,
-// $__timeGroupAlias, which names the result "time".
-func timeGroup(alias bool) func(*expander, []string) (string, error) {
+// timeGroup renders $__timeGroup(col, interval[, fill]) and, with epoch,
+// $__unixEpochGroup (col integer Unix seconds, the interval whole seconds);
+// with alias, the result is named "time". The fill is the same for both:
+// the series builder reads an integer column named time as Unix times
+// (series.TimeColumn), so an epoch group aliased time is filled as a
+// timestamp bucket is.
+func timeGroup(epoch, alias bool) func(*expander, []string) (string, error) {
 	return func(x *expander, a []string) (string, error) {
 		iv, err := parseInterval(a[1])
 		if err != nil {
 			return "", err
 		}
+		if epoch && iv%time.Second != 0 {
+			return "", fmt.Errorf("interval %s is not a whole number of seconds", source.Quote(a[1]))
+		}
 		d, err := x.dialect()
 		if err != nil {
 			return "", err
 		}
-		if d.timeGroup == nil {
+		if !epoch && d.timeGroup == nil {
 			return "", fmt.Errorf("no rendering in the %s SQL dialect: %s", d.name, d.timeGroupWhy)
 		}
 		if len(a) == 3 {
@@ -231,42 +238,12 @@ func timeGroup(alias bool) func(*expander, []string) (string, error) {
 				return "", err
 			}
 		}
-		out, err := d.timeGroup(a[0], iv)
-		if err != nil {
+		var out string
+		if epoch {
+			out = d.epochGroup(a[0], int64(iv/time.Second))
+		} else if out, err = d.timeGroup(a[0], iv); err != nil {
 			return "", err
 		}
-		if alias {
-			out += " AS " + d.quote("time")
-		}
-		return out, nil
-	}
-}
-
-// unixEpochGroup renders $__unixEpochGroup(col, interval[, fill]), col
-// integer Unix seconds, and, with alias, $__unixEpochGroupAlias, which
-// names the result "time". The fill is $__timeGroup's (setFill): the series
-// builder reads an integer column named time as Unix times (series.TimeColumn),
-// so the group aliased time is the series' time and is filled as a
-// timestamp bucket is.
-func unixEpochGroup(alias bool) func(*expander, []string) (string, error) {
-	return func(x *expander, a []string) (string, error) {
-		iv, err := parseInterval(a[1])
-		if err != nil {
-			return "", err
-		}
-		if iv%time.Second != 0 {
-			return "", fmt.Errorf("interval %s is not a whole number of seconds", source.Quote(a[1]))
-		}
-		d, err := x.dialect()
-		if err != nil {
-			return "", err
-		}
-		if len(a) == 3 {
-			if err := x.setFill(a[2], iv); err != nil {
-				return "", err
-			}
-		}
-		out := d.epochGroup(a[0], int64(iv/time.Second))
 		if alias {
 			out += " AS " + d.quote("time")
 		}

@@ -5,6 +5,7 @@ package flightsql
 
 import (
 	"encoding/base64"
+	"encoding/json"
 	"fmt"
 	"sync"
 
@@ -93,7 +94,8 @@ func newPlan(s *arrow.Schema) *plan {
 		p.convs[i] = c
 		fields[i] = arrow.Field{Name: f.Name, Type: c.out, Nullable: f.Nullable}
 		if c.config != nil {
-			fields[i].Metadata = arrow.NewMetadata([]string{frame.KeyConfig}, []string{fieldConfigJSON(c.config)})
+			cfg, _ := json.Marshal(c.config) // a FieldConfig built by this package always marshals
+			fields[i].Metadata = arrow.NewMetadata([]string{frame.KeyConfig}, []string{string(cfg)})
 		}
 	}
 	p.out = arrow.NewSchema(fields, nil)

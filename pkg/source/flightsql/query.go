@@ -120,7 +120,7 @@ func (s *Source) query(ctx context.Context, q source.Query, m queryModel, env ma
 	feed := func(rec arrow.RecordBatch) error {
 		// A series or logs result, kept until the stream ends, reserves its
 		// memory as it is received: the query waits (or fails) as it reads.
-		c, ok := fb.(collector) // not a table's: onBatch hands those over
+		c, ok := fb.(interface{ Add(arrow.RecordBatch) error }) // logs, series; a table's go by onBatch
 		if !ok {
 			return errors.New("flightsql: internal error: a table's batch was kept")
 		}

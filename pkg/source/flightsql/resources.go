@@ -110,7 +110,7 @@ type Dialect struct {
 }
 
 func (s *Source) handleDialect(w http.ResponseWriter, r *http.Request) {
-	ctx, cancel := s.resourceContext(r)
+	ctx, cancel := context.WithTimeout(r.Context(), s.resourceTimeout())
 	defer cancel()
 	d, err := s.sqlDialect(ctx)
 	if err != nil {
@@ -122,12 +122,8 @@ func (s *Source) handleDialect(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, Dialect{Dialect: d.name, Setting: s.conn.dialect.setting, IdentifierQuote: d.quote("")[:1]})
 }
 
-// resourceContext is the context of one resource call: its deadline is the
-// timeout setting, at most the bound.
-func (s *Source) resourceContext(r *http.Request) (context.Context, context.CancelFunc) {
-	return context.WithTimeout(r.Context(), s.resourceTimeout())
-}
-
+// resourceTimeout is the deadline of one resource call: the timeout
+// setting, at most the bound.
 func (s *Source) resourceTimeout() time.Duration {
 	return min(s.cfg.TimeoutDuration(), s.bounds.timeout)
 }
@@ -156,7 +152,7 @@ func literalPattern(name string) string {
 }
 
 func (s *Source) handleTables(w http.ResponseWriter, r *http.Request) {
-	ctx, cancel := s.resourceContext(r)
+	ctx, cancel := context.WithTimeout(r.Context(), s.resourceTimeout())
 	defer cancel()
 	tables := []Table{}
 	err := s.readTables(ctx, "tables", s.tablesOpts(r), func(rec arrow.RecordBatch, i int) (int64, error) {
@@ -182,7 +178,7 @@ func (s *Source) handleColumns(w http.ResponseWriter, r *http.Request) {
 		writeError(w, source.BadQuery("flightsql: columns: the table parameter is required"))
 		return
 	}
-	ctx, cancel := s.resourceContext(r)
+	ctx, cancel := context.WithTimeout(r.Context(), s.resourceTimeout())
 	defer cancel()
 	opts := s.tablesOpts(r)
 	schema := cmp.Or(q.Get("schema"), s.cfg.Schema)

@@ -269,10 +269,7 @@ func (m *memoryStore) Put(key string, b []byte) error {
 	}
 	m.items[key] = m.order.PushFront(&memoryItem{key: key, b: b})
 	m.used += n
-	for m.used > m.max {
-		m.remove(m.order.Back().Value.(*memoryItem).key)
-		evicted++
-	}
+	evicted += m.evictLocked(m.used - m.max)
 	return nil
 }
 
@@ -316,9 +313,7 @@ func (m *memoryStore) clear() {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	before := m.used
-	for m.order.Len() > 0 {
-		m.remove(m.order.Back().Value.(*memoryItem).key)
-	}
+	m.evictLocked(before)
 	if before > 0 {
 		m.observer.Stored(-before, 0)
 	}

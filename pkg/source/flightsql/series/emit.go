@@ -59,17 +59,6 @@ func (ss *sortedSeries) release() {
 	}
 }
 
-// emitAll hands the frames of ss to sink, one a value column, in the order
-// of their names (valueOrder).
-func (b *Builder) emitAll(ctx context.Context, sink source.Sink, ss *sortedSeries, notices *[]data.Notice) error {
-	for _, j := range b.valueOrder {
-		if err := b.emit(ctx, sink, ss, j, notices); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
 // emit hands the frame of value column j of ss to sink, which takes the
 // column's array from ss.
 func (b *Builder) emit(ctx context.Context, sink source.Sink, ss *sortedSeries, j int, notices *[]data.Notice) error {

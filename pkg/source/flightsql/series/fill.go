@@ -81,11 +81,6 @@ type Fill struct {
 	Limit source.Limit
 }
 
-// fillable are the value types a fill works on.
-type fillable interface {
-	~int8 | ~int16 | ~int32 | ~int64 | ~uint8 | ~uint16 | ~uint32 | ~uint64 | ~float32 | ~float64
-}
-
 // errFillUnsorted is returned when the times given to fillSeries are not in
 // ascending order.
 var errFillUnsorted = errors.New("flightsql: fill: the times are not in ascending order")
@@ -123,7 +118,7 @@ func fillPoints(f *FillSpec, from, to time.Time) (start, n int64) {
 // error, so a tiny interval over a long range cannot exhaust memory; the
 // builder checks the query's limit first (fillStep), with the setting's
 // name.
-func fillSeries[TS ~int64, T fillable](f *FillSpec, times []TS, values []T, valid []bool, from, to time.Time, maxPoints int) (outTimes []TS, outValues []T, outValid []bool, err error) {
+func fillSeries[TS ~int64, T Number](f *FillSpec, times []TS, values []T, valid []bool, from, to time.Time, maxPoints int) (outTimes []TS, outValues []T, outValid []bool, err error) {
 	if len(values) != len(times) || valid != nil && len(valid) != len(times) {
 		return nil, nil, nil, fmt.Errorf("flightsql: fill: %d times, %d values, %d validity flags", len(times), len(values), len(valid))
 	}
@@ -181,7 +176,7 @@ func fillSeries[TS ~int64, T fillable](f *FillSpec, times []TS, values []T, vali
 // hold it: an integer column's value is v's integer part (7.9 gives 7), not
 // wrapped or clamped (1000 in an int8, -1 in a uint8); a float column's is v
 // rounded, not infinite (1e300 in a float32).
-func holds[T fillable](converted T, v float64) bool {
+func holds[T Number](converted T, v float64) bool {
 	half := 0.5
 	if T(half) == 0 { // integers truncate it
 		return float64(converted) == math.Trunc(v)

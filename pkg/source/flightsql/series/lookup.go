@@ -1,7 +1,4 @@
 // Finding each row's series: label values hashed where they lie, an open-addressing table, guesses before hashing.
-//
-// lookupText is over 80 lines: it is the split's hottest loop; its comment
-// says why it stays one function.
 
 package series
 
@@ -91,14 +88,14 @@ func (b *Builder) lookupText(str *array.String, all []int32, k int) (cyclic bool
 				j := i - d
 				o1, o2 := int(offs[j])-base, int(offs[i])-base
 				n1, n2 := int(offs[j+1])-base-o1, int(offs[i+1])-base-o2
-				if n1 == n2 && n2 <= 16 && o2+16 <= len(data) { // sameText, inlined
+				if n1 == n2 && n2 <= 16 && o2+16 <= len(data) { // compared as two words
 					m0, m1 := wordMasks(n2)
 					x0 := binary.LittleEndian.Uint64(data[o1:]) ^ binary.LittleEndian.Uint64(data[o2:])
 					x1 := binary.LittleEndian.Uint64(data[o1+8:]) ^ binary.LittleEndian.Uint64(data[o2+8:])
 					if x0&m0|x1&m1 != 0 {
 						break
 					}
-				} else if !sameText(data, o1, n1, o2, n2) {
+				} else if n1 != n2 || string(data[o1:o1+n1]) != string(data[o2:o2+n2]) {
 					break
 				}
 				ids[i] = ids[j]
@@ -196,20 +193,6 @@ func periodicText(offs []int32, data []byte, d int) bool {
 	}
 	end := int(offs[len(offs)-1] - offs[0])
 	return bytes.Equal(data[p:end], data[:end-int(p)])
-}
-
-// sameText reports whether data[o1:o1+n1] and data[o2:o2+n2] hold the same
-// text, o1 ≤ o2.
-func sameText(data []byte, o1, n1, o2, n2 int) bool {
-	if n1 != n2 {
-		return false
-	}
-	if n2 <= 16 && o2+16 <= len(data) {
-		m0, m1 := wordMasks(n2)
-		return (binary.LittleEndian.Uint64(data[o1:])^binary.LittleEndian.Uint64(data[o2:]))&m0 == 0 &&
-			(binary.LittleEndian.Uint64(data[o1+8:])^binary.LittleEndian.Uint64(data[o2+8:]))&m1 == 0
-	}
-	return string(data[o1:o1+n1]) == string(data[o2:o2+n2])
 }
 
 // bind points the label accessors at the columns of rec.

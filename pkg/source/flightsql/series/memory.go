@@ -43,15 +43,6 @@ func NewMemory() *Memory {
 // streams.
 func (m *Memory) Pool() *DirtyPool { return m.arrays }
 
-// tierOf is the capacity of p's buffers for n bytes (n within its tiers).
-func tierOf(p *DirtyPool, n int) int {
-	t := p.tier(n)
-	if t < 0 {
-		return n
-	}
-	return 1 << (p.minShift + t)
-}
-
 // pooled is the memory one builder took from its scratch pool.
 type pooled struct {
 	pool *DirtyPool
@@ -68,7 +59,7 @@ func pooledSlice[T any](p *pooled, n, c int) []T {
 	if p == nil || !p.pool.Holds(c*size) {
 		return make([]T, n, c)
 	}
-	h := p.pool.Get(c * size)
+	h, _ := p.pool.Take(c * size)
 	p.bufs = append(p.bufs, h)
 	b := (*h)[:cap(*h)]
 	return unsafe.Slice((*T)(unsafe.Pointer(unsafe.SliceData(b))), len(b)/size)[:n]
@@ -130,14 +121,8 @@ func (p *DirtyPool) tier(n int) int {
 // largest.
 func (p *DirtyPool) Holds(n int) bool { return n >= 1<<p.minShift && p.tier(n) >= 0 }
 
-// Get returns a buffer of length n whose bytes are whatever it held.
-func (p *DirtyPool) Get(n int) *[]byte {
-	b, _ := p.Take(n)
-	return b
-}
-
-// Take is Get, and says whether the buffer was in the pool (given back by
-// Put) rather than new.
+// Take returns a buffer of length n whose bytes are whatever it held, and
+// says whether it was in the pool (given back by Put) rather than new.
 func (p *DirtyPool) Take(n int) (*[]byte, bool) {
 	t := p.tier(n)
 	if t < 0 {
@@ -164,7 +149,8 @@ func (p *DirtyPool) Allocate(size int) []byte {
 	if !p.Holds(size) {
 		return make([]byte, size)
 	}
-	return *p.Get(size)
+	b, _ := p.Take(size)
+	return *b
 }
 
 // Reallocate returns b itself when it has the room, else size bytes

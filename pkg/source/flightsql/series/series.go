@@ -3,7 +3,6 @@
 package series
 
 import (
-	"cmp"
 	"context"
 	"hash/maphash"
 	"slices"
@@ -271,17 +270,10 @@ func (b *Builder) flush() {
 // by their label values column by column, in the result's column order, a
 // null one as empty, and a null before an empty one.
 func compareSeries(x, y *series) int {
-	for k := range x.keys {
-		if c := strings.Compare(x.keys[k], y.keys[k]); c != 0 {
-			return c
-		}
+	if c := slices.Compare(x.keys, y.keys); c != 0 {
+		return c
 	}
-	for k := range x.present {
-		if c := cmp.Compare(b2i(x.present[k]), b2i(y.present[k])); c != 0 {
-			return c
-		}
-	}
-	return 0
+	return slices.CompareFunc(x.present, y.present, func(a, b bool) int { return b2i(a) - b2i(b) })
 }
 
 func b2i(b bool) int {
@@ -328,7 +320,11 @@ func (b *Builder) Finish(ctx context.Context, sink source.Sink, notices []data.N
 			// Handed as it is sorted, its memory reused by the next: with
 			// several value columns, a series' frames are together (a wide
 			// frame orders them by value column first).
-			err := b.emitAll(ctx, sink, ss, &notices)
+			for _, j := range b.valueOrder {
+				if err = b.emit(ctx, sink, ss, j, &notices); err != nil {
+					break
+				}
+			}
 			ss.release()
 			if err != nil {
 				return err

@@ -244,7 +244,7 @@ type segments[T any] struct {
 func (s *segments[T]) flush(g *rowGroups) {
 	var zero T
 	mem := s.mem
-	if size := g.rows * int(unsafe.Sizeof(zero)); mem == nil || size < 1<<mem.pool.minShift || size < tierOf(mem.pool, size)*3/4 {
+	if size := g.rows * int(unsafe.Sizeof(zero)); mem == nil || !mem.pool.Holds(size) || size < (1<<(mem.pool.minShift+mem.pool.tier(size)))*3/4 {
 		mem = nil
 	}
 	seg := pooledSlice[T](mem, g.rows, g.rows)

@@ -5,6 +5,7 @@ package series
 import (
 	"fmt"
 	"math"
+	"slices"
 	"strings"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -22,25 +23,16 @@ import (
 // (types: integer Unix times, see EpochValues). ok is false when there is
 // none.
 func TimeColumn(s *arrow.Schema, types Types) (idx int, ok bool) {
-	named := -1
-	for i, f := range s.Fields() {
-		if strings.EqualFold(f.Name, "time") {
-			named = i
-			break
-		}
-	}
-	if named >= 0 && s.Field(named).Type.ID() == arrow.TIMESTAMP {
+	fields := s.Fields()
+	named := slices.IndexFunc(fields, func(f arrow.Field) bool { return strings.EqualFold(f.Name, "time") })
+	if named >= 0 && fields[named].Type.ID() == arrow.TIMESTAMP {
 		return named, true
 	}
-	for i, f := range s.Fields() {
-		if f.Type.ID() == arrow.TIMESTAMP {
-			return i, true
-		}
+	if i := slices.IndexFunc(fields, func(f arrow.Field) bool { return f.Type.ID() == arrow.TIMESTAMP }); i >= 0 {
+		return i, true
 	}
-	if named >= 0 {
-		if types(s.Field(named).Type.ID()).Times != nil {
-			return named, true
-		}
+	if named >= 0 && types(fields[named].Type.ID()).Times != nil {
+		return named, true
 	}
 	return 0, false
 }

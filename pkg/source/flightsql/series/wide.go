@@ -23,13 +23,7 @@ const wideFill = 4
 // exactly its size (a lent frame references it), and whether every series
 // has the first one's times.
 func unionTimes(all []*sortedSeries) (times []arrow.Timestamp, same bool) {
-	same = len(all) > 0
-	for _, ss := range all {
-		if !equalTimes(ss.Times, all[0].Times) {
-			same = false
-			break
-		}
-	}
+	same = len(all) > 0 && !slices.ContainsFunc(all, func(ss *sortedSeries) bool { return !equalTimes(ss.Times, all[0].Times) })
 	if same {
 		times = make([]arrow.Timestamp, len(all[0].Times))
 		copy(times, all[0].Times)
@@ -114,10 +108,7 @@ func (b *Builder) emitWide(ctx context.Context, sink source.Sink, all []*sortedS
 	if err != nil {
 		return fmt.Errorf("flightsql: %w", err)
 	}
-	lendable := true
-	for _, ss := range all {
-		lendable = lendable && !ss.inSegments
-	}
+	lendable := !slices.ContainsFunc(all, func(ss *sortedSeries) bool { return ss.inSegments })
 	b.segmentsOut = b.segmentsOut || !lendable
 	return b.hand(ctx, sink, rec, lendable)
 }
