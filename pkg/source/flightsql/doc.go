@@ -202,51 +202,13 @@
 // rather than guess.
 // The health check names the dialect. The dialect kept is learnt from the
 // health check or a call with the data source's own credentials, never
-// from a call forwarding a user's identity (dialectState). For a range from 2026-01-01T00:00:00Z
-// to 01:00:00Z:
-//
-//	$__timeFilter(col)  (col >= F AND col <= T), F and T as $__timeFrom(), $__timeTo():
-//	    datafusion '2026-01-01T00:00:00.000Z'
-//	    duckdb     '2026-01-01 00:00:00.000+00' (untyped: takes the column's type,
-//	               TIMESTAMP or TIMESTAMPTZ, and its offset is read either way)
-//	    postgres   '2026-01-01 00:00:00.000+00'
-//	    dremio     TIMESTAMP '2026-01-01 00:00:00.000' (Dremio's timestamps hold UTC)
-//	    mysql      '2026-01-01 00:00:00.000' (DATETIME holds UTC)
-//	    ansi       '2026-01-01 00:00:00.000+00:00' (untyped, as duckdb's and postgres's:
-//	               no typed literal is the instant for zoned and zone-less columns alike)
-//	$__timeGroup(col, 5m[, fill]), buckets aligned on the Unix epoch in UTC:
-//	    datafusion date_bin(INTERVAL '300 seconds', col)
-//	    duckdb     time_bucket(INTERVAL '300 seconds', col), plus an INTERVAL offset
-//	               moving time_bucket's 2000-01-03 origin onto the epoch when the
-//	               width does not divide the gap (7m: INTERVAL '60 seconds')
-//	    postgres   to_timestamp(floor(extract(epoch from col) / 300) * 300)
-//	    dremio     TO_TIMESTAMP(FLOOR(EXTRACT(EPOCH FROM col) / 300) * 300), whole seconds only
-//	    mysql      DATE_ADD(CAST('1970-01-01 00:00:00' AS DATETIME), INTERVAL
-//	               FLOOR(TIMESTAMPDIFF(SECOND, CAST('1970-01-01 00:00:00' AS DATETIME), col)
-//	               / 300) * 300 SECOND), whole seconds only
-//	    ansi       none: an error naming the macro and the dialect
-//	    The interval may be quoted and may be $__interval; units ms, s, m, h, d, w, M (30 days), y (365 days).
-//	$__timeGroupAlias(col, 5m[, fill])  the same, followed by AS "time" (AS `time` in mysql)
-//	$__unixEpochGroup(col, 5m[, fill])  (col - ((col % 300) + 300) % 300), an integer rounded
-//	    down (times before 1970 included); dremio writes % as MOD. For integer Unix
-//	    seconds, whole seconds only.
-//	$__unixEpochGroupAlias(col, 5m[, fill])  the same, followed by AS "time" (AS `time` in mysql)
-//	$__time(col)               col AS "time" (AS `time` in mysql), every dialect
-//	$__timeEpoch(col), the Unix seconds of a timestamp column, rounded down, AS "time":
-//	    datafusion CAST(floor(extract(epoch from col)) AS BIGINT)
-//	    duckdb     CAST(floor(epoch(col)) AS BIGINT)
-//	    postgres   CAST(floor(extract(epoch from col)) AS BIGINT)
-//	    dremio     CAST(EXTRACT(EPOCH FROM col) AS BIGINT)
-//	    mysql      TIMESTAMPDIFF(SECOND, CAST('1970-01-01 00:00:00' AS DATETIME), col)
-//	    ansi       none: an error naming the macro and the dialect
-//	    Whole seconds (Grafana's PostgreSQL writes extract(epoch) with its fraction):
-//	    an integer named time is what the series builder reads as Unix times.
-//	$__unixEpochFilter(col)    (col >= 1767225600 AND col <= 1767229200), seconds
-//	$__unixEpochMsFilter(col), $__unixEpochNanoFilter(col): milliseconds, nanoseconds
-//	$__unixEpochFrom(), $__unixEpochTo() and the Ms / Nano variants: integers
-//	$__interval                the query interval as Grafana writes it (1m, 30s, 500ms)
-//	$__interval_ms             the query interval in milliseconds
-//	$__catalog, $__schema      the catalog and schema settings, as written there.
+// from a call forwarding a user's identity (dialectState). The macros are
+// $__timeFilter, $__timeFrom, $__timeTo, $__timeGroup, $__timeGroupAlias,
+// $__unixEpochGroup, $__unixEpochGroupAlias, $__time, $__timeEpoch,
+// $__unixEpochFilter, $__unixEpochFrom, $__unixEpochTo (and their Ms and
+// Nano variants), $__interval, $__interval_ms, $__catalog and $__schema;
+// docs/dialects.md shows the SQL each writes in each dialect, and
+// TestDialectsDoc keeps it exact.
 //
 // The fill of $__timeGroup / $__timeGroupAlias / $__unixEpochGroup /
 // $__unixEpochGroupAlias is NULL, previous or a number, as in Grafana's SQL

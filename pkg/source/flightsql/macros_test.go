@@ -73,7 +73,7 @@ func TestExpandMacrosAnyDialect(t *testing.T) {
 }
 
 // TestExpandMacrosPerDialect pins the exact SQL of the dialect-dependent
-// macros; doc.go and docs/dialects.md show the same text.
+// macros; docs/dialects.md shows the same text.
 func TestExpandMacrosPerDialect(t *testing.T) {
 	const bothFilters = "$__timeFilter(ts) $__timeFrom() $__timeTo"
 	for _, tc := range []struct {
