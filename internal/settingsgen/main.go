@@ -3,38 +3,32 @@ package main
 import (
 	"flag"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
-	"sort"
+	"slices"
 )
 
 func main() {
 	root := flag.String("root", "../..", "repository root (go generate runs in pkg/settings)")
 	flag.Parse()
-	files, err := generate(*root)
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "settings generator:", err)
-		os.Exit(1)
-	}
-	paths := make([]string, 0, len(files))
-	for p := range files {
-		paths = append(paths, p)
-	}
-	sort.Strings(paths)
-	for _, p := range paths {
+	files, err := generate(*root) // nil when err is set
+	for _, p := range slices.Sorted(maps.Keys(files)) {
 		full := filepath.Join(*root, filepath.FromSlash(p))
 		if old, err := os.ReadFile(full); err == nil && string(old) == string(files[p]) {
 			continue
 		}
-		if err := os.MkdirAll(filepath.Dir(full), 0o755); err != nil {
-			fmt.Fprintln(os.Stderr, "settings generator:", err)
-			os.Exit(1)
+		if err = os.MkdirAll(filepath.Dir(full), 0o755); err == nil {
+			err = os.WriteFile(full, files[p], 0o644)
 		}
-		if err := os.WriteFile(full, files[p], 0o644); err != nil {
-			fmt.Fprintln(os.Stderr, "settings generator:", err)
-			os.Exit(1)
+		if err != nil {
+			break
 		}
 		fmt.Println("wrote", p)
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "settings generator:", err)
+		os.Exit(1)
 	}
 }
 
@@ -45,19 +39,19 @@ func generate(root string) (map[string][]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	readme, err = spliceREADME(readme)
+	cs, err := specs()
 	if err != nil {
 		return nil, err
 	}
-	codecsGo, err := codecsGo()
+	readme, err = spliceREADME(readme, cs)
+	if err != nil {
+		return nil, err
+	}
+	codecsGo, err := codecsGo(cs)
 	if err != nil {
 		return nil, err
 	}
 	cases, err := messageCases()
-	if err != nil {
-		return nil, err
-	}
-	cs, err := specs()
 	if err != nil {
 		return nil, err
 	}

@@ -15,7 +15,7 @@ const (
 )
 
 // spliceREADME replaces the table between the markers of readme.
-func spliceREADME(readme []byte) ([]byte, error) {
+func spliceREADME(readme []byte, cs []settings.CodecSpec) ([]byte, error) {
 	before, rest, ok := bytes.Cut(readme, []byte(readmeBegin))
 	if !ok {
 		return nil, errors.New("README.md: no settings table marker " + strings.TrimSpace(readmeBegin))
@@ -23,10 +23,6 @@ func spliceREADME(readme []byte) ([]byte, error) {
 	_, after, ok := bytes.Cut(rest, []byte(readmeEnd))
 	if !ok {
 		return nil, errors.New("README.md: no end marker " + strings.TrimSpace(readmeEnd))
-	}
-	cs, err := specs()
-	if err != nil {
-		return nil, err
 	}
 	var b bytes.Buffer
 	b.Write(before)
@@ -54,13 +50,9 @@ func readmeTable(cs []settings.CodecSpec) string {
 		}
 		acc := accepted(st, cs)
 		if st.ByCodec {
-			var parts []string
-			for _, c := range cs {
-				if c.Levels {
-					parts = append(parts, c.Name+" "+itoa(c.MinLevel)+"–"+itoa(c.MaxLevel)+" ("+levelRuns(c)+")")
-				}
-			}
-			acc = strings.Join(parts, "; ")
+			acc = levelled(cs, "; ", func(c settings.CodecSpec) string {
+				return c.Name + " " + itoa(c.MinLevel) + "–" + itoa(c.MaxLevel) + " (" + levelRuns(c) + ")"
+			})
 		}
 		typ := string(st.Type)
 		row := []string{"`" + key + "`", where, typ, md(defaultText(st, cs)), md(acc), md(st.Help)}

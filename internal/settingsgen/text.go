@@ -15,13 +15,9 @@ func accepted(st settings.Setting, cs []settings.CodecSpec) string {
 	case len(st.Values) > 0:
 		return strings.Join(st.Values, ", ")
 	case st.ByCodec:
-		var parts []string
-		for _, c := range cs {
-			if c.Levels {
-				parts = append(parts, fmt.Sprintf("%s %d to %d", c.Name, c.MinLevel, c.MaxLevel))
-			}
-		}
-		return strings.Join(parts, ", ")
+		return levelled(cs, ", ", func(c settings.CodecSpec) string {
+			return fmt.Sprintf("%s %d to %d", c.Name, c.MinLevel, c.MaxLevel)
+		})
 	case st.Max != 0:
 		s := settings.FormatNumber(st.Min) + " to " + settings.FormatNumber(st.Max)
 		if st.Unit != "" {
@@ -32,17 +28,23 @@ func accepted(st settings.Setting, cs []settings.CodecSpec) string {
 	return ""
 }
 
+// levelled writes each codec of cs that takes a level with text, joined
+// by sep.
+func levelled(cs []settings.CodecSpec, sep string, text func(settings.CodecSpec) string) string {
+	var parts []string
+	for _, c := range cs {
+		if c.Levels {
+			parts = append(parts, text(c))
+		}
+	}
+	return strings.Join(parts, sep)
+}
+
 // defaultText writes a setting's default ("" when it has none worth
 // saying: an empty string or false).
 func defaultText(st settings.Setting, cs []settings.CodecSpec) string {
 	if st.ByCodec {
-		var parts []string
-		for _, c := range cs {
-			if c.Levels {
-				parts = append(parts, fmt.Sprintf("%s %d", c.Name, c.DefaultLevel))
-			}
-		}
-		return strings.Join(parts, ", ")
+		return levelled(cs, ", ", func(c settings.CodecSpec) string { return fmt.Sprintf("%s %d", c.Name, c.DefaultLevel) })
 	}
 	if st.Type == settings.Bool {
 		if st.Default == true {

@@ -3,7 +3,6 @@ package plugin
 import (
 	"context"
 	"errors"
-	"sync"
 	"sync/atomic"
 
 	"github.com/grafana/grafana-plugin-sdk-go/genproto/pluginv2"
@@ -93,22 +92,35 @@ func (p *dataPlugin) GRPCClient(context.Context, *goplugin.GRPCBroker, *grpc.Cli
 	return nil, errors.New("plugin: the data plugin is served here, not called")
 }
 
-// reply is the answer to one QueryData request on its way to gRPC: the
-// message, whose Frames hold each frame's first piece, the pieces after
-// those (nil when no frame has more than one), and what to do once it is
-// written out (give the request's budget back).
-type reply struct {
-	msg     *pluginv2.QueryDataResponse
+// outgoing is a message on its way to gRPC, whose frames hold each frame's
+// first piece, with the pieces after those (nil when no frame has more
+// than one) and what to do once its frames are written out (give their
+// budget back): a reply answers one QueryData request, a chunk is one
+// QueryChunkedData message.
+type outgoing[M any] struct {
+	msg     M
 	rest    *tails
 	written *afterWrite
 }
 
-// chunk is one QueryChunkedData message on its way to gRPC, with the pieces
-// after its frame's first, and what to do once its frame is written out.
-type chunk struct {
-	msg     *pluginv2.QueryChunkedDataResponse
-	rest    *tails
-	written *afterWrite
+type (
+	reply = outgoing[*pluginv2.QueryDataResponse]
+	chunk = outgoing[*pluginv2.QueryChunkedDataResponse]
+)
+
+// once holds a value for whoever takes it first: the wire codec that
+// writes a message, or the caller that learns it never will be written.
+type once[T any] struct {
+	taken atomic.Bool
+	v     T
+}
+
+// take returns the value once (the zero value afterwards, and for nil o).
+func (o *once[T]) take() (v T) {
+	if o != nil && o.taken.CompareAndSwap(false, true) {
+		v, o.v = o.v, v
+	}
+	return v
 }
 
 // afterWrite is what to do once gRPC is done with a reply's or a chunk's
@@ -117,55 +129,24 @@ type chunk struct {
 // buffer, having written everything before it (or at once when there is
 // none), or the caller that learns the codec never will (another codec
 // marshalled a copy, nothing was sent, the request ended).
-type afterWrite struct{ fn atomic.Pointer[func()] }
+type afterWrite = once[func()]
 
-func newAfterWrite(fn func()) *afterWrite {
-	a := &afterWrite{}
-	a.fn.Store(&fn)
-	return a
-}
+func newAfterWrite(fn func()) *afterWrite { return &afterWrite{v: fn} }
 
-// take returns the function once (nil afterwards, and for nil a).
-func (a *afterWrite) take() func() {
-	if a == nil {
-		return nil
-	}
-	if fn := a.fn.Swap(nil); fn != nil {
-		return *fn
-	}
-	return nil
-}
-
-// run runs the function, unless it was taken.
-func (a *afterWrite) run() {
+// runAfterWrite runs a's function, unless it was taken.
+func runAfterWrite(a *afterWrite) {
 	if fn := a.take(); fn != nil {
 		fn()
 	}
 }
 
 // tails holds the pieces after the first of some frames, and their lent
-// records, for whoever takes them first: the codec that writes the message,
-// or the caller that learns it never will be written.
-type tails struct {
-	mu     sync.Mutex
-	frames piecedFrames
-}
+// records (once).
+type tails = once[piecedFrames]
 
 func newTails(frames piecedFrames) *tails {
 	if len(frames) == 0 {
 		return nil
 	}
-	return &tails{frames: frames}
-}
-
-// take returns the frames once (nil afterwards, and for nil t).
-func (t *tails) take() piecedFrames {
-	if t == nil {
-		return nil
-	}
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	f := t.frames
-	t.frames = nil
-	return f
+	return &tails{v: frames}
 }

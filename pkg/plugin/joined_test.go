@@ -17,7 +17,7 @@ func (s *Service) QueryData(ctx context.Context, preq *pluginv2.QueryDataRequest
 		return nil, err
 	}
 	joinPieced(r.msg, r.rest.take())
-	r.written.run()
+	runAfterWrite(r.written)
 	return r.msg, nil
 }
 

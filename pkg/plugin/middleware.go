@@ -327,13 +327,13 @@ func (s *Service) reply(ctx context.Context, preq *pluginv2.QueryDataRequest) (*
 	if err != nil {
 		if r != nil {
 			r.rest.take().release()
-			r.written.run()
+			runAfterWrite(r.written)
 		}
 		return nil, err
 	}
 	// The wire codec gives the request's budget back once the reply is
 	// written out; should it never, the call's end does.
-	context.AfterFunc(ctx, r.written.run)
+	context.AfterFunc(ctx, func() { runAfterWrite(r.written) })
 	return r, nil
 }
 

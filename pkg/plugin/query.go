@@ -133,8 +133,8 @@ func (s *Service) queryChunkedData(ctx context.Context, preq *pluginv2.QueryChun
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
 	box := newOutbox(func(q queued) {
-		q.c.rest.take().release() // unless the codec took them to write
-		q.c.written.run()         // likewise: it runs it once they are written out
+		q.c.rest.take().release()  // unless the codec took them to write
+		runAfterWrite(q.c.written) // likewise: it runs it once they are written out
 	})
 	sent := make(chan error, 1)
 	go func() { sent <- box.run(out, cancel) }()
