@@ -150,11 +150,11 @@ func (k *sink) admit(frames int, rows int64) (int, error) {
 		return 0, k.err
 	}
 	if k.q.Query.Limits.MaxSeries > 0 && k.frames+frames > k.q.Query.Limits.MaxSeries {
-		k.err = source.Limit{Max: int64(k.q.Query.Limits.MaxSeries), Unit: "series", Setting: "maxSeries"}.Exceeded("the query returned", "")
+		k.err = k.q.Query.Limits.Series("series").Exceeded("the query returned", "")
 		return 0, k.err
 	}
 	if k.q.Query.Limits.MaxPoints > 0 && k.rows+rows > k.q.Query.Limits.MaxPoints {
-		k.err = source.Limit{Max: k.q.Query.Limits.MaxPoints, Unit: "points", Setting: "maxPoints"}.Exceeded("the query returned", "")
+		k.err = k.q.Query.Limits.Points("points").Exceeded("the query returned", "")
 		return 0, k.err
 	}
 	k.frames += frames

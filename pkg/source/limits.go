@@ -46,6 +46,18 @@ func Add(a, b int64) int64 {
 	return a + b
 }
 
+// Series is l's MaxSeries as its errors name it, counting unit ("series",
+// "log streams (label sets)").
+func (l Limits) Series(unit string) Limit {
+	return Limit{Max: int64(l.MaxSeries), Unit: unit, Setting: "maxSeries"}
+}
+
+// Points is l's MaxPoints as its errors name it, counting unit ("points",
+// "rows", "log lines").
+func (l Limits) Points(unit string) Limit {
+	return Limit{Max: l.MaxPoints, Unit: unit, Setting: "maxPoints"}
+}
+
 // LimitExceeded returns a KindLimit error with a formatted message. A limit
 // that a setting controls is better named by Limit.Exceeded, whose wording
 // every such error shares.

@@ -93,7 +93,7 @@ func (Source) Query(ctx context.Context, q source.Query, sink source.Sink) error
 		if m.Scenario == Logs {
 			what = "log streams (label sets)"
 		}
-		return seriesLimit(q.Limits, what).Exceeded(fmt.Sprintf("demo query: seriesCount %d is", series), "lower seriesCount")
+		return q.Limits.Series(what).Exceeded(fmt.Sprintf("demo query: seriesCount %d is", series), "lower seriesCount")
 	}
 	times, err := timeline(q)
 	if err != nil {
@@ -141,7 +141,7 @@ func (Source) Query(ctx context.Context, q source.Query, sink source.Sink) error
 func checkLimits(l source.Limits, rows int64, unit string, body int64, what string) error {
 	const remedy = "narrow the time range, lower seriesCount"
 	if l.MaxPoints > 0 && rows > l.MaxPoints {
-		lim := pointLimit(l)
+		lim := l.Points("points")
 		lim.Note = "a row of any scenario counts as a point"
 		return lim.Exceeded("demo query: "+what+" are", remedy)
 	}
@@ -151,16 +151,6 @@ func checkLimits(l source.Limits, rows int64, unit string, body int64, what stri
 		return lim.Exceeded(fmt.Sprintf("demo query: %s (about %d bytes) weigh", what, body), remedy)
 	}
 	return nil
-}
-
-// seriesLimit is l's MaxSeries, counting unit.
-func seriesLimit(l source.Limits, unit string) source.Limit {
-	return source.Limit{Max: int64(l.MaxSeries), Unit: unit, Setting: "maxSeries"}
-}
-
-// pointLimit is l's MaxPoints.
-func pointLimit(l source.Limits) source.Limit {
-	return source.Limit{Max: l.MaxPoints, Unit: "points", Setting: "maxPoints"}
 }
 
 func parse(q source.Query) (Query, error) {

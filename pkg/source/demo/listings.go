@@ -62,7 +62,7 @@ func labelValues(q source.Query, series int) (*data.Frame, error) {
 		return nil, source.BadQuery("demo query: label %s is not one of %q", source.Quote(lq.Label), labelNames)
 	}
 	if q.Limits.MaxSeries > 0 && series > q.Limits.MaxSeries {
-		return nil, seriesLimit(q.Limits, "series").Exceeded(fmt.Sprintf("demo query: seriesCount %d is", series), "lower seriesCount")
+		return nil, q.Limits.Series("series").Exceeded(fmt.Sprintf("demo query: seriesCount %d is", series), "lower seriesCount")
 	}
 	// Every host is distinct; regions and jobs repeat within the first
 	// len(regions)×len(jobs) series.
@@ -70,7 +70,7 @@ func labelValues(q source.Query, series int) (*data.Frame, error) {
 	if lq.Label != "host" {
 		scan = min(series, len(regions)*len(jobs))
 	} else if q.Limits.MaxPoints > 0 && int64(series) > q.Limits.MaxPoints {
-		return nil, pointLimit(q.Limits).Exceeded(fmt.Sprintf("demo query: %d values are", series), "lower seriesCount")
+		return nil, q.Limits.Points("points").Exceeded(fmt.Sprintf("demo query: %d values are", series), "lower seriesCount")
 	}
 	seen := map[string]bool{}
 	var values []string
@@ -82,7 +82,7 @@ func labelValues(q source.Query, series int) (*data.Frame, error) {
 		}
 	}
 	if q.Limits.MaxPoints > 0 && int64(len(values)) > q.Limits.MaxPoints {
-		return nil, pointLimit(q.Limits).Exceeded(fmt.Sprintf("demo query: %d values are", len(values)), "lower seriesCount")
+		return nil, q.Limits.Points("points").Exceeded(fmt.Sprintf("demo query: %d values are", len(values)), "lower seriesCount")
 	}
 	f := data.NewFrame(lq.Label, data.NewField(lq.Label, nil, values))
 	f.RefID = q.RefID
@@ -134,7 +134,7 @@ func events(q source.Query, series int, seed uint64) (*data.Frame, error) {
 		text, tags = append(text, msg), append(tags, tag)
 	}
 	if q.Limits.MaxPoints > 0 && int64(len(start)) > q.Limits.MaxPoints {
-		return nil, pointLimit(q.Limits).Exceeded(fmt.Sprintf("demo query: %d events are", len(start)), "narrow the time range")
+		return nil, q.Limits.Points("points").Exceeded(fmt.Sprintf("demo query: %d events are", len(start)), "narrow the time range")
 	}
 	f := data.NewFrame("events",
 		data.NewField("time", nil, start),

@@ -136,33 +136,25 @@ func jsonExtensionJSON(dst []byte, a arrow.Array, i int) []byte {
 
 func valueStrText(dst []byte, a arrow.Array, i int) []byte { return append(dst, a.ValueStr(i)...) }
 
-// extensionJSON writes the extension types of extensionTypes as those say,
-// the opaque types of opaqueForms as their number or text, other extensions
-// as their storage.
+// extensionJSON writes the extension types extensionOf knows as their
+// entries say (json, else their text as a JSON string), others as their
+// storage.
 func extensionJSON(dst []byte, a arrow.Array, i int) []byte {
 	e := a.(array.ExtensionArray)
-	if v := extensionTypes[e.ExtensionType().ExtensionName()]; v.json != nil {
+	v, ok := extensionOf(e.ExtensionType())
+	switch {
+	case !ok:
+		return appendJSON(dst, e.Storage(), i)
+	case v.json != nil:
 		return v.json(dst, a, i)
 	}
-	start := len(dst)
-	out, number, ok := opaqueText(dst, e, i)
-	switch {
-	case ok && number:
-		return out
-	case ok:
-		text := string(out[start:])
-		return appendJSONString(out[:start], text)
-	}
-	return appendJSON(dst, e.Storage(), i)
+	return jsonStringFrom(v.text(dst, a, i), len(dst))
 }
 
 func extensionText(dst []byte, a arrow.Array, i int) []byte {
 	e := a.(array.ExtensionArray)
-	if v := extensionTypes[e.ExtensionType().ExtensionName()]; v.text != nil {
+	if v, ok := extensionOf(e.ExtensionType()); ok {
 		return v.text(dst, a, i)
-	}
-	if out, _, ok := opaqueText(dst, e, i); ok {
-		return out
 	}
 	return appendText(dst, e.Storage(), i)
 }

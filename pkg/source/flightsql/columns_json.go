@@ -19,8 +19,11 @@ func appendJSON(dst []byte, a arrow.Array, i int) []byte {
 	if w := typeOf(a.DataType().ID()).json; w != nil {
 		return w(dst, a, i)
 	}
-	start := len(dst)
-	dst = appendText(dst, a, i)
+	return jsonStringFrom(appendText(dst, a, i), len(dst))
+}
+
+// jsonStringFrom makes dst[start:], text, a JSON string.
+func jsonStringFrom(dst []byte, start int) []byte {
 	text := string(dst[start:])
 	return appendJSONString(dst[:start], text)
 }
@@ -68,8 +71,7 @@ func jsonMap(dst []byte, a arrow.Array, i int) []byte {
 		k := len(dst)
 		dst = appendJSON(dst, keys, int(j))
 		if dst[k] != '"' {
-			text := string(dst[k:])
-			dst = appendJSONString(dst[:k], text)
+			dst = jsonStringFrom(dst, k)
 		}
 		dst = append(dst, ':')
 		dst = appendJSON(dst, items, int(j))

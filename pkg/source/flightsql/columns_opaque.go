@@ -1,5 +1,6 @@
-// Vendor types that Arrow marks arrow.opaque: the ones this package reads
-// (opaqueForms, in types.go), and the notice for the others.
+// Extension types: the canonical ones (extensionTypes, in types.go), the
+// vendor types Arrow marks arrow.opaque that this package reads
+// (opaqueForms), and the notice for the others.
 
 package flightsql
 
@@ -13,31 +14,67 @@ import (
 	"github.com/quiverdata/quiver/pkg/source"
 )
 
-// normaliseOpaque reads the vendor types of opaqueForms; any other opaque
-// type is its storage's (base64 or text), with a notice naming it.
-func normaliseOpaque(name string, dt arrow.DataType) conversion {
-	o := dt.(*extensions.OpaqueType)
-	if f, ok := opaqueForms[opaqueKey{o.VendorName, o.TypeName}]; ok && f.fits(o.Storage) {
-		return f.conversion(name, dt)
+// extensionOf returns what this package does with extension type t: the
+// entry of a canonical type (extensionTypes), or of an opaque type
+// opaqueForms reads; ok is false for the others, which are their storage.
+func extensionOf(t arrow.ExtensionType) (e extensionInfo, ok bool) {
+	if o, isOpaque := t.(*extensions.OpaqueType); isOpaque {
+		f, known := opaqueForms[opaqueKey{o.VendorName, o.TypeName}]
+		return f.extensionInfo, known && f.fits(o.Storage)
+	}
+	e, ok = extensionTypes[t.ExtensionName()]
+	return e, ok
+}
+
+// normaliseExtension reads the extension types extensionOf knows (the
+// canonical ones, registered by arrow-go's extensions package so the IPC
+// reader builds them, and the opaque types of opaqueForms); other
+// extensions are normalised as their storage type, an opaque one with a
+// notice naming it.
+func normaliseExtension(name string, dt arrow.DataType) conversion {
+	t := dt.(arrow.ExtensionType)
+	if e, ok := extensionOf(t); ok {
+		return e.normalise(name, dt)
 	}
 	c := normaliseStorage(name, dt)
+	if o, ok := t.(*extensions.OpaqueType); ok {
+		c.notice = opaqueNotice(name, o, c.out)
+	}
+	return c
+}
+
+func normaliseStorage(name string, dt arrow.DataType) conversion {
+	sc := normalise(name, dt.(arrow.ExtensionType).StorageType())
+	c := sc
+	c.convert = func(mem memory.Allocator, a arrow.Array) (arrow.Array, found, error) {
+		storage := storageOf(a)
+		if sc.convert == nil {
+			storage.Retain()
+			return storage, 0, nil
+		}
+		return sc.convert(mem, storage)
+	}
+	return c
+}
+
+// opaqueNotice is the notice of a column of opaque type o that opaqueForms
+// does not read, shown as its storage's normalisation out.
+func opaqueNotice(name string, o *extensions.OpaqueType, out arrow.DataType) string {
 	shown := "as text"
-	if c.out.ID() == arrow.STRING && o.Storage.ID() != arrow.STRING {
+	if out.ID() == arrow.STRING && o.Storage.ID() != arrow.STRING {
 		shown = "as base64 of their bytes"
 	}
-	c.notice = fmt.Sprintf("Column %s holds values of type %s from %s that Arrow does not describe: they are shown %s.", source.Quote(name), source.Quote(o.TypeName), source.Quote(o.VendorName), shown)
-	return c
+	return fmt.Sprintf("Column %s holds values of type %s from %s that Arrow does not describe: they are shown %s.", source.Quote(name), source.Quote(o.TypeName), source.Quote(o.VendorName), shown)
 }
 
 // opaqueKey names a vendor's type that Arrow marks arrow.opaque.
 type opaqueKey struct{ vendor, name string }
 
-// opaqueForm reads one vendor type from its opaque storage: as an exact
-// number (number) or as text (text).
+// opaqueForm reads one vendor type from its opaque storage, as its
+// extensionInfo says (opaqueNumber, opaqueText).
 type opaqueForm struct {
-	width  int // the storage's fixed_size_binary width; 0: binary
-	number *decimalReader
-	text   valueWriter // of the storage array
+	width int // the storage's fixed_size_binary width; 0: binary
+	extensionInfo
 }
 
 func (f opaqueForm) fits(storage arrow.DataType) bool {
@@ -48,31 +85,22 @@ func (f opaqueForm) fits(storage arrow.DataType) bool {
 	return ok && fs.ByteWidth == f.width
 }
 
-func (f opaqueForm) conversion(_ string, _ arrow.DataType) conversion {
-	if f.number != nil {
-		return conversion{out: arrow.PrimitiveTypes.Float64, convert: func(mem memory.Allocator, a arrow.Array) (arrow.Array, found, error) {
-			return exactToFloat(mem, a.(array.ExtensionArray).Storage(), *f.number, 0)
-		}}
-	}
-	return conversion{out: arrow.BinaryTypes.String, convert: func(mem memory.Allocator, a arrow.Array) (arrow.Array, found, error) {
-		st := a.(array.ExtensionArray).Storage()
-		return buildStrings(mem, a, func(dst []byte, i int) []byte { return f.text(dst, st, i) })
-	}}
+func storageOf(a arrow.Array) arrow.Array { return a.(array.ExtensionArray).Storage() }
+
+// opaqueNumber is an exact number read by r: float64, its text and JSON
+// its digits.
+func opaqueNumber(r decimalReader) extensionInfo {
+	digits := func(dst []byte, a arrow.Array, i int) []byte { return r.appendDigits(dst, storageOf(a), i) }
+	return extensionInfo{normalise: fixed(arrow.PrimitiveTypes.Float64, func(mem memory.Allocator, a arrow.Array) (arrow.Array, found, error) {
+		return exactToFloat(mem, storageOf(a), r, 0)
+	}), text: digits, json: digits}
 }
 
-// opaqueText appends the text of a known opaque value, and says whether it
-// is a number; ok is false for an opaque type opaqueForms does not know.
-func opaqueText(dst []byte, e array.ExtensionArray, i int) (out []byte, number, ok bool) {
-	o, isOpaque := e.ExtensionType().(*extensions.OpaqueType)
-	if !isOpaque {
-		return dst, false, false
-	}
-	f, known := opaqueForms[opaqueKey{o.VendorName, o.TypeName}]
-	if !known || !f.fits(o.Storage) {
-		return dst, false, false
-	}
-	if f.number != nil {
-		return f.number.appendDigits(dst, e.Storage(), i), true, true
-	}
-	return f.text(dst, e.Storage(), i), false, true
+// opaqueText is text written by text from the storage array (and in JSON
+// a string).
+func opaqueText(text valueWriter) extensionInfo {
+	return extensionInfo{normalise: fixed(arrow.BinaryTypes.String, func(mem memory.Allocator, a arrow.Array) (arrow.Array, found, error) {
+		st := storageOf(a)
+		return buildStrings(mem, a, func(dst []byte, i int) []byte { return text(dst, st, i) })
+	}), text: func(dst []byte, a arrow.Array, i int) []byte { return text(dst, storageOf(a), i) }}
 }

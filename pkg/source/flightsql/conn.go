@@ -335,10 +335,8 @@ func (c *conn) session(ctx context.Context) error {
 			opts[name] = &flight.SessionOptionValue{OptionValue: &flightgen.SessionOptionValue_StringValue{StringValue: v}}
 		}
 	}
-	var res *flight.SetSessionOptionsResult
-	err := c.do(ctx, func(cctx context.Context) (err error) {
-		res, err = c.main.SetSessionOptions(cctx, &flight.SetSessionOptionsRequest{SessionOptions: opts})
-		return err
+	res, err := do(ctx, c, func(cctx context.Context) (*flight.SetSessionOptionsResult, error) {
+		return c.main.SetSessionOptions(cctx, &flight.SetSessionOptionsRequest{SessionOptions: opts})
 	})
 	switch {
 	case status.Code(err) == codes.Unimplemented:
@@ -416,18 +414,19 @@ func (c *conn) outgoing(ctx context.Context) (context.Context, string, error) {
 	return metadata.AppendToOutgoingContext(ctx, kv...), authz, nil
 }
 
-// do runs fn with the call metadata. When the server answers Unauthenticated
-// to a token obtained by the password handshake, it authenticates again and
-// retries fn once.
-func (c *conn) do(ctx context.Context, fn func(ctx context.Context) error) error {
+// do runs fn with c's call metadata and returns its result. When the server
+// answers Unauthenticated to a token obtained by the password handshake, it
+// authenticates again and retries fn once.
+func do[T any](ctx context.Context, c *conn, fn func(ctx context.Context) (T, error)) (T, error) {
 	for attempt := 0; ; attempt++ {
 		cctx, authz, err := c.outgoing(ctx)
 		if err != nil {
-			return err
+			var zero T
+			return zero, err
 		}
-		err = fn(cctx)
+		v, err := fn(cctx)
 		if err == nil || attempt > 0 || authz == "" || c.auth.kind != settings.AuthPassword || status.Code(err) != codes.Unauthenticated {
-			return err
+			return v, err
 		}
 		c.auth.invalidate(authz)
 	}

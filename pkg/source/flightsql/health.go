@@ -36,11 +36,7 @@ func fallbackWorthy(err error) bool {
 // endpoint to fn, without limits or normalisation (for small metadata
 // results). Records are valid only during fn.
 func (s *Source) readInfo(ctx context.Context, what string, call func(context.Context) (*flight.FlightInfo, error), fn func(arrow.RecordBatch) error) error {
-	var info *flight.FlightInfo
-	err := s.conn.do(ctx, func(cctx context.Context) (err error) {
-		info, err = call(cctx)
-		return err
-	})
+	info, err := do(ctx, s.conn, call)
 	if err != nil {
 		return s.conn.upstream(ctx, what, err)
 	}

@@ -6,6 +6,7 @@ package flightsql
 import (
 	"cmp"
 	"slices"
+	"time"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/memory"
@@ -85,23 +86,18 @@ func (k *keeper) feedKept() error {
 // rows from cut on, which the delta reads again, or mostly expired rows is
 // written again with its rows from from up to cut only.
 func (k *keeper) readKept(sg segment, from, cut int64) error {
-	rewrite := sg.hi >= cut || sg.lo < from && from-sg.lo > (sg.hi-sg.lo)/2
-	if !rewrite {
+	var w *segmentWriter
+	if sg.hi >= cut || sg.lo < from && from-sg.lo > (sg.hi-sg.lo)/2 {
+		if k.cut == nil {
+			k.cut = newSegmentWriter(k.schema, k.mem)
+		}
+		w = k.cut
+	} else {
 		k.segs = append(k.segs, sg)
-	} else if k.cut == nil {
-		k.cut = newSegmentWriter(k.schema, k.mem)
-	}
-	w := k.cut
-	if !rewrite {
-		w = nil
 	}
 	return readSegment(sg, k.schema, k.mem, func(rec arrow.RecordBatch) error {
 		if sg.lo >= from && sg.hi < cut {
-			k.inc.fromCache += rec.NumRows()
-			if err := k.admit(rec.NumRows(), recordBytes(rec)); err != nil {
-				return err
-			}
-			return k.feed(rec)
+			return k.feedRun(rec, nil, recordBytes(rec), nil, &k.inc.fromCache)
 		}
 		times, err := k.timesOf(rec)
 		if err != nil {
@@ -131,30 +127,29 @@ func (k *keeper) addRead(rec arrow.RecordBatch) error {
 		}
 		return k.feed(rec)
 	}
-	times, err := k.timesOf(rec)
-	if err != nil {
-		return err
-	}
-	if !k.inc.within(times, k.inc.cut, k.inc.to) {
-		return fallback{whyOutside}
-	}
 	cut := k.inc.cut.UnixNano()
-	return k.keepRows(rec, times, func(t int64) bool { return t >= cut }, k.fresh, nil)
+	return k.readPart(rec, k.inc.cut, k.inc.to, func(t int64) bool { return t >= cut }, k.fresh)
 }
 
 // addHead takes a batch of the first time group's query: its rows
 // labelled before the start.
 func (k *keeper) addHead(rec arrow.RecordBatch) error {
 	k.inc.fromServer += rec.NumRows()
+	from := k.inc.start().UnixNano()
+	return k.readPart(rec, k.inc.from, k.inc.from.Add(k.inc.width), func(t int64) bool { return t < from }, nil)
+}
+
+// readPart takes a batch of a delta's query for lo – hi (within): the
+// rows keep admits, written to w when set.
+func (k *keeper) readPart(rec arrow.RecordBatch, lo, hi time.Time, keep func(int64) bool, w *segmentWriter) error {
 	times, err := k.timesOf(rec)
 	if err != nil {
 		return err
 	}
-	if !k.inc.within(times, k.inc.from, k.inc.from.Add(k.inc.width)) {
+	if !k.inc.within(times, lo, hi) {
 		return fallback{whyOutside}
 	}
-	from := k.inc.start().UnixNano()
-	return k.keepRows(rec, times, func(t int64) bool { return t < from }, nil, nil)
+	return k.keepRows(rec, times, keep, w, nil)
 }
 
 // timesOf reads the times of rec (valid until the next read). A null time

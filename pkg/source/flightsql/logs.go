@@ -155,7 +155,7 @@ func (b *logsBuilder) Add(rec arrow.RecordBatch) error {
 		}
 		b.count++
 		if b.limits.MaxPoints > 0 && b.count > b.limits.MaxPoints {
-			return source.Limit{Max: b.limits.MaxPoints, Unit: "log lines", Setting: "maxPoints"}.Exceeded("flightsql: the query returns", "add a LIMIT or a filter")
+			return b.limits.Points("log lines").Exceeded("flightsql: the query returns", "add a LIMIT or a filter")
 		}
 		if b.order != nil {
 			b.rows = append(b.rows, logRow{t: times[i], rec: int32(len(b.held) - 1), row: int32(i)})
@@ -185,10 +185,7 @@ func (b *logsBuilder) addRow(rec arrow.RecordBatch, i int, t arrow.Timestamp) {
 		first = false
 		buf = appendJSONString(buf, b.otherNames[k])
 		buf = append(buf, ':')
-		start := len(buf)
-		buf = typeOf(a.DataType().ID()).grafana.text(buf, a, i)
-		text := string(buf[start:])
-		buf = appendJSONString(buf[:start], text)
+		buf = jsonStringFrom(typeOf(a.DataType().ID()).grafana.text(buf, a, i), len(buf))
 	}
 	b.buf = append(buf, '}')
 	b.labels.Append(b.buf)

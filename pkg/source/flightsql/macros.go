@@ -101,18 +101,14 @@ type macro struct {
 	expand  func(x *expander, args []string) (string, error)
 }
 
-// macros is the table of supported macros; doc.go and docs/dialects.md show
+// macros is the table of supported macros; docs/dialects.md shows
 // what each writes in each SQL dialect.
 var macros = map[string]macro{
-	"timeFilter": {1, 0, 2, func(x *expander, a []string) (string, error) {
-		d, err := x.dialect()
-		if err != nil {
-			return "", err
-		}
+	"timeFilter": {1, 0, 2, withDialect(func(x *expander, d *dialect, a []string) (string, error) {
 		x.time.unit = time.Millisecond // every dialect's literal has milliseconds
 		// Concatenated: one allocation of the text, which may be long.
 		return "(" + a[0] + " >= " + d.timeLiteral(x.env.from) + " AND " + a[0] + " <= " + d.timeLiteral(x.env.to) + ")", nil
-	}},
+	})},
 	"timeFrom": {0, 0, 0, timeBound(true)},
 	"timeTo":   {0, 0, 0, timeBound(false)},
 
@@ -139,23 +135,15 @@ var macros = map[string]macro{
 	// As Grafana's PostgreSQL data source writes them: the column named
 	// time, and its Unix seconds named time (whole seconds here: an
 	// integer is what the series builder reads as a Unix time).
-	"time": {1, 0, 1, func(x *expander, a []string) (string, error) {
-		d, err := x.dialect()
-		if err != nil {
-			return "", err
-		}
+	"time": {1, 0, 1, withDialect(func(_ *expander, d *dialect, a []string) (string, error) {
 		return a[0] + " AS " + d.quote("time"), nil
-	}},
-	"timeEpoch": {1, 0, 1, func(x *expander, a []string) (string, error) {
-		d, err := x.dialect()
-		if err != nil {
-			return "", err
-		}
+	})},
+	"timeEpoch": {1, 0, 1, withDialect(func(_ *expander, d *dialect, a []string) (string, error) {
 		if d.timeEpoch == nil {
 			return "", fmt.Errorf("no rendering in the %s SQL dialect: %s", d.name, d.timeEpochWhy)
 		}
 		return d.timeEpoch(a[0]) + " AS " + d.quote("time"), nil
-	}},
+	})},
 
 	"catalog": {-1, 0, 0, func(x *expander, _ []string) (string, error) {
 		if x.env.catalog == "" {
@@ -181,17 +169,29 @@ var knownMacros = func() string {
 	return strings.Join(known, ", ")
 }()
 
-func timeBound(from bool) func(*expander, []string) (string, error) {
-	return func(x *expander, _ []string) (string, error) {
+// withDialect is a macro written by f in the query's SQL dialect.
+func withDialect(f func(x *expander, d *dialect, a []string) (string, error)) func(*expander, []string) (string, error) {
+	return func(x *expander, a []string) (string, error) {
 		d, err := x.dialect()
 		if err != nil {
 			return "", err
 		}
-		if from {
-			return d.timeLiteral(x.env.from), nil
-		}
-		return d.timeLiteral(x.env.to), nil
+		return f(x, d, a)
 	}
+}
+
+// bound is the range's start (from) or end.
+func (env *macroEnv) bound(from bool) time.Time {
+	if from {
+		return env.from
+	}
+	return env.to
+}
+
+func timeBound(from bool) func(*expander, []string) (string, error) {
+	return withDialect(func(x *expander, d *dialect, _ []string) (string, error) {
+		return d.timeLiteral(x.env.bound(from)), nil
+	})
 }
 
 func epochFilter(unit time.Duration) func(*expander, []string) (string, error) {
@@ -204,10 +204,7 @@ func epochFilter(unit time.Duration) func(*expander, []string) (string, error) {
 
 func epochBound(unit time.Duration, from bool) func(*expander, []string) (string, error) {
 	return func(x *expander, _ []string) (string, error) {
-		if from {
-			return strconv.FormatInt(epoch(x.env.from, unit), 10), nil
-		}
-		return strconv.FormatInt(epoch(x.env.to, unit), 10), nil
+		return strconv.FormatInt(epoch(x.env.bound(from), unit), 10), nil
 	}
 }
 

@@ -372,27 +372,3 @@ func decoded(name string, valueType arrow.DataType, values func(arrow.Array) (ar
 		}), f, nil
 	}}
 }
-
-// normaliseExtension reads the canonical extension types (registered by
-// arrow-go's extensions package, so the IPC reader builds them) by name;
-// other extensions are normalised as their storage type.
-func normaliseExtension(name string, dt arrow.DataType) conversion {
-	if e, ok := extensionTypes[dt.(arrow.ExtensionType).ExtensionName()]; ok {
-		return e.normalise(name, dt)
-	}
-	return normaliseStorage(name, dt)
-}
-
-func normaliseStorage(name string, dt arrow.DataType) conversion {
-	sc := normalise(name, dt.(arrow.ExtensionType).StorageType())
-	c := sc
-	c.convert = func(mem memory.Allocator, a arrow.Array) (arrow.Array, found, error) {
-		storage := a.(array.ExtensionArray).Storage()
-		if sc.convert == nil {
-			storage.Retain()
-			return storage, 0, nil
-		}
-		return sc.convert(mem, storage)
-	}
-	return c
-}

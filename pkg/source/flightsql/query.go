@@ -326,7 +326,7 @@ func (s *Source) newBuilder(schema *arrow.Schema, format string, q source.Query,
 	case FormatTimeSeries, FormatTimeSeriesWide:
 		cfg := series.Config{RefID: q.RefID, SQL: sql, Limits: q.Limits, Wide: format == FormatTimeSeriesWide, Types: seriesType, Memory: s.series}
 		if fill != nil {
-			limit := source.Limit{Max: q.Limits.MaxPoints, Unit: "points", Setting: "maxPoints"}
+			limit := q.Limits.Points("points")
 			if limit.Max <= 0 {
 				limit = source.Limit{Max: s.cfg.RowLimit, Unit: "points", Setting: "rowLimit"}
 			}

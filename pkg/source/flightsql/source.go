@@ -180,10 +180,8 @@ func (s *Source) stream(ctx context.Context, sql string, onPlan func(*plan) (rec
 	if err := s.conn.session(ctx); err != nil {
 		return nil, err
 	}
-	var info *flight.FlightInfo
-	err := s.conn.do(ctx, func(cctx context.Context) (err error) {
-		info, err = s.conn.main.Execute(cctx, sql)
-		return err
+	info, err := do(ctx, s.conn, func(cctx context.Context) (*flight.FlightInfo, error) {
+		return s.conn.main.Execute(cctx, sql)
 	})
 	if err != nil {
 		return nil, s.conn.upstream(ctx, "executing the query", err)
@@ -212,14 +210,13 @@ func (s *Source) doGet(ctx context.Context, ep *flight.FlightEndpoint, what stri
 		return nil, nil, nil, s.conn.upstream(ctx, what, err)
 	}
 	ectx, cancel := context.WithCancel(ctx)
-	err = s.conn.do(ectx, func(cctx context.Context) error {
+	rdr, err = do(ectx, s.conn, func(cctx context.Context) (*ipc.Reader, error) {
 		sb = &streamBodies{pool: s.series.Pool(), counts: &s.bodies}
 		stream, err := cl.Client.DoGet(cctx, ep.GetTicket(), grpc.MaxCallRecvMsgSize(most), sb.codec())
 		if err != nil {
-			return err
+			return nil, err
 		}
-		rdr, err = newStreamReader(stream, sb, cl.Alloc, int64(most))
-		return err
+		return newStreamReader(stream, sb, cl.Alloc, int64(most))
 	})
 	if err != nil {
 		cancel()

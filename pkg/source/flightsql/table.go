@@ -72,7 +72,7 @@ func (b *tableBuilder) stream(sink source.Sink) error {
 func (b *tableBuilder) addBatch(ctx context.Context, rec arrow.RecordBatch, whole bool) error {
 	b.rows += rec.NumRows()
 	if b.limits.MaxPoints > 0 && b.rows > b.limits.MaxPoints {
-		return source.Limit{Max: b.limits.MaxPoints, Unit: "rows", Setting: "maxPoints"}.Exceeded("flightsql: the query returns", "add a LIMIT or a filter")
+		return b.limits.Points("rows").Exceeded("flightsql: the query returns", "add a LIMIT or a filter")
 	}
 	if b.w != nil && rec.NumRows() == 0 {
 		return nil // a part of no row adds nothing but its overhead

@@ -176,38 +176,38 @@ func registerNested() {
 	register(arrow.EXTENSION, typeInfo{normalise: normaliseExtension, text: extensionText, json: extensionJSON})
 }
 
-// extensionInfo is what this package does with one canonical extension type
-// (by extension name); an extension type not registered is normalised,
+// extensionInfo is what this package does with one extension type it
+// knows (extensionOf); an extension type it does not know is normalised,
 // written and read as its storage type.
 type extensionInfo struct {
 	normalise  normaliser
-	text, json valueWriter // nil: see extensionText, extensionJSON
+	text, json valueWriter // text is set; json nil: the text as a JSON string
 }
 
 // extensionTypes are the canonical extension types, read with arrow-go's
 // registry (package arrow/extensions, so the IPC reader builds them):
 // arrow.uuid is its text 8-4-4-4-12, bool8 a boolean, arrow.json JSON (a
-// JSON string when it is not valid JSON); arrow.opaque as opaqueForms says.
+// JSON string when it is not valid JSON). arrow.opaque is as opaqueForms
+// says.
 var extensionTypes map[string]extensionInfo
 
 func registerExtensions() {
 	extensionTypes = map[string]extensionInfo{
-		extensions.NewUUIDType().ExtensionName():   {normalise: fixed(arrow.BinaryTypes.String, textOf), text: valueStrText, json: uuidJSON},
-		extensions.NewBool8Type().ExtensionName():  {normalise: fixed(arrow.FixedWidthTypes.Boolean, bool8ToBool), text: valueStrText, json: bool8JSON},
-		(&extensions.JSONType{}).ExtensionName():   {normalise: toJSON, text: valueStrText, json: jsonExtensionJSON},
-		(&extensions.OpaqueType{}).ExtensionName(): {normalise: normaliseOpaque},
+		extensions.NewUUIDType().ExtensionName():  {normalise: fixed(arrow.BinaryTypes.String, textOf), text: valueStrText, json: uuidJSON},
+		extensions.NewBool8Type().ExtensionName(): {normalise: fixed(arrow.FixedWidthTypes.Boolean, bool8ToBool), text: valueStrText, json: bool8JSON},
+		(&extensions.JSONType{}).ExtensionName():  {normalise: toJSON, text: valueStrText, json: jsonExtensionJSON},
 	}
 }
 
 // opaqueForms are the types DuckDB's lossless Arrow export
 // (arrow_lossless_conversion) marks opaque: HUGEINT and UHUGEINT (16 bytes,
 // little-endian) become numbers, TIMETZ and BIT their DuckDB text. Others
-// (BIGNUM, say) are shown as base64 with a notice.
+// (BIGNUM, say) are shown as base64 with a notice (opaqueNotice).
 var opaqueForms = map[opaqueKey]opaqueForm{
-	{"DuckDB", "hugeint"}:  {width: 16, number: &int128Reader},
-	{"DuckDB", "uhugeint"}: {width: 16, number: &uint128Reader},
-	{"DuckDB", "time_tz"}:  {width: 8, text: timeTZText},
-	{"DuckDB", "bit"}:      {text: bitText},
+	{"DuckDB", "hugeint"}:  {16, opaqueNumber(int128Reader)},
+	{"DuckDB", "uhugeint"}: {16, opaqueNumber(uint128Reader)},
+	{"DuckDB", "time_tz"}:  {8, opaqueText(timeTZText)},
+	{"DuckDB", "bit"}:      {0, opaqueText(bitText)},
 }
 
 // The helpers below derive a type's whole entry from what tells it apart.

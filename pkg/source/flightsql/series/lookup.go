@@ -294,7 +294,7 @@ func (b *Builder) sameLabels(i int, id int32) bool {
 // create adds the series of row i (whose labels hash to h) in slot.
 func (b *Builder) create(i int, h uint64, slot uint64) (int32, error) {
 	if max := b.cfg.Limits.MaxSeries; max > 0 && (len(b.series)+1)*len(b.valueIdx) > max {
-		return 0, source.Limit{Max: int64(max), Unit: "series", Setting: "maxSeries"}.Exceeded("flightsql: the query returns", "filter or group by fewer labels")
+		return 0, b.cfg.Limits.Series("series").Exceeded("flightsql: the query returns", "filter or group by fewer labels")
 	}
 	s := &series{id: int32(len(b.series)), keys: make([]string, len(b.labelIdx)), present: make([]bool, len(b.labelIdx))}
 	if len(b.labelIdx) > 0 {

@@ -195,7 +195,7 @@ func (b *Builder) Add(rec arrow.RecordBatch) error {
 	}
 	b.points += int64(n) * int64(len(b.valueIdx))
 	if b.cfg.Limits.MaxPoints > 0 && b.points > b.cfg.Limits.MaxPoints {
-		return source.Limit{Max: b.cfg.Limits.MaxPoints, Unit: "points", Setting: "maxPoints"}.Exceeded("flightsql: the query returns", "narrow the time range or aggregate")
+		return b.cfg.Limits.Points("points").Exceeded("flightsql: the query returns", "narrow the time range or aggregate")
 	}
 	tcol, times := b.clock.Read(rec.Column(b.timeIdx))
 	b.bind(rec)
