@@ -94,8 +94,7 @@ func (o BufferOutcome) String() string {
 // before trying again; one that pays clears the slot. So a column that
 // never compresses is tried on 7 of its first 127 frames and one in 65
 // after, and one that starts to compress is stored raw for at most 64
-// frames. (With 16 at most, the tries still cost a 1000-series response
-// 1.2× codec none's CPU at zstd 3; docs/compression.md.)
+// frames (why 64 and not fewer: docs/compression.md).
 type slotHistory struct {
 	key   uint64 // fieldKey of the field, with the buffer's role
 	fails uint8  // attempts in a row that did not pay, at most maxFails

@@ -9,25 +9,17 @@
 // and returns its BodyStats: raw and wire bytes and what became of each
 // buffer. AppendFile then appends the whole file, with the schema metadata
 // the caller built (which may carry those stats), to a caller's buffer in a
-// single contiguous run (or, given none, to memory of exactly the file's
-// size: every flatbuffer is built before the file is written, and the
-// footer's schema is a copy of the header's rather than written twice);
-// AppendFilePieces writes the same bytes as pieces, the caller's larger
-// buffers referenced rather than copied.
-// An Encoder keeps its scratch (flatbuffer builders, body layout,
-// compressed bytes, bitmaps) from one file to the next.
+// single contiguous run (file.go says how); AppendFilePieces writes the same
+// bytes as pieces, the caller's larger buffers referenced rather than
+// copied.
 //
 // A prepared batch may instead become the next record batch of a File, a
 // file of several batches written as they come (AppendBatch), which
 // FinishFilePieces completes with the schema metadata known only at the
 // end: a table streamed batch by batch is one file, as Grafana's reader
-// appends every batch of a file. A File is the caller's, so that the pooled
-// encoders of several goroutines may write its batches in turn; it keeps
-// each batch in memory of exactly its size, never regrown, or, appended
-// borrowing, its larger buffers as the caller's own memory.
-// FinishFilePieces hands the header, the batches and the footer over as
-// they are, for a writer of pieces. A File of one batch, joined, is byte
-// for byte what AppendFile writes.
+// appends every batch of a file (see File for who owns it and how it keeps
+// its batches). A File of one batch, joined, is byte for byte what
+// AppendFile writes.
 //
 // The files of the package:
 //   - encoder.go: Options, Encoder and its two phases, Field, KeyValue;

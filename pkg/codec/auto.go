@@ -42,17 +42,12 @@ const (
 	// AutoZstdLevel is the zstd level Auto compresses with.
 	AutoZstdLevel = ZstdDefaultLevel
 	// ZstdTrialNsPerByte is the plugin's CPU for the zstd trial at
-	// AutoZstdLevel per byte of the buffers it compresses: BenchmarkChoice
-	// (pkg/frame), zstd 3 trying every buffer against codec none, medians
-	// of 6: 5.3 ns a byte given to the encoder on a 1080-point series at a
-	// 20 s step (its time column, and the first KiB of its values that
-	// decides they are not worth trying; 6.5 ns a byte stored compressed),
-	// 3.8 on a 256-point series at 1 s, 3.4 on 4096 log lines.
+	// AutoZstdLevel per byte of the buffers it compresses.
 	ZstdTrialNsPerByte = 5.0
 	// LZ4EncodeNsPerByte is the plugin's CPU per byte LZ4 compresses.
 	LZ4EncodeNsPerByte = 0.35
 	// LZ4ShareOfZstdSavings is the share of zstd's savings LZ4 is expected
-	// to reach on the same buffers (log lines: 311768 bytes against 373120).
+	// to reach on the same buffers.
 	LZ4ShareOfZstdSavings = 0.85
 )
 
@@ -70,21 +65,18 @@ type Preference struct {
 var Preferences = []Preference{
 	// cpu: Grafana runs next to the plugin. A byte is priced at 20 ns, the
 	// lowest round price at which log frames of 1000 lines or more go as
-	// zstd (their break-even is 16–19 ns): zstd's savings over lz4 there,
-	// ~30 % of lz4's bytes, then outweigh the ~3 ns a byte Grafana pays to
-	// decompress zstd. Time series whose timestamps zstd shrinks by ~4 KB
-	// a frame (1000 points at steps up to ~20 s) go uncompressed to every
-	// released Grafana (break-even 26–30 ns with the per-batch decoder: its
-	// decode and the zstd trial of the next frames outweigh the bytes) and
-	// as zstd to the pooled decoder (14–16 ns); a series that does not
-	// compress goes uncompressed at any price.
+	// zstd: zstd's savings over lz4 there, ~30 % of lz4's bytes, then
+	// outweigh the ~3 ns a byte Grafana pays to decompress zstd. Time
+	// series whose timestamps zstd shrinks by ~4 KB a frame go uncompressed
+	// to the per-batch decoder (its decode and the zstd trial of the next
+	// frames outweigh the bytes) and as zstd to the pooled one; a series
+	// that does not compress goes uncompressed at any price.
 	// docs/compression.md has the break-even price of each frame.
 	{Name: "cpu", BytePrice: 20},
 	// bytes: Grafana is far from the plugin or short of memory: a byte
 	// weighs like 50 ns of CPU. Text of a few hundred lines goes as zstd
 	// too, and so do series whose timestamps zstd shrinks by ~1.9 KB or
-	// more (500 points at 20 s; 300 points at 1 s, ~1.3 KB, do not pay the
-	// per-batch decoder and the trial).
+	// more.
 	{Name: "bytes", BytePrice: 50},
 }
 

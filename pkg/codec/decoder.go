@@ -31,11 +31,6 @@ var Decoders = []*Decoder{
 	// arrow-go before v18.9.0 builds a zstd decoder (klauspost
 	// zstd.NewReader) for every compressed record batch and reads each
 	// buffer through it as a stream: every Grafana released up to 13.2.x.
-	// Measured with arrow-go v18.8.0 (SDK v0.299.0) before this repository
-	// moved to v18.9.0; tests/decoders/old (SDK v0.289.0, arrow-go v18.5.1,
-	// the versions of a Grafana 12.x go.mod) measures the same within its
-	// noise for series frames and up to 5 ns a byte for log text: see
-	// docs/compression.md.
 	{
 		Name: "per-batch", ArrowGo: "< v18.9.0", FirstGrafana: "0.0.0",
 		ZstdBatchNs: 50_000, ZstdNsPerByte: 3.0,
@@ -43,8 +38,7 @@ var Decoders = []*Decoder{
 	},
 	// arrow-go v18.9.0 (2026-11-13) pools zstd decoders and decodes each
 	// buffer in one call (arrow-go PR #1331). No Grafana release links it
-	// yet: set FirstGrafana when one does. Measured with SDK v0.300.0 and
-	// arrow-go v18.9.0, the main module's (tests/decoders).
+	// yet: set FirstGrafana when one does.
 	{
 		Name: "pooled", ArrowGo: ">= v18.9.0",
 		ZstdBatchNs: 6_000, ZstdNsPerByte: 1.7,

@@ -40,9 +40,8 @@ type Encoder struct {
 	text    []byte // labels JSON of the frame being written
 	keys    []string
 
-	// The meta JSON of the last frame, by pointer: the frames of one query
-	// often share one FrameMeta, which frames handed over must not change
-	// (holding the pointer keeps its address from being reused).
+	// The meta JSON of the last frame, by pointer (see Append; holding the
+	// pointer keeps its address from being reused).
 	lastMeta     *data.FrameMeta
 	lastMetaJSON string
 }
@@ -215,10 +214,8 @@ func (e *Encoder) appendRecord(dst []byte, rec arrow.RecordBatch, stats *Summary
 
 // AppendLent is Append for a record whose larger buffers the frame
 // references rather than copies (arrowipc.AppendFilePieces): the frame is
-// the returned pieces in order, and rec's memory must stay as it is, and
-// not be reused, after rec is released, until the pieces are written out
-// (see source.RecordLender). Joined, the pieces are the bytes Append
-// writes.
+// the returned pieces in order, under the lending contract of
+// source.RecordLender. Joined, the pieces are the bytes Append writes.
 func (e *Encoder) AppendLent(rec arrow.RecordBatch, stats *Summary) ([][]byte, arrowipc.BodyStats, error) {
 	kvs, st, err := e.prepareRecord(rec, stats)
 	if err != nil {

@@ -9,12 +9,9 @@ import (
 	jsoniter "github.com/json-iterator/go"
 )
 
-// This file writes a frame as Grafana's data-frame JSON (the format of
-// backend.DataFrameFormat_JSON), byte for byte what the SDK's
-// (*data.Frame).MarshalJSON writes (SDK data/frame_json.go), from a
-// data.Frame's vectors in place or from an Arrow record's columns, without
-// converting either to the other. The values of each column type are
-// written as its row of the field-type table says (kinds, jsonvalues.go).
+// This file is JSONWriter (see the package documentation; the SDK's side is
+// data/frame_json.go). The values of each column type are written as its
+// row of the field-type table says (kinds, jsonvalues.go).
 
 // sdkJSON is the jsoniter configuration the SDK writes frame JSON with; a
 // frame's meta and its fields' configs go through it, so that their bytes

@@ -57,9 +57,8 @@ func (e *Encoder) AppendPart(p *Parts, rec arrow.RecordBatch) (arrowipc.BodyStat
 
 // AppendLentPart is AppendPart referencing rec's larger buffers rather than
 // copying them (arrowipc.AppendBatchBorrowing), and reports whether it
-// referenced any: rec's memory must then stay as it is until the frame is
-// finished and written out, and it should be only rec's own (see
-// source.PartLender).
+// referenced any: rec is then under the lending contract of
+// source.PartLender.
 func (e *Encoder) AppendLentPart(p *Parts, rec arrow.RecordBatch) (arrowipc.BodyStats, bool, error) {
 	return e.appendPart(p, rec, true)
 }

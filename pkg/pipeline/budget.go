@@ -42,9 +42,7 @@ import (
 // that can never fit (more than a share's most) fails at once.
 //
 // Memory kept between queries (a data source's result cache, Kept) counts
-// in the bytes held but belongs to no share and never waits: it takes only
-// free bytes, and gives back what a query lacks before that query would
-// wait (kept.go).
+// in the bytes held but belongs to no share and never waits (see Kept).
 //
 // A unary response keeps its frames until the whole response is written,
 // so a request can hold bytes while another of its queries waits for more.
@@ -56,8 +54,7 @@ import (
 // and its share's most (overdraft), by at most one more budget in all;
 // past that it fails as busy. So the bytes held never exceed twice the
 // budget, and a burst cannot deadlock. What a share holds past its most
-// (overdrawn) does not count against another share's reservation (fits):
-// a request that overdrew and then stalled leaves the others their room.
+// does not count against another share's reservation (see fits).
 type Budget struct {
 	limit    int64
 	wait     time.Duration
@@ -78,9 +75,8 @@ type Budget struct {
 	// reclaiming counts the queries having kept memory given back for
 	// them: meanwhile Kept takes nothing (what is given back is theirs).
 	reclaiming int
-	// idle GC: after a burst, once no query holds any, collect once so that
-	// the burst's garbage goes back to the OS now rather than at the next
-	// forced GC minutes later.
+	// idle GC: after a burst, once no query holds any, collect (see
+	// collectTwice).
 	burst     int64 // most bytes held since the last idle collection
 	idleTimer *time.Timer
 	idleAfter time.Duration

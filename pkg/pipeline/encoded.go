@@ -26,10 +26,8 @@ type Frame struct {
 
 // Memory is the budget the frame calls for: the memory of its bytes, their
 // spare capacity included, or of its pieces, their lengths (a piece after
-// the first may be a lent part's buffer, a slice of a received record's
-// memory, which that record's bytes count, or of a lent record, whose
-// buffer shared with other frames each counts: see source.PartLender,
-// source.RecordLender and arrowipc's AppendBatchBorrowing).
+// the first may be a lent record's buffer: how it counts is the lending
+// contract's, in package source, beside source.PartLender).
 func (f Frame) Memory() int64 {
 	n := HeldBytes(f.B) + f.spare
 	for _, p := range f.Rest {
@@ -63,9 +61,8 @@ func HeldBytes(b []byte) int64 { return int64(cap(b)) }
 
 // Lent is the lent records whose buffers a frame's pieces reference (a lent
 // series record, or a table's lent parts): released once, when nothing reads
-// the pieces any more (the frame written out by gRPC's transport, joined
-// into a copy, or dropped), so that the source may put their memory back in
-// a pool (source.RecordLender, source.PartLender). Nil releases nothing.
+// the pieces any more, as the lending contract in package source asks
+// (source.PartLender). Nil releases nothing.
 type Lent struct {
 	once sync.Once
 	recs []arrow.RecordBatch

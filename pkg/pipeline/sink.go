@@ -265,13 +265,10 @@ func (k *sink) finish(ctx context.Context) error {
 	return <-done
 }
 
-// encodeAndEmit encodes j (with the query's stats when summary is set)
-// into memory of exactly the frame's size, or, for a lent record, into
-// pieces that reference its larger buffers, hands that to emit, and
-// releases j; a lent record the pieces reference goes with the frame
-// instead (Frame.Lent), and emit's caller releases it when nothing
-// reads them any more. The budget j held becomes the encoded frame's:
-// emit's caller releases that.
+// encodeAndEmit encodes j (with the query's stats when summary is set; see
+// encode), hands that to emit, and releases j; a lent record the pieces
+// reference goes with the frame instead (Frame.Lent). The budget j held
+// becomes the encoded frame's (Frame.Budget).
 // A panic fails the query, not the process.
 func (k *sink) encodeAndEmit(idx int, j job, summary *frame.Summary) (err error) {
 	var f Frame

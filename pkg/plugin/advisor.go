@@ -309,8 +309,7 @@ func decodeCorrection(gd *codec.Decoder, bs arrowipc.BodyStats) time.Duration {
 }
 
 // collector is the advisor's sink: it keeps every frame, within the limits
-// and the memory budget (a source's Reserve draws on the budget at once;
-// frames then draw on the reservation).
+// and the memory budget (see source.Reserver).
 type collector struct {
 	acct     *pipeline.Account
 	limits   source.Limits

@@ -31,9 +31,8 @@ import (
 // What else sees these messages: the SDK's interceptors (request metrics,
 // panic recovery) pass them on without reading them, OpenTelemetry's stats
 // handler reads none of an outgoing payload, and gRPC's binary logging (off
-// unless GRPC_BINARY_LOG_FILTER is set) logs the bytes the codec wrote
-// (grpc-go's serverStream.SendMsg, which unary calls go through too), so it
-// logs these as it logs any message.
+// unless GRPC_BINARY_LOG_FILTER is set) logs the bytes the codec wrote, so
+// it logs these as it logs any message.
 
 // dataServer is what dataService's handlers call.
 type dataServer interface {

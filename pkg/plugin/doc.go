@@ -11,11 +11,8 @@
 // memory budget, frames in parts), which hands each encoded frame back
 // here to be put in the query's answer (query.go).
 //
-// The Data service's responses go to gRPC without a copy: the service is
-// registered with a descriptor of its own (dataservice.go) whose handlers
-// return Quiver's reply and chunk types, and a "proto" codec that Serve
-// registers (wire.go) writes those with each frame's own bytes (or pieces)
-// as buffers of the message, and hands every other message to gRPC's codec.
+// The Data service's responses go to gRPC without a copy of their frames:
+// see dataservice.go (the service's own descriptor) and wire.go (the codec).
 //
 // It is the only package besides main that imports the SDK's backend
 // package. Errors from sources are classified here, once, at the edge:

@@ -120,9 +120,8 @@ func (l *frameList) add(i int, f pipeline.Frame) error {
 // (middleware.go) calls it through the query chain.
 //
 // The encode workers queue the chunks (outbox) and this request's own
-// goroutine sends them, one at a time, in order: a client that stops
-// reading holds up its own request, never a worker another tenant's query
-// waits for. A failed send ends the request's queries. Each frame holds
+// goroutine sends them, one at a time, in order (see outbox and MaxUnsent).
+// A failed send ends the request's queries. Each frame holds
 // its budget until the transport has written it out, or until the request
 // ends (its account closes).
 func (s *Service) queryChunkedData(ctx context.Context, preq *pluginv2.QueryChunkedDataRequest, req *backend.QueryChunkedDataRequest, out func(*chunk) error) error {

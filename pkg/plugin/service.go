@@ -38,9 +38,8 @@ type Options struct {
 	EncodeWorkers int
 	// Budget is the process-wide memory budget of in-flight queries. When
 	// its Bytes is 0 it is read from the plugin's settings in the
-	// environment (settings.ReadBudget: grafana.ini's section as Grafana
-	// passes it, the QUIVER_* fallbacks), and the Go
-	// runtime's soft memory limit is set from it unless GOMEMLIMIT is set.
+	// environment (settings.ReadBudget), and the Go runtime's soft memory
+	// limit is set from it unless GOMEMLIMIT is set.
 	// A Wait of 0 with Bytes set means settings.DefaultBudgetWait.
 	Budget settings.Budget
 }

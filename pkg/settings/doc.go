@@ -12,10 +12,8 @@
 // templates) and README's settings table from the table. A test fails when
 // any of them is stale.
 //
-// It also owns the process-wide memory budget (ReadBudget): one for the
-// plugin process, so it comes from the plugin's grafana.ini section as
-// Grafana passes it (GF_PLUGIN_MEMORY_BUDGET, the QUIVER_* variables as a
-// fallback) and the host's memory, not from any instance's jsonData.
+// It also owns the process-wide memory budget (ReadBudget, budget.go): a
+// plugin-wide setting, not any instance's jsonData.
 //
 // JSON keys are identical to the frontend's. Secrets are typed Secret and
 // never print; messages quote at most QuoteMax bytes of any value.

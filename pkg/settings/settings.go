@@ -56,9 +56,8 @@ func (s Settings) CodecLevel() int {
 }
 
 // MaxBytes is the Arrow body bytes a query may produce: MaxPoints ×
-// PointBytes (16, a timestamp and a float64), so that a query of heavier
-// rows (log lines, wide tables) gets fewer of them. It saturates instead of
-// overflowing.
+// PointBytes, so that a query of heavier rows (log lines, wide tables)
+// gets fewer of them. It saturates instead of overflowing.
 func (s Settings) MaxBytes() int64 {
 	if s.MaxPoints <= 0 {
 		return 0

@@ -21,8 +21,8 @@ type Limits struct {
 
 // PointBytes is what one time-series point weighs in a frame body: an int64
 // timestamp and a float64 value. A query may produce MaxPoints × PointBytes
-// body bytes, whatever its rows are made of: a log line weighs about 25
-// points.
+// body bytes, whatever its rows are made of (a demo log line weighs about
+// 15 points: docs/limits.md).
 const PointBytes = 16
 
 // Mul returns a × b, or math.MaxInt64 when the product of the non-negative

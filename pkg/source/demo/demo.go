@@ -58,7 +58,7 @@ func New() Source { return Source{} }
 // (what the memory budget holds). A log line is about 170 bytes of text plus
 // severity, labels and timestamp: 234 body bytes on average, ~15 points.
 const (
-	pointBodyBytes    = source.PointBytes // int64 time + float64
+	pointBodyBytes    = source.PointBytes
 	logLineBodyBytes  = 240
 	logLineMemBytes   = 360
 	tableRowBodyBytes = 64
@@ -67,11 +67,8 @@ const (
 	frameMemOverhead = 2 << 10
 )
 
-// Query answers one query; see the package documentation. Every limit is
-// checked, with arithmetic that saturates instead of wrapping, before
-// anything is allocated; then the query's memory is reserved at once
-// (source.Reserve) so that it waits for the plugin's memory budget, or fails,
-// before it produces.
+// Query answers one query; see the package documentation, which says too
+// how it keeps within the limits and the memory budget.
 func (Source) Query(ctx context.Context, q source.Query, sink source.Sink) error {
 	m, err := parse(q)
 	if err != nil {

@@ -14,18 +14,17 @@ import (
 	"github.com/quiverdata/quiver/pkg/source/flightsql/series"
 )
 
-// A DoGet stream's record batches are slices of their messages' bodies,
-// each copied once out of the transport's buffers (decodeFlightData). A
-// stream whose batches are copied out of as they arrive (the series
-// formats: see Source.stream) writes each body into memory of the source's
-// series pool (series.Memory.Pool), the pool the series' arrays come from,
-// and gives it back once its message and every array over it are
-// released: the bodies, half of what such a query allocated, no longer
-// become garbage, and a query's received and sent memory are one
-// allocator's. The other formats keep referencing the received memory (a
-// table's lent parts, which the budget counts at their bytes): their
-// bodies are new memory of their length, never the pool's, so that a lent
-// part pins no more than its bytes.
+// A DoGet stream's record batches are slices of their messages' bodies, each
+// copied once out of the transport's buffers (decodeFlightData). A stream
+// whose batches are copied out of as they arrive (the series formats: see
+// Source.stream) writes each body into memory of the source's series pool
+// (series.Memory.Pool), the pool the series' arrays come from, and gives it
+// back once its message and every array over it are released: the bodies do
+// not become garbage, and a query's received and sent memory are one
+// allocator's (docs/performance.md, "received-body recycler"). The other
+// formats keep referencing the received memory (a table's lent parts, which
+// the budget counts at their bytes): their bodies are new memory of their
+// length, never the pool's, so that a lent part pins no more than its bytes.
 //
 // The pool's memory passes between the source's queries as the arrays'
 // does: a body is clipped to the new body's length and capacity, so that no

@@ -23,7 +23,7 @@ import (
 )
 
 // dialect is how one family of SQL engines writes what the macros produce.
-// doc.go and docs/dialects.md show the exact SQL of each.
+// docs/dialects.md shows the exact SQL of each.
 type dialect struct {
 	name string
 	// timeLiteral writes an instant so that the engine compares it with its

@@ -118,11 +118,11 @@
 // everything the package does with it: what a column becomes, its text and
 // JSON, whether Grafana reads it, whether it is a series value or can be the
 // time column (what package series does with those, which it builds and
-// seriesType hands it). normalise is the only place that decides what happens to a
-// type not registered: such a column becomes text (Arrow's own text form)
-// with a notice naming it. No column type fails the query, and a column whose
-// conversion fails on some value is left out (all null) with a notice naming
-// it; the other columns are still shown.
+// seriesType hands it). A column of a type not registered becomes text
+// (Arrow's own text form) with a notice naming it (normalise). No column
+// type fails the query, and a column whose conversion fails on some value is
+// left out (all null) with a notice naming it; the other columns are still
+// shown.
 //
 //   - Timestamps of any unit and zone → timestamp[ns] without zone (the same
 //     instant); date32/date64 → timestamp[ns] at midnight UTC. A value that
@@ -190,25 +190,16 @@
 // $__interval)). An unknown $__name is an error that lists the known macros.
 //
 // The SQL of the time macros depends on the SQL dialect (the dialect
-// setting; dialect.go has the table, docs/dialects.md the exact SQL of
-// every macro in every dialect, checked by TestDialectsDoc). auto reads the
-// server's FLIGHT_SQL_SERVER_NAME and _VERSION by GetSqlInfo once per
-// connection, before the first query that needs it, and picks: DuckDB →
-// duckdb; InfluxDB/IOx, DataFusion, GreptimeDB, CnosDB, Datalayers,
-// Seafowl, Ballista → datafusion; Dremio → dremio; PostgreSQL → postgres;
-// Doris, StarRocks, MySQL, MariaDB → mysql; anything else, and servers
-// without GetSqlInfo (an error other than a connection, authentication or
-// timeout failure) → ansi, which refuses $__timeGroup and $__timeEpoch
-// rather than guess.
-// The health check names the dialect. The dialect kept is learnt from the
-// health check or a call with the data source's own credentials, never
-// from a call forwarding a user's identity (dialectState). The macros are
-// $__timeFilter, $__timeFrom, $__timeTo, $__timeGroup, $__timeGroupAlias,
-// $__unixEpochGroup, $__unixEpochGroupAlias, $__time, $__timeEpoch,
-// $__unixEpochFilter, $__unixEpochFrom, $__unixEpochTo (and their Ms and
-// Nano variants), $__interval, $__interval_ms, $__catalog and $__schema;
-// docs/dialects.md shows the SQL each writes in each dialect, and
-// TestDialectsDoc keeps it exact.
+// setting; dialect.go has the table). docs/dialects.md has the exact SQL of
+// every macro in every dialect (checked by TestDialectsDoc), the servers
+// auto picks each dialect for, and whose answer it keeps. A server without
+// GetSqlInfo (an error other than a connection, authentication or timeout
+// failure) gets ansi, which refuses $__timeGroup and $__timeEpoch rather
+// than guess. The macros are $__timeFilter, $__timeFrom, $__timeTo,
+// $__timeGroup, $__timeGroupAlias, $__unixEpochGroup,
+// $__unixEpochGroupAlias, $__time, $__timeEpoch, $__unixEpochFilter,
+// $__unixEpochFrom, $__unixEpochTo (and their Ms and Nano variants),
+// $__interval, $__interval_ms, $__catalog and $__schema.
 //
 // The fill of $__timeGroup / $__timeGroupAlias / $__unixEpochGroup /
 // $__unixEpochGroupAlias is NULL, previous or a number, as in Grafana's SQL

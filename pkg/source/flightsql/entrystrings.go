@@ -13,15 +13,14 @@ import (
 	"github.com/quiverdata/quiver/pkg/source/flightsql/series"
 )
 
-// A string column's offsets grow row by row and compress badly; its
-// lengths repeat (label values, as a rule, have few lengths) and compress
-// to almost nothing: BenchmarkEntryOffsetsAsLengths measured an entry 31 %
-// smaller with one label column and 63 % with four. Only Quiver reads
-// entries, so a segment stores each string column as two: an int32 column
-// of the values' lengths (null where the value is), and a binary column
-// whose first value holds every value's bytes and whose others are empty
-// (its offsets are constant after the first). entrySchema is a segment's
-// schema for a result's; the names of the bytes columns end in
+// A string column's offsets grow row by row and compress badly; its lengths
+// repeat (label values, as a rule, have few lengths) and compress to almost
+// nothing (docs/performance.md, "string lengths in cache entries"). Only
+// Quiver reads entries, so a segment stores each string column as two: an
+// int32 column of the values' lengths (null where the value is), and a
+// binary column whose first value holds every value's bytes and whose others
+// are empty (its offsets are constant after the first). entrySchema is a
+// segment's schema for a result's; the names of the bytes columns end in
 // bytesSuffix.
 
 const bytesSuffix = "\x00bytes"

@@ -11,24 +11,23 @@ import (
 	"google.golang.org/protobuf/encoding/protowire"
 )
 
-// Receiving a stream costs what copying it costs. With gRPC's "proto"
-// codec a record batch larger than one HTTP/2 data frame (16 KiB) is copied
-// three times and cleared twice before the IPC reader sees it: the
-// transport reads each data frame into a pooled buffer it clears first,
-// the codec joins a message's frames into a second cleared pooled buffer
+// Receiving a stream costs what copying it costs. With gRPC's "proto" codec
+// a record batch larger than one HTTP/2 data frame (16 KiB) is copied three
+// times and cleared twice before the IPC reader sees it: the transport reads
+// each data frame into a pooled buffer it clears first, the codec joins a
+// message's frames into a second cleared pooled buffer
 // (MaterializeToBuffer), and protobuf copies the body out of that into the
-// message. In the plugin's profile of a 1M-row result those steps were a
-// fifth of its CPU.
+// message (what that cost the plugin: docs/journal/benchmarks.md, "Receiving
+// with one copy").
 //
 // receiveOptions gives the connection receiveCodec, which decodes
 // FlightData, the message of every DoGet stream, straight from the
 // transport's buffers: each field is copied once, into a slice of its exact
-// size (or, for a stream whose bodies are recycled, the body into memory
-// of the source's series pool: bodies.go). Every other message, and a
-// FlightData this decoder does not take (below), goes to the "proto" codec
-// as before.
-// (A transport pool that does not clear its buffers saved nothing
-// measurable beside it, so the transport keeps gRPC's own.)
+// size (or, for a stream whose bodies are recycled, the body into memory of
+// the source's series pool: bodies.go). Every other message, and a
+// FlightData this decoder does not take (below), goes to the "proto" codec.
+// The transport keeps gRPC's own buffer pool (a non-clearing one measured no
+// better: docs/journal/benchmarks.md, "December 2026").
 //
 // It does not change what a server sees: the codec's Name is empty, so the
 // content-type stays gRPC's default "application/grpc", and every message

@@ -1,5 +1,4 @@
-// The one registration of each Arrow type: every table this package keys by
-// Arrow type is an entry here, filled once.
+// The one registration of each Arrow type (typeInfo).
 
 package flightsql
 
@@ -19,8 +18,8 @@ import (
 // type reads its entry: there is no other table keyed by Arrow type.
 type typeInfo struct {
 	// normalise plans how a column of the type reaches a type Grafana reads
-	// (normalise.go). nil: the type is not registered, and normalise makes
-	// it text with a notice (asText), the one place that decides so.
+	// (normalise.go). nil: the type is not registered, and normalise
+	// decides what it becomes.
 	normalise normaliser
 	// text appends a value as the engine's text (appendText); nil: Arrow's
 	// ValueStr.

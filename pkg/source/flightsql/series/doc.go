@@ -9,10 +9,9 @@
 // Unix times read by their magnitude), the lookup of each row's series, the
 // stores of the value columns with their segments and shared times, the
 // series' order, the wide frame, the fill, and the pooled memory those use
-// (Memory, one per source: its scratch and its arrays' pools; DirtyPool). What the split does with each Arrow
-// type comes from package flightsql's one registration per type, handed in
-// as Config.Types: this package builds what differs by type (NumericOf,
-// TimestampValues, EpochValues) and keeps no table keyed by Arrow type.
+// (Memory, one per source: its scratch and its arrays' pools; DirtyPool).
+// What the split does with each Arrow type comes from package flightsql's
+// registration, handed in as Config.Types (see Type).
 // flightsql's doc.go says what the formats and the fill are to a user; this
 // package's errors are that source's, and say "flightsql:".
 //
@@ -27,25 +26,18 @@
 // Batches are split as they arrive, column-wise: each row's label values are
 // hashed where they lie (no strings built), and its series found in an
 // open-addressing table and confirmed by comparing the values; a result with
-// one text label column first tries the previous row's series and the series
-// one period back (results ordered by series, or by time with every series
-// at every time), the guess that hit last first, comparing the row's text
-// with that row's (a whole batch that repeats its period is checked in two
-// passes). A batch's values are copied out and the batch is not kept (the
-// caller may then reuse its memory: flightsql's bodies.go); every 64Ki rows
-// the pending rows are grouped by series (a counting sort, or, when they
-// cycle through every series, every period-th row) and each column is
-// gathered in that order into one segment per flush, exactly as long as its
-// rows; a flush whose rows cycle through every series in time order keeps
-// its distinct times once (flushSharedTimes). The segments and the pending
-// rows are the builder's own memory, taken from a pool kept across the
-// source's queries (Memory) and given back when the builder is released (the segments
-// only if no frame handed over references them). At the end each series'
-// runs are copied together once, into memory from the source's pool of
-// arrays (Memory), to which it goes back when the sink releases the frame:
-// once encoded, or, for a sink that lends (source.RecordLender: the plugin,
-// for the Arrow format) and whose frames reference that memory rather than
-// copy it, once they are sent; a
+// one text label column first tries two guesses (lookupText). A batch's
+// values are copied out and the batch is not kept (the caller may then reuse
+// its memory: flightsql's bodies.go); every 64Ki rows the pending rows are
+// grouped by series (a counting sort, or, when they cycle through every
+// series, every period-th row) and each column is gathered in that order
+// into one segment per flush, exactly as long as its rows; a flush whose
+// rows cycle through every series in time order keeps its distinct times
+// once (flushSharedTimes). The segments and the pending rows are the
+// builder's own memory, taken from a pool kept across the source's queries
+// (Memory) and given back when the builder is released (Builder.Release). At
+// the end each series' runs are copied together once, into memory from the
+// source's pool of arrays (Memory; when it goes back: DirtyPool.Allocate); a
 // series whose times are the previous series' shares them, and a series of
 // one run (its arrays slices of segments other series share) is handed over
 // to be copied. The fill is the builder's post step (fillStep), which sees

@@ -69,9 +69,7 @@ func ParseFill(s string, interval time.Duration) (*FillSpec, error) {
 }
 
 // Fill is a $__timeGroup fill of every series of a query over its range
-// (Config.Fill): each series gets one point per interval, at the multiples
-// of the interval since the Unix epoch from the one at or before From to
-// To included (fillSeries).
+// (Config.Fill); fillSeries says which points each series gets.
 type Fill struct {
 	Spec     *FillSpec
 	From, To time.Time
@@ -186,10 +184,9 @@ func holds[T Number](converted T, v float64) bool {
 
 // fillStep returns the step that fills every series of a query with f over
 // from – to (Builder.post), numerics being those of its value columns.
-// Every series gets the same points, one per interval; the points of all
-// series and value columns together may not exceed limit (maxPoints, or
-// rowLimit when maxPoints is not set), so a fine interval over a long range
-// is refused before it is built.
+// Every series gets the same points, one per interval; their sum over all
+// series and value columns is held to limit (Fill.Limit), so a fine
+// interval over a long range is refused before it is built.
 func fillStep(f *FillSpec, from, to time.Time, limit source.Limit, numerics []*Numeric) seriesPost {
 	_, n := fillPoints(f, from, to)
 	var used, count int64

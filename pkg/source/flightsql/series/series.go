@@ -17,15 +17,11 @@ import (
 )
 
 // Builder splits rows into series (one per label set) while the batches
-// stream, column-wise: for each batch it finds every row's series (guesses
-// first, then label values hashed where they lie, no strings built; an
-// open-addressing table; the values compared to confirm), groups the rows
-// by series (a counting sort), then appends each column's values to every
-// series at once, in segments that never move (see segments). The batch is
-// not kept. At the end the series are sorted by time and by label set, and
-// become one frame per (series × value column) (format time_series), or one
-// wide frame (format time_series_wide). Made by New, fed by Add, ended by
-// Finish; one query's, used by one goroutine.
+// stream, column-wise, as the package doc's "Splitting" says. At the end
+// the series are sorted by time and by label set, and become one frame per
+// (series × value column) (format time_series), or one wide frame (format
+// time_series_wide). Made by New, fed by Add, ended by Finish; one query's,
+// used by one goroutine.
 type Builder struct {
 	cfg  Config
 	post seriesPost // nil: none
@@ -78,12 +74,10 @@ type Builder struct {
 	pend   int
 	cyclic bool // every pending row has the series of the row one period (every series) back
 
-	// The memory of the series' arrays (Memory.arrays), back in its pool
-	// once the sink releases them: when it has encoded the frame, or, a
-	// sink that lends (lender set, at finish), when the frame is sent (but
-	// a one-run series', inSegments). A series whose times are the
-	// previous one's shares them (lastTimes: the last times collected,
-	// sorted).
+	// The memory of the series' arrays (Memory.arrays; when it goes back:
+	// DirtyPool.Allocate); lender is set at finish. A series whose times
+	// are the previous one's shares them (lastTimes: the last times
+	// collected, sorted).
 	mem          *DirtyPool
 	lender       source.RecordLender
 	lastTimes    []arrow.Timestamp
