@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"io"
 	"strconv"
+	"sync"
+	"time"
 
 	"github.com/grafana/grafana-plugin-sdk-go/backend"
 	"github.com/grafana/grafana-plugin-sdk-go/backend/instancemgmt"
@@ -40,6 +42,14 @@ type Instance struct {
 	// kept is the memory budget's account of what source keeps between
 	// queries (source.MemoryKeeper); nil when it keeps nothing.
 	kept *pipeline.Kept
+
+	// The requests holding the instance (hold, let): Dispose waits for
+	// them, so that one whose data source's settings were saved meanwhile
+	// ends as it began, not on a closed connection.
+	mu        sync.Mutex
+	holders   int
+	disposing bool
+	idle      chan struct{} // closed by the last let once disposing
 }
 
 var _ instancemgmt.InstanceDisposer = (*Instance)(nil)
@@ -105,9 +115,56 @@ func newInstance(ctx context.Context, ds backend.DataSourceInstanceSettings, sou
 	return inst
 }
 
+// hold marks a request as using inst until it calls let; false once inst
+// is being disposed.
+func (inst *Instance) hold() bool {
+	inst.mu.Lock()
+	defer inst.mu.Unlock()
+	if inst.disposing {
+		return false
+	}
+	inst.holders++
+	return true
+}
+
+func (inst *Instance) let() {
+	inst.mu.Lock()
+	defer inst.mu.Unlock()
+	if inst.holders--; inst.holders == 0 && inst.idle != nil {
+		close(inst.idle)
+		inst.idle = nil
+	}
+}
+
+// disposeWait bounds how long Dispose waits for the requests holding the
+// instance: a Flight SQL query ends within its timeout setting, a demo
+// query at once. Past it, the source is closed under what still runs.
+func (inst *Instance) disposeWait() time.Duration {
+	return time.Duration(max(inst.settings.FlightSQL.Timeout, settings.DefaultFlightSQLTimeout))*time.Second + 5*time.Second
+}
+
 // Dispose closes the instance's source when Grafana replaces the instance
-// (its settings changed) or the plugin stops.
+// (its settings changed) or the plugin stops, once the requests holding it
+// have ended (at most disposeWait). Grafana calls it on a goroutine of its
+// own, after the requests already given the instance had some seconds.
 func (inst *Instance) Dispose() {
+	inst.mu.Lock()
+	inst.disposing = true
+	idle := inst.idle
+	if inst.holders > 0 && idle == nil {
+		idle = make(chan struct{})
+		inst.idle = idle
+	}
+	inst.mu.Unlock()
+	if idle != nil {
+		t := time.NewTimer(inst.disposeWait())
+		select {
+		case <-idle:
+		case <-t.C:
+			backend.Logger.Warn("closing a replaced data source under requests still running", "after", inst.disposeWait())
+		}
+		t.Stop()
+	}
 	if c, ok := inst.source.(io.Closer); ok {
 		if err := c.Close(); err != nil {
 			backend.Logger.Warn("closing data source", "error", err)

@@ -257,12 +257,16 @@ func outOfRange(ms int64) bool { return ms <= minEpochMS || ms > maxEpochMS }
 const parallelQueries = 4
 
 // eachQuery runs fn for every query, at most parallelQueries at once, each
-// in its own goroutine with a recover, after resolving the instance once.
+// in its own goroutine with a recover, after resolving the instance once
+// (held until they have all ended).
 // pre holds each query's precheck error, or is nil.
 func (s *Service) eachQuery(ctx context.Context, pc backend.PluginContext, queries []backend.DataQuery, pre []error, fn func(backend.DataQuery, *Instance, error)) {
-	inst, err := s.instance(ctx, pc)
-	if err == nil && inst.invalid != nil {
-		err = settingsError{inst.invalid}
+	inst, err := s.held(ctx, pc)
+	if err == nil {
+		defer inst.let() // after every query below has ended
+		if inst.invalid != nil {
+			err = settingsError{inst.invalid}
+		}
 	}
 	sem := make(chan struct{}, parallelQueries)
 	var wg sync.WaitGroup

@@ -3,6 +3,7 @@ package plugin
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"math"
 	"net/http"
@@ -118,13 +119,27 @@ func (s *Service) instance(ctx context.Context, pc backend.PluginContext) (*Inst
 	return inst, nil
 }
 
+// held is instance, held (Instance.hold) until the caller calls let. An
+// instance being disposed has been replaced: the next Get returns its
+// successor.
+func (s *Service) held(ctx context.Context, pc backend.PluginContext) (*Instance, error) {
+	for range 2 {
+		inst, err := s.instance(ctx, pc)
+		if err != nil || inst.hold() {
+			return inst, err
+		}
+	}
+	return nil, errors.New("plugin: the data source's settings are being replaced; run the request again")
+}
+
 // CheckHealth reports invalid settings (naming the key and the accepted
 // values), then asks the source, when it can check its upstream.
 func (s *Service) CheckHealth(ctx context.Context, req *backend.CheckHealthRequest) (*backend.CheckHealthResult, error) {
-	inst, err := s.instance(ctx, req.PluginContext)
+	inst, err := s.held(ctx, req.PluginContext)
 	if err != nil {
 		return nil, err
 	}
+	defer inst.let()
 	if inst.invalid != nil {
 		return unhealthy(ctx, settingsError{inst.invalid}, ""), nil
 	}
@@ -173,10 +188,11 @@ func unhealthy(ctx context.Context, err error, suffix string) *backend.CheckHeal
 // has none. What a resource call keeps is held in the memory budget, in an
 // account of its own, until it is answered.
 func (s *Service) CallResource(ctx context.Context, req *backend.CallResourceRequest, sender backend.CallResourceResponseSender) error {
-	inst, err := s.instance(ctx, req.PluginContext)
+	inst, err := s.held(ctx, req.PluginContext)
 	if err != nil {
 		return err
 	}
+	defer inst.let()
 	if inst.invalid != nil {
 		return sendResourceError(sender, http.StatusBadRequest, oneLine(inst.invalid))
 	}

@@ -256,7 +256,7 @@ func (c *conn) remote(uri string) (*flightsql.Client, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.closed {
-		return nil, errors.New("flightsql: source is closed")
+		return nil, errClosed
 	}
 	if cl, ok := c.remotes[key]; ok {
 		return cl, nil
@@ -297,6 +297,10 @@ var ErrLocationHost = errors.New("flightsql: endpoint location on a host that is
 func (c *conn) allowed(host string) bool {
 	return slices.Contains(c.locationHosts, strings.ToLower(host))
 }
+
+// errClosed is the error of a call on a closed connection: the data source's
+// instance was replaced (its settings saved) or the plugin is stopping.
+var errClosed = errors.New("flightsql: the data source was closed (its settings were saved, or the plugin is stopping): run the query again")
 
 func (c *conn) close() error {
 	c.mu.Lock()
@@ -380,6 +384,13 @@ func (c *conn) passThruRule() string {
 	return fmt.Sprintf("oauthPassThru: calls without a signed-in user are refused (noForwardedIdentity %q)", settings.NoIdentityRefuse)
 }
 
+// forwards reports whether a call with ctx goes out with a user's
+// forwarded identity rather than the data source's own credentials.
+func (c *conn) forwards(ctx context.Context) bool {
+	_, ok := source.ForwardedFrom(ctx)
+	return ok && c.oauthPassThru
+}
+
 // outgoing returns ctx carrying the headers and authorization of a call, and
 // the configured authorization value it used. With oauthPassThru on, the
 // user's identity forwarded in ctx (source.WithForwarded) replaces the
@@ -418,6 +429,13 @@ func (c *conn) outgoing(ctx context.Context) (context.Context, string, error) {
 // answers Unauthenticated to a token obtained by the password handshake, it
 // authenticates again and retries fn once.
 func do[T any](ctx context.Context, c *conn, fn func(ctx context.Context) (T, error)) (T, error) {
+	c.mu.Lock()
+	closed := c.closed
+	c.mu.Unlock()
+	if closed { // its clients are gone: a call would find none
+		var zero T
+		return zero, errClosed
+	}
 	for attempt := 0; ; attempt++ {
 		cctx, authz, err := c.outgoing(ctx)
 		if err != nil {

@@ -359,18 +359,11 @@ func (s *Source) sqlDialect(ctx context.Context) (*dialect, error) {
 	if err != nil && !fallbackWorthy(err) {
 		return nil, err
 	}
-	if !s.forwardsUser(ctx) {
+	if !s.conn.forwards(ctx) {
 		st.learn(info, err)
 	}
 	d, _ := st.choose(info, err)
 	return d, nil
-}
-
-// forwardsUser reports whether a call with ctx goes out with a user's
-// forwarded identity rather than the data source's own credentials.
-func (s *Source) forwardsUser(ctx context.Context) bool {
-	_, ok := source.ForwardedFrom(ctx)
-	return ok && s.conn.oauthPassThru
 }
 
 // serverInfo asks the server for its name and version (GetSqlInfo).
@@ -435,7 +428,7 @@ func (s *Source) HealthReport(ctx context.Context) (string, error) {
 	}
 	st := s.conn.dialect
 	d, why := st.choose(info, err)
-	if !s.forwardsUser(ctx) {
+	if !s.conn.forwards(ctx) {
 		st.learn(info, err) // a forwarded user's answer may be theirs alone (dialectState)
 	}
 	server := s.cfg.Address

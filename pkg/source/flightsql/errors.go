@@ -44,7 +44,12 @@ func (c *conn) upstream(ctx context.Context, what string, err error) error {
 	st, _ := status.FromError(err) // never nil for a non-nil error
 	detail := st.Message()
 	msg := "flightsql: " + what + ": "
-	if hint := c.hint(err, st.Code(), detail); hint != "" {
+	hint := c.hint(err, st.Code(), detail)
+	if st.Code() == codes.Unauthenticated && c.forwards(ctx) {
+		// Not the configured credentials: the signed-in user's.
+		hint = "authentication failed: the server rejected the signed-in user's forwarded token (expired, or not one it accepts): sign in to Grafana again"
+	}
+	if hint != "" {
 		msg += hint + ": "
 	}
 	msg += detail

@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"net"
+	"net/http"
+	"net/http/httptest"
 	"strings"
 	"sync"
 	"testing"
@@ -117,5 +119,41 @@ func TestNoteResponses(t *testing.T) {
 		if c.received.Load() != tc.want {
 			t.Errorf("%v: received %v, want %v", tc.err, c.received.Load(), tc.want)
 		}
+	}
+}
+
+// A call that reaches a closed source (its instance replaced while the call
+// was on its way) gets an error that says so, not a nil client.
+func TestCallsAfterCloseSayTheSourceIsClosed(t *testing.T) {
+	s := newTestSource(t, baseConfig(startServer(t, oneRowServer(t), serverOpts{})))
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	calls := map[string]func() error{
+		"query": func() error {
+			_, err := runQuery(t, s, "SELECT 1", FormatTable, source.Limits{})
+			return err
+		},
+		"health": func() error {
+			_, err := s.HealthReport(context.Background())
+			return err
+		},
+		"tables": func() error {
+			w := httptest.NewRecorder()
+			s.Resources().ServeHTTP(w, httptest.NewRequest(http.MethodGet, "/tables", nil))
+			return errors.New(w.Body.String())
+		},
+	}
+	for what, call := range calls {
+		func() {
+			defer func() {
+				if p := recover(); p != nil {
+					t.Errorf("%s after Close panicked: %v", what, p)
+				}
+			}()
+			if err := call(); err == nil || !strings.Contains(err.Error(), "the data source was closed") {
+				t.Errorf("%s after Close: %v", what, err)
+			}
+		}()
 	}
 }

@@ -195,3 +195,35 @@ func TestForwardedCallsGoWithoutConfiguredIdentityHeaders(t *testing.T) {
 		}
 	}
 }
+
+// A forwarded user's token the server refuses is the user's to renew: the
+// message says so, whatever credentials are configured, and does not send
+// the administrator to settings the call did not use.
+func TestForwardedTokenRefusedNamesTheUser(t *testing.T) {
+	addr := startServer(t, oneRowServer(t), serverOpts{token: "good-user-token"})
+	for _, auth := range []string{settings.AuthNone, settings.AuthToken, settings.AuthPassword} {
+		cfg := baseConfig(addr)
+		cfg.AuthType, cfg.OAuthPassThru = auth, true
+		switch auth {
+		case settings.AuthToken:
+			cfg.Token = "configured-token"
+		case settings.AuthPassword:
+			cfg.Username, cfg.Password = "svc", "svc-password"
+		}
+		s := newTestSource(t, cfg)
+		fwd := source.WithForwarded(context.Background(), "Bearer expired-user-token", "")
+		_, err := runQueryContext(t, fwd, s, "SELECT 1", FormatTable, source.Limits{})
+		if err == nil {
+			t.Fatalf("authType %s: the refused user token passed", auth)
+		}
+		msg := err.Error()
+		if !strings.Contains(msg, "the server rejected the signed-in user's forwarded token") || !strings.Contains(msg, "sign in to Grafana again") {
+			t.Errorf("authType %s: %q does not name the user's forwarded token", auth, msg)
+		}
+		for _, wrong := range []string{"set authType", "configured user name", "rejected the token", "expired-user-token"} {
+			if strings.Contains(msg, wrong) {
+				t.Errorf("authType %s: %q says %q", auth, msg, wrong)
+			}
+		}
+	}
+}
