@@ -402,4 +402,11 @@ func TestMemoryStoreCountsInTheBudget(t *testing.T) {
 	if budget.held != 0 {
 		t.Errorf("%d bytes counted after the store was cleared", budget.held)
 	}
+	// A query still running when the source closed finishes after it:
+	// what it would keep is not kept, nor counted.
+	put("h", 400)
+	check("put after the store was cleared")
+	if b, _ := m.Get("h"); b != nil || budget.held != 0 {
+		t.Errorf("after clear, an entry was kept (%d bytes counted)", budget.held)
+	}
 }

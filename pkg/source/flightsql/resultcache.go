@@ -216,6 +216,7 @@ type memoryStore struct {
 	order  *list.List // of *memoryItem, most recent first
 	items  map[string]*list.Element
 	budget source.Kept // nil: not counted
+	closed bool        // cleared for good: Put keeps nothing
 }
 
 type memoryItem struct {
@@ -258,7 +259,7 @@ func (m *memoryStore) Put(key string, b []byte) error {
 	before, evicted := m.used, 0
 	defer func() { m.observer.Stored(m.used-before, evicted) }()
 	m.remove(key)
-	if n > m.max/4 {
+	if n > m.max/4 || m.closed {
 		return nil
 	}
 	if !m.take(n) {
@@ -308,10 +309,12 @@ func (m *memoryStore) evictLocked(n int64) int {
 	return evicted
 }
 
-// clear drops every entry: the source is closed.
+// clear drops every entry for good: the source is closed, and what a query
+// still running would keep is not kept.
 func (m *memoryStore) clear() {
 	m.mu.Lock()
 	defer m.mu.Unlock()
+	m.closed = true
 	before := m.used
 	m.evictLocked(before)
 	if before > 0 {
