@@ -62,10 +62,14 @@ func (h Header) CarriesIdentity() bool {
 	return slices.Contains(identityHeaders, strings.ToLower(h.Name))
 }
 
-// identityWarnings are the warnings about the configured headers that a
-// forwarded user's calls go without (CarriesIdentity).
+// identityWarnings are the warnings about the configured credentials: a
+// token pasted with its scheme, and the headers that a forwarded user's
+// calls go without (CarriesIdentity).
 func (f FlightSQL) identityWarnings() []string {
 	var ws []string
+	if t := f.Token.Reveal(); f.AuthType == AuthToken && len(t) > 7 && strings.EqualFold(t[:7], "bearer ") {
+		ws = append(ws, `token: starts with "Bearer ", which Quiver writes itself: the server is sent "Bearer Bearer …"; set the token alone`)
+	}
 	for _, h := range f.Headers {
 		if f.OAuthPassThru && h.CarriesIdentity() {
 			ws = append(ws, fmt.Sprintf("headerName%d: %s is not sent with a signed-in user's calls (oauthPassThru forwards the user's own identity)", h.Index, quote(h.Name)))

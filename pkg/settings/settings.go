@@ -27,9 +27,9 @@ type Settings struct {
 	// Warnings name, sorted, the jsonData keys Quiver does not read (a
 	// misspelled key is otherwise silently ignored) and the secureJsonData
 	// keys it does not use, with a suggestion when a known key is close;
-	// then the headers a forwarded user's calls go without
-	// (Header.CarriesIdentity). They name keys and header names only, never
-	// a value.
+	// then a token set with its "Bearer " scheme, and the headers a
+	// forwarded user's calls go without (Header.CarriesIdentity). They name
+	// keys and header names only, never a value.
 	Warnings []string `json:"-"`
 }
 

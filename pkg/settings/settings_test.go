@@ -344,3 +344,33 @@ func TestIdentityHeadersWarned(t *testing.T) {
 		}
 	}
 }
+
+// A token pasted with its scheme is sent as "Bearer Bearer …": the health
+// check warns, naming the key and never the value.
+func TestTokenWithItsSchemeWarned(t *testing.T) {
+	for _, tc := range []struct {
+		auth, token string
+		warned      bool
+	}{
+		{AuthToken, "Bearer abc.def", true},
+		{AuthToken, "bearer abc", true},
+		{AuthToken, "abc.def", false},
+		{AuthToken, "Bearerabc", false},
+		{AuthPassword, "Bearer abc", false}, // not sent
+	} {
+		js := fmt.Sprintf(`{"upstream":"flightsql","address":"h:1","authType":%q,"username":"u"}`, tc.auth)
+		s, err := Parse([]byte(js), map[string]string{"token": tc.token, "password": "p"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		warned := slices.ContainsFunc(s.Warnings, func(w string) bool { return strings.HasPrefix(w, `token: starts with "Bearer "`) })
+		if warned != tc.warned {
+			t.Errorf("authType %s, token %q: warnings %q", tc.auth, tc.token, s.Warnings)
+		}
+		for _, w := range s.Warnings {
+			if strings.Contains(w, "abc") {
+				t.Errorf("a warning shows the token: %q", w)
+			}
+		}
+	}
+}
