@@ -91,7 +91,7 @@ func newConn(cfg settings.FlightSQL, mem memory.Allocator, extra []grpc.DialOpti
 		schema:  cfg.Schema,
 		remotes: map[string]*flightsql.Client{},
 		dialect: newDialectState(cfg.Dialect),
-		auth:    authenticator{kind: cfg.AuthType, user: cfg.Username, turn: newTurn()},
+		auth:    authenticator{kind: cfg.AuthType, user: cfg.Username, turn: newTurn(), refusedFor: refusedFor},
 
 		sessionTurn: newTurn(),
 
@@ -465,7 +465,19 @@ type authenticator struct {
 	// recent are the last bearer tokens the handshake obtained, newest
 	// last: a server may echo a stale one after it was renewed (redact).
 	recent []string
+	// refused is the server's refusal of the user name or password and
+	// when it came: for refusedFor, the calls that would run the handshake
+	// again get it instead.
+	refused    error
+	refusedAt  time.Time
+	refusedFor time.Duration
 }
+
+// refusedFor is how long a refused password is not sent again: a burst of
+// queries sends the server one wrong password, not one a query (which an
+// account lockout policy would count). Saved settings build a new
+// connection, which tries at once.
+const refusedFor = 10 * time.Second
 
 // keptBearers is how many handshake tokens redact knows of.
 const keptBearers = 4
@@ -494,7 +506,7 @@ func (a *authenticator) kept() string {
 
 // value returns the authorization header. Without a kept token, one call
 // runs the handshake while the others wait for its token, each no longer
-// than its own context.
+// than its own context; a refusal is theirs too, for refusedFor.
 func (a *authenticator) value(ctx context.Context, c *conn) (string, error) {
 	switch a.kind {
 	case settings.AuthToken:
@@ -513,12 +525,25 @@ func (a *authenticator) value(ctx context.Context, c *conn) (string, error) {
 	if tok := a.kept(); tok != "" {
 		return tok, nil // the call that ran before this one got it
 	}
+	a.mu.Lock()
+	refused := a.refused
+	if refused != nil && time.Since(a.refusedAt) >= a.refusedFor {
+		refused = nil
+	}
+	a.mu.Unlock()
+	if refused != nil {
+		return "", refused
+	}
 	tok, err := c.handshake(ctx, a.basic)
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if code := status.Code(err); code == codes.Unauthenticated || code == codes.PermissionDenied {
+		a.refused, a.refusedAt = err, time.Now()
+	}
 	if err != nil {
 		return "", err
 	}
-	a.mu.Lock()
-	defer a.mu.Unlock()
+	a.refused = nil
 	a.bearer = tok
 	a.recent = append(a.recent, tok)
 	if len(a.recent) > keptBearers {

@@ -140,6 +140,39 @@ func TestBasicAuthHandshakeAndRefresh(t *testing.T) {
 	fail(t, newTestSource(t, cfg), "authentication failed: the server rejected the configured user name or its password", "wrong-s3cr3t", pass, "bob")
 }
 
+// A refused password is sent once for a burst of queries, not once a
+// query (an account lockout policy counts each): the others get the same
+// refusal. Once the refusal is older than refusedFor, a query tries again.
+func TestRefusedPasswordSentOnceForABurst(t *testing.T) {
+	pw := &passwords{user: "bob", pass: "right"}
+	cfg := baseConfig(startServer(t, oneRowServer(t), serverOpts{auth: pw}))
+	cfg.AuthType, cfg.Username, cfg.Password = settings.AuthPassword, "bob", "wrong"
+	s := newTestSource(t, cfg)
+	var wg sync.WaitGroup
+	errs := make([]error, 8)
+	for i := range errs {
+		wg.Go(func() { _, errs[i] = runQuery(t, s, "SELECT 1", FormatTable, source.Limits{}) })
+	}
+	wg.Wait()
+	for i, err := range errs {
+		if err == nil || !strings.Contains(err.Error(), "rejected the configured user name or its password") {
+			t.Errorf("query %d: %v", i, err)
+		}
+	}
+	if got := pw.handshakes.Load(); got != 1 {
+		t.Errorf("%d handshakes for a burst of %d queries, want 1", got, len(errs))
+	}
+	s.conn.auth.mu.Lock()
+	s.conn.auth.refusedAt = time.Now().Add(-refusedFor)
+	s.conn.auth.mu.Unlock()
+	if _, err := runQuery(t, s, "SELECT 1", FormatTable, source.Limits{}); err == nil {
+		t.Fatal("the wrong password passed")
+	}
+	if got := pw.handshakes.Load(); got != 2 {
+		t.Errorf("%d handshakes once the refusal had aged, want 2", got)
+	}
+}
+
 func TestHeadersReachTheServer(t *testing.T) {
 	srv := oneRowServer(t)
 	cfg := baseConfig(startServer(t, srv, serverOpts{}))
