@@ -447,5 +447,5 @@ func (s *Source) HealthReport(ctx context.Context) (string, error) {
 	if rule := s.conn.passThruRule(); rule != "" {
 		msg += "; " + rule
 	}
-	return msg, nil
+	return s.conn.redact(ctx, msg, true), nil // the name and version are the server's words
 }

@@ -178,6 +178,19 @@ func TestHealthShowsAServerNameBounded(t *testing.T) {
 	}
 }
 
+// A server that puts the token it was sent into its name or version has
+// it redacted in the health message, as in any error.
+func TestHealthShowsNoSecretInTheServerName(t *testing.T) {
+	const token = "tok-3f9a1c77e2"
+	addr := startServer(t, namedServer(t, "Engine "+token, "v1-"+token, "SELECT 1"), serverOpts{token: token})
+	cfg := baseConfig(addr)
+	cfg.AuthType, cfg.Token = settings.AuthToken, token
+	got := healthReport(t, newTestSource(t, cfg))
+	if strings.Contains(got, token) || !strings.Contains(got, "[redacted]") {
+		t.Errorf("health %q", got)
+	}
+}
+
 // TestDialectSQLite: arrow-go's SQLite example names itself "db_name",
 // version "sqlite 3": auto picks ansi, and its integer macros still work.
 func TestDialectSQLite(t *testing.T) {
