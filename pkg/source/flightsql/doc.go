@@ -54,12 +54,13 @@
 //     are left out; an empty one is kept). One frame per (label set × value
 //     column), frame type timeseries-multi 0.1, each sorted by time (stable:
 //     rows of one time keep their order); rows with a null time are left out
-//     with a notice; without series, one frame without rows carries the
-//     notices and the SQL. A result of a time, a text column named "metric"
-//     and one value names each series' value field by its metric, without
-//     labels, as Grafana's SQL data sources do. The time field keeps its
-//     name from the SQL: the data-plane contract treats a time field's name
-//     as display only.
+//     with a notice; without series, one frame of the format's type without
+//     fields (the data-plane "no data" answer, which alert rules read as
+//     NoData) carries the notices and the SQL. A result of a time, a text
+//     column named "metric" and one value names each series' value field by
+//     its metric, without labels, as Grafana's SQL data sources do. The
+//     time field keeps its name from the SQL: the data-plane contract
+//     treats a time field's name as display only.
 //     Frames are ordered as Grafana's SQL data sources order their fields
 //     (data.LongToWide): by the label values, column by column in the
 //     result's order (a null one as empty, before an empty one), and a

@@ -104,16 +104,19 @@ func (b *Builder) valueField(name string, values arrow.Array, labels data.Labels
 	return frame.Column{Name: name, Array: values, TSType: frame.TSNumber, Labels: labels, Config: config}
 }
 
-// emitEmpty hands sink the one frame of an answer without series: its time
-// field without rows, and the frame meta (the notices, such as rows left
-// out for their time, the stats, the SQL sent), as Grafana's SQL data
-// sources answer a query without rows.
+// emitEmpty hands sink the one frame of an answer without series: a frame
+// of the query's type without fields, carrying the frame meta (the
+// notices, such as rows left out for their time, the stats, the SQL sent).
+// Grafana's SQL data sources answer a query without rows so, and it is the
+// data-plane contract's "no data": alert and recording rules read it as
+// NoData, where a typed frame with a time field and no value field is an
+// error (grafana/dataplane, sdata/timeseries multi.go and wide.go).
 func (b *Builder) emitEmpty(ctx context.Context, sink source.Sink, notices []data.Notice) error {
 	md, err := b.frameMD(notices)
 	if err != nil {
 		return err
 	}
-	rec, err := frame.NewRecordMD(md, []frame.Column{{Name: b.schema.Field(b.timeIdx).Name, Array: timesArray(nil), TSType: frame.TSTime}})
+	rec, err := frame.NewRecordMD(md, nil)
 	if err != nil {
 		return fmt.Errorf("flightsql: %w", err)
 	}
@@ -237,16 +240,21 @@ func (b *Builder) sameTimes(runs []run) bool {
 	return pos == len(last)
 }
 
-// frameMD is the schema metadata of a timeseries-multi frame. Without
-// notices it is the same for every frame of the query, so it is built
-// (its meta marshalled to JSON) once.
+// frameMD is the schema metadata of a timeseries-multi frame (or of the
+// empty timeseries-wide one, emitEmpty). Without notices it is the same
+// for every frame of the query, so it is built (its meta marshalled to
+// JSON) once.
 func (b *Builder) frameMD(notices []data.Notice) (arrow.Metadata, error) {
 	stats := b.cfg.Stats
 	b.cfg.Stats = nil // the first frame's only
 	if len(notices) == 0 && len(stats) == 0 && b.plainMD != nil {
 		return *b.plainMD, nil
 	}
-	md, err := frame.SchemaMetadata("", b.cfg.RefID, b.cfg.meta(data.FrameTypeTimeSeriesMulti, data.FrameTypeVersion{0, 1}, notices, stats))
+	typ := data.FrameTypeTimeSeriesMulti
+	if b.cfg.Wide {
+		typ = data.FrameTypeTimeSeriesWide
+	}
+	md, err := frame.SchemaMetadata("", b.cfg.RefID, b.cfg.meta(typ, data.FrameTypeVersion{0, 1}, notices, stats))
 	if err != nil {
 		return arrow.Metadata{}, fmt.Errorf("flightsql: %w", err)
 	}

@@ -336,11 +336,11 @@ func (b *Builder) Finish(ctx context.Context, sink source.Sink, notices []data.N
 		}
 		sorted = append(sorted, ss)
 	}
-	if b.cfg.Wide {
-		return b.emitWide(ctx, sink, sorted, notices)
-	}
 	if len(all) == 0 {
 		return b.emitEmpty(ctx, sink, notices)
+	}
+	if b.cfg.Wide {
+		return b.emitWide(ctx, sink, sorted, notices)
 	}
 	return nil
 }
