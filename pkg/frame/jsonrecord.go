@@ -32,6 +32,9 @@ func JSONSizeHint(in Input) int {
 	for i, col := range rec.Columns() {
 		f := schema.Field(i)
 		n += 2*(len(f.Name)+metadataLen(f.Metadata)) + 128 // the field's schema and its values' brackets
+		if rows == 0 {
+			continue // its offsets may be empty: ValueBytes would read past them
+		}
 		per := jsonMaxLen[col.DataType().ID()]
 		switch a := col.(type) {
 		case *array.String:
