@@ -57,9 +57,10 @@ const maxConfigs = 64
 // on error). The bytes are those of the SDK's MarshalJSON of the frame, or,
 // for a record, of the frame data.FromArrowRecord makes of it.
 //
-// Where the SDK would write JSON that does not parse, Append writes what
-// it does parse: a JSON field's value that holds more than one JSON value
-// (`1 2`) is written as null, as the SDK writes a value it cannot read. It
+// Where the SDK would write JSON that does not parse, or reads back as
+// other rows, Append differs: a JSON field's value that holds more than one
+// JSON value (`1 2`, `1,2`) is written as null, as the SDK writes a value
+// it cannot read. It
 // returns an error where the SDK does (a float it refuses in meta or
 // config), for a timestamp column whose unit is not nanoseconds (the SDK
 // would read it as nanoseconds), and for column types Grafana cannot read.

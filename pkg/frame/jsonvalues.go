@@ -240,8 +240,9 @@ func putString(_ *JSONWriter, dst []byte, v string, _ int) []byte {
 // putRaw writes a JSON value as the SDK's jsoniter configuration does
 // (its ValidateJsonRawMessage): as it is when it reads as JSON, else null.
 // jsoniter reads the value as Go values, so a number beyond float64 makes
-// it null too; what jsoniter reads past its first value (`1 2`) the SDK
-// writes as it is, and the frame does not parse: written as null here.
+// it null too; what jsoniter reads past its first value the SDK writes as
+// it is, and the frame does not parse (`1 2`) or holds more values than
+// rows (`1,2`): written as null here.
 func putRaw[T ~[]byte](_ *JSONWriter, dst []byte, v T, _ int) []byte {
 	if len(v) == 0 || !json.Valid(v) || overflows(v) {
 		return append(dst, "null"...)
