@@ -67,15 +67,26 @@ export function formatFramesAs(framesAs: Record<string, number>): string {
     .join(', ');
 }
 
-/** The message of a failed resource call: the backend's {"error": …}, or the error's own text. */
+/**
+ * The message of a failed resource call: the backend's {"error": …}, the error's own text, Grafana's
+ * {"message": …} (what Grafana answers itself: plugin unavailable, failed to call resource, permission denied),
+ * or the status text (a cancelled request).
+ */
 export function errorText(e: unknown): string {
   if (typeof e === 'object' && e !== null) {
-    const data = (e as { data?: unknown }).data;
-    if (typeof data === 'object' && data !== null && typeof (data as { error?: unknown }).error === 'string') {
-      return (data as { error: string }).error;
+    const { data, message, statusText } = e as { data?: unknown; message?: unknown; statusText?: unknown };
+    const body = typeof data === 'object' && data !== null ? (data as { error?: unknown; message?: unknown }) : {};
+    if (typeof body.error === 'string') {
+      return body.error;
     }
-    if (typeof (e as { message?: unknown }).message === 'string') {
-      return (e as { message: string }).message;
+    if (typeof message === 'string') {
+      return message;
+    }
+    if (typeof body.message === 'string' && body.message !== '') {
+      return body.message;
+    }
+    if (typeof statusText === 'string' && statusText !== '') {
+      return statusText;
     }
   }
   return String(e);

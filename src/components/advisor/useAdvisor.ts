@@ -1,5 +1,5 @@
-import { useReducer } from 'react';
-import { lastValueFrom } from 'rxjs';
+import { useEffect, useReducer, useRef } from 'react';
+import { lastValueFrom, Subject, takeUntil } from 'rxjs';
 import { getBackendSrv } from '@grafana/runtime';
 
 import { Scenario, Upstream } from '../../types';
@@ -58,23 +58,33 @@ export function advisorQuery(upstream: Upstream, inputs: AdvisorInputs) {
 
 /**
  * The codec advisor's state and its one action: `measure` posts the query to the data source's `advise`
- * resource (with its saved settings). `ready` is false while measuring, without a uid, or without SQL.
+ * resource (with its saved settings), cancelled on unmount. `ready` is false while measuring, without a uid, or
+ * without SQL.
  */
 export function useAdvisor(uid: string, upstream: Upstream) {
   const [state, dispatch] = useReducer(advisorReducer, initialAdvisorState);
   const set = (patch: Partial<AdvisorInputs>) => dispatch({ type: 'set', patch });
+  // Leaving the page cancels a measurement in flight: Grafana aborts the request, which frees the backend's
+  // one advise slot instead of holding it (and its CPU) until the measurement ends.
+  const unmounted = useRef(new Subject<void>());
+  useEffect(() => {
+    const u = unmounted.current;
+    return () => u.next();
+  }, []);
 
   const measure = async () => {
     dispatch({ type: 'start' });
     const to = Date.now();
     try {
       const res = await lastValueFrom(
-        getBackendSrv().fetch<AdviseResult>({
-          url: `/api/datasources/uid/${encodeURIComponent(uid)}/resources/advise`,
-          method: 'POST',
-          data: { query: advisorQuery(upstream, state), from: to - state.range, to, maxDataPoints: 1000 },
-          showErrorAlert: false,
-        })
+        getBackendSrv()
+          .fetch<AdviseResult>({
+            url: `/api/datasources/uid/${encodeURIComponent(uid)}/resources/advise`,
+            method: 'POST',
+            data: { query: advisorQuery(upstream, state), from: to - state.range, to, maxDataPoints: 1000 },
+            showErrorAlert: false,
+          })
+          .pipe(takeUntil(unmounted.current))
       );
       dispatch({ type: 'done', result: res.data });
     } catch (e: unknown) {
