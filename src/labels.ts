@@ -294,8 +294,12 @@ export const labels = {
   errors: {
     addressRequired: 'Address is required for Flight SQL (host:port).',
     addressFormat: 'Address must be host:port, with a port from 1 to 65535.',
+    allowedLocationHostsFormat:
+      'Allowed hosts are host names or IP addresses, comma-separated, without a scheme or a port.',
+    redisAddressFormat: 'Redis address must be host:port, with a port from 1 to 65535.',
     tokenRequired: 'Token is required for token authentication.',
     usernameRequired: 'User is required for user and password authentication.',
+    usernameColon: 'User cannot contain ":": basic authentication cannot carry it in a user name.',
     passwordRequired: 'Password is required for user and password authentication.',
     caCertRequired: 'CA certificate is required when "With CA certificate" is on.',
     clientCertRequired: 'Client certificate is required for mTLS.',

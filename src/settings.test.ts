@@ -173,6 +173,32 @@ describe('validate', () => {
       'headerValue8',
     ]);
   });
+
+  // FlightSQL.Validate checks redisAddress (host:port) whether or not incremental queries are on.
+  it('flags a Redis address that is not host:port', () => {
+    const flightsql = { upstream: 'flightsql' as const, address: 'h:1' };
+    expect(validate({ ...flightsql, redisAddress: 'redis' }).redisAddress).toBe(labels.errors.redisAddressFormat);
+    expect(validate({ ...flightsql, redisAddress: 'redis://r:6379' }).redisAddress).toBeTruthy();
+    expect(validate({ ...flightsql, redisAddress: 'redis:6379' })).toEqual({});
+  });
+
+  // FlightSQL.Validate: `… is not a host: drop the scheme` and `… drop the port`.
+  it('flags allowed location hosts with a scheme or a port', () => {
+    const flightsql = { upstream: 'flightsql' as const, address: 'h:1' };
+    expect(validate({ ...flightsql, allowedLocationHosts: 'https://d1.example' }).allowedLocationHosts).toBe(
+      labels.errors.allowedLocationHostsFormat
+    );
+    expect(validate({ ...flightsql, allowedLocationHosts: 'd1.example:443' }).allowedLocationHosts).toBeTruthy();
+    expect(validate({ ...flightsql, allowedLocationHosts: 'd1.example, 10.0.0.1, [::1], ::1, ' })).toEqual({});
+  });
+
+  it('flags a user name with ":", which basic authentication cannot carry', () => {
+    const password = { upstream: 'flightsql' as const, address: 'h:1', authType: 'password' as const };
+    expect(validate({ ...password, username: 'corp:alice' }, { password: 'p' })).toEqual({
+      username: labels.errors.usernameColon,
+    });
+    expect(validate({ ...password, username: 'alice' }, { password: 'p' })).toEqual({});
+  });
 });
 
 describe('headerIndexes', () => {

@@ -1,4 +1,4 @@
-import { codecs, headerNumber, messages, settings, SettingSpec } from './generated/settings';
+import { codecs, headerNumber, hostName, messages, settings, SettingSpec } from './generated/settings';
 import { labels } from './labels';
 import {
   AuthType,
@@ -258,6 +258,32 @@ function checkTable(errors: Errors, jsonData: QuiverOptions, upstream: Upstream 
 }
 
 const addressPattern = /^(\[[0-9A-Fa-f:.]+\]|[^\s:/[\]]+):(\d{1,5})$/;
+
+/** Whether a trimmed address is host:port with a port from 1 to 65535 (the backend's checkAddress). */
+function isHostPort(address: string): boolean {
+  const m = addressPattern.exec(address);
+  const port = m ? Number(m[2]) : 0;
+  return Boolean(m) && port >= 1 && port <= 65535;
+}
+
+// The backend's checkHost: a DNS host name, or an IP address (IPv6 with or without brackets).
+const hostNamePattern = new RegExp(hostName);
+const ipv6Pattern = /^[0-9A-Fa-f:.]*:[0-9A-Fa-f:.]*$/;
+
+/** Whether an entry of allowedLocationHosts is one the backend accepts (an empty entry is no entry). */
+function isHost(h: string): boolean {
+  if (h === '') {
+    return true;
+  }
+  if (h.includes('://')) {
+    return false;
+  }
+  if (ipv6Pattern.test(h.replace(/^\[+|\]+$/g, ''))) {
+    return true;
+  }
+  return !h.includes(':') && h.length <= 253 && hostNamePattern.test(h);
+}
+
 // gRPC metadata keys after lowercasing: letters, digits, '-', '_' and '.'.
 const headerNamePattern = /^[0-9a-z_.-]+$/;
 // Set by gRPC or by the authentication settings.
@@ -292,20 +318,31 @@ export function validate(
   const address = String(jsonData.address ?? '').trim();
   if (address === '') {
     errors.address = labels.errors.addressRequired;
-  } else {
-    const m = addressPattern.exec(address);
-    const port = m ? Number(m[2]) : 0;
-    if (!m || port < 1 || port > 65535) {
-      errors.address = labels.errors.addressFormat;
-    }
+  } else if (!isHostPort(address)) {
+    errors.address = labels.errors.addressFormat;
+  }
+  if (
+    !String(jsonData.allowedLocationHosts ?? '')
+      .split(',')
+      .every((h) => isHost(h.trim()))
+  ) {
+    errors.allowedLocationHosts = labels.errors.allowedLocationHostsFormat;
+  }
+  // Checked whether or not incremental queries are on, as the backend does: the editor then shows the field.
+  const redisAddress = String(jsonData.redisAddress ?? '').trim();
+  if (redisAddress !== '' && !isHostPort(redisAddress)) {
+    errors.redisAddress = labels.errors.redisAddressFormat;
   }
   const authType = choice(jsonData, 'authType');
   if (authType === 'token' && !hasSecret('token', secureJsonData, secureJsonFields)) {
     errors.token = labels.errors.tokenRequired;
   }
   if (authType === 'password') {
-    if (!String(jsonData.username ?? '').trim()) {
+    const username = String(jsonData.username ?? '');
+    if (!username.trim()) {
       errors.username = labels.errors.usernameRequired;
+    } else if (username.includes(':')) {
+      errors.username = labels.errors.usernameColon;
     }
     if (!hasSecret('password', secureJsonData, secureJsonFields)) {
       errors.password = labels.errors.passwordRequired;

@@ -213,5 +213,7 @@ export interface SettingSpec {
 	w.b.WriteString(" as const;\n\n")
 	w.b.WriteString("/** The N of headerNameN and headerValueN, as a regular expression's source. */\n")
 	w.b.WriteString("export const headerNumber = " + tsString(settings.HeaderNumber) + ";\n")
+	w.b.WriteString("/** A DNS host name (an entry of allowedLocationHosts), as a regular expression's source. */\n")
+	w.b.WriteString("export const hostName =\n  " + tsString(settings.HostName) + ";\n")
 	return []byte(w.b.String())
 }

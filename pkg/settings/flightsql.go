@@ -303,8 +303,11 @@ func (f FlightSQL) LocationHosts() []string {
 	return hosts
 }
 
-// hostName matches a DNS host name (labels of letters, digits, '-' and '_').
-var hostName = regexp.MustCompile(`^[0-9A-Za-z_]([0-9A-Za-z_-]*[0-9A-Za-z_])?(\.[0-9A-Za-z_]([0-9A-Za-z_-]*[0-9A-Za-z_])?)*\.?$`)
+// HostName matches a DNS host name (labels of letters, digits, '-' and
+// '_'); the editor checks allowedLocationHosts with the same pattern.
+const HostName = `^[0-9A-Za-z_]([0-9A-Za-z_-]*[0-9A-Za-z_])?(\.[0-9A-Za-z_]([0-9A-Za-z_-]*[0-9A-Za-z_])?)*\.?$`
+
+var hostName = regexp.MustCompile(HostName)
 
 // checkHost reports what is wrong with one entry of allowedLocationHosts:
 // a host name or an IP address (IPv6 with or without brackets), no scheme,

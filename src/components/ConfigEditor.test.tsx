@@ -438,6 +438,12 @@ describe('ConfigEditor incremental queries', () => {
     expect(screen.getByText('5 is not within 10 to 2592000 (seconds)')).toBeInTheDocument();
     expect(screen.queryByTestId(selectors.config.incrementalOverlap)).not.toBeInTheDocument();
   });
+
+  it('shows a hidden Redis address while it is not host:port', () => {
+    setup(makeOptions({ upstream: 'flightsql', address: 'h:1', redisAddress: 'redis', incrementalQueries: false }));
+    expect(screen.getByTestId(selectors.config.redisAddress)).toBeInTheDocument();
+    expect(screen.getByText(labels.errors.redisAddressFormat)).toBeInTheDocument();
+  });
 });
 
 describe('ConfigEditor with settings stored by provisioning', () => {

@@ -529,3 +529,6 @@ export const messages = {
 
 /** The N of headerNameN and headerValueN, as a regular expression's source. */
 export const headerNumber = '[1-9][0-9]*';
+/** A DNS host name (an entry of allowedLocationHosts), as a regular expression's source. */
+export const hostName =
+  '^[0-9A-Za-z_]([0-9A-Za-z_-]*[0-9A-Za-z_])?(\\.[0-9A-Za-z_]([0-9A-Za-z_-]*[0-9A-Za-z_])?)*\\.?$';
