@@ -6,12 +6,12 @@ import { Dialect, QuiverOptions } from './types';
 
 describe('messages agree with the backend', () => {
   // src/generated/messages.json holds, for out-of-range values of every numeric setting (and a bad value of
-  // every setting with a fixed set), the message pkg/settings' Parse and Validate give; a Go test regenerates
-  // it and fails when it is stale. The editor must show exactly that message at the key, and nothing else; a case
+  // every setting with a fixed set, and of every switch), the message pkg/settings' Parse and Validate give; a
+  // Go test regenerates it and fails when it is stale. The editor must show exactly that message at the key, and nothing else; a case
   // without a message is a value the backend accepts once it normalizes it (" DuckDB "), which the editor accepts too.
-  it('covers every numeric setting', () => {
+  it('covers every numeric setting and every switch', () => {
     const numeric = Object.values(settings)
-      .filter((s) => s.type === 'integer' || s.type === 'number')
+      .filter((s) => s.type === 'integer' || s.type === 'number' || s.type === 'boolean')
       .map((s) => s.key);
     expect(new Set(backend.cases.map((c) => c.key))).toEqual(
       new Set([

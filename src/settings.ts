@@ -236,7 +236,17 @@ function checkOneOf(errors: Errors, spec: SettingSpec, value: unknown, values: r
   }
 }
 
-/** The table's checks (accepted values, ranges) of every setting that upstream reads (undefined: every instance). */
+/** Checks a switch as the backend reads it: true or false; null, absent and blank text mean the default. */
+function checkBool(errors: Errors, key: string, value: unknown) {
+  if (value === undefined || value === null || typeof value === 'boolean') {
+    return;
+  }
+  if (typeof value !== 'string' || value.trim() !== '') {
+    errors[key] = fill(messages.notABool, { value: quote(typeof value === 'string' ? value : JSON.stringify(value)) });
+  }
+}
+
+/** The table's checks (accepted values, ranges, switches) of every setting that upstream reads (undefined: every instance). */
 function checkTable(errors: Errors, jsonData: QuiverOptions, upstream: Upstream | undefined) {
   const options = jsonData as Record<string, unknown>;
   for (const spec of Object.values(settings) as SettingSpec[]) {
@@ -253,6 +263,8 @@ function checkTable(errors: Errors, jsonData: QuiverOptions, upstream: Upstream 
       }
     } else if (spec.max !== undefined) {
       checkNumber(errors, spec.key, value, rangeOf(spec));
+    } else if (spec.type === 'boolean') {
+      checkBool(errors, spec.key, value);
     }
   }
 }

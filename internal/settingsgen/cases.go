@@ -25,7 +25,9 @@ type messageCase struct {
 // just out of its range on both sides, a fraction for a whole-number one
 // a number beyond 32 bits (reported as given, not clamped) and text that is
 // no number (as a text input stores it); for every
-// setting with a fixed set a value outside it and a value of another type.
+// setting with a fixed set a value outside it and a value of another type;
+// for every switch, text (as provisioning in YAML may store it) and a
+// number.
 func badValues(st settings.Setting, lo, hi float64) []any {
 	switch st.Type {
 	case settings.Integer:
@@ -36,6 +38,8 @@ func badValues(st settings.Setting, lo, hi float64) []any {
 		return vs
 	case settings.Number:
 		return []any{lo - 0.1, hi + 0.05, -1e-9, math.Floor(hi) + 7.25, "lots"}
+	case settings.Bool:
+		return []any{"false", 1}
 	}
 	if len(st.Values) > 0 {
 		return []any{"unknown", 5}
@@ -45,8 +49,11 @@ func badValues(st settings.Setting, lo, hi float64) []any {
 
 // goodValues are accepted values of a setting with a fixed set that only
 // its normalization makes accepted: padded with white space, and in upper
-// case for a setting that is lowercased.
+// case for a setting that is lowercased; and blank text for a switch.
 func goodValues(st settings.Setting) []any {
+	if st.Type == settings.Bool {
+		return []any{" "} // blank text is not set
+	}
 	if len(st.Values) == 0 || st.Normalize == "" {
 		return nil
 	}

@@ -209,6 +209,7 @@ export interface SettingSpec {
 		{"notANumber", tsString(settings.MsgNotANum)},
 		{"oneOf", tsString(settings.MsgOneOf)},
 		{"notAString", tsString(settings.MsgNotAText)},
+		{"notABool", tsString(settings.MsgNotABool)},
 	})
 	w.b.WriteString(" as const;\n\n")
 	w.b.WriteString("/** The N of headerNameN and headerValueN, as a regular expression's source. */\n")

@@ -461,6 +461,16 @@ describe('ConfigEditor with settings stored by provisioning', () => {
     expect(screen.queryByText(labels.errors.usernameRequired)).not.toBeInTheDocument();
   });
 
+  it('says under a switch stored as text that it is not true or false, until it is switched', () => {
+    const { latest } = setup(
+      makeOptions({ upstream: 'flightsql', address: 'h:1', tlsEnabled: 'false' } as unknown as QuiverOptions)
+    );
+    expect(screen.getByText('"false" is not true or false')).toBeInTheDocument();
+    fireEvent.click(screen.getByTestId(selectors.config.tlsEnabled));
+    expect(latest().jsonData.tlsEnabled).toBe(false);
+    expect(screen.queryByText(/is not true or false/)).not.toBeInTheDocument();
+  });
+
   it('shows the demo page alone for an empty upstream', () => {
     setup(makeOptions({ upstream: '' } as unknown as QuiverOptions));
     expect(screen.queryByTestId(selectors.config.address)).not.toBeInTheDocument();

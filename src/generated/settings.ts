@@ -525,6 +525,7 @@ export const messages = {
   notANumber: '{value} is not a number',
   oneOf: '{value} is not one of {values}',
   notAString: '{value} is not a string',
+  notABool: '{value} is not true or false',
 } as const;
 
 /** The N of headerNameN and headerValueN, as a regular expression's source. */

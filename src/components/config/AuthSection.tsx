@@ -60,7 +60,11 @@ export function AuthSection(props: SectionProps) {
           </Field>
         </>
       )}
-      <Field label={labels.flightsql.auth.oauthPassThru} description={labels.flightsql.auth.oauthPassThruTooltip}>
+      <Field
+        label={labels.flightsql.auth.oauthPassThru}
+        description={labels.flightsql.auth.oauthPassThruTooltip}
+        {...fieldError(errors, 'oauthPassThru')}
+      >
         <Switch
           data-testid={selectors.config.oauthPassThru}
           value={Boolean(jsonData.oauthPassThru)}

@@ -41,7 +41,11 @@ export function CacheSection(props: SectionProps) {
   const shown = (key: CacheNumber | 'redisAddress', visible: boolean) => visible || Boolean(errors[key]);
   return (
     <ConfigSection title={labels.cache.section} description={labels.cache.description}>
-      <Field label={labels.cache.incrementalQueries.label} description={labels.cache.incrementalQueries.tooltip}>
+      <Field
+        label={labels.cache.incrementalQueries.label}
+        description={labels.cache.incrementalQueries.tooltip}
+        {...fieldError(errors, 'incrementalQueries')}
+      >
         <Switch
           data-testid={selectors.config.incrementalQueries}
           value={on}
@@ -50,7 +54,11 @@ export function CacheSection(props: SectionProps) {
       </Field>
       {shown('incrementalOverlap', on) && number('incrementalOverlap', selectors.config.incrementalOverlap)}
       {on && (
-        <Field label={labels.cache.incrementalNotice.label} description={labels.cache.incrementalNotice.tooltip}>
+        <Field
+          label={labels.cache.incrementalNotice.label}
+          description={labels.cache.incrementalNotice.tooltip}
+          {...fieldError(errors, 'incrementalNotice')}
+        >
           <Switch
             data-testid={selectors.config.incrementalNotice}
             value={jsonData.incrementalNotice ?? defaults.incrementalNotice}
@@ -75,7 +83,11 @@ export function CacheSection(props: SectionProps) {
         number('resultCacheBytes', selectors.config.resultCacheBytes)}
       {redis && (
         <>
-          <Field label={labels.cache.redisTLS.label} description={labels.cache.redisTLS.tooltip}>
+          <Field
+            label={labels.cache.redisTLS.label}
+            description={labels.cache.redisTLS.tooltip}
+            {...fieldError(errors, 'redisTLS')}
+          >
             <Switch
               data-testid={selectors.config.redisTLS}
               value={Boolean(jsonData.redisTLS)}

@@ -14,7 +14,7 @@ export function TLSSection(props: SectionProps) {
   const { jsonData, errors, setJson, setSecret } = props;
   const t = labels.flightsql.tls;
   const toggle = (key: Flag, label: string, testId: string, description?: string) => (
-    <Field label={label} description={description}>
+    <Field label={label} description={description} {...fieldError(errors, key)}>
       <Switch
         data-testid={testId}
         value={Boolean(jsonData[key])}
