@@ -183,7 +183,7 @@ func (w *partWriter) Close(ctx context.Context, md arrow.Metadata) error {
 		return err
 	}
 	w.state, w.md = writerClosed, md
-	if w.idx == 0 {
+	if w.idx == 0 && !k.q.Streamed {
 		// It carries the query's stats: finished last (sink.finish).
 		k.finishFirst, k.dropFirst = func() error { return w.finishAndEmit(&k.summary) }, w.drop
 		return nil

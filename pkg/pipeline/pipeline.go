@@ -101,12 +101,18 @@ type Query struct {
 	// request shares, so it must never wait on a client: a caller that
 	// sends frames as they come queues them, and bounds the queue here.
 	Room func(ctx context.Context) error
+	// Streamed: the caller sends each frame as soon as it is emitted (a
+	// chunked reply), where a client places the frames in the order they
+	// arrive. The first frame is then encoded and emitted at once like the
+	// others, not held back to carry the query's encoding stats (which no
+	// frame carries then): held back, it would arrive last.
+	Streamed bool
 }
 
 // Run asks q's source for its frames and encodes them on the encode
 // workers, calling emit with each frame's index (in the order the source
 // produced them) and the frame. The first frame is encoded last: it carries
-// the query's encoding stats.
+// the query's encoding stats (but for a Streamed query).
 //
 // Every frame holds budget in acct from when the source hands it over
 // (held.go); emit's caller takes the frame's (Frame.Budget) and its lent

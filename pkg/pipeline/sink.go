@@ -189,7 +189,7 @@ func (k lendingSink) LendRecord(ctx context.Context, rec arrow.RecordBatch) erro
 // worker (waiting for one), which encodes and emits it.
 func (k *sink) submit(ctx context.Context, rows int64, j job) error {
 	idx, err := k.admit(1, rows)
-	if err == nil && idx > 0 {
+	if err == nil && (idx > 0 || k.q.Streamed) {
 		err = k.room(ctx)
 	}
 	if err != nil {
@@ -203,7 +203,7 @@ func (k *sink) submit(ctx context.Context, rows int64, j job) error {
 		return err
 	}
 	j.held = held
-	if idx == 0 {
+	if idx == 0 && !k.q.Streamed {
 		k.finishFirst, k.dropFirst = func() error { return k.encodeAndEmit(0, j, &k.summary) }, func() { k.drop(j) }
 		return nil
 	}

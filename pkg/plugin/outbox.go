@@ -13,9 +13,10 @@ import (
 // sent: while more wait, the request's sources hold their next frame back
 // (outbox.room). A client that stops reading so holds up its own request
 // until its deadline, with at most this much waiting to be sent. What its
-// queries hold besides (the frames on an encode worker, each query's first
-// frame, kept to carry its stats, and a table frame's parts until the frame
-// is finished) is bounded by its share of the memory budget, not by this.
+// queries hold besides (the frames on an encode worker or waiting for an
+// earlier frame of their query to be encoded (inOrder), and a table frame's
+// parts until the frame is finished) is bounded by its share of the memory
+// budget, not by this.
 const MaxUnsent = 8 << 20
 
 // outbox passes a chunked request's chunks from the encode workers, which

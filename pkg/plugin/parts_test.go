@@ -257,7 +257,8 @@ func assertBudgetEmpty(t *testing.T, s *Service, what string) {
 
 // A table handed over in parts reaches Grafana as one frame of several
 // record batches that decodes to the table joined, with the query's stats
-// on it (it is frame 0, finished last), in every codec, unary and chunked;
+// on it (it is frame 0, finished last; chunked, it is sent first, without
+// them), in every codec, unary and chunked;
 // the JSON format declines the parts and gets the table whole.
 func TestPartsThroughThePlugin(t *testing.T) {
 	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
@@ -307,11 +308,11 @@ func TestPartsThroughThePlugin(t *testing.T) {
 		if len(stream.chunks) != 1+q.Extra {
 			t.Fatalf("%s chunked: %d chunks", c, len(stream.chunks))
 		}
-		last := stream.chunks[len(stream.chunks)-1] // frame 0 is finished last
-		if last.FrameId != "0" || last.Error != "" {
-			t.Fatalf("%s chunked: last chunk is frame %q (%q)", c, last.FrameId, last.Error)
+		first := stream.chunks[0] // chunks come in the frames' order
+		if first.FrameId != "0" || first.Error != "" {
+			t.Fatalf("%s chunked: first chunk is frame %q (%q)", c, first.FrameId, first.Error)
 		}
-		got, err = data.UnmarshalArrowFrame(last.Frame)
+		got, err = data.UnmarshalArrowFrame(first.Frame)
 		if err != nil {
 			t.Fatal(err)
 		}

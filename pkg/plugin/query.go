@@ -7,6 +7,7 @@ import (
 	"maps"
 	"math"
 	"runtime/debug"
+	"slices"
 	"strconv"
 	"sync"
 	"time"
@@ -115,7 +116,9 @@ func (l *frameList) add(i int, f pipeline.Frame) error {
 }
 
 // queryChunkedData streams every frame as its own chunk, with out, as soon
-// as it is encoded; a query that fails sends one chunk with its error.
+// as it and the query's frames before it are encoded (a client places them
+// in the order they come); a query that fails sends one chunk with its
+// error, after its frames.
 // Frames in pieces stay in pieces for the wire codec. chunks
 // (middleware.go) calls it through the query chain.
 //
@@ -142,6 +145,10 @@ func (s *Service) queryChunkedData(ctx context.Context, preq *pluginv2.QueryChun
 		ctx, end := s.traceQuery(ctx, q)
 		defer func() { end(err) }()
 		if err == nil {
+			// Grafana places a query's frames in the order their chunks
+			// arrive: they are put in the outbox in the order of their
+			// index, whichever encode worker finishes first.
+			seq := &inOrder{put: box.put}
 			err = s.runQuery(ctx, inst, q, req.Format, dec, acct, box.room, func(i int, f pipeline.Frame) error {
 				c := &chunk{msg: &pluginv2.QueryChunkedDataResponse{
 					RefId: q.RefID, FrameId: strconv.Itoa(i), Frame: f.B,
@@ -158,9 +165,10 @@ func (s *Service) queryChunkedData(ctx context.Context, preq *pluginv2.QueryChun
 				// Meanwhile the request is not blocked on itself (Drain).
 				held := budget.Bytes()
 				c.written = newAfterWrite(budget.Drain())
-				box.put(queued{c: c, held: held})
+				seq.add(i, queued{c: c, held: held})
 				return nil
 			})
+			seq.flush() // the frames after one that failed, before the error
 		}
 		if err != nil {
 			status, src, msg := classify(err)
@@ -171,6 +179,49 @@ func (s *Service) queryChunkedData(ctx context.Context, preq *pluginv2.QueryChun
 	})
 	box.close()
 	return <-sent
+}
+
+// inOrder puts a query's chunks in the order of their frames' index (from
+// 0), those emitted ahead of an earlier one waiting for it. The pipeline
+// hands frames to the encode workers in that order, so about as many wait
+// as there are workers (and those after a frame in parts, until it closes).
+type inOrder struct {
+	mu      sync.Mutex
+	next    int
+	pending map[int]queued
+	put     func(queued)
+}
+
+func (o *inOrder) add(i int, q queued) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if i != o.next {
+		if o.pending == nil {
+			o.pending = map[int]queued{}
+		}
+		o.pending[i] = q
+		return
+	}
+	o.put(q)
+	for o.next++; ; o.next++ {
+		q, ok := o.pending[o.next]
+		if !ok {
+			return
+		}
+		delete(o.pending, o.next)
+		o.put(q)
+	}
+}
+
+// flush puts the chunks still waiting, in order: after a frame that never
+// came (its query failed), once the query's frames are all emitted.
+func (o *inOrder) flush() {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	for _, i := range slices.Sorted(maps.Keys(o.pending)) {
+		o.put(o.pending[i])
+	}
+	o.pending = nil
 }
 
 // budgetShare names the share of the memory budget a request draws on
@@ -315,5 +366,6 @@ func (s *Service) runQuery(ctx context.Context, inst *Instance, q backend.DataQu
 		Decoder:  dec,
 		Observe:  inst.metrics.observe,
 		Room:     room,
+		Streamed: room != nil, // a caller with room to wait for sends each frame as it comes
 	}, acct, emit)
 }
