@@ -105,6 +105,12 @@ func TestEngineIncrementalEqualsFull(t *testing.T) {
 		{"raw", "SELECT ts AS time, host, v FROM m WHERE $__timeFilter(ts) ORDER BY 1", series},
 		{"group", "SELECT $__timeGroupAlias(ts, 30s), host, avg(v) AS v FROM m WHERE $__timeFilter(ts) GROUP BY 1, 2 ORDER BY 1", series},
 		{"fill", "SELECT $__timeGroupAlias(ts, 30s, 0), host, sum(v) AS v FROM m WHERE $__timeFilter(ts) AND host <> 'h2' GROUP BY 1, 2 ORDER BY 1", series},
+		// The query builder's SQL: the group written in SELECT and GROUP BY.
+		{"builder", `SELECT $__timeGroup("ts", 30s) AS "time", "host", avg("v") AS "v"
+FROM "m"
+WHERE $__timeFilter("ts")
+GROUP BY $__timeGroup("ts", 30s), "host"
+ORDER BY "time"`, series},
 		{"epoch", "SELECT em AS time, host, v FROM m WHERE $__unixEpochMsFilter(em)", series},
 		// Buckets longer than half the overlap: two are read again.
 		{"long group", "SELECT $__timeGroupAlias(ts, 2m), host, max(v) AS v FROM m WHERE $__timeFilter(ts) GROUP BY 1, 2", series},

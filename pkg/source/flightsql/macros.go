@@ -70,6 +70,7 @@ type timeUse struct {
 	nested  bool          // one of these inside another macro's arguments
 	groups  []string      // the column argument of each time group
 	grouped []string      // what each time group wrote
+	first   [3]string     // the first time group's macro, column and interval
 	width   time.Duration // the widest time group's interval
 }
 
@@ -84,6 +85,15 @@ func (u *timeUse) record(name string, depth int, args []string, out string) {
 	case "timeFrom", "timeTo", "unixEpochFrom", "unixEpochTo", "unixEpochMsFrom", "unixEpochMsTo", "unixEpochNanoFrom", "unixEpochNanoTo":
 		u.bounds++
 	case "timeGroup", "timeGroupAlias", "unixEpochGroup", "unixEpochGroupAlias":
+		// The first group again (as in SELECT and GROUP BY, with or without
+		// its alias or fill) is that group; a second one makes the query a
+		// full one, however many follow.
+		group := [3]string{strings.TrimSuffix(name, "Alias"), args[0], args[1]}
+		if len(u.groups) == 0 {
+			u.first = group
+		} else if group == u.first {
+			break
+		}
 		iv, _ := parseInterval(args[1]) // parsed without error by the macro
 		u.groups, u.grouped, u.width = append(u.groups, args[0]), append(u.grouped, out), max(u.width, iv)
 	default:

@@ -530,7 +530,8 @@ func TestMacroOutputBound(t *testing.T) {
 // $__timeEpoch neither read the range nor group by time: they record
 // nothing, and the planner judges the column they select as it judges
 // "col AS time" written out: $__time(ts) is the filtered column,
-// $__timeEpoch(ts) (whole seconds) is not, so that query is a full one.
+// $__timeEpoch(ts) (whole seconds) is not, so that query is a full one. A
+// group written again (SELECT and GROUP BY) is one group.
 func TestExpandMacrosTimeUse(t *testing.T) {
 	env := testEnv(settings.DialectDuckDB)
 	for _, tc := range []struct {
@@ -545,6 +546,10 @@ func TestExpandMacrosTimeUse(t *testing.T) {
 		{"SELECT $__unixEpochGroup(e, 1h) AS time, avg(v) FROM m WHERE $__unixEpochFilter(e) GROUP BY 1", []string{"e"}, time.Hour, "", true},
 		{"SELECT $__unixEpochGroupAlias(other, 10m), avg(v) FROM m WHERE $__unixEpochFilter(e) GROUP BY 1", []string{"other"}, 10 * time.Minute, "not the time filter's", false},
 		{"SELECT $__unixEpochGroupAlias(e, 1m), $__unixEpochGroup(e, 1h), avg(v) FROM m WHERE $__unixEpochFilter(e) GROUP BY 1, 2", []string{"e", "e"}, time.Hour, "more than one time group", false},
+		// The query builder's shape: one group in SELECT and GROUP BY.
+		{`SELECT $__timeGroup("ts", 5m) AS "time", avg("v") AS "v" FROM m WHERE $__timeFilter("ts") GROUP BY $__timeGroup("ts", 5m)`, []string{`"ts"`}, 5 * time.Minute, "", true},
+		{"SELECT $__timeGroupAlias(ts, 1m, 0), avg(v) FROM m WHERE $__timeFilter(ts) GROUP BY $__timeGroup(ts, 1m)", []string{"ts"}, time.Minute, "", true},
+		{"SELECT $__timeGroupAlias(ts, 1m), $__unixEpochGroup(ts, 1m) AS e, avg(v) FROM m WHERE $__timeFilter(ts) GROUP BY 1, 2", []string{"ts", "ts"}, time.Minute, "more than one time group", false},
 		{"SELECT $__time($__unixEpochGroup(e, 1m)), avg(v) FROM m WHERE $__unixEpochFilter(e) GROUP BY 1", []string{"e"}, time.Minute, "inside another macro's arguments", false},
 		{"SELECT $__time(ts), v FROM m WHERE $__timeFilter(ts)", nil, 0, "", true},
 		{"SELECT $__timeEpoch(ts), v FROM m WHERE $__timeFilter(ts)", nil, 0, "", false},
