@@ -134,8 +134,8 @@ export const labels = {
     codecHelp: {
       auto:
         'auto (default): chooses none, lz4 or zstd per frame by what it costs the plugin and Grafana. Time series go ' +
-        'uncompressed unless zstd saves kilobytes a frame (timestamps at steps of ~20 s or less); log lines go as zstd, ' +
-        'a few dozen lines as lz4.',
+        'uncompressed to the Grafana versions released so far; log frames of about a thousand lines or more go as ' +
+        'zstd, shorter text as lz4.',
       zstd:
         'zstd: smallest frames on text (log lines 3.7× at level 3, 4.4× at 7), but Grafana pays ~50 µs more per frame and ' +
         '~3 ns per byte to decode it (+60 % on a 256-point series, +90 % on log lines). Time series shrink only at ' +

@@ -174,9 +174,9 @@ export const settings = {
     default: 'cpu',
     values: ['cpu', 'bytes'],
     normalize: 'trim',
-    help: "What codec auto saves first: Grafana's and the plugin's CPU (cpu, for a Grafana next to its data: log lines go as zstd, a few dozen lines as lz4, time series uncompressed unless zstd saves kilobytes a frame) or bytes on the wire (bytes, for a Grafana far from it or short of memory: shorter text and series go as zstd too).",
+    help: "What codec auto saves first: Grafana's and the plugin's CPU (cpu, for a Grafana next to its data: log frames of about a thousand lines or more go as zstd, shorter text as lz4, time series uncompressed to the Grafana versions released so far) or bytes on the wire (bytes, for a Grafana far from it or short of memory: shorter text and series go as zstd too).",
     description:
-      "What codec auto saves first: Grafana's and the plugin's CPU (cpu, for a Grafana next to its data: log lines go as zstd, a few dozen lines as lz4, time series uncompressed unless zstd saves kilobytes a frame) or bytes on the wire (bytes, for a Grafana far from it or short of memory: shorter text and series go as zstd too). Accepted: cpu, bytes. Default: cpu.",
+      "What codec auto saves first: Grafana's and the plugin's CPU (cpu, for a Grafana next to its data: log frames of about a thousand lines or more go as zstd, shorter text as lz4, time series uncompressed to the Grafana versions released so far) or bytes on the wire (bytes, for a Grafana far from it or short of memory: shorter text and series go as zstd too). Accepted: cpu, bytes. Default: cpu.",
   },
   replyFormat: {
     key: 'replyFormat',
@@ -184,9 +184,9 @@ export const settings = {
     default: 'arrow',
     values: ['arrow', 'json', 'requested'],
     normalize: 'trim',
-    help: "The format of the frames in a query's reply to Grafana: arrow (Grafana decodes it at less than half the CPU of JSON, and every version reads it), json, or requested (what Grafana asked for; Grafana from 13.x asks for JSON unless this plugin is in its arrow_query_data_plugins list). Chunked replies always come in the format asked for.",
+    help: "The format of the frames in a query's reply to Grafana: arrow (Grafana decodes it at less than half the CPU of JSON, and every version reads it), json, or requested (what Grafana asked for: released versions ask for Arrow; a Grafana built to ask for JSON asks for it unless this plugin is in its arrow_query_data_plugins list). Chunked replies always come in the format asked for.",
     description:
-      "The format of the frames in a query's reply to Grafana: arrow (Grafana decodes it at less than half the CPU of JSON, and every version reads it), json, or requested (what Grafana asked for; Grafana from 13.x asks for JSON unless this plugin is in its arrow_query_data_plugins list). Chunked replies always come in the format asked for. Accepted: arrow, json, requested. Default: arrow.",
+      "The format of the frames in a query's reply to Grafana: arrow (Grafana decodes it at less than half the CPU of JSON, and every version reads it), json, or requested (what Grafana asked for: released versions ask for Arrow; a Grafana built to ask for JSON asks for it unless this plugin is in its arrow_query_data_plugins list). Chunked replies always come in the format asked for. Accepted: arrow, json, requested. Default: arrow.",
   },
   minSavings: {
     key: 'minSavings',
