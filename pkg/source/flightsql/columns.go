@@ -228,9 +228,10 @@ func timeTZText(dst []byte, a arrow.Array, i int) []byte {
 }
 
 // bitText writes DuckDB's BIT (a byte counting the padding bits, then the
-// bits, the padding first) as its digits: 101.
+// bits, the padding first) as its digits: 101. Its storage is any binary
+// layout (opaqueForm.fits).
 func bitText(dst []byte, a arrow.Array, i int) []byte {
-	b := a.(*array.Binary).Value(i)
+	b := a.(valueArray[[]byte]).Value(i)
 	if len(b) == 0 {
 		return dst
 	}

@@ -78,14 +78,47 @@ type opaqueForm struct {
 }
 
 func (f opaqueForm) fits(storage arrow.DataType) bool {
-	if f.width == 0 {
-		return storage.ID() == arrow.BINARY
+	if f.width == 0 { // any binary layout: DuckDB's arrow_large_buffer_size sends large_binary
+		switch storage.ID() {
+		case arrow.BINARY, arrow.LARGE_BINARY, arrow.BINARY_VIEW:
+			return true
+		}
+		return false
 	}
 	fs, ok := storage.(*arrow.FixedSizeBinaryType)
 	return ok && fs.ByteWidth == f.width
 }
 
 func storageOf(a arrow.Array) arrow.Array { return a.(array.ExtensionArray).Storage() }
+
+// base64Opaque returns the first opaque type within dt (its fields,
+// dictionary values, extension storage) that extensionOf does not read and
+// whose bytes the JSON of dt therefore writes as base64, nil when there is
+// none.
+func base64Opaque(dt arrow.DataType) *extensions.OpaqueType {
+	switch t := dt.(type) {
+	case *extensions.OpaqueType:
+		if _, ok := extensionOf(t); !ok {
+			switch t.Storage.ID() {
+			case arrow.BINARY, arrow.LARGE_BINARY, arrow.BINARY_VIEW, arrow.FIXED_SIZE_BINARY:
+				return t
+			}
+		}
+	case arrow.ExtensionType:
+		if _, ok := extensionOf(t); !ok {
+			return base64Opaque(t.StorageType())
+		}
+	case *arrow.DictionaryType:
+		return base64Opaque(t.ValueType)
+	case arrow.NestedType:
+		for _, f := range t.Fields() {
+			if o := base64Opaque(f.Type); o != nil {
+				return o
+			}
+		}
+	}
+	return nil
+}
 
 // opaqueNumber is an exact number read by r: float64, its text and JSON
 // its digits.

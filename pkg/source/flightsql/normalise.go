@@ -7,6 +7,7 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
+	"strings"
 	"sync"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -282,6 +283,9 @@ func buildStrings(mem memory.Allocator, a arrow.Array, text func(dst []byte, i i
 // naming the first it could not find.
 func toJSON(name string, dt arrow.DataType) conversion {
 	c := conversion{out: arrow.BinaryTypes.Binary, convert: convertJSON}
+	if o := base64Opaque(dt); o != nil { // its bytes in base64: say so, as for a column of it
+		c.notice = opaqueNotice(name, o, arrow.BinaryTypes.String)
+	}
 	var unknown []string
 	known := knownZones(dt, &unknown)
 	if known == dt {
@@ -295,7 +299,8 @@ func toJSON(name string, dt arrow.DataType) conversion {
 		return convertJSON(mem, k)
 	}
 	if len(unknown) > 0 {
-		c.notice = fmt.Sprintf("Column %s has times in a time zone the plugin cannot find (%s): they are written in UTC. Name a zone of the IANA database, or an offset such as +05:30.", source.Quote(name), source.Quote(unknown[0]))
+		zone := fmt.Sprintf("Column %s has times in a time zone the plugin cannot find (%s): they are written in UTC. Name a zone of the IANA database, or an offset such as +05:30.", source.Quote(name), source.Quote(unknown[0]))
+		c.notice = strings.TrimSpace(c.notice + " " + zone)
 	}
 	return c
 }
@@ -324,10 +329,11 @@ func withType(d arrow.ArrayData, dt arrow.DataType) arrow.ArrayData {
 // convertJSON writes a value whose JSON is null (a union holding a null) as a
 // null.
 func convertJSON(mem memory.Allocator, a arrow.Array) (arrow.Array, found, error) {
+	_, jsonValues := a.(*extensions.JSONArray) // JSON's null is a value there, not a missing one
 	var buf []byte
 	return eachValid(array.NewBinaryBuilder(mem, arrow.BinaryTypes.Binary), a, func(b *array.BinaryBuilder, i int) {
 		buf = appendJSON(buf[:0], a, i)
-		if string(buf) == "null" { // a union whose value is null, say
+		if string(buf) == "null" && !jsonValues { // a union whose value is null, say
 			b.AppendNull()
 			return
 		}
