@@ -179,6 +179,8 @@ describe('validate', () => {
     const flightsql = { upstream: 'flightsql' as const, address: 'h:1' };
     expect(validate({ ...flightsql, redisAddress: 'redis' }).redisAddress).toBe(labels.errors.redisAddressFormat);
     expect(validate({ ...flightsql, redisAddress: 'redis://r:6379' }).redisAddress).toBeTruthy();
+    expect(validate({ ...flightsql, redisAddress: 'default:secret@r:6379' }).redisAddress).toBeTruthy();
+    expect(validate({ upstream: 'flightsql', address: 'user:secret@h:1' }).address).toBe(labels.errors.addressFormat);
     expect(validate({ ...flightsql, redisAddress: 'redis:6379' })).toEqual({});
   });
 

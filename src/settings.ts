@@ -269,7 +269,7 @@ function checkTable(errors: Errors, jsonData: QuiverOptions, upstream: Upstream 
   }
 }
 
-const addressPattern = /^(\[[0-9A-Fa-f:.]+\]|[^\s:/[\]]+):(\d{1,5})$/;
+const addressPattern = /^(\[[0-9A-Fa-f:.]+\]|[^\s:/@[\]]+):(\d{1,5})$/;
 
 /** Whether a trimmed address is host:port with a port from 1 to 65535 (the backend's checkAddress). */
 function isHostPort(address: string): boolean {

@@ -21,7 +21,7 @@ type Pipeline struct {
 	work    chan func() // to the encode workers; unbuffered, so senders wait for a free one
 	workers sync.WaitGroup
 	budget  *Budget
-	log     func(msg string, args ...any)
+	log     func(ctx context.Context, msg string, args ...any)
 	// jsonScratches are JSON frame writers and their buffers (json.go).
 	jsonScratches sync.Pool
 }
@@ -35,8 +35,9 @@ type Options struct {
 	// Observer is told what the budget does (metrics); none when nil.
 	Observer Observer
 	// Log logs a panic in a source or while encoding (the query fails with
-	// an error); nothing is logged when nil.
-	Log func(msg string, args ...any)
+	// an error), with the query's context (whose log attributes name its
+	// request and data source); nothing is logged when nil.
+	Log func(ctx context.Context, msg string, args ...any)
 }
 
 // New starts a Pipeline's encode workers.
@@ -47,7 +48,7 @@ func New(o Options) *Pipeline {
 	}
 	p := &Pipeline{work: make(chan func()), budget: newBudget(o.Budget, o.Observer), log: o.Log}
 	if p.log == nil {
-		p.log = func(string, ...any) {}
+		p.log = func(context.Context, string, ...any) {}
 	}
 	p.jsonScratches.New = func() any { return new(jsonScratch) }
 	// Long-lived workers rather than a goroutine per frame: a worker's stack
@@ -125,7 +126,8 @@ func (p *Pipeline) Run(ctx context.Context, q Query, acct *Account, emit func(in
 	if q.Observe == nil {
 		q.Observe = func(arrowipc.BodyStats, int, time.Duration) {}
 	}
-	k := &sink{cancel: cancel, p: p, q: q, acct: acct, emit: emit}
+	k := &sink{cancel: cancel, p: p, q: q, acct: acct, emit: emit,
+		log: func(msg string, args ...any) { p.log(ctx, msg, args...) }}
 	k.credit = Held{a: acct}
 	defer k.releaseCredit()
 	var to source.Sink = k
@@ -154,7 +156,7 @@ func (p *Pipeline) Run(ctx context.Context, q Query, acct *Account, emit func(in
 func (p *Pipeline) RunSource(ctx context.Context, src source.Source, q source.Query, sink source.Sink) (err error) {
 	defer func() {
 		if r := recover(); r != nil {
-			p.log("panic in a source", "refId", q.RefID, "panic", r, "stack", string(debug.Stack()))
+			p.log(ctx, "panic in a source", "refId", q.RefID, "panic", r, "stack", string(debug.Stack()))
 			err = fmt.Errorf("internal error in Quiver: %v", r)
 		}
 	}()

@@ -43,6 +43,7 @@ func (j job) release() {
 type sink struct {
 	cancel context.CancelCauseFunc
 	p      *Pipeline
+	log    func(msg string, args ...any) // p's Log, with the query's context
 	q      Query
 	acct   *Account
 	emit   func(int, Frame) error
@@ -297,7 +298,7 @@ func (k *sink) encodeAndEmit(idx int, j job, summary *frame.Summary) (err error)
 // and logs it: it fails the query, not the process.
 func (k *sink) recoverEncode(err *error) {
 	if p := recover(); p != nil {
-		k.p.log("panic encoding a frame", "refId", k.q.Query.RefID, "panic", p, "stack", string(debug.Stack()))
+		k.log("panic encoding a frame", "refId", k.q.Query.RefID, "panic", p, "stack", string(debug.Stack()))
 		*err = fmt.Errorf("internal error in Quiver while encoding a frame: %v", p)
 	}
 }

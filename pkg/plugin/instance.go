@@ -39,6 +39,9 @@ type Instance struct {
 	// version is the settings' version (when Grafana last saved them): a
 	// kept answer is for these settings only (source.Query.Scope).
 	version string
+	// dsName and dsUID name the data source in log lines without a
+	// request (Dispose), as contextualLoggerMiddleware does in a request's.
+	dsName, dsUID string
 	// kept is the memory budget's account of what source keeps between
 	// queries (source.MemoryKeeper); nil when it keeps nothing.
 	kept *pipeline.Kept
@@ -78,7 +81,7 @@ func DefaultSources(_ context.Context, s settings.Settings) (source.Source, erro
 // settings do not fail the factory (which would hide the reason behind a
 // generic error): the instance keeps the error and reports it.
 func newInstance(ctx context.Context, ds backend.DataSourceInstanceSettings, sources SourceFactory, p *pipeline.Pipeline) *Instance {
-	inst := &Instance{version: strconv.FormatInt(ds.Updated.UnixNano(), 10)}
+	inst := &Instance{version: strconv.FormatInt(ds.Updated.UnixNano(), 10), dsName: ds.Name, dsUID: ds.UID}
 	s, err := settings.Parse(ds.JSONData, ds.DecryptedSecureJSONData)
 	if err == nil {
 		err = s.Validate()
@@ -156,18 +159,19 @@ func (inst *Instance) Dispose() {
 		inst.idle = idle
 	}
 	inst.mu.Unlock()
+	logger := backend.Logger.With("pluginId", PluginID, "dsName", inst.dsName, "dsUid", inst.dsUID)
 	if idle != nil {
 		t := time.NewTimer(inst.disposeWait())
 		select {
 		case <-idle:
 		case <-t.C:
-			backend.Logger.Warn("closing a replaced data source under requests still running", "after", inst.disposeWait())
+			logger.Warn("closing a replaced data source under requests still running", "after", inst.disposeWait())
 		}
 		t.Stop()
 	}
 	if c, ok := inst.source.(io.Closer); ok {
 		if err := c.Close(); err != nil {
-			backend.Logger.Warn("closing data source", "error", err)
+			logger.Warn("closing data source", "error", err)
 		}
 	}
 	if inst.kept != nil {

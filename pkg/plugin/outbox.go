@@ -5,8 +5,6 @@ import (
 	"fmt"
 	"runtime/debug"
 	"sync"
-
-	"github.com/grafana/grafana-plugin-sdk-go/backend"
 )
 
 // MaxUnsent bounds the encoded bytes of one chunked request that wait to be
@@ -30,6 +28,9 @@ type outbox struct {
 	err     error         // the first failed send: later chunks are dropped
 	changed chan struct{} // closed, and replaced, when any of the above moves
 	release func(queued)  // gives back what a chunk holds, sent or not
+	// logError logs a panic while sending, with the request's log
+	// attributes; set before run.
+	logError func(msg string, args ...any)
 }
 
 // queued is one chunk and the budget bytes it holds until sent.
@@ -39,7 +40,8 @@ type queued struct {
 }
 
 func newOutbox(release func(queued)) *outbox {
-	return &outbox{changed: make(chan struct{}), release: release}
+	return &outbox{changed: make(chan struct{}), release: release,
+		logError: func(msg string, args ...any) { logError(context.Background(), msg, args...) }}
 }
 
 // signal wakes whoever waits on the current state; called under o.mu.
@@ -114,7 +116,7 @@ func (o *outbox) run(send func(*chunk) error, failed func(error)) error {
 		o.mu.Unlock()
 
 		if err == nil {
-			err = sendRecovering(send, q.c)
+			err = sendRecovering(o.logError, send, q.c)
 		}
 		o.release(q)
 
@@ -135,10 +137,10 @@ func (o *outbox) run(send func(*chunk) error, failed func(error)) error {
 
 // sendRecovering is send(c), a panic turned into its error (and logged):
 // it fails the request, not the process.
-func sendRecovering(send func(*chunk) error, c *chunk) (err error) {
+func sendRecovering(logError func(msg string, args ...any), send func(*chunk) error, c *chunk) (err error) {
 	defer func() {
 		if p := recover(); p != nil {
-			backend.Logger.Error("panic sending a chunk", "refId", c.msg.GetRefId(), "panic", p, "stack", string(debug.Stack()))
+			logError("panic sending a chunk", "refId", c.msg.GetRefId(), "panic", p, "stack", string(debug.Stack()))
 			err = fmt.Errorf("internal error in Quiver while sending a chunk: %v", p)
 		}
 	}()

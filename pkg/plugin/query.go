@@ -139,6 +139,7 @@ func (s *Service) queryChunkedData(ctx context.Context, preq *pluginv2.QueryChun
 		runAfterWrite(q.c.written) // likewise: it runs it once they are written out
 	})
 	sent := make(chan error, 1)
+	box.logError = func(msg string, args ...any) { logError(ctx, msg, args...) }
 	go func() { sent <- box.run(out, cancel) }()
 	defer box.close() // the sending goroutine ends even if eachQuery panics
 	s.eachQuery(ctx, req.PluginContext, req.Queries, pre, func(q backend.DataQuery, inst *Instance, err error) {
@@ -336,7 +337,7 @@ func (s *Service) eachQuery(ctx context.Context, pc backend.PluginContext, queri
 			defer func() { <-sem }()
 			defer func() {
 				if p := recover(); p != nil {
-					backend.Logger.Error("panic in query", "refId", q.RefID, "panic", p, "stack", string(debug.Stack()))
+					logError(ctx, "panic in query", "refId", q.RefID, "panic", p, "stack", string(debug.Stack()))
 					fn(q, inst, fmt.Errorf("internal error in Quiver: %v", p))
 				}
 			}()

@@ -88,13 +88,19 @@ func NewService(o Options) *Service {
 		b.From = "set by the plugin's options"
 	}
 	s.pipeline = pipeline.New(pipeline.Options{
-		Workers: o.EncodeWorkers, Budget: b, Observer: budgetMetrics{}, Log: backend.Logger.Error,
+		Workers: o.EncodeWorkers, Budget: b, Observer: budgetMetrics{}, Log: logError,
 	})
 	livePipeline.Store(s.pipeline)
 	s.im = datasource.NewInstanceManager(func(ctx context.Context, ds backend.DataSourceInstanceSettings) (instancemgmt.Instance, error) {
 		return newInstance(ctx, ds, sources, s.pipeline), nil
 	})
 	return s
+}
+
+// logError logs an error line with the log attributes of ctx (the
+// request's endpoint, data source and trace: contextualLoggerMiddleware).
+func logError(ctx context.Context, msg string, args ...any) {
+	backend.Logger.FromContext(ctx).Error(msg, args...)
 }
 
 // Close stops the encode workers once they are idle. The Service must not be

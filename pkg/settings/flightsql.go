@@ -151,10 +151,10 @@ func (f FlightSQL) TimeoutDuration() time.Duration { return time.Duration(f.Time
 func (f FlightSQL) String() string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "FlightSQL{address=%q tls=%t authType=%q username=%q catalog=%q schema=%q dialect=%q oauthPassThru=%t noForwardedIdentity=%q allowedLocationHosts=%q timeout=%d rowLimit=%d byteLimit=%d incrementalQueries=%t incrementalOverlap=%d resultCacheBytes=%d incrementalNotice=%t",
-		f.Address, f.TLSEnabled, f.AuthType, f.Username, f.Catalog, f.Schema, f.Dialect, f.OAuthPassThru, f.NoForwardedIdentity, f.AllowedLocationHosts, f.Timeout, f.RowLimit, f.ByteLimit,
+		withoutUserinfo(f.Address), f.TLSEnabled, f.AuthType, f.Username, f.Catalog, f.Schema, f.Dialect, f.OAuthPassThru, f.NoForwardedIdentity, withoutUserinfo(f.AllowedLocationHosts), f.Timeout, f.RowLimit, f.ByteLimit,
 		f.IncrementalQueries, f.IncrementalOverlap, f.ResultCacheBytes, f.IncrementalNotice)
 	if f.RedisAddress != "" {
-		fmt.Fprintf(&b, " redisAddress=%q redisTLS=%t redisUsername=%q redisKeyPrefix=%q redisTTL=%d", f.RedisAddress, f.RedisTLS, f.RedisUsername, f.RedisKeyPrefix, f.RedisTTL)
+		fmt.Fprintf(&b, " redisAddress=%q redisTLS=%t redisUsername=%q redisKeyPrefix=%q redisTTL=%d", withoutUserinfo(f.RedisAddress), f.RedisTLS, f.RedisUsername, f.RedisKeyPrefix, f.RedisTTL)
 	}
 	for _, h := range f.Headers {
 		fmt.Fprintf(&b, " header%d=%q", h.Index, h.Name)
@@ -187,8 +187,8 @@ func (f FlightSQL) Validate() error {
 
 	if f.Address == "" {
 		add(`address: required when upstream is "flightsql" (host:port)`)
-	} else if err := checkAddress(f.Address); err != nil {
-		add("address: %s %v", quote(f.Address), err)
+	} else if err := checkAddress(f.Address, "tlsEnabled"); err != nil {
+		add("address: %s %v", quote(withoutUserinfo(f.Address)), err)
 	}
 
 	switch f.AuthType {
@@ -219,14 +219,14 @@ func (f FlightSQL) Validate() error {
 
 	for _, h := range strings.Split(f.AllowedLocationHosts, ",") {
 		if err := checkHost(strings.TrimSpace(h)); err != nil {
-			add("allowedLocationHosts: %s %v", quote(strings.TrimSpace(h)), err)
+			add("allowedLocationHosts: %s %v", quote(withoutUserinfo(strings.TrimSpace(h))), err)
 		}
 	}
 
 	f.checkHeaders(add)
 	if f.RedisAddress != "" {
-		if err := checkAddress(f.RedisAddress); err != nil {
-			add("redisAddress: %s %v", quote(f.RedisAddress), err)
+		if err := checkAddress(f.RedisAddress, "redisTLS"); err != nil {
+			add("redisAddress: %s %v", quote(withoutUserinfo(f.RedisAddress)), err)
 		}
 		if err := checkNoControl(f.RedisUsername + f.RedisKeyPrefix + f.RedisPassword.Reveal()); err != nil {
 			add("redisUsername, redisKeyPrefix or redisPassword: %v", err)
@@ -309,6 +309,22 @@ const HostName = `^[0-9A-Za-z_]([0-9A-Za-z_-]*[0-9A-Za-z_])?(\.[0-9A-Za-z_]([0-9
 
 var hostName = regexp.MustCompile(HostName)
 
+// withoutUserinfo returns an address or host setting as a message may
+// quote it: what is written before its last "@" (a URL's user name and
+// password) replaced. Settings messages are shown to every user of the
+// data source and logged with each query that fails with them.
+func withoutUserinfo(v string) string {
+	at := strings.LastIndex(v, "@")
+	if at < 0 {
+		return v
+	}
+	start := 0
+	if i := strings.Index(v, "://"); i >= 0 && i < at {
+		start = i + len("://")
+	}
+	return v[:start] + "[redacted]" + v[at:]
+}
+
 // checkHost reports what is wrong with one entry of allowedLocationHosts:
 // a host name or an IP address (IPv6 with or without brackets), no scheme,
 // port or path. An empty entry is no entry.
@@ -328,9 +344,14 @@ func checkHost(h string) error {
 	return nil
 }
 
-func checkAddress(addr string) error {
+// checkAddress reports what is wrong with a host:port setting; tlsKey
+// names the setting that turns TLS on for it.
+func checkAddress(addr, tlsKey string) error {
 	if i := strings.Index(addr, "://"); i >= 0 {
-		return fmt.Errorf("is not host:port: drop the %s scheme (turn on tlsEnabled for TLS)", quote(addr[:i+3]))
+		return fmt.Errorf("is not host:port: drop the %s scheme (turn on %s for TLS)", quote(addr[:i+3]), tlsKey)
+	}
+	if strings.Contains(addr, "@") {
+		return errors.New(`is not host:port: drop the user name and password before "@" (credentials have settings of their own)`)
 	}
 	host, port, err := net.SplitHostPort(addr)
 	if err != nil {
