@@ -1,9 +1,10 @@
 // Package pipeline turns a query's frames into encoded frames: it is the
 // sink a source writes into (limits, the hand-off to the encode workers,
-// the held-back first frame that carries the query's stats, frames handed
-// over in parts, records lent instead of copied), the fixed set of
-// long-lived encode workers every query of the process shares, and the
-// process-wide memory budget every frame holds until its taker releases it.
+// the held-back first frame that carries the query's stats unless the
+// query is streamed, frames handed over in parts, records lent instead of
+// copied), the fixed set of long-lived encode workers every query of the
+// process shares, and the process-wide memory budget every frame holds
+// until its taker releases it.
 //
 // It is handed what it depends on: a Query names its source, its encoders
 // (Encoders, one pool per data source) and where to report what encoding
