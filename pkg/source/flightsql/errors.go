@@ -74,6 +74,10 @@ func (c *conn) hint(err error, code codes.Code, detail string) string {
 	d := strings.ToLower(detail)
 	transport := code == codes.Unavailable
 	switch {
+	// gRPC's own words for a call that found no ready connection: the
+	// server never completed the connection's setup.
+	case timedOut(err) && d == "context deadline exceeded while waiting for connections to become ready":
+		return fmt.Sprintf("timed out after %s with no connection to %q: nothing there completed a gRPC connection (an unreachable host, a firewall that drops the traffic, or a port that is not the server's Flight SQL port): check the address and port, or raise the timeout setting on a slow network", c.timeout, c.address)
 	case timedOut(err):
 		return fmt.Sprintf("timed out after %s (raise the timeout setting, or narrow the query)", c.timeout)
 	case errors.Is(err, context.Canceled) || code == codes.Canceled:
@@ -88,6 +92,10 @@ func (c *conn) hint(err error, code codes.Code, detail string) string {
 		return `authentication failed: the server requires credentials (set authType to "token" or "password")`
 	case code == codes.PermissionDenied:
 		return "permission denied: the credentials are valid but lack access"
+	// A gRPC server without the Flight service (gRPC-Go's and gRPC-Java's
+	// words, at the start of the message: not a server's echo of a query).
+	case code == codes.Unimplemented && (strings.HasPrefix(d, "unknown service arrow.flight.protocol.flightservice") || strings.HasPrefix(d, "method not found: arrow.flight.protocol.flightservice/")):
+		return fmt.Sprintf("the server at %q speaks gRPC but does not serve Arrow Flight: check the address and port (the server's Flight SQL port)", c.address)
 	case transport && (strings.Contains(d, "no such host") || strings.Contains(d, "produced zero addresses") || strings.Contains(d, "server misbehaving")):
 		return fmt.Sprintf("cannot resolve the host of %q (DNS): check the address", c.address)
 	case transport && strings.Contains(d, "connection refused"):
@@ -98,6 +106,10 @@ func (c *conn) hint(err error, code codes.Code, detail string) string {
 		return "TLS: the server's certificate does not match the host name: fix the address or set tlsServerName"
 	case transport && strings.Contains(d, "first record does not look like a tls handshake"):
 		return "TLS: the server does not speak TLS: turn tlsEnabled off"
+	case transport && (strings.Contains(d, "missing selected alpn property") || strings.Contains(d, "no application protocol")):
+		return fmt.Sprintf(`TLS: the server at %q does not negotiate HTTP/2 (ALPN "h2"), which gRPC needs: check that the port is the server's Flight SQL port, not an HTTPS web port; a TLS proxy in front of the server must offer ALPN "h2"`, c.address)
+	case transport && strings.Contains(d, "looked like an http/1.1 header"):
+		return fmt.Sprintf("the server at %q answered in HTTP/1.1, not gRPC: check the port (the server's Flight SQL port, not a web or REST port)", c.address)
 	case transport && (strings.Contains(d, "certificate required") || strings.Contains(d, "bad certificate") || strings.Contains(d, "unknown certificate authority")):
 		return "TLS: the server rejected the client certificate (tlsAuth with tlsClientCert and tlsClientKey)"
 	case transport && (strings.Contains(d, "x509:") || strings.Contains(d, "tls:")):

@@ -16,7 +16,9 @@ import (
 )
 
 // fallbackWorthy reports whether a failed GetSqlInfo may still leave a
-// working server: not for connection, TLS, authentication or timeouts.
+// working server: not for connection, TLS, authentication or timeouts. A
+// refusal of GetSqlInfo alone (PermissionDenied) may: a server may keep its
+// metadata from accounts that may query; SELECT 1 then tells.
 func fallbackWorthy(err error) bool {
 	if errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled) || source.KindOf(err) == source.KindQuery {
 		return false // KindQuery: the plugin refused the call (ErrNoSignedInUser)
@@ -26,7 +28,7 @@ func fallbackWorthy(err error) bool {
 		err = ue.err
 	}
 	switch status.Code(err) {
-	case codes.Unauthenticated, codes.PermissionDenied, codes.Unavailable, codes.DeadlineExceeded, codes.Canceled:
+	case codes.Unauthenticated, codes.Unavailable, codes.DeadlineExceeded, codes.Canceled:
 		return false
 	}
 	return true
