@@ -26,17 +26,17 @@ var (
 var errWriterDone = errors.New("pipeline: internal error: a frame was handed a part after it was closed")
 
 // Parts opens a frame in parts: it counts as one frame against maxSeries
-// now, and its parts' rows against maxPoints as they come. The JSON
+// now, and its parts' rows against maxPoints as they come; it takes its
+// place among the query's frames when it is closed (see admit). The JSON
 // data-frame format declines (the source then hands the frame over whole).
 func (k *sink) Parts(schema *arrow.Schema) (source.FrameWriter, error) {
 	if k.q.JSON {
 		return nil, nil
 	}
-	idx, err := k.admit(1, 0)
-	if err != nil {
+	if _, err := k.admit(1, 0, false); err != nil {
 		return nil, err
 	}
-	w := &partWriter{k: k, idx: idx, parts: frame.NewParts(schema), held: Held{a: k.acct}}
+	w := &partWriter{k: k, idx: -1, parts: frame.NewParts(schema), held: Held{a: k.acct}}
 	k.mu.Lock()
 	k.writers = append(k.writers, w)
 	k.mu.Unlock()
@@ -55,7 +55,7 @@ func (k *sink) Parts(schema *arrow.Schema) (source.FrameWriter, error) {
 // pieces), released by emit's caller as any encoded frame's.
 type partWriter struct {
 	k     *sink
-	idx   int
+	idx   int // the frame's index, given when it is closed (see admit)
 	parts *frame.Parts
 	state writerState
 	md    arrow.Metadata // from Close
@@ -104,7 +104,7 @@ func (w *partWriter) part(ctx context.Context, rec arrow.RecordBatch, lent bool)
 		rec.Release()
 		return errWriterDone
 	}
-	if _, err := k.admit(0, rec.NumRows()); err != nil {
+	if _, err := k.admit(0, rec.NumRows(), false); err != nil {
 		rec.Release()
 		return err
 	}
@@ -161,7 +161,7 @@ func (w *partWriter) encodePart(rec arrow.RecordBatch, held Held, lent bool) (er
 	w.took += time.Since(start)
 	k.q.Encoders.Put(e)
 	if err != nil {
-		return fmt.Errorf("encoding frame %d: %w", w.idx, err)
+		return fmt.Errorf("encoding a part of a frame: %w", err)
 	}
 	if kept {
 		w.lent = append(w.lent, rec)
@@ -183,6 +183,9 @@ func (w *partWriter) Close(ctx context.Context, md arrow.Metadata) error {
 		return err
 	}
 	w.state, w.md = writerClosed, md
+	k.mu.Lock()
+	w.idx = k.index()
+	k.mu.Unlock()
 	if w.idx == 0 && !k.q.Streamed {
 		// It carries the query's stats: finished last (sink.finish).
 		k.finishFirst, k.dropFirst = func() error { return w.finishAndEmit(&k.summary) }, w.drop

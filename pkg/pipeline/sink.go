@@ -51,7 +51,8 @@ type sink struct {
 	wg      sync.WaitGroup
 	mu      sync.Mutex
 	err     error
-	frames  int
+	frames  int // counted against maxSeries, the frames in parts open included
+	indexed int // frames given their index (admit, index)
 	rows    int64
 	summary frame.Summary // what encoding the others did
 	// The first frame (whole, or in parts once closed), held back until
@@ -142,9 +143,14 @@ func (k *sink) fail(err error) {
 	k.cancel(err)
 }
 
-// admit counts frames (0 or 1) of rows rows against the limits and returns
-// the index of the last frame counted.
-func (k *sink) admit(frames int, rows int64) (int, error) {
+// admit counts frames (0 or 1) of rows rows against the limits and, when
+// indexed, gives the frame counted its index. A frame in parts is counted
+// when opened but takes its index when closed (index): the frames handed
+// over while it is open come before it, so that a caller sending the
+// frames in their order (Query.Streamed) never holds them back for a
+// frame whose parts are still to come, which may wait for the budget
+// those frames hold.
+func (k *sink) admit(frames int, rows int64, indexed bool) (int, error) {
 	k.mu.Lock()
 	defer k.mu.Unlock()
 	if k.err != nil {
@@ -160,7 +166,16 @@ func (k *sink) admit(frames int, rows int64) (int, error) {
 	}
 	k.frames += frames
 	k.rows += rows
-	return k.frames - 1, nil
+	if !indexed {
+		return 0, nil
+	}
+	return k.index(), nil
+}
+
+// index returns the next frame index; called with k.mu held.
+func (k *sink) index() int {
+	k.indexed++
+	return k.indexed - 1
 }
 
 func (k *sink) Frame(ctx context.Context, f *data.Frame) error {
@@ -189,7 +204,7 @@ func (k lendingSink) LendRecord(ctx context.Context, rec arrow.RecordBatch) erro
 // submit admits a frame and, but for the first, hands it to a free encode
 // worker (waiting for one), which encodes and emits it.
 func (k *sink) submit(ctx context.Context, rows int64, j job) error {
-	idx, err := k.admit(1, rows)
+	idx, err := k.admit(1, rows, true)
 	if err == nil && (idx > 0 || k.q.Streamed) {
 		err = k.room(ctx)
 	}

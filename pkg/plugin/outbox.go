@@ -11,10 +11,10 @@ import (
 // sent: while more wait, the request's sources hold their next frame back
 // (outbox.room). A client that stops reading so holds up its own request
 // until its deadline, with at most this much waiting to be sent. What its
-// queries hold besides (the frames on an encode worker or waiting for an
-// earlier frame of their query to be encoded (inOrder), and a table frame's
+// queries hold besides (the frames on an encode worker, and a table frame's
 // parts until the frame is finished) is bounded by its share of the memory
-// budget, not by this.
+// budget, not by this; frames encoded ahead of an earlier frame of their
+// query, which wait for it to be sent after it (inOrder), count in this.
 const MaxUnsent = 8 << 20
 
 // outbox passes a chunked request's chunks from the encode workers, which
@@ -53,15 +53,34 @@ func (o *outbox) signal() {
 // put queues a chunk for run to send, or releases it at once after a failed
 // send.
 func (o *outbox) put(q queued) {
+	o.owe(q.held)
+	o.putOwed(q)
+}
+
+// owe counts n bytes of a chunk not queued yet, as it waits for an earlier
+// frame of its query to be encoded (inOrder), as waiting to be sent: room
+// holds the request's sources back for them as for the queued chunks, so
+// that frames encoded ahead of a slow one do not pile up past MaxUnsent.
+// The chunk is then queued with putOwed.
+func (o *outbox) owe(n int64) {
+	o.mu.Lock()
+	o.unsent += n
+	metricUnsent.Add(float64(n))
+	o.mu.Unlock()
+}
+
+// putOwed is put for a chunk whose bytes owe counted.
+func (o *outbox) putOwed(q queued) {
 	o.mu.Lock()
 	if o.err != nil {
+		o.unsent -= q.held
+		metricUnsent.Sub(float64(q.held))
+		o.signal()
 		o.mu.Unlock()
 		o.release(q)
 		return
 	}
 	o.queue = append(o.queue, q)
-	o.unsent += q.held
-	metricUnsent.Add(float64(q.held))
 	o.signal()
 	o.mu.Unlock()
 }

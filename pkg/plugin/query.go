@@ -149,7 +149,7 @@ func (s *Service) queryChunkedData(ctx context.Context, preq *pluginv2.QueryChun
 			// Grafana places a query's frames in the order their chunks
 			// arrive: they are put in the outbox in the order of their
 			// index, whichever encode worker finishes first.
-			seq := &inOrder{put: box.put}
+			seq := &inOrder{put: box.putOwed}
 			err = s.runQuery(ctx, inst, q, req.Format, dec, acct, box.room, func(i int, f pipeline.Frame) error {
 				c := &chunk{msg: &pluginv2.QueryChunkedDataResponse{
 					RefId: q.RefID, FrameId: strconv.Itoa(i), Frame: f.B,
@@ -166,6 +166,7 @@ func (s *Service) queryChunkedData(ctx context.Context, preq *pluginv2.QueryChun
 				// Meanwhile the request is not blocked on itself (Drain).
 				held := budget.Bytes()
 				c.written = newAfterWrite(budget.Drain())
+				box.owe(held) // waiting to be sent, if only for an earlier frame (inOrder)
 				seq.add(i, queued{c: c, held: held})
 				return nil
 			})
@@ -184,8 +185,10 @@ func (s *Service) queryChunkedData(ctx context.Context, preq *pluginv2.QueryChun
 
 // inOrder puts a query's chunks in the order of their frames' index (from
 // 0), those emitted ahead of an earlier one waiting for it. The pipeline
-// hands frames to the encode workers in that order, so about as many wait
-// as there are workers (and those after a frame in parts, until it closes).
+// hands frames to the encode workers in that order (a frame in parts takes
+// its index when closed), so those waiting wait for a frame on an encode
+// worker, never for the query's source; they count as unsent (outbox.owe),
+// so that the source waits for room while a slow frame holds them back.
 type inOrder struct {
 	mu      sync.Mutex
 	next    int
