@@ -29,7 +29,7 @@ type outbox struct {
 	changed chan struct{} // closed, and replaced, when any of the above moves
 	release func(queued)  // gives back what a chunk holds, sent or not
 	// logError logs a panic while sending, with the request's log
-	// attributes; set before run.
+	// attributes.
 	logError func(msg string, args ...any)
 }
 
@@ -39,9 +39,8 @@ type queued struct {
 	held int64
 }
 
-func newOutbox(release func(queued)) *outbox {
-	return &outbox{changed: make(chan struct{}), release: release,
-		logError: func(msg string, args ...any) { logError(context.Background(), msg, args...) }}
+func newOutbox(release func(queued), logError func(msg string, args ...any)) *outbox {
+	return &outbox{changed: make(chan struct{}), release: release, logError: logError}
 }
 
 // signal wakes whoever waits on the current state; called under o.mu.

@@ -17,7 +17,7 @@ func testChunk(id string) *chunk {
 // sender catches up; every chunk is sent in order and released once.
 func TestOutboxHoldsTheSourcesBackNotTheWorkers(t *testing.T) {
 	released := map[string]int{}
-	box := newOutbox(func(q queued) { released[q.c.msg.FrameId]++ })
+	box := newOutbox(func(q queued) { released[q.c.msg.FrameId]++ }, t.Logf)
 	gate := make(chan struct{})
 	var sent []string
 	done := make(chan error, 1)
@@ -77,7 +77,7 @@ func TestOutboxAfterAFailedSend(t *testing.T) {
 		mu <- struct{}{}
 		released[q.c.msg.FrameId]++
 		<-mu
-	})
+	}, t.Logf)
 	broken := errors.New("client gone")
 	var failures []error
 	calls := 0
@@ -121,7 +121,7 @@ func TestOutboxAfterAFailedSend(t *testing.T) {
 // goes on, and what is queued is released.
 func TestOutboxSendPanics(t *testing.T) {
 	released := 0
-	box := newOutbox(func(queued) { released++ })
+	box := newOutbox(func(queued) { released++ }, t.Logf)
 	box.put(queued{c: testChunk("0"), held: 1})
 	box.put(queued{c: testChunk("1"), held: 1})
 	box.close()

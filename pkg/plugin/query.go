@@ -137,9 +137,8 @@ func (s *Service) queryChunkedData(ctx context.Context, preq *pluginv2.QueryChun
 	box := newOutbox(func(q queued) {
 		q.c.rest.take().release()  // unless the codec took them to write
 		runAfterWrite(q.c.written) // likewise: it runs it once they are written out
-	})
+	}, func(msg string, args ...any) { logError(ctx, msg, args...) })
 	sent := make(chan error, 1)
-	box.logError = func(msg string, args ...any) { logError(ctx, msg, args...) }
 	go func() { sent <- box.run(out, cancel) }()
 	defer box.close() // the sending goroutine ends even if eachQuery panics
 	s.eachQuery(ctx, req.PluginContext, req.Queries, pre, func(q backend.DataQuery, inst *Instance, err error) {
