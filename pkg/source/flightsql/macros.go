@@ -8,6 +8,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"math"
 	"slices"
 	"strconv"
@@ -170,14 +171,7 @@ var macros = map[string]macro{
 }
 
 // knownMacros lists the macros for the "unknown macro" error.
-var knownMacros = func() string {
-	known := make([]string, 0, len(macros))
-	for k := range macros {
-		known = append(known, "$__"+k)
-	}
-	slices.Sort(known)
-	return strings.Join(known, ", ")
-}()
+var knownMacros = "$__" + strings.Join(slices.Sorted(maps.Keys(macros)), ", $__")
 
 // withDialect is a macro written by f in the query's SQL dialect.
 func withDialect(f func(x *expander, d *dialect, a []string) (string, error)) func(*expander, []string) (string, error) {
@@ -300,9 +294,6 @@ func (x *expander) spend(n int) error {
 func (x *expander) dialect() (*dialect, error) {
 	if x.d != nil {
 		return x.d, nil
-	}
-	if x.env.dialect == nil {
-		return nil, errors.New("no SQL dialect") // a programming error: Query always sets one
 	}
 	d, err := x.env.dialect()
 	if err != nil {
@@ -483,35 +474,21 @@ func argCount(m macro) string {
 	return fmt.Sprintf("%d argument(s)", n)
 }
 
+// intervalUnits are the interval suffixes time.ParseDuration does not read.
+var intervalUnits = map[string]time.Duration{"d": 24 * time.Hour, "w": 7 * 24 * time.Hour, "M": 30 * 24 * time.Hour,
+	"y": 365 * 24 * time.Hour}
+
 // parseInterval reads a Grafana interval: 500ms, 10s, 5m, 1h, 1d, 1w, 1M,
 // 1y, also quoted ('5m'); at least 1ms. A month is 30 days and a year 365,
 // as Grafana counts them when it writes $__interval ("1y" past a year).
 func parseInterval(s string) (time.Duration, error) {
 	t := strings.Trim(strings.TrimSpace(s), `'"`)
-	var d time.Duration
+	var d time.Duration // 0 for a bad number of days, weeks, months or years: refused below
 	var err error
-	const day = 24 * time.Hour
-	var unit time.Duration // of a suffix time.ParseDuration does not read
-	if t != "" {
-		switch t[len(t)-1] {
-		case 'd':
-			unit = day
-		case 'w':
-			unit = 7 * day
-		case 'M':
-			unit = 30 * day
-		case 'y':
-			unit = 365 * day
-		}
-	}
-	if unit > 0 {
-		n, perr := strconv.ParseInt(t[:len(t)-1], 10, 64)
-		if perr != nil || n <= 0 || n > math.MaxInt64/int64(unit) {
-			err = fmt.Errorf("bad number")
-		}
-		d = time.Duration(n) * unit
-	} else {
+	if unit := intervalUnits[t[max(len(t)-1, 0):]]; unit == 0 {
 		d, err = time.ParseDuration(t)
+	} else if n, perr := strconv.ParseInt(t[:len(t)-1], 10, 64); perr == nil && n > 0 && n <= math.MaxInt64/int64(unit) {
+		d = time.Duration(n) * unit
 	}
 	if err != nil || d < time.Millisecond || d%time.Millisecond != 0 {
 		return 0, fmt.Errorf("interval %s is not a duration of whole milliseconds such as 500ms, 10s, 5m, 1h, 1d, 1w, 1M (30 days), 1y (365 days)", source.Quote(s))
@@ -538,18 +515,14 @@ func commentAt(sql string, i int) bool {
 // commentEnd returns the index after the comment starting at sql[i]: the
 // line's end for --, after */ for /* (the end of sql when not closed).
 func commentEnd(sql string, i int) int {
-	end := "\n"
+	end, past := "\n", 0 // the newline itself is text
 	if sql[i] == '/' {
-		end = "*/"
+		end, past = "*/", 2
 	}
-	j := strings.Index(sql[i+2:], end)
-	if j < 0 {
-		return len(sql)
+	if j := strings.Index(sql[i+2:], end); j >= 0 {
+		return i + 2 + j + past
 	}
-	if end == "\n" {
-		return i + 2 + j // the newline itself is text
-	}
-	return i + 2 + j + 2
+	return len(sql)
 }
 
 // skipQuoted returns the index after the quoted text starting at sql[i]
