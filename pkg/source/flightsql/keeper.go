@@ -56,9 +56,8 @@ func newKeeper(inc *incremental, schema *arrow.Schema, mem memory.Allocator, cfg
 		inc.keep, inc.why = false, why
 		return nil, nil
 	}
-	k := &keeper{inc: inc, schema: schema, mem: mem, clock: series.NewTimeReader(schema.Field(ti), seriesType), time: ti, feed: feed,
-		fresh: newSegmentWriter(schema, mem), limit: int(cfg.ResultCacheBytes / 4), rowLimit: cfg.RowLimit, byteLimit: cfg.ByteLimit}
-	return k, nil
+	return &keeper{inc: inc, schema: schema, mem: mem, clock: series.NewTimeReader(schema.Field(ti), seriesType), time: ti, feed: feed,
+		fresh: newSegmentWriter(schema, mem), limit: int(cfg.ResultCacheBytes / 4), rowLimit: cfg.RowLimit, byteLimit: cfg.ByteLimit}, nil
 }
 
 // feedKept feeds a delta's kept rows, once: after the first time group's
@@ -112,16 +111,13 @@ func (k *keeper) readKept(sg segment, from, cut int64) error {
 func (k *keeper) addRead(rec arrow.RecordBatch) error {
 	k.inc.fromServer += rec.NumRows()
 	if k.inc.prev == nil {
-		col, times := k.clock.Read(rec.Column(k.time))
-		if !k.off && col.NullN() == 0 && !k.inc.within(times, k.inc.from, k.inc.to) {
-			k.inc.why = whyOutside
-		}
-		if !k.off && (col.NullN() > 0 || k.inc.why == whyOutside || k.fresh.buf.Len() > k.limit) {
-			k.off = true // what was written goes with the keeper
-			k.fresh = nil
-		}
-		if !k.off {
-			if err := k.fresh.write(rec, times); err != nil {
+		if col, times := k.clock.Read(rec.Column(k.time)); !k.off {
+			if col.NullN() == 0 && !k.inc.within(times, k.inc.from, k.inc.to) {
+				k.inc.why = whyOutside
+			}
+			if col.NullN() > 0 || k.inc.why == whyOutside || k.fresh.buf.Len() > k.limit {
+				k.off, k.fresh = true, nil // what was written goes with the keeper
+			} else if err := k.fresh.write(rec, times); err != nil {
 				return err
 			}
 		}
