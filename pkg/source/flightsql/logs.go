@@ -83,11 +83,11 @@ type logRow struct {
 }
 
 // pickColumn returns the first column (not taken, accepted by ok) named one
-// of names, in the order of names; -1 when there is none.
+// of names, in the order of names ("": any name); -1 when there is none.
 func pickColumn(s *arrow.Schema, names []string, taken func(int) bool, ok func(arrow.Field) bool) int {
 	for _, name := range names {
 		for i, f := range s.Fields() {
-			if !taken(i) && ok(f) && strings.EqualFold(f.Name, name) {
+			if !taken(i) && ok(f) && (name == "" || strings.EqualFold(f.Name, name)) {
 				return i
 			}
 		}
@@ -114,12 +114,7 @@ func newLogsBuilder(mem memory.Allocator, fi frameInfo, s *arrow.Schema, order *
 	taken := func(i int) bool { return i == ti || i == severity || i == id }
 	body := pickColumn(s, bodyNames, taken, isLine)
 	if body < 0 {
-		for i, f := range s.Fields() {
-			if !taken(i) && isText(f) {
-				body = i
-				break
-			}
-		}
+		body = pickColumn(s, []string{""}, taken, isText)
 	}
 	if body < 0 {
 		return nil, source.BadQuery("flightsql: format logs needs a column for the log line (text or JSON named one of %s, or the first text column); the result has %s", strings.Join(bodyNames, ", "), source.DescribeColumns(s))
