@@ -66,26 +66,23 @@ func (r *redisStore) call(fn func(ctx context.Context) error) error {
 	ctx, cancel := context.WithTimeout(context.Background(), redisTimeout)
 	defer cancel()
 	err := fn(ctx)
+	if errors.Is(err, redis.Nil) {
+		err = nil // no such key: a success
+	}
 	r.mu.Lock()
-	if err != nil && !errors.Is(err, redis.Nil) {
+	r.failed = time.Time{}
+	if err != nil {
 		r.failed = r.now()
-	} else {
-		r.failed = time.Time{}
 	}
 	r.mu.Unlock()
-	if errors.Is(err, redis.Nil) {
-		return nil
-	}
 	if err != nil {
 		return fmt.Errorf("Redis at %s: %w", r.client.Options().Addr, err)
 	}
 	return nil
 }
 
-func (r *redisStore) Get(key string) ([]byte, error) {
-	var b []byte
-	err := r.call(func(ctx context.Context) error {
-		var err error
+func (r *redisStore) Get(key string) (b []byte, err error) {
+	err = r.call(func(ctx context.Context) (err error) {
 		b, err = r.client.Get(ctx, r.prefix+key).Bytes()
 		return err
 	})
