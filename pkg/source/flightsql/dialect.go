@@ -347,12 +347,11 @@ func (s *Source) sqlDialect(ctx context.Context) (*dialect, error) {
 		return dialects[st.setting], nil
 	}
 	st.mu.Lock()
-	if st.known {
-		d := st.d
-		st.mu.Unlock()
+	d, known := st.d, st.known
+	st.mu.Unlock()
+	if known {
 		return d, nil
 	}
-	st.mu.Unlock()
 	ctx, cancel := context.WithTimeout(ctx, s.cfg.TimeoutDuration())
 	defer cancel()
 	info, err := s.serverInfo(ctx, "reading the server's name for the dialect setting (auto)")
@@ -362,7 +361,7 @@ func (s *Source) sqlDialect(ctx context.Context) (*dialect, error) {
 	if !s.conn.forwards(ctx) {
 		st.learn(info, err)
 	}
-	d, _ := st.choose(info, err)
+	d, _ = st.choose(info, err)
 	return d, nil
 }
 
@@ -433,8 +432,7 @@ func (s *Source) HealthReport(ctx context.Context) (string, error) {
 	}
 	server := s.cfg.Address
 	if info.name != "" {
-		server = strings.TrimSpace(serverText(info.name) + " " + serverText(info.version))
-		server += " at " + s.cfg.Address
+		server = strings.TrimSpace(serverText(info.name)+" "+serverText(info.version)) + " at " + s.cfg.Address
 	}
 	how := "dialect setting"
 	if st.setting == settings.DialectAuto {
