@@ -276,23 +276,24 @@ func (m *memoryStore) Put(key string, b []byte) error {
 
 // Delete deletes the entry of key, if any.
 func (m *memoryStore) Delete(key string) error {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	before := m.used
-	m.remove(key)
-	if m.used != before {
-		m.observer.Stored(m.used-before, 0)
-	}
+	m.observe(func() int {
+		m.remove(key)
+		return 0
+	})
 	return nil
 }
 
 // evict evicts the least recently used entries until n bytes are freed,
 // or none is left.
-func (m *memoryStore) evict(n int64) {
+func (m *memoryStore) evict(n int64) { m.observe(func() int { return m.evictLocked(n) }) }
+
+// observe runs change, which says how many entries it evicted, with the
+// lock held, and tells the observer when the bytes held changed.
+func (m *memoryStore) observe(change func() (evicted int)) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	before := m.used
-	if evicted := m.evictLocked(n); evicted > 0 {
+	if evicted := change(); m.used != before {
 		m.observer.Stored(m.used-before, evicted)
 	}
 }
@@ -312,14 +313,11 @@ func (m *memoryStore) evictLocked(n int64) int {
 // clear drops every entry for good: the source is closed, and what a query
 // still running would keep is not kept.
 func (m *memoryStore) clear() {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	m.closed = true
-	before := m.used
-	m.evictLocked(before)
-	if before > 0 {
-		m.observer.Stored(-before, 0)
-	}
+	m.observe(func() int {
+		m.closed = true
+		m.evictLocked(m.used)
+		return 0 // dropped, not evicted
+	})
 }
 
 // take takes n bytes of the budget (any, when the store is not counted).
