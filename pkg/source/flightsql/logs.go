@@ -204,15 +204,10 @@ func (b *logsBuilder) addSorted() {
 		b.addRow(b.held[r.rec], int(r.row), r.t)
 	}
 	b.rows = nil
-	releaseRecords(b.held)
-	b.held = nil
-}
-
-// releaseRecords releases recs.
-func releaseRecords(recs []arrow.RecordBatch) {
-	for _, r := range recs {
+	for _, r := range b.held {
 		r.Release()
 	}
+	b.held = nil
 }
 
 // appendText appends a[i] as text (a string column's own value, a binary
@@ -256,7 +251,9 @@ func (b *logsBuilder) Finish(ctx context.Context, sink source.Sink, notices []da
 }
 
 func (b *logsBuilder) Release() {
-	releaseRecords(b.held)
+	for _, r := range b.held {
+		r.Release()
+	}
 	b.held = nil
 	b.times.Release()
 	b.labels.Release()
