@@ -43,7 +43,7 @@ import (
 // that partial bucket.
 //
 // A logs frame is one frame in the server's row order: the parts' rows
-// are sorted by time again (logsBuilder.sorted), so a logs query must not
+// are sorted by time again (logsBuilder.addSorted), so a logs query must not
 // be ordered by anything but its time column first (incremental_sql.go).
 //
 // Anything else in the SQL that could make the answer for a range other
@@ -56,8 +56,7 @@ import (
 // in an OR, on another table's time) means the filter is not what selects
 // rows by time, and such an answer is neither kept nor used (within).
 
-// The reasons a query is answered in full that do not
-// depend on its SQL.
+// The reasons a query is answered in full that do not depend on its SQL.
 const (
 	whyOff        = "incremental queries are off (incrementalQueries setting)"
 	whyQueryOff   = `incremental is off for this query ("incremental": false)`

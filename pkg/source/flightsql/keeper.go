@@ -26,13 +26,12 @@ type keeper struct {
 	time   int
 	feed   func(arrow.RecordBatch) error
 
-	segs  []segment      // kept whole
-	cut   *segmentWriter // the kept rows of segments that held some from cut on
-	fresh *segmentWriter // the rows read
-	off   bool           // the answer is not to be kept (a null time, too big)
-	// keptFed: a delta's kept rows were fed (feedKept).
-	keptFed bool
-	limit   int // most bytes of an entry: the store keeps no more
+	segs    []segment      // kept whole
+	cut     *segmentWriter // the kept rows of segments that held some from cut on
+	fresh   *segmentWriter // the rows read
+	off     bool           // the answer is not to be kept (a null time, too big)
+	keptFed bool           // a delta's kept rows were fed (feedKept)
+	limit   int            // most bytes of an entry: the store keeps no more
 
 	// A delta's answer, kept and read rows, is held to the limits the full
 	// query's reads are cut at (Source.take): rows and bytes fed so far.
