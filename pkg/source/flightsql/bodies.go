@@ -63,13 +63,9 @@ func (sb *streamBodies) copy(data mem.BufferSlice, start, n int) []byte {
 	}
 	b := (*h)[:n:n]
 	var scratch [32][]byte
-	at := 0
+	at := 0 // the pieces add up to n: decodeFlightData checked n against the message's length
 	for _, piece := range rangePieces(scratch[:0], data, start, n) {
 		at += copy(b[at:], piece)
-	}
-	if at != n { // never: n was checked against the message's length
-		sb.pool.Put(h)
-		return copyRange(data, start, n)
 	}
 	sb.last = h
 	return b
@@ -144,11 +140,7 @@ func newStreamReader(stream flight.DataStreamReader, sb *streamBodies, mem memor
 	if len(fd.DataHeader) > 0 {
 		m.peeked = fd
 	}
-	rdr, err := ipc.NewReaderFromMessageReader(m, ipc.WithAllocator(m.guard))
-	if err != nil {
-		return nil, err // the reader released m
-	}
-	return rdr, nil
+	return ipc.NewReaderFromMessageReader(m, ipc.WithAllocator(m.guard)) // on error, the reader released m
 }
 
 func (m *messages) Message() (*ipc.Message, error) {

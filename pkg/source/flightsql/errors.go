@@ -28,11 +28,8 @@ func (e *upstreamError) Unwrap() error { return e.err }
 // upstream describes err, which happened while doing what, in words the
 // user can act on, keeps the server's own message (redacted: see redact)
 // and marks it as an upstream failure (a timeout as source.KindTimeout).
-// Errors that are already classified pass through.
+// Errors that are already classified pass through. err is not nil.
 func (c *conn) upstream(ctx context.Context, what string, err error) error {
-	if err == nil {
-		return nil
-	}
 	if kind := source.KindOf(err); kind != 0 {
 		// Classified on this side, but it may quote what the server sent
 		// (an endpoint location's host).
