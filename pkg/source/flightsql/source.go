@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"math"
 	"math/bits"
+	"slices"
 	"strings"
 	"unsafe"
 
@@ -153,20 +154,14 @@ type streamState struct {
 	rows, bytes int64
 	out         *arrow.Schema // normalised schema of the first endpoint
 	plan        *plan
-	recycle     bool // the batches' bodies are recycled (see stream)
-	notices     []data.Notice
-	seen        map[string]bool
+	recycle     bool          // the batches' bodies are recycled (see stream)
+	notices     []data.Notice // each text once
 }
 
 func (st *streamState) notice(text string) {
-	if st.seen[text] {
-		return
+	if !slices.ContainsFunc(st.notices, func(n data.Notice) bool { return n.Text == text }) {
+		st.notices = append(st.notices, data.Notice{Severity: data.NoticeSeverityWarning, Text: text})
 	}
-	if st.seen == nil {
-		st.seen = map[string]bool{}
-	}
-	st.seen[text] = true
-	st.notices = append(st.notices, data.Notice{Severity: data.NoticeSeverityWarning, Text: text})
 }
 
 // stream executes sql and reads every endpoint of its FlightInfo in order.
@@ -348,9 +343,7 @@ func (s *Source) take(st *streamState, rec arrow.RecordBatch, rowLimit, byteLimi
 	}
 	size := recordBytes(rec)
 	if size > byteLimit-st.bytes {
-		if fit := mulDiv(byteLimit-st.bytes, n, size); fit < keep {
-			keep = fit
-		}
+		keep = min(keep, mulDiv(byteLimit-st.bytes, n, size))
 		st.notice(fmt.Sprintf("The result was truncated after about %d bytes (byteLimit setting): the server had more. Narrow the query or raise byteLimit.", byteLimit))
 		done = true
 	}

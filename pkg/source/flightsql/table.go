@@ -31,11 +31,10 @@ type tableBuilder struct {
 	rows   int64
 	w      source.FrameWriter // the frame in parts, when the sink takes it
 	// The batches in parts waiting to be joined into a part (see bigPart):
-	// their rows, bytes and count, and whether the first was whole (see
-	// batchFunc).
+	// their rows and bytes, and whether the part may be lent: it joins
+	// several batches, or is one whole batch (see batchFunc).
 	pendingRows, pendingBytes int64
-	pending                   int
-	pendingWhole              bool
+	pendingLend               bool
 }
 
 func newTableBuilder(mem memory.Allocator, fi frameInfo, s *arrow.Schema) *tableBuilder {
@@ -83,10 +82,7 @@ func (b *tableBuilder) addBatch(ctx context.Context, rec arrow.RecordBatch, whol
 		b.parts[c] = append(b.parts[c], a)
 	}
 	if b.w != nil {
-		if b.pending == 0 {
-			b.pendingWhole = whole
-		}
-		b.pending++
+		b.pendingLend = whole || b.pendingRows > 0 // a batch in parts has rows
 		b.pendingRows += rec.NumRows()
 		b.pendingBytes += recordBytes(rec)
 		if bigPart(b.pendingRows, b.pendingBytes) {
@@ -115,8 +111,8 @@ func (b *tableBuilder) flushPart(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	lend := b.pending > 1 || b.pendingWhole
-	b.pendingRows, b.pendingBytes, b.pending = 0, 0, 0
+	lend := b.pendingLend
+	b.pendingRows, b.pendingBytes = 0, 0
 	if l, ok := b.w.(source.PartLender); ok && lend {
 		return l.LendPart(ctx, part)
 	}
