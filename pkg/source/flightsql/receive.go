@@ -2,6 +2,7 @@ package flightsql
 
 import (
 	"bytes"
+	"slices"
 
 	flightgen "github.com/apache/arrow-go/v18/arrow/flight/gen/flight"
 	"google.golang.org/grpc"
@@ -96,15 +97,8 @@ func decodeFlightData(data mem.BufferSlice, m *flightgen.FlightData, bodies *str
 		if typ != protowire.BytesType {
 			return false
 		}
-		var f int
-		switch num {
-		case 2:
-			f = 0
-		case 3:
-			f = 1
-		case 1000:
-			f = 2
-		default:
+		f := slices.Index([]protowire.Number{2, 3, 1000}, num) // data_header, app_metadata, data_body
+		if f < 0 {
 			return false
 		}
 		n, ok := r.varint()
