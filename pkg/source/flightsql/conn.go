@@ -429,17 +429,16 @@ func (c *conn) outgoing(ctx context.Context) (context.Context, string, error) {
 // answers Unauthenticated to a token obtained by the password handshake, it
 // authenticates again and retries fn once.
 func do[T any](ctx context.Context, c *conn, fn func(ctx context.Context) (T, error)) (T, error) {
+	var zero T
 	c.mu.Lock()
 	closed := c.closed
 	c.mu.Unlock()
 	if closed { // its clients are gone: a call would find none
-		var zero T
 		return zero, errClosed
 	}
 	for attempt := 0; ; attempt++ {
 		cctx, authz, err := c.outgoing(ctx)
 		if err != nil {
-			var zero T
 			return zero, err
 		}
 		v, err := fn(cctx)
