@@ -23,11 +23,7 @@ func fallbackWorthy(err error) bool {
 	if errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled) || source.KindOf(err) == source.KindQuery {
 		return false // KindQuery: the plugin refused the call (ErrNoSignedInUser)
 	}
-	var ue *upstreamError
-	if errors.As(err, &ue) {
-		err = ue.err
-	}
-	switch status.Code(err) {
+	switch status.Code(err) { // of the status an upstreamError wraps, too: status.Code unwraps
 	case codes.Unauthenticated, codes.Unavailable, codes.DeadlineExceeded, codes.Canceled:
 		return false
 	}
