@@ -120,14 +120,12 @@ func (s *Source) query(ctx context.Context, q source.Query, m queryModel, env ma
 	feed := func(rec arrow.RecordBatch) error {
 		// A series or logs result, kept until the stream ends, reserves its
 		// memory as it is received: the query waits (or fails) as it reads.
-		c, ok := fb.(interface{ Add(arrow.RecordBatch) error }) // logs, series; a table's go by onBatch
-		if !ok {
-			return errors.New("flightsql: internal error: a table's batch was kept")
-		}
+		// A table's batches go by onBatch, and only a series or logs query
+		// has a keeper (planIncremental), so fb is a series or logs builder.
 		if err := source.Reserve(qctx, sink, recordBytes(rec)); err != nil {
 			return err
 		}
-		return c.Add(rec)
+		return fb.(interface{ Add(arrow.RecordBatch) error }).Add(rec)
 	}
 	onPlan := func(p *plan) (bool, error) {
 		plans = append(plans, p)
@@ -332,20 +330,17 @@ func (s *Source) newBuilder(schema *arrow.Schema, format string, q source.Query,
 			}
 			cfg.Fill = &series.Fill{Spec: fill, From: q.From, To: q.To, Limit: limit}
 		}
-		b, err := series.New(cfg, schema)
-		if err != nil {
-			return nil, err // not a typed nil in the interface
-		}
-		return b, nil
+		return asBuilder(series.New(cfg, schema))
 	case FormatLogs:
-		b, err := newLogsBuilder(s.mem, fi, schema, order)
-		if err != nil {
-			return nil, err
-		}
-		return b, nil
+		return asBuilder(newLogsBuilder(s.mem, fi, schema, order))
 	}
 	b := newTableBuilder(s.mem, fi, schema)
-	if err := b.stream(sink); err != nil {
+	return asBuilder(b, b.stream(sink))
+}
+
+// asBuilder returns b, or nil (not a typed nil in the interface) with err.
+func asBuilder[B frameBuilder](b B, err error) (frameBuilder, error) {
+	if err != nil {
 		return nil, err
 	}
 	return b, nil
