@@ -104,13 +104,13 @@ func newConn(cfg settings.FlightSQL, mem memory.Allocator, extra []grpc.DialOpti
 			c.secrets = append(c.secrets, s.Reveal())
 		}
 	}
-	if cfg.AuthType == settings.AuthToken {
+	switch cfg.AuthType {
+	case settings.AuthToken:
 		c.auth.static = "Bearer " + cfg.Token.Reveal()
-	}
-	if cfg.AuthType == settings.AuthPassword {
-		basic := "Basic " + base64.StdEncoding.EncodeToString([]byte(cfg.Username+":"+cfg.Password.Reveal()))
-		c.auth.basic = basic
-		c.secrets = append(c.secrets, basic[len("Basic "):])
+	case settings.AuthPassword:
+		basic := base64.StdEncoding.EncodeToString([]byte(cfg.Username + ":" + cfg.Password.Reveal()))
+		c.auth.basic = "Basic " + basic
+		c.secrets = append(c.secrets, basic)
 	}
 	for _, h := range cfg.Headers {
 		c.headers = append(c.headers, strings.ToLower(h.Name), h.Value.Reveal())
@@ -126,11 +126,10 @@ func newConn(cfg settings.FlightSQL, mem memory.Allocator, extra []grpc.DialOpti
 		}
 		c.tls = t
 	}
-	c.dialOpts = append([]grpc.DialOption{
+	c.dialOpts = slices.Concat([]grpc.DialOption{
 		grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(maxMessage(cfg.ByteLimit))),
 		grpc.WithUserAgent("quiver-flightsql"),
-	}, receiveOptions()...)
-	c.dialOpts = append(c.dialOpts, append(c.noteResponses(), extra...)...)
+	}, receiveOptions(), c.noteResponses(), extra)
 	main, err := c.dial(cfg.Address, c.tls)
 	if err != nil {
 		return nil, err

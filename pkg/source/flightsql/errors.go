@@ -264,8 +264,7 @@ func isTokenByte(c byte) bool {
 // secretsOf lists the values redact replaces for a call under ctx (see
 // redact); with auth, the configured user name too.
 func (c *conn) secretsOf(ctx context.Context, auth bool) []string {
-	secrets := append([]string(nil), c.secrets...)
-	secrets = append(secrets, c.auth.issued()...)
+	secrets := slices.Concat(c.secrets, c.auth.issued())
 	if fw, ok := source.ForwardedFrom(ctx); ok {
 		secrets = append(secrets, withoutScheme(fw.Authorization())...)
 		secrets = append(secrets, fw.IDToken())
