@@ -232,21 +232,18 @@ func replaceSecret(msg, s string) string {
 	}
 	var b strings.Builder
 	start := 0
-	for i := 0; i+len(s) <= len(msg); {
+	for i := 0; ; {
 		j := strings.Index(msg[i:], s)
 		if j < 0 {
 			break
 		}
 		j += i
-		end := j + len(s)
-		if (j == 0 || !isTokenByte(msg[j-1])) && (end == len(msg) || !isTokenByte(msg[end])) {
+		i = j + 1
+		if end := j + len(s); (j == 0 || !isTokenByte(msg[j-1])) && (end == len(msg) || !isTokenByte(msg[end])) {
 			b.WriteString(msg[start:j])
 			b.WriteString("[redacted]")
-			start = end
-			i = end
-			continue
+			start, i = end, end
 		}
-		i = j + 1
 	}
 	if start == 0 {
 		return msg
