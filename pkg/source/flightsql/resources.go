@@ -6,7 +6,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"net/http"
+	"slices"
 	"strings"
 	"time"
 
@@ -50,10 +52,7 @@ func (s *Source) Resources() http.Handler {
 	// The catalog, schema and table asked for are text the user sent
 	// (redact).
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		var sent []string
-		for _, vs := range r.URL.Query() {
-			sent = append(sent, vs...)
-		}
+		sent := slices.Concat(slices.Collect(maps.Values(r.URL.Query()))...)
 		mux.ServeHTTP(w, r.WithContext(withSent(r.Context(), strings.Join(sent, "\n"))))
 	})
 }

@@ -158,9 +158,11 @@ type streamState struct {
 	notices     []data.Notice // each text once
 }
 
-func (st *streamState) notice(text string) {
-	if !slices.ContainsFunc(st.notices, func(n data.Notice) bool { return n.Text == text }) {
-		st.notices = append(st.notices, data.Notice{Severity: data.NoticeSeverityWarning, Text: text})
+func (st *streamState) notice(texts ...string) {
+	for _, text := range texts {
+		if !slices.ContainsFunc(st.notices, func(n data.Notice) bool { return n.Text == text }) {
+			st.notices = append(st.notices, data.Notice{Severity: data.NoticeSeverityWarning, Text: text})
+		}
 	}
 }
 
@@ -295,20 +297,15 @@ func (s *Source) readEndpoint(ctx context.Context, st *streamState, ep *flight.F
 			return false, source.Upstream(fmt.Errorf("flightsql: %s: its schema differs from the first endpoint's: %s", what, source.DescribeColumns(rdr.Schema())))
 		}
 		st.plan, st.out = p, p.out
-		for _, n := range p.notices() {
-			st.notice(n)
-		}
+		st.notice(p.notices()...)
 		if st.recycle, err = onPlan(p); err != nil {
 			return false, err
 		}
 	}
 	sb.recycle.Store(st.recycle) // before the first batch is read
 
-	defer func() { // the notices of what this endpoint's values met (deduplicated by st.notice)
-		for _, n := range st.plan.notices() {
-			st.notice(n)
-		}
-	}()
+	// The notices of what this endpoint's values met (deduplicated by st.notice).
+	defer func() { st.notice(st.plan.notices()...) }()
 
 	rowLimit, byteLimit := s.cfg.RowLimit, s.cfg.ByteLimit
 	p := prefetch(rdr, cancel)
