@@ -152,8 +152,7 @@ func parseQuery(b []byte) (queryModel, error) {
 // streamState tracks what one query has read, against the row and byte limits.
 type streamState struct {
 	rows, bytes int64
-	out         *arrow.Schema // normalised schema of the first endpoint
-	plan        *plan
+	plan        *plan         // its normalised schema is the first endpoint's
 	recycle     bool          // the batches' bodies are recycled (see stream)
 	notices     []data.Notice // each text once
 }
@@ -293,10 +292,10 @@ func (s *Source) readEndpoint(ctx context.Context, st *streamState, ep *flight.F
 
 	if st.plan == nil || !st.plan.in.Equal(rdr.Schema()) {
 		p := newPlan(rdr.Schema())
-		if st.out != nil && !st.out.Equal(p.out) {
+		if st.plan != nil && !st.plan.out.Equal(p.out) {
 			return false, source.Upstream(fmt.Errorf("flightsql: %s: its schema differs from the first endpoint's: %s", what, source.DescribeColumns(rdr.Schema())))
 		}
-		st.plan, st.out = p, p.out
+		st.plan = p
 		st.notice(p.notices()...)
 		if st.recycle, err = onPlan(p); err != nil {
 			return false, err
