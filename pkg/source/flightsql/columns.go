@@ -64,9 +64,7 @@ func floatText[T float32 | float64](bits int) func([]byte, T) []byte {
 	return func(dst []byte, v T) []byte { return strconv.AppendFloat(dst, float64(v), 'g', -1, bits) }
 }
 
-func boolText(dst []byte, v bool) []byte     { return strconv.AppendBool(dst, v) }
-func stringText(dst []byte, v string) []byte { return append(dst, v...) }
-func bytesText(dst []byte, v []byte) []byte  { return append(dst, v...) }
+func appendRaw[T string | []byte](dst []byte, v T) []byte { return append(dst, v...) }
 
 func timeText(dst []byte, v arrow.Timestamp) []byte {
 	return time.Unix(0, int64(v)).UTC().AppendFormat(dst, time.RFC3339Nano)

@@ -4,6 +4,7 @@ package flightsql
 
 import (
 	"fmt"
+	"strconv"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
@@ -102,14 +103,16 @@ func init() {
 // integer Unix times (int32, int64) may be the time column; float16,
 // which Grafana does not read, becomes float32; decimals become float64.
 func registerNumbers() {
-	register(arrow.INT8, intType[int8, *array.Int8, *array.Int8Builder]())
-	register(arrow.INT16, intType[int16, *array.Int16, *array.Int16Builder]())
-	register(arrow.INT32, intType[int32, *array.Int32, *array.Int32Builder]().withTimes(series.EpochValues[int32]))
-	register(arrow.INT64, intType[int64, *array.Int64, *array.Int64Builder]().withTimes(series.EpochValues[int64]))
-	register(arrow.UINT8, uintType[uint8, *array.Uint8, *array.Uint8Builder]())
-	register(arrow.UINT16, uintType[uint16, *array.Uint16, *array.Uint16Builder]())
-	register(arrow.UINT32, uintType[uint32, *array.Uint32, *array.Uint32Builder]())
-	register(arrow.UINT64, uintType[uint64, *array.Uint64, *array.Uint64Builder]())
+	register(arrow.INT8, numberType[int8, *array.Int8, *array.Int8Builder](intText))
+	register(arrow.INT16, numberType[int16, *array.Int16, *array.Int16Builder](intText))
+	register(arrow.INT32, numberType[int32, *array.Int32, *array.Int32Builder](intText).
+		withTimes(series.EpochValues[int32]))
+	register(arrow.INT64, numberType[int64, *array.Int64, *array.Int64Builder](intText).
+		withTimes(series.EpochValues[int64]))
+	register(arrow.UINT8, numberType[uint8, *array.Uint8, *array.Uint8Builder](uintText))
+	register(arrow.UINT16, numberType[uint16, *array.Uint16, *array.Uint16Builder](uintText))
+	register(arrow.UINT32, numberType[uint32, *array.Uint32, *array.Uint32Builder](uintText))
+	register(arrow.UINT64, numberType[uint64, *array.Uint64, *array.Uint64Builder](uintText))
 	register(arrow.FLOAT32, floatType[float32, *array.Float32, *array.Float32Builder](32))
 	register(arrow.FLOAT64, floatType[float64, *array.Float64, *array.Float64Builder](64))
 
@@ -120,7 +123,7 @@ func registerNumbers() {
 	register(arrow.DECIMAL256, decimalType(decimal256Reader))
 
 	register(arrow.BOOL, typeInfo{normalise: passThrough, json: boolJSON,
-		grafana: valueColumn[bool, *array.Boolean, *array.BooleanBuilder]("boolean", boolText)})
+		grafana: valueColumn[bool, *array.Boolean, *array.BooleanBuilder]("boolean", strconv.AppendBool)})
 	register(arrow.NULL, typeInfo{normalise: fixed(arrow.BinaryTypes.String, allNull), json: nullJSON})
 }
 
@@ -145,12 +148,12 @@ func registerTimes() {
 // binary column holds JSON (Grafana reads an Arrow binary column as JSON).
 func registerBytes() {
 	register(arrow.STRING, typeInfo{normalise: passThrough,
-		grafana: valueColumn[string, *array.String, *array.StringBuilder]("string", stringText)})
+		grafana: valueColumn[string, *array.String, *array.StringBuilder]("string", appendRaw[string])})
 	register(arrow.LARGE_STRING, typeInfo{normalise: fixed(arrow.BinaryTypes.String, toString[*array.LargeString])})
 	register(arrow.STRING_VIEW, typeInfo{normalise: fixed(arrow.BinaryTypes.String, toString[*array.StringView])})
 
 	register(arrow.BINARY, base64Type[*array.Binary]().withColumn(
-		valueColumn[[]byte, *array.Binary, *array.BinaryBuilder]("other", bytesText)))
+		valueColumn[[]byte, *array.Binary, *array.BinaryBuilder]("other", appendRaw[[]byte])))
 	register(arrow.LARGE_BINARY, base64Type[*array.LargeBinary]())
 	register(arrow.BINARY_VIEW, base64Type[*array.BinaryView]())
 	register(arrow.FIXED_SIZE_BINARY, base64Type[*array.FixedSizeBinary]())
@@ -217,14 +220,6 @@ var opaqueForms = map[opaqueKey]opaqueForm{
 func numberType[T series.Number, A valueArray[T], B valueBuilder[T]](text func([]byte, T) []byte) typeInfo {
 	c := valueColumn[T, A, B]("number", text)
 	return typeInfo{normalise: passThrough, text: c.text, json: c.text, grafana: c, numeric: series.NumericOf[T]()}
-}
-
-func intType[T int8 | int16 | int32 | int64, A valueArray[T], B valueBuilder[T]]() typeInfo {
-	return numberType[T, A, B](intText[T])
-}
-
-func uintType[T uint8 | uint16 | uint32 | uint64, A valueArray[T], B valueBuilder[T]]() typeInfo {
-	return numberType[T, A, B](uintText[T])
 }
 
 // floatType is a float of bits bits; in JSON NaN and infinities are strings.
