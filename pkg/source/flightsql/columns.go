@@ -240,6 +240,7 @@ func bitText(dst []byte, a arrow.Array, i int) []byte {
 	return dst
 }
 
+// base64Text writes bytes as standard base64, as JSON encoders do.
 func base64Text[A valueArray[[]byte]](dst []byte, a arrow.Array, i int) []byte {
 	return base64.StdEncoding.AppendEncode(dst, a.(A).Value(i))
 }

@@ -133,7 +133,6 @@ func opaqueNumber(r decimalReader) extensionInfo {
 // a string).
 func opaqueText(text valueWriter) extensionInfo {
 	return extensionInfo{normalise: fixed(arrow.BinaryTypes.String, func(mem memory.Allocator, a arrow.Array) (arrow.Array, found, error) {
-		st := storageOf(a)
-		return buildStrings(mem, a, func(dst []byte, i int) []byte { return text(dst, st, i) })
+		return buildStrings(mem, storageOf(a), text) // the storage has a's validity
 	}), text: func(dst []byte, a arrow.Array, i int) []byte { return text(dst, storageOf(a), i) }}
 }

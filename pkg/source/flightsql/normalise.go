@@ -4,7 +4,6 @@
 package flightsql
 
 import (
-	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"strings"
@@ -116,7 +115,7 @@ func normalise(name string, dt arrow.DataType) conversion {
 // asText is the conversion of a type the registry does not know: Arrow's own
 // text form of each value, with a notice naming the column.
 func asText(name string, dt arrow.DataType) conversion {
-	return conversion{out: arrow.BinaryTypes.String, convert: valueStr,
+	return conversion{out: arrow.BinaryTypes.String, convert: stringsOf(valueStrText),
 		notice: fmt.Sprintf("Column %s has type %s, which Grafana cannot read: it is shown as text. Cast it in the SQL to choose another type.", source.Quote(name), dt)}
 }
 
@@ -242,23 +241,14 @@ func bool8ToBool(mem memory.Allocator, a arrow.Array) (arrow.Array, found, error
 
 func toString[A valueArray[string]](mem memory.Allocator, a arrow.Array) (arrow.Array, found, error) {
 	src := a.(A)
-	return buildStrings(mem, a, func(dst []byte, i int) []byte { return append(dst, src.Value(i)...) })
+	return buildStrings(mem, a, func(dst []byte, _ arrow.Array, i int) []byte { return append(dst, src.Value(i)...) })
 }
 
-// toBase64 writes opaque bytes as standard base64 text, as JSON encoders do.
-func toBase64[A valueArray[[]byte]](mem memory.Allocator, a arrow.Array) (arrow.Array, found, error) {
-	src := a.(A)
-	return buildStrings(mem, a, func(dst []byte, i int) []byte { return base64.StdEncoding.AppendEncode(dst, src.Value(i)) })
-}
-
-// textOf writes each value as the engine's own text (see appendText).
-func textOf(mem memory.Allocator, a arrow.Array) (arrow.Array, found, error) {
-	return buildStrings(mem, a, func(dst []byte, i int) []byte { return appendText(dst, a, i) })
-}
-
-// valueStr uses Arrow's own text form, for types this package does not know.
-func valueStr(mem memory.Allocator, a arrow.Array) (arrow.Array, found, error) {
-	return buildStrings(mem, a, func(dst []byte, i int) []byte { return append(dst, a.ValueStr(i)...) })
+// stringsOf is the converter that writes each value as text with w: the
+// engine's text (appendText), Arrow's own for the types this package does
+// not know (valueStrText), bytes in base64 (base64Text).
+func stringsOf(w valueWriter) converter {
+	return func(mem memory.Allocator, a arrow.Array) (arrow.Array, found, error) { return buildStrings(mem, a, w) }
 }
 
 func allNull(mem memory.Allocator, a arrow.Array) (arrow.Array, found, error) {
@@ -268,10 +258,10 @@ func allNull(mem memory.Allocator, a arrow.Array) (arrow.Array, found, error) {
 	return b.NewArray(), 0, nil
 }
 
-func buildStrings(mem memory.Allocator, a arrow.Array, text func(dst []byte, i int) []byte) (arrow.Array, found, error) {
+func buildStrings(mem memory.Allocator, a arrow.Array, w valueWriter) (arrow.Array, found, error) {
 	var buf []byte
 	return eachValid(array.NewStringBuilder(mem), a, func(b *array.StringBuilder, i int) {
-		buf = text(buf[:0], i)
+		buf = w(buf[:0], a, i)
 		b.BinaryBuilder.Append(buf)
 	}), 0, nil
 }

@@ -195,7 +195,8 @@ var extensionTypes map[string]extensionInfo
 
 func registerExtensions() {
 	extensionTypes = map[string]extensionInfo{
-		extensions.NewUUIDType().ExtensionName():  {normalise: fixed(arrow.BinaryTypes.String, textOf), text: valueStrText, json: uuidJSON},
+		extensions.NewUUIDType().ExtensionName(): {normalise: fixed(arrow.BinaryTypes.String, stringsOf(appendText)),
+			text: valueStrText, json: uuidJSON},
 		extensions.NewBool8Type().ExtensionName(): {normalise: fixed(arrow.FixedWidthTypes.Boolean, bool8ToBool), text: valueStrText, json: bool8JSON},
 		(&extensions.JSONType{}).ExtensionName():  {normalise: toJSON, text: valueStrText, json: jsonExtensionJSON},
 	}
@@ -237,12 +238,12 @@ func decimalType(r decimalReader) typeInfo {
 
 // textType is a type shown as its engine text, written by text.
 func textType(text valueWriter) typeInfo {
-	return typeInfo{normalise: fixed(arrow.BinaryTypes.String, textOf), text: text}
+	return typeInfo{normalise: fixed(arrow.BinaryTypes.String, stringsOf(appendText)), text: text}
 }
 
 // base64Type is opaque bytes, shown (and written as text) in base64.
 func base64Type[A valueArray[[]byte]]() typeInfo {
-	return typeInfo{normalise: fixed(arrow.BinaryTypes.String, toBase64[A]), text: base64Text[A]}
+	return typeInfo{normalise: fixed(arrow.BinaryTypes.String, stringsOf(base64Text[A])), text: base64Text[A]}
 }
 
 // nestedType is a nested type, shown as JSON written by json.
