@@ -234,7 +234,7 @@ func timestampText(dst []byte, a arrow.Array, i int) []byte {
 		}
 		return append(dst, "-infinity"...)
 	}
-	per := unitNS[tt.Unit]
+	per := unitNS(tt)
 	perSec := 1e9 / per
 	sec, sub := series.FloorDiv(v, perSec), v-series.FloorDiv(v, perSec)*perSec
 	offset := 0
@@ -270,14 +270,8 @@ func appendOffset(dst []byte, off int64, seconds bool) []byte {
 	return dst
 }
 
-func time32Text(dst []byte, a arrow.Array, i int) []byte {
-	t := a.(*array.Time32)
-	return appendClock(dst, int64(t.Value(i))*unitNS[t.DataType().(*arrow.Time32Type).Unit])
-}
-
-func time64Text(dst []byte, a arrow.Array, i int) []byte {
-	t := a.(*array.Time64)
-	return appendClock(dst, int64(t.Value(i))*unitNS[t.DataType().(*arrow.Time64Type).Unit])
+func timeOfDayText[T arrow.Time32 | arrow.Time64, A valueArray[T]](dst []byte, a arrow.Array, i int) []byte {
+	return appendClock(dst, int64(a.(A).Value(i))*unitNS(a.DataType()))
 }
 
 // intervalText writes an interval as DuckDB does: "1 year 2 months 3 days
@@ -336,14 +330,17 @@ func dayTimeText(dst []byte, a arrow.Array, i int) []byte {
 func durationText(dst []byte, a arrow.Array, i int) []byte {
 	d := a.(*array.Duration)
 	v := int64(d.Value(i))
-	per := unitNS[d.DataType().(*arrow.DurationType).Unit]
+	per := unitNS(d.DataType())
 	if v > math.MaxInt64/per || v < math.MinInt64/per {
 		return append(dst, d.ValueStr(i)...) // beyond 292 years of nanoseconds
 	}
 	return intervalText(dst, 0, 0, v*per)
 }
 
-var unitNS = map[arrow.TimeUnit]int64{arrow.Second: 1e9, arrow.Millisecond: 1e6, arrow.Microsecond: 1e3, arrow.Nanosecond: 1}
+// unitNS is the nanoseconds of one unit of dt, a type with a time unit.
+func unitNS(dt arrow.DataType) int64 {
+	return int64(dt.(arrow.TemporalWithUnit).TimeUnit().Multiplier())
+}
 
 // unitName is the Grafana unit of a duration in each Arrow time unit.
 var unitName = map[arrow.TimeUnit]string{arrow.Second: "s", arrow.Millisecond: "ms", arrow.Microsecond: "µs", arrow.Nanosecond: "ns"}
@@ -352,8 +349,7 @@ var unitName = map[arrow.TimeUnit]string{arrow.Second: "s", arrow.Millisecond: "
 // Arrow stores timestamps as UTC instants whatever the zone says, so dropping
 // the zone keeps the instant; Grafana renders it in the viewer's zone.
 func normaliseTimestamp(_ string, dt arrow.DataType) conversion {
-	unit := dt.(*arrow.TimestampType).Unit
-	return conversion{out: timestampNS, convert: scaleToNS[arrow.Timestamp, *array.Timestamp](unitNS[unit])}
+	return conversion{out: timestampNS, convert: scaleToNS[arrow.Timestamp, *array.Timestamp](unitNS(dt))}
 }
 
 // normaliseDuration keeps the integer value and says its unit in the field

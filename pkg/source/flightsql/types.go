@@ -135,8 +135,8 @@ func registerTimes() {
 		grafana: valueColumn[arrow.Timestamp, *array.Timestamp, *array.TimestampBuilder]("time", timeText)})
 	register(arrow.DATE32, typeInfo{normalise: fixed(timestampNS, scaleToNS[arrow.Date32, *array.Date32](int64(24*3600*1e9))), text: date32Text})
 	register(arrow.DATE64, typeInfo{normalise: fixed(timestampNS, scaleToNS[arrow.Date64, *array.Date64](1e6)), text: date64Text})
-	register(arrow.TIME32, textType(time32Text))
-	register(arrow.TIME64, textType(time64Text))
+	register(arrow.TIME32, textType(timeOfDayText[arrow.Time32, *array.Time32]))
+	register(arrow.TIME64, textType(timeOfDayText[arrow.Time64, *array.Time64]))
 
 	register(arrow.DURATION, typeInfo{normalise: normaliseDuration, text: durationText})
 	register(arrow.INTERVAL_DAY_TIME, typeInfo{normalise: withUnit(arrow.PrimitiveTypes.Int64, dayTimeToMS, "ms"), text: dayTimeText})
