@@ -149,7 +149,6 @@ func (p *plan) notices() []string {
 func (p *plan) apply(mem memory.Allocator, rec arrow.RecordBatch) arrow.RecordBatch {
 	cols := make([]arrow.Array, len(p.convs))
 	defer func() { series.ReleaseArrays(cols) }()
-	var met []found
 	for i, c := range p.convs {
 		in := rec.Column(i)
 		if c.convert == nil {
@@ -159,33 +158,19 @@ func (p *plan) apply(mem memory.Allocator, rec arrow.RecordBatch) arrow.RecordBa
 		}
 		out, f, err := safeConvert(c.convert, mem, in)
 		if err != nil {
-			p.fail(i, err)
 			out = array.MakeArrayOfNull(mem, c.out, in.Len())
 		}
-		if f != 0 {
-			if met == nil {
-				met = make([]found, len(p.convs))
+		if f != 0 || err != nil {
+			p.mu.Lock()
+			p.found[i] |= f
+			if err != nil && p.failed[i] == "" {
+				p.failed[i] = err.Error()
 			}
-			met[i] |= f
+			p.mu.Unlock()
 		}
 		cols[i] = out
 	}
-	if met != nil {
-		p.mu.Lock()
-		for i, f := range met {
-			p.found[i] |= f
-		}
-		p.mu.Unlock()
-	}
 	return array.NewRecordBatch(p.out, cols, rec.NumRows())
-}
-
-func (p *plan) fail(col int, err error) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if p.failed[col] == "" {
-		p.failed[col] = err.Error()
-	}
 }
 
 // safeConvert runs c, turning a panic of arrow-go on a value it cannot handle
