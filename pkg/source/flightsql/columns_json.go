@@ -79,29 +79,24 @@ func jsonMap(dst []byte, a arrow.Array, i int) []byte {
 	return append(dst, '}')
 }
 
-// jsonUnion writes a union value as DuckDB's to_json does, an object naming
+// unionJSON writes a union value as DuckDB's to_json does, an object naming
 // the member that holds it ({"num":2}); a union holding a null is null (Arrow
 // cannot tell a null union from one whose member is null).
-func jsonUnion(dst []byte, u array.Union, child, i int) []byte {
+func unionJSON(dst []byte, a arrow.Array, i int) []byte {
+	u := a.(array.Union)
+	child := u.ChildID(i)
+	if d, dense := a.(*array.DenseUnion); dense {
+		i = int(d.ValueOffset(i))
+	}
 	values := u.Field(child)
 	if values.IsNull(i) {
 		return append(dst, "null"...)
 	}
 	dst = append(dst, '{')
-	dst = appendJSONString(dst, u.DataType().(arrow.UnionType).Fields()[child].Name)
+	dst = appendJSONString(dst, u.UnionType().Fields()[child].Name)
 	dst = append(dst, ':')
 	dst = appendJSON(dst, values, i)
 	return append(dst, '}')
-}
-
-func sparseUnionJSON(dst []byte, a arrow.Array, i int) []byte {
-	u := a.(*array.SparseUnion)
-	return jsonUnion(dst, u, u.ChildID(i), i)
-}
-
-func denseUnionJSON(dst []byte, a arrow.Array, i int) []byte {
-	u := a.(*array.DenseUnion)
-	return jsonUnion(dst, u, u.ChildID(i), int(u.ValueOffset(i)))
 }
 
 // dictionaryJSON and runEndJSON write an encoded value as its value's JSON.

@@ -170,8 +170,8 @@ func registerNested() {
 	register(arrow.LARGE_LIST_VIEW, nestedType(jsonList))
 	register(arrow.STRUCT, nestedType(jsonStruct))
 	register(arrow.MAP, nestedType(jsonMap))
-	register(arrow.SPARSE_UNION, nestedType(sparseUnionJSON))
-	register(arrow.DENSE_UNION, nestedType(denseUnionJSON))
+	register(arrow.SPARSE_UNION, nestedType(unionJSON))
+	register(arrow.DENSE_UNION, nestedType(unionJSON))
 
 	register(arrow.DICTIONARY, typeInfo{normalise: normaliseDictionary, text: dictionaryText, json: dictionaryJSON})
 	register(arrow.RUN_END_ENCODED, typeInfo{normalise: normaliseRunEnd, text: runEndText, json: runEndJSON})
