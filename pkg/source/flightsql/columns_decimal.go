@@ -4,6 +4,7 @@ package flightsql
 
 import (
 	"bytes"
+	"slices"
 	"strconv"
 	"unsafe"
 
@@ -85,11 +86,7 @@ func appendDecimal(dst []byte, d decimalReader, a arrow.Array, i int, scale int3
 			dst[digits+j] = '0'
 		}
 	}
-	at := len(dst) - int(scale)
-	dst = append(dst, 0)
-	copy(dst[at+1:], dst[at:len(dst)-1])
-	dst[at] = '.'
-	return dst
+	return slices.Insert(dst, len(dst)-int(scale), '.')
 }
 
 func decimalText(dst []byte, a arrow.Array, i int) []byte {
