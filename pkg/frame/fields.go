@@ -30,6 +30,9 @@ type kind struct {
 	tstype   string
 	column   func(f *data.Field, s *scratch) arrowipc.Column
 	json     jsonKind
+	// frameJSON writes the field's values as JSON: json.values, or
+	// json.nullable for a nullable type.
+	frameJSON frameValues
 	// goBytes is the Go memory of one value as the SDK's vector holds it
 	// (a nullable one adds its pointer); 0 for text and JSON, whose values
 	// are a header and their bytes.
@@ -38,40 +41,36 @@ type kind struct {
 
 // kinds is the one table of SDK field types this package writes, with the
 // Arrow types the SDK's own MarshalArrow gives them: a field type added
-// here is written in both formats.
-var kinds = map[data.FieldType]kind{
-	data.FieldTypeInt8:            {arrow.PrimitiveTypes.Int8, false, TSNumber, fixed[int8], jsonInt(putInt[int8], len("-128")), 1},
-	data.FieldTypeNullableInt8:    {arrow.PrimitiveTypes.Int8, true, TSNumber, nullableFixed[int8], jsonInt(putInt[int8], len("-128")), 1},
-	data.FieldTypeInt16:           {arrow.PrimitiveTypes.Int16, false, TSNumber, fixed[int16], jsonInt(putInt[int16], len("-32768")), 2},
-	data.FieldTypeNullableInt16:   {arrow.PrimitiveTypes.Int16, true, TSNumber, nullableFixed[int16], jsonInt(putInt[int16], len("-32768")), 2},
-	data.FieldTypeInt32:           {arrow.PrimitiveTypes.Int32, false, TSNumber, fixed[int32], jsonInt(putInt[int32], len("-2147483648")), 4},
-	data.FieldTypeNullableInt32:   {arrow.PrimitiveTypes.Int32, true, TSNumber, nullableFixed[int32], jsonInt(putInt[int32], len("-2147483648")), 4},
-	data.FieldTypeInt64:           {arrow.PrimitiveTypes.Int64, false, TSNumber, fixed[int64], jsonInt(putInt[int64], len("-9223372036854775808")), 8},
-	data.FieldTypeNullableInt64:   {arrow.PrimitiveTypes.Int64, true, TSNumber, nullableFixed[int64], jsonInt(putInt[int64], len("-9223372036854775808")), 8},
-	data.FieldTypeUint8:           {arrow.PrimitiveTypes.Uint8, false, TSNumber, fixed[uint8], jsonInt(putUint[uint8], len("255")), 1},
-	data.FieldTypeNullableUint8:   {arrow.PrimitiveTypes.Uint8, true, TSNumber, nullableFixed[uint8], jsonInt(putUint[uint8], len("255")), 1},
-	data.FieldTypeUint16:          {arrow.PrimitiveTypes.Uint16, false, TSNumber, fixed[uint16], jsonInt(putUint[uint16], len("65535")), 2},
-	data.FieldTypeNullableUint16:  {arrow.PrimitiveTypes.Uint16, true, TSNumber, nullableFixed[uint16], jsonInt(putUint[uint16], len("65535")), 2},
-	data.FieldTypeUint32:          {arrow.PrimitiveTypes.Uint32, false, TSNumber, fixed[uint32], jsonInt(putUint[uint32], len("4294967295")), 4},
-	data.FieldTypeNullableUint32:  {arrow.PrimitiveTypes.Uint32, true, TSNumber, nullableFixed[uint32], jsonInt(putUint[uint32], len("4294967295")), 4},
-	data.FieldTypeUint64:          {arrow.PrimitiveTypes.Uint64, false, TSNumber, fixed[uint64], jsonInt(putUint[uint64], len("18446744073709551615")), 8},
-	data.FieldTypeNullableUint64:  {arrow.PrimitiveTypes.Uint64, true, TSNumber, nullableFixed[uint64], jsonInt(putUint[uint64], len("18446744073709551615")), 8},
-	data.FieldTypeFloat32:         {arrow.PrimitiveTypes.Float32, false, TSNumber, fixed[float32], jsonFixed(putFloat32, maxFloat32Len), 4},
-	data.FieldTypeNullableFloat32: {arrow.PrimitiveTypes.Float32, true, TSNumber, nullableFixed[float32], jsonFixed(putFloat32, maxFloat32Len), 4},
-	data.FieldTypeFloat64:         {arrow.PrimitiveTypes.Float64, false, TSNumber, fixed[float64], jsonFixed(putFloat64, maxFloat64Len), 8},
-	data.FieldTypeNullableFloat64: {arrow.PrimitiveTypes.Float64, true, TSNumber, nullableFixed[float64], jsonFixed(putFloat64, maxFloat64Len), 8},
+// here is written in both formats. Each row adds a type and its nullable
+// variant, whose vector holds pointers and whose column takes nullable.
+var kinds = func() map[data.FieldType]kind {
+	m := map[data.FieldType]kind{}
+	add := func(ft data.FieldType, t arrow.DataType, tstype string,
+		column, nullable func(*data.Field, *scratch) arrowipc.Column, j jsonKind, goBytes int64) {
+		m[ft] = kind{t, false, tstype, column, j, j.values, goBytes}
+		m[ft.NullableType()] = kind{t, true, tstype, nullable, j, j.nullable, goBytes}
+	}
+	add(data.FieldTypeInt8, arrow.PrimitiveTypes.Int8, TSNumber, fixed[int8], nullableFixed[int8], jsonInt(putInt[int8], len("-128")), 1)
+	add(data.FieldTypeInt16, arrow.PrimitiveTypes.Int16, TSNumber, fixed[int16], nullableFixed[int16], jsonInt(putInt[int16], len("-32768")), 2)
+	add(data.FieldTypeInt32, arrow.PrimitiveTypes.Int32, TSNumber, fixed[int32], nullableFixed[int32], jsonInt(putInt[int32], len("-2147483648")), 4)
+	add(data.FieldTypeInt64, arrow.PrimitiveTypes.Int64, TSNumber, fixed[int64], nullableFixed[int64], jsonInt(putInt[int64], len("-9223372036854775808")), 8)
+	add(data.FieldTypeUint8, arrow.PrimitiveTypes.Uint8, TSNumber, fixed[uint8], nullableFixed[uint8], jsonInt(putUint[uint8], len("255")), 1)
+	add(data.FieldTypeUint16, arrow.PrimitiveTypes.Uint16, TSNumber, fixed[uint16], nullableFixed[uint16], jsonInt(putUint[uint16], len("65535")), 2)
+	add(data.FieldTypeUint32, arrow.PrimitiveTypes.Uint32, TSNumber, fixed[uint32], nullableFixed[uint32], jsonInt(putUint[uint32], len("4294967295")), 4)
+	add(data.FieldTypeUint64, arrow.PrimitiveTypes.Uint64, TSNumber, fixed[uint64], nullableFixed[uint64], jsonInt(putUint[uint64], len("18446744073709551615")), 8)
+	add(data.FieldTypeFloat32, arrow.PrimitiveTypes.Float32, TSNumber, fixed[float32], nullableFixed[float32], jsonFixed(putFloat32, maxFloat32Len), 4)
+	add(data.FieldTypeFloat64, arrow.PrimitiveTypes.Float64, TSNumber, fixed[float64], nullableFixed[float64], jsonFixed(putFloat64, maxFloat64Len), 8)
 	// An enum is a uint16 column in a record: the Uint16 rows write it.
-	data.FieldTypeEnum:           {arrow.PrimitiveTypes.Uint16, false, TSEnum, fixed[data.EnumItemIndex], jsonOf(putUint[data.EnumItemIndex], nil, 0), 2},
-	data.FieldTypeNullableEnum:   {arrow.PrimitiveTypes.Uint16, true, TSEnum, nullableFixed[data.EnumItemIndex], jsonOf(putUint[data.EnumItemIndex], nil, 0), 2},
-	data.FieldTypeBool:           {arrow.FixedWidthTypes.Boolean, false, TSBoolean, bools, jsonOf(putBool, recordVar[bool](putBool), len("false")), 1},
-	data.FieldTypeNullableBool:   {arrow.FixedWidthTypes.Boolean, true, TSBoolean, nullableBools, jsonOf(putBool, recordVar[bool](putBool), len("false")), 1},
-	data.FieldTypeTime:           {Timestamp, false, TSTime, times, jsonTimes, 24},
-	data.FieldTypeNullableTime:   {Timestamp, true, TSTime, nullableTimes, jsonTimes, 24},
-	data.FieldTypeString:         {arrow.BinaryTypes.String, false, TSString, varWidth[string], jsonOf(putString, recordVar[string](putString), len("null")), 0},
-	data.FieldTypeNullableString: {arrow.BinaryTypes.String, true, TSString, nullableVarWidth[string], jsonOf(putString, recordVar[string](putString), len("null")), 0},
-	data.FieldTypeJSON:           {arrow.BinaryTypes.Binary, false, TSOther, varWidth[json.RawMessage], jsonOf(putRaw[json.RawMessage], recordVar[[]byte](putRaw[[]byte]), len("null")), 0},
-	data.FieldTypeNullableJSON:   {arrow.BinaryTypes.Binary, true, TSOther, nullableVarWidth[json.RawMessage], jsonOf(putRaw[json.RawMessage], recordVar[[]byte](putRaw[[]byte]), len("null")), 0},
-}
+	add(data.FieldTypeEnum, arrow.PrimitiveTypes.Uint16, TSEnum, fixed[data.EnumItemIndex], nullableFixed[data.EnumItemIndex],
+		jsonOf(putUint[data.EnumItemIndex], nil, 0), 2)
+	add(data.FieldTypeBool, arrow.FixedWidthTypes.Boolean, TSBoolean, bools, nullableBools, jsonOf(putBool, recordVar[bool](putBool), len("false")), 1)
+	add(data.FieldTypeTime, Timestamp, TSTime, times, nullableTimes, jsonTimes, 24)
+	add(data.FieldTypeString, arrow.BinaryTypes.String, TSString, varWidth[string], nullableVarWidth[string],
+		jsonOf(putString, recordVar[string](putString), len("null")), 0)
+	add(data.FieldTypeJSON, arrow.BinaryTypes.Binary, TSOther, varWidth[json.RawMessage], nullableVarWidth[json.RawMessage],
+		jsonOf(putRaw[json.RawMessage], recordVar[[]byte](putRaw[[]byte]), len("null")), 0)
+	return m
+}()
 
 // ValueBytes is the Go memory of one value of an SDK field type as its
 // vector holds it, but for a nullable type's pointer; fixed is false for

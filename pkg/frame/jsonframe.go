@@ -111,7 +111,7 @@ func (w *JSONWriter) appendFrame(dst []byte, f *data.Frame) ([]byte, error) {
 			dst = append(dst, ',')
 		}
 		ft := fld.Type()
-		if _, ok := jsonFrameValues[ft]; !ok {
+		if _, ok := kinds[ft]; !ok {
 			return dst, fmt.Errorf("frame: %q: field %q: field type %s cannot be written as JSON", f.Name, fld.Name, ft)
 		}
 		dst = appendFieldHead(dst, fld.Name, ft)
@@ -135,7 +135,7 @@ func (w *JSONWriter) appendFrame(dst []byte, f *data.Frame) ([]byte, error) {
 		}
 		dst = append(dst, '[')
 		if rows > 0 {
-			dst = jsonFrameValues[fld.Type()](w, dst, fld)
+			dst = kinds[fld.Type()].frameJSON(w, dst, fld)
 		}
 		dst = append(dst, ']')
 		if w.err != nil {

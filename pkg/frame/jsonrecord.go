@@ -35,7 +35,8 @@ func JSONSizeHint(in Input) int {
 		if rows == 0 {
 			continue // its offsets may be empty: ValueBytes would read past them
 		}
-		per := jsonMaxLen[col.DataType().ID()]
+		k := jsonRecordKinds[col.DataType().ID()]
+		per := k.maxLen
 		switch a := col.(type) {
 		case *array.String:
 			n += len(a.ValueBytes())
@@ -44,8 +45,8 @@ func JSONSizeHint(in Input) int {
 		}
 		// A column's own values are read only where the type's longest
 		// would make a large difference: not for a series frame's times.
-		if vl := jsonValueLen[col.DataType().ID()]; vl != nil && rows*per > valueLenFrom {
-			per = vl(col)
+		if k.valueLen != nil && rows*per > valueLenFrom {
+			per = k.valueLen(col)
 		}
 		if col.NullN() > 0 {
 			per = max(per, len("null"))
@@ -180,7 +181,7 @@ func (w *JSONWriter) appendRecord(dst []byte, rec arrow.RecordBatch) ([]byte, er
 		}
 		dst = append(dst, '[')
 		if col.Len() > 0 {
-			dst = jsonRecordValues[col.DataType().ID()](w, dst, col, af.Nullable)
+			dst = jsonRecordKinds[col.DataType().ID()].record(w, dst, col, af.Nullable)
 		}
 		dst = append(dst, ']')
 		if w.err != nil {
@@ -222,7 +223,7 @@ func recordFieldType(af arrow.Field) (data.FieldType, error) {
 		return 0, fmt.Errorf("field %q: type %s: Grafana reads every timestamp as nanoseconds; convert to timestamp[ns] first", af.Name, af.Type)
 	}
 	ft, ok := recordTypes[key]
-	if _, known := jsonRecordValues[key.id]; !ok || !known {
+	if _, known := jsonRecordKinds[key.id]; !ok || !known {
 		return 0, fmt.Errorf("field %q: type %s is not one Grafana can read", af.Name, af.Type)
 	}
 	return ft, nil

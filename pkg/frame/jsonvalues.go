@@ -42,20 +42,16 @@ type jsonKind struct {
 	valueLen func(a arrow.Array) int
 }
 
-// The writers by SDK field type and by Arrow column type, and the most
-// bytes a value of a column type takes, derived from the field-type table.
-var jsonFrameValues, jsonRecordValues, jsonMaxLen, jsonValueLen = func() (map[data.FieldType]frameValues, map[arrow.Type]recordValues, map[arrow.Type]int, map[arrow.Type]func(arrow.Array) int) {
-	fv, rv, ml, vl := map[data.FieldType]frameValues{}, map[arrow.Type]recordValues{}, map[arrow.Type]int{}, map[arrow.Type]func(arrow.Array) int{}
-	for ft, k := range kinds {
-		fv[ft] = k.json.values
-		if k.nullable {
-			fv[ft] = k.json.nullable
-		}
+// jsonRecordKinds is the jsonKind of each Arrow column type, the one of
+// the rows of the field-type table that writes it in a record.
+var jsonRecordKinds = func() map[arrow.Type]jsonKind {
+	m := map[arrow.Type]jsonKind{}
+	for _, k := range kinds {
 		if k.json.record != nil {
-			rv[k.arrow.ID()], ml[k.arrow.ID()], vl[k.arrow.ID()] = k.json.record, k.json.maxLen, k.json.valueLen
+			m[k.arrow.ID()] = k.json
 		}
 	}
-	return fv, rv, ml, vl
+	return m
 }()
 
 // jsonOf is the jsonKind of an SDK field type whose values are of type T
