@@ -94,24 +94,18 @@ func (j *joiner) framed(fb []byte) int32 {
 // slices of one new allocation (written once: see join). It returns dst;
 // the joiner is then reset and references nothing.
 func (j *joiner) split(dst [][]byte) [][]byte {
-	own := 0  // the bytes of the runs between borrowed pieces
 	runs := 1 // an upper bound on the buffers returned: every borrowed piece and the run after it
+	list := j.list[:0]
 	for _, p := range j.pieces {
 		if p.borrowed {
 			runs += 2
 		} else {
-			own += p.len()
-		}
-	}
-	dst = slices.Grow(dst, runs)
-	list := j.list[:0]
-	for _, p := range j.pieces {
-		if !p.borrowed {
 			list = append(list, j.bytesOf(p))
 		}
 	}
+	dst = slices.Grow(dst, runs)
 	var mem []byte
-	if own > 0 {
+	if len(list) > 0 { // no piece is empty (see ref and wrote)
 		mem = bytes.Join(list, nil) // every run, back to back
 	}
 	clear(list)
@@ -129,19 +123,11 @@ func (j *joiner) split(dst [][]byte) [][]byte {
 			dst = append(dst, p.b)
 			continue
 		}
-		end += p.len()
+		end += len(j.bytesOf(p))
 	}
 	flush()
 	j.begin()
 	return dst
-}
-
-// len is p's length.
-func (p piece) len() int {
-	if p.b != nil {
-		return len(p.b)
-	}
-	return p.to - p.from
 }
 
 // bytesOf is p's bytes: its buffer, or its range of the scratch.
