@@ -321,7 +321,7 @@ func (e *Encoder) withStats(meta *data.FrameMeta, others *Summary, st arrowipc.B
 		data.QueryStat{FieldConfig: data.FieldConfig{DisplayName: StatRaw}, Value: float64(sum.Raw)},
 		data.QueryStat{FieldConfig: data.FieldConfig{DisplayName: StatSkipped}, Value: float64(sum.Skipped)},
 	)
-	if e.auto && !sentAsOne(&sum) {
+	if _, one := soleCodec(&sum); e.auto && !one {
 		for k, n := range sum.ByCodec {
 			if n == 0 {
 				continue
@@ -338,28 +338,22 @@ func (e *Encoder) withStats(meta *data.FrameMeta, others *Summary, st arrowipc.B
 // codec's, and its response larger than theirs).
 func (e *Encoder) codecStat(sum *Summary) data.QueryStat {
 	name := e.codec
-	if e.auto && sentAsOne(sum) {
-		k := codec.None
-		for i, n := range sum.ByCodec {
-			if n > 0 {
-				k = codec.Kind(i)
-			}
-		}
+	if k, one := soleCodec(sum); e.auto && one {
 		name += " (" + k.String() + ")"
 	}
 	return data.QueryStat{FieldConfig: data.FieldConfig{DisplayName: StatCodec + name}, Value: float64(e.level)}
 }
 
-// sentAsOne reports whether at most one codec carried the frames sum
-// describes.
-func sentAsOne(sum *Summary) bool {
+// soleCodec returns the last codec that carried a frame sum describes (none
+// when none did) and whether at most one codec did.
+func soleCodec(sum *Summary) (k codec.Kind, one bool) {
 	used := 0
-	for _, n := range sum.ByCodec {
+	for i, n := range sum.ByCodec {
 		if n > 0 {
-			used++
+			k, used = codec.Kind(i), used+1
 		}
 	}
-	return used <= 1
+	return k, used <= 1
 }
 
 // bytesView returns b as a string without copying. The caller must not
