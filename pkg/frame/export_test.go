@@ -32,4 +32,4 @@ func FieldMetadata(tstype string, labels data.Labels, config *data.FieldConfig) 
 }
 
 // Rows returns the rows of the frame's parts.
-func (p *Parts) Rows() int64 { return p.body.Rows }
+func (p *Parts) Rows() int64 { return p.rows }

@@ -22,11 +22,10 @@ import (
 // A Parts is not safe for concurrent use: its parts are encoded one at a
 // time, in order.
 type Parts struct {
-	schema  *arrow.Schema // the frame's fields, for a frame of no part
-	file    arrowipc.File
-	body    arrowipc.BodyStats // summed over the parts
-	byCodec [codec.Auto]int    // parts by the codec they declare
-	took    time.Duration      // spent in AppendPart
+	schema *arrow.Schema // the frame's fields, for a frame of no part
+	file   arrowipc.File
+	rows   int64   // summed over the parts
+	sum    Summary // what encoding the parts did, Encode the time spent in AppendPart
 }
 
 // NewParts returns an empty frame of schema's fields (its metadata is not
@@ -77,22 +76,9 @@ func (e *Encoder) appendPart(p *Parts, rec arrow.RecordBatch, lent bool) (arrowi
 	if err != nil {
 		return arrowipc.BodyStats{}, false, fmt.Errorf("frame: part %d: %w", p.Len(), err)
 	}
-	p.add(st)
-	p.took += time.Since(start)
+	p.rows += st.Rows
+	p.sum.Add(st, time.Since(start))
 	return st, borrowed, nil
-}
-
-func (p *Parts) add(st arrowipc.BodyStats) {
-	b := &p.body
-	b.Rows += st.Rows
-	b.RawBytes += st.RawBytes
-	b.WireBytes += st.WireBytes
-	b.Buffers += st.Buffers
-	b.Compressed += st.Compressed
-	b.Skipped += st.Skipped
-	if int(st.Codec) < len(p.byCodec) {
-		p.byCodec[st.Codec]++
-	}
 }
 
 // FinishPartsPieces finishes the frame p: its schema carries md, the
@@ -124,16 +110,17 @@ func (e *Encoder) FinishPartsPieces(p *Parts, md arrow.Metadata, stats *Summary)
 // partsMeta readies p to be finished (a part of no row when it has none)
 // and returns its schema metadata and its body stats.
 func (e *Encoder) partsMeta(p *Parts, md arrow.Metadata, stats *Summary) ([]arrowipc.KeyValue, arrowipc.BodyStats, error) {
-	start := time.Now().Add(-p.took)
+	start := time.Now().Add(-p.sum.Encode)
 	if p.Len() == 0 {
 		if err := e.appendEmptyPart(p); err != nil {
 			return nil, arrowipc.BodyStats{}, err
 		}
 	}
-	st := p.body
-	st.Codec = codec.None
-	for k, n := range p.byCodec {
-		if n > p.byCodec[st.Codec] {
+	s := &p.sum
+	st := arrowipc.BodyStats{Rows: p.rows, RawBytes: s.RawBytes, WireBytes: s.WireBytes,
+		Buffers: s.Compressed + s.Raw + s.Skipped, Compressed: s.Compressed, Skipped: s.Skipped}
+	for k, n := range s.ByCodec {
+		if n > s.ByCodec[st.Codec] {
 			st.Codec = codec.Kind(k)
 		}
 	}
