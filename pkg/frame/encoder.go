@@ -1,6 +1,7 @@
 package frame
 
 import (
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"math"
@@ -56,11 +57,7 @@ func NewEncoder(o arrowipc.Options) (*Encoder, error) {
 	name := c.String() + " (" + c.Effective() + ")"
 	auto := c.Kind() == codec.Auto
 	if auto {
-		pref := o.Preference.Name
-		if pref == "" {
-			pref = codec.DefaultPreference
-		}
-		name = c.String() + "/" + pref // completed by withStats
+		name = c.String() + "/" + cmp.Or(o.Preference.Name, codec.DefaultPreference) // completed by withStats
 	}
 	return &Encoder{ipc: ipc, codec: name, level: c.Level(), auto: auto}, nil
 }

@@ -1,6 +1,7 @@
 package frame
 
 import (
+	"maps"
 	"slices"
 	"unicode/utf8"
 
@@ -110,10 +111,7 @@ func appendQuoted(dst []byte, s string, q quoting) []byte {
 // json.Marshal(labels) writes them). keys is scratch for the sort and is
 // returned for reuse.
 func appendLabelsQuoted(dst []byte, labels data.Labels, keys []string, q quoting) ([]byte, []string) {
-	keys = keys[:0]
-	for k := range labels {
-		keys = append(keys, k)
-	}
+	keys = slices.AppendSeq(keys[:0], maps.Keys(labels))
 	slices.Sort(keys)
 	dst = append(dst, '{')
 	for i, k := range keys {

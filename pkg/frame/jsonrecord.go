@@ -71,7 +71,7 @@ func timeLen(a arrow.Array) int {
 	lo, _ := splitMilli(slices.Min(vals))
 	hi, _ := splitMilli(slices.Max(vals))
 	n := max(digits(lo), digits(hi))
-	if anySubMilli(vals) {
+	if slices.ContainsFunc(vals, func(ns int64) bool { return ns%1e6 != 0 }) {
 		n += len("999999,") // the column's nanos
 	}
 	return n
@@ -105,15 +105,6 @@ func metadataLen(md arrow.Metadata) int {
 		n += len(k) + len(md.Values()[i])
 	}
 	return n
-}
-
-func anySubMilli(ns []int64) bool {
-	for _, v := range ns {
-		if v%1e6 != 0 {
-			return true
-		}
-	}
-	return false
 }
 
 func (w *JSONWriter) appendRecord(dst []byte, rec arrow.RecordBatch) ([]byte, error) {
