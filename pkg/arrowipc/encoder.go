@@ -106,10 +106,7 @@ func NewEncoder(o Options) (*Encoder, error) {
 	if o.Codec.Kind() == codec.Auto {
 		p := o.Preference
 		if p.Name == "" {
-			var err error
-			if p, err = codec.ParsePreference(codec.DefaultPreference); err != nil {
-				return nil, fmt.Errorf("arrowipc: %w", err)
-			}
+			p, _ = codec.ParsePreference(codec.DefaultPreference) // one of codec.Preferences, the first
 		}
 		if math.IsNaN(p.BytePrice) || p.BytePrice <= 0 {
 			return nil, fmt.Errorf("arrowipc: preference %q prices a byte at %v ns, not above 0", p.Name, p.BytePrice)
