@@ -55,17 +55,14 @@ func NewRecordMD(md arrow.Metadata, cols []Column) (arrow.RecordBatch, error) {
 	defer releaseColumns(cols)
 	afs := make([]arrow.Field, len(cols))
 	arrs := make([]arrow.Array, len(cols))
-	rows := -1
+	rows := 0
 	for i, c := range cols {
-		if rows >= 0 && c.Array.Len() != rows {
+		if i > 0 && c.Array.Len() != rows {
 			return nil, fmt.Errorf("frame: internal: column %q has %d rows, want %d", c.Name, c.Array.Len(), rows)
 		}
 		rows = c.Array.Len()
 		afs[i] = arrow.Field{Name: c.Name, Type: c.Array.DataType(), Nullable: c.Array.NullN() > 0, Metadata: c.metadata()}
 		arrs[i] = c.Array
-	}
-	if rows < 0 {
-		rows = 0
 	}
 	return array.NewRecordBatch(arrow.NewSchema(afs, &md), arrs, int64(rows)), nil
 }
