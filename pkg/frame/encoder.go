@@ -262,8 +262,7 @@ func (e *Encoder) schemaMetaOfRecord(md arrow.Metadata, st arrowipc.BodyStats, s
 		return nil, fmt.Errorf("encoding meta: %w", err)
 	}
 	if at < 0 { // "meta" sorts before "name" and "refId"
-		e.kvs = slices.Insert(e.kvs, 0, arrowipc.KeyValue{Key: KeyMeta, Value: string(b)})
-		return e.kvs, nil
+		e.kvs, at = slices.Insert(e.kvs, 0, arrowipc.KeyValue{Key: KeyMeta}), 0
 	}
 	e.kvs[at].Value = string(b)
 	return e.kvs, nil
