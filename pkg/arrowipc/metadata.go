@@ -146,7 +146,7 @@ func (e *Encoder) writeType(t arrow.DataType, info typeInfo) flatbuffers.UOffset
 	switch info.fbType {
 	case format.TypeInt:
 		b.StartObject(format.IntSlots)
-		b.PrependInt32Slot(format.IntBitWidth, info.bitWidth, 0)
+		b.PrependInt32Slot(format.IntBitWidth, int32(8*info.width), 0)
 		b.PrependBoolSlot(format.IntIsSigned, info.signed, false)
 	case format.TypeFloatingPoint:
 		b.StartObject(format.FloatingPointSlots)

@@ -19,26 +19,25 @@ const (
 // typeInfo is one row of the table of supported column types: how the type
 // is written in the schema and how its values are laid out in the body.
 type typeInfo struct {
-	fbType   byte
-	bitWidth int32 // Int: bit width
-	signed   bool  // Int
-	prec     int16 // FloatingPoint
-	layout   layout
-	width    int // bytes per value for layoutFixed
+	fbType byte
+	signed bool  // Int
+	prec   int16 // FloatingPoint
+	layout layout
+	width  int // bytes per value for layoutFixed; an Int's bit width is 8 × width
 }
 
 // types is the one table of column types the encoder writes, keyed by
 // arrow-go's type ID. Timestamps need a further check (unit), see lookupType.
 var types = map[arrow.Type]typeInfo{
 	arrow.BOOL:      {fbType: format.TypeBool, layout: layoutBitmap},
-	arrow.INT8:      {fbType: format.TypeInt, bitWidth: 8, signed: true, width: 1},
-	arrow.INT16:     {fbType: format.TypeInt, bitWidth: 16, signed: true, width: 2},
-	arrow.INT32:     {fbType: format.TypeInt, bitWidth: 32, signed: true, width: 4},
-	arrow.INT64:     {fbType: format.TypeInt, bitWidth: 64, signed: true, width: 8},
-	arrow.UINT8:     {fbType: format.TypeInt, bitWidth: 8, width: 1},
-	arrow.UINT16:    {fbType: format.TypeInt, bitWidth: 16, width: 2},
-	arrow.UINT32:    {fbType: format.TypeInt, bitWidth: 32, width: 4},
-	arrow.UINT64:    {fbType: format.TypeInt, bitWidth: 64, width: 8},
+	arrow.INT8:      {fbType: format.TypeInt, signed: true, width: 1},
+	arrow.INT16:     {fbType: format.TypeInt, signed: true, width: 2},
+	arrow.INT32:     {fbType: format.TypeInt, signed: true, width: 4},
+	arrow.INT64:     {fbType: format.TypeInt, signed: true, width: 8},
+	arrow.UINT8:     {fbType: format.TypeInt, width: 1},
+	arrow.UINT16:    {fbType: format.TypeInt, width: 2},
+	arrow.UINT32:    {fbType: format.TypeInt, width: 4},
+	arrow.UINT64:    {fbType: format.TypeInt, width: 8},
 	arrow.FLOAT32:   {fbType: format.TypeFloatingPoint, prec: format.PrecisionSingle, width: 4},
 	arrow.FLOAT64:   {fbType: format.TypeFloatingPoint, prec: format.PrecisionDouble, width: 8},
 	arrow.STRING:    {fbType: format.TypeUtf8, layout: layoutVar},
