@@ -22,7 +22,7 @@ var sdkJSON = jsoniter.ConfigCompatibleWithStandardLibrary
 // concurrent use; its scratch memory is reused from one frame to the next.
 // The zero value is ready to use.
 type JSONWriter struct {
-	err error // why the column being written cannot be written
+	err error // why the record column being written cannot be written
 
 	// The "entities" and "nanos" arrays of the frame being written, an
 	// element per field so far, and whether one element is not null. The
@@ -138,9 +138,6 @@ func (w *JSONWriter) appendFrame(dst []byte, f *data.Frame) ([]byte, error) {
 			dst = kinds[fld.Type()].frameJSON(w, dst, fld)
 		}
 		dst = append(dst, ']')
-		if w.err != nil {
-			return dst, fmt.Errorf("frame: %q: field %q: %w", f.Name, fld.Name, w.err)
-		}
 		w.endField(i)
 	}
 	return w.endData(dst), nil
