@@ -106,9 +106,7 @@ const maxFails = 7 // skip at most 1<<(maxFails-1) = 64 buffers
 func (h *slotHistory) paid() { h.fails, h.skip = 0, 0 }
 
 func (h *slotHistory) failed() {
-	if h.fails < maxFails {
-		h.fails++
-	}
+	h.fails = min(h.fails+1, maxFails)
 	h.skip = 1 << (h.fails - 1)
 }
 

@@ -121,12 +121,7 @@ func NewEncoder(o Options) (*Encoder, error) {
 // SetDecoder sets the generation of Grafana's decoder that codec.Auto
 // prices the next batches by (nil: codec.Decoders[0]), for the Grafana that
 // asked for them. Other codecs ignore it.
-func (e *Encoder) SetDecoder(d *codec.Decoder) {
-	if d == nil {
-		d = codec.Decoders[0]
-	}
-	e.decoder = d
-}
+func (e *Encoder) SetDecoder(d *codec.Decoder) { e.decoder = cmp.Or(d, codec.Decoders[0]) }
 
 // Prepare is phase one: it checks that cols (one Column per field, laid out
 // as Column describes) hold rows rows of fields' types, compresses the
