@@ -39,7 +39,7 @@ func Parse(jsonData []byte, secure map[string]string) (Settings, error) {
 	}
 	var s Settings
 	for i := range table {
-		if st := &table[i]; st.field != nil && st.Default != nil {
+		if st := &table[i]; st.index != nil && st.Default != nil {
 			st.set(&s, st.Default)
 		}
 	}
@@ -47,7 +47,7 @@ func Parse(jsonData []byte, secure map[string]string) (Settings, error) {
 	levelSet := false
 	for i := range table {
 		st := &table[i]
-		if st.field == nil {
+		if st.index == nil {
 			continue
 		}
 		if st.Upstream != "" && st.Upstream != s.Upstream {
@@ -243,7 +243,7 @@ func (s *Settings) check(upstream string) []error {
 	var errs []error
 	for i := range table {
 		st := &table[i]
-		if st.field == nil || st.Upstream != upstream {
+		if st.index == nil || st.Upstream != upstream {
 			continue
 		}
 		switch {

@@ -6,6 +6,8 @@ package settings
 
 import (
 	"math"
+	"reflect"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -162,9 +164,31 @@ type Setting struct {
 	// NormalizeLower); "" keeps it as it is.
 	Normalize string
 
-	// field returns a pointer to the setting's field in s (*string, *bool,
-	// *int, *int64, *float64 or *Secret); nil for the numbered keys.
-	field func(s *Settings) any
+	// index is the setting's field in Settings (reflect's FieldByIndex):
+	// the field of Settings, or of its FlightSQL for a Flight SQL setting,
+	// whose name is Key in another case; nil for the numbered keys.
+	index []int
+}
+
+// init finds each setting's field (Setting.index).
+func init() {
+	for i := range table {
+		st := &table[i]
+		typ, in := reflect.TypeFor[Settings](), []int(nil)
+		if st.Upstream == UpstreamFlightSQL {
+			f, _ := typ.FieldByName("FlightSQL")
+			typ, in = f.Type, f.Index
+		}
+		if f, ok := typ.FieldByNameFunc(func(n string) bool { return strings.EqualFold(n, st.Key) }); ok {
+			st.index = slices.Concat(in, f.Index)
+		}
+	}
+}
+
+// field returns a pointer to the setting's field in s (*string, *bool,
+// *int64, *float64 or *Secret); the numbered keys have none (index nil).
+func (st *Setting) field(s *Settings) any {
+	return reflect.ValueOf(s).Elem().FieldByIndex(st.index).Addr().Interface()
 }
 
 // The ways a string setting's value is normalized.
@@ -188,136 +212,96 @@ func (st *Setting) normalized(v string) string {
 func (st Setting) Secret() bool { return st.Type == Secure }
 
 // Numbered reports whether Key stands for numbered keys (headerNameN).
-func (st Setting) Numbered() bool { return strings.HasSuffix(st.Key, "N") && st.field == nil }
+func (st Setting) Numbered() bool { return strings.HasSuffix(st.Key, "N") && st.index == nil }
 
 // table is every setting, in the order of the editor. Package codec's facts
 // (codec names, level ranges) come from codecs_gen.go.
 var table = []Setting{
 	{Key: "upstream", Type: String, Default: UpstreamDemo, Values: []string{UpstreamDemo, UpstreamFlightSQL},
-		Help:  "Where this data source reads its data from: the built-in demo generator or a Flight SQL server.",
-		field: func(s *Settings) any { return &s.Upstream }, Normalize: NormalizeTrim},
+		Help: "Where this data source reads its data from: the built-in demo generator or a Flight SQL server.", Normalize: NormalizeTrim},
 	{Key: "codec", Type: String, Default: DefaultCodec, Values: codecNames(),
-		Help:  "How the record-batch bodies of each Arrow frame are compressed on the way to Grafana.",
-		field: func(s *Settings) any { return &s.Codec }, Normalize: NormalizeTrim},
+		Help: "How the record-batch bodies of each Arrow frame are compressed on the way to Grafana.", Normalize: NormalizeTrim},
 	{Key: "level", Type: Integer, ByCodec: true,
-		Help:  "Compression level of the codec: higher levels make smaller frames and cost more CPU. Ignored for codecs auto and none.",
-		field: func(s *Settings) any { return &s.Level }},
+		Help: "Compression level of the codec: higher levels make smaller frames and cost more CPU. Ignored for codecs auto and none."},
 	{Key: "codecPreference", Type: String, Default: DefaultPreference, Values: []string{PreferCPU, PreferBytes},
-		Help:  "What codec auto saves first: Grafana's and the plugin's CPU (cpu, for a Grafana next to its data: log frames of about a thousand lines or more go as zstd, shorter text as lz4, time series uncompressed to the Grafana versions released so far) or bytes on the wire (bytes, for a Grafana far from it or short of memory: shorter text and series go as zstd too).",
-		field: func(s *Settings) any { return &s.CodecPreference }, Normalize: NormalizeTrim},
+		Help: "What codec auto saves first: Grafana's and the plugin's CPU (cpu, for a Grafana next to its data: log frames of about a thousand lines or more go as zstd, shorter text as lz4, time series uncompressed to the Grafana versions released so far) or bytes on the wire (bytes, for a Grafana far from it or short of memory: shorter text and series go as zstd too).", Normalize: NormalizeTrim},
 	{Key: "replyFormat", Type: String, Default: DefaultReplyFormat, Values: []string{ReplyArrow, ReplyJSON, ReplyRequested},
-		Help:  "The format of the frames in a query's reply to Grafana: arrow (Grafana decodes it at less than half the CPU of JSON, and every version reads it), json, or requested (what Grafana asked for: released versions ask for Arrow; a Grafana built to ask for JSON asks for it unless this plugin is in its arrow_query_data_plugins list). Chunked replies always come in the format asked for.",
-		field: func(s *Settings) any { return &s.ReplyFormat }, Normalize: NormalizeTrim},
+		Help: "The format of the frames in a query's reply to Grafana: arrow (Grafana decodes it at less than half the CPU of JSON, and every version reads it), json, or requested (what Grafana asked for: released versions ask for Arrow; a Grafana built to ask for JSON asks for it unless this plugin is in its arrow_query_data_plugins list). Chunked replies always come in the format asked for.", Normalize: NormalizeTrim},
 	{Key: "minSavings", Type: Number, Default: DefaultMinSavings, Min: 0, Max: MaxMinSavings,
-		Help:  "A body buffer is sent uncompressed unless compression saves at least this fraction of its size.",
-		field: func(s *Settings) any { return &s.MinSavings }},
+		Help: "A body buffer is sent uncompressed unless compression saves at least this fraction of its size."},
 	{Key: "maxSeries", Type: Integer, Default: int64(DefaultMaxSeries), Min: 1, Max: MaxMaxSeries, Unit: "frames",
-		Help:  "Frames one query may return; more is that query's error.",
-		field: func(s *Settings) any { return &s.MaxSeries }},
+		Help: "Frames one query may return; more is that query's error."},
 	{Key: "maxPoints", Type: Integer, Default: int64(DefaultMaxPoints), Min: 1, Max: MaxMaxPoints, Unit: "rows",
-		Help:  "Rows one query may return, summed over its frames; their bodies may weigh maxPoints × 16 bytes.",
-		field: func(s *Settings) any { return &s.MaxPoints }},
+		Help: "Rows one query may return, summed over its frames; their bodies may weigh maxPoints × 16 bytes."},
 
 	{Key: "address", Type: String, Upstream: UpstreamFlightSQL,
-		Help:  "The Flight SQL server as host:port (no scheme; turn on tlsEnabled for TLS).",
-		field: func(s *Settings) any { return &s.FlightSQL.Address }, Normalize: NormalizeTrim},
+		Help: "The Flight SQL server as host:port (no scheme; turn on tlsEnabled for TLS).", Normalize: NormalizeTrim},
 	{Key: "tlsEnabled", Type: Bool, Upstream: UpstreamFlightSQL,
-		Help:  "Connect to the server over TLS.",
-		field: func(s *Settings) any { return &s.FlightSQL.TLSEnabled }},
+		Help: "Connect to the server over TLS."},
 	{Key: "tlsSkipVerify", Type: Bool, Upstream: UpstreamFlightSQL,
-		Help:  "Do not check the server certificate: anyone between Grafana and the server can read and change the data. Use only for testing.",
-		field: func(s *Settings) any { return &s.FlightSQL.TLSSkipVerify }},
+		Help: "Do not check the server certificate: anyone between Grafana and the server can read and change the data. Use only for testing."},
 	{Key: "tlsAuthWithCACert", Type: Bool, Upstream: UpstreamFlightSQL,
-		Help:  "Verify the server certificate against the CA certificate (tlsCACert) instead of the system roots.",
-		field: func(s *Settings) any { return &s.FlightSQL.TLSAuthWithCACert }},
+		Help: "Verify the server certificate against the CA certificate (tlsCACert) instead of the system roots."},
 	{Key: "tlsAuth", Type: Bool, Upstream: UpstreamFlightSQL,
-		Help:  "Present a client certificate and key (tlsClientCert, tlsClientKey) to the server (mTLS).",
-		field: func(s *Settings) any { return &s.FlightSQL.TLSAuth }},
+		Help: "Present a client certificate and key (tlsClientCert, tlsClientKey) to the server (mTLS)."},
 	{Key: "tlsServerName", Type: String, Upstream: UpstreamFlightSQL,
-		Help:  "Name used to verify the server certificate (SNI) when it differs from the address host.",
-		field: func(s *Settings) any { return &s.FlightSQL.TLSServerName }, Normalize: NormalizeTrim},
+		Help: "Name used to verify the server certificate (SNI) when it differs from the address host.", Normalize: NormalizeTrim},
 	{Key: "tlsCACert", Type: Secure, Upstream: UpstreamFlightSQL,
-		Help:  "PEM CA certificate, used when tlsAuthWithCACert is on.",
-		field: func(s *Settings) any { return &s.FlightSQL.TLSCACert }},
+		Help: "PEM CA certificate, used when tlsAuthWithCACert is on."},
 	{Key: "tlsClientCert", Type: Secure, Upstream: UpstreamFlightSQL,
-		Help:  "PEM client certificate, used when tlsAuth is on.",
-		field: func(s *Settings) any { return &s.FlightSQL.TLSClientCert }},
+		Help: "PEM client certificate, used when tlsAuth is on."},
 	{Key: "tlsClientKey", Type: Secure, Upstream: UpstreamFlightSQL,
-		Help:  "PEM client key, used when tlsAuth is on.",
-		field: func(s *Settings) any { return &s.FlightSQL.TLSClientKey }},
+		Help: "PEM client key, used when tlsAuth is on."},
 	{Key: "authType", Type: String, Default: AuthNone, Values: []string{AuthNone, AuthToken, AuthPassword}, Upstream: UpstreamFlightSQL,
-		Help:  "How the plugin authenticates to the server: no credentials, a bearer token, or user and password.",
-		field: func(s *Settings) any { return &s.FlightSQL.AuthType }},
+		Help: "How the plugin authenticates to the server: no credentials, a bearer token, or user and password."},
 	{Key: "username", Type: String, Upstream: UpstreamFlightSQL,
-		Help:  `User for authType "password".`,
-		field: func(s *Settings) any { return &s.FlightSQL.Username }},
+		Help: `User for authType "password".`},
 	{Key: "token", Type: Secure, Upstream: UpstreamFlightSQL,
-		Help:  `Bearer token for authType "token".`,
-		field: func(s *Settings) any { return &s.FlightSQL.Token }},
+		Help: `Bearer token for authType "token".`},
 	{Key: "password", Type: Secure, Upstream: UpstreamFlightSQL,
-		Help:  `Password for authType "password".`,
-		field: func(s *Settings) any { return &s.FlightSQL.Password }},
+		Help: `Password for authType "password".`},
 	{Key: "oauthPassThru", Type: Bool, Upstream: UpstreamFlightSQL,
-		Help:  "Send the signed-in user's OAuth access token (and ID token, when there is one) to the server instead of the configured credentials, on every query, health check and schema call that Grafana forwards them with. What a call without a forwarded user gets is noForwardedIdentity's choice.",
-		field: func(s *Settings) any { return &s.FlightSQL.OAuthPassThru }},
+		Help: "Send the signed-in user's OAuth access token (and ID token, when there is one) to the server instead of the configured credentials, on every query, health check and schema call that Grafana forwards them with. What a call without a forwarded user gets is noForwardedIdentity's choice."},
 	{Key: "noForwardedIdentity", Type: String, Default: NoIdentityRefuse, Values: []string{NoIdentityRefuse, NoIdentityConfigured}, Upstream: UpstreamFlightSQL,
-		Help:  "With oauthPassThru on, what a call without a signed-in user's OAuth identity gets (an expired token, a public dashboard, a basic-auth user, a service account, an alert rule): refuse fails it with \"no signed-in user to forward\"; configured sends it with the configured credentials. Ignored when oauthPassThru is off.",
-		field: func(s *Settings) any { return &s.FlightSQL.NoForwardedIdentity }, Normalize: NormalizeLower},
+		Help: "With oauthPassThru on, what a call without a signed-in user's OAuth identity gets (an expired token, a public dashboard, a basic-auth user, a service account, an alert rule): refuse fails it with \"no signed-in user to forward\"; configured sends it with the configured credentials. Ignored when oauthPassThru is off.", Normalize: NormalizeLower},
 	{Key: "headerNameN", Type: String, Upstream: UpstreamFlightSQL,
 		Help: "Name of a custom gRPC metadata header sent with every call (headerName1, headerName2…)."},
 	{Key: "headerValueN", Type: Secure, Upstream: UpstreamFlightSQL,
 		Help: "Value of the header headerNameN."},
 	{Key: "allowedLocationHosts", Type: String, Upstream: UpstreamFlightSQL,
-		Help:  "Other hosts, comma-separated, that the server's endpoint locations may send the plugin to for a query's data; the plugin sends them the credentials, headers and forwarded user tokens. Empty: only the host of address. A location on any other host fails the query, naming the host.",
-		field: func(s *Settings) any { return &s.FlightSQL.AllowedLocationHosts }, Normalize: NormalizeTrim},
+		Help: "Other hosts, comma-separated, that the server's endpoint locations may send the plugin to for a query's data; the plugin sends them the credentials, headers and forwarded user tokens. Empty: only the host of address. A location on any other host fails the query, naming the host.", Normalize: NormalizeTrim},
 	{Key: "catalog", Type: String, Upstream: UpstreamFlightSQL,
-		Help:  "Sent once per connection as the Flight SQL session option catalog (servers without session options ignore it); the default of schema browsing and of the $__catalog macro.",
-		field: func(s *Settings) any { return &s.FlightSQL.Catalog }},
+		Help: "Sent once per connection as the Flight SQL session option catalog (servers without session options ignore it); the default of schema browsing and of the $__catalog macro."},
 	{Key: "schema", Type: String, Upstream: UpstreamFlightSQL,
-		Help:  "Sent once per connection as the Flight SQL session option schema (servers without session options ignore it); the default of schema browsing and of the $__schema macro.",
-		field: func(s *Settings) any { return &s.FlightSQL.Schema }},
+		Help: "Sent once per connection as the Flight SQL session option schema (servers without session options ignore it); the default of schema browsing and of the $__schema macro."},
 	{Key: "dialect", Type: String, Default: DialectAuto, Values: Dialects, Upstream: UpstreamFlightSQL,
-		Help:  "How the macros ($__timeFilter, $__timeGroup, …) write SQL. auto asks the server for its name; the health check says which dialect it chose.",
-		field: func(s *Settings) any { return &s.FlightSQL.Dialect }, Normalize: NormalizeLower},
+		Help: "How the macros ($__timeFilter, $__timeGroup, …) write SQL. auto asks the server for its name; the health check says which dialect it chose.", Normalize: NormalizeLower},
 	{Key: "timeout", Type: Integer, Default: int64(DefaultFlightSQLTimeout), Min: minTimeout, Max: maxTimeout, Unit: "seconds", Upstream: UpstreamFlightSQL,
-		Help:  "Query timeout.",
-		field: func(s *Settings) any { return &s.FlightSQL.Timeout }},
+		Help: "Query timeout."},
 	{Key: "rowLimit", Type: Integer, Default: int64(DefaultFlightSQLRowLimit), Min: minRowLimit, Max: maxRowLimit, Unit: "rows", Upstream: UpstreamFlightSQL,
-		Help:  "Rows read per query; the rest is cut with a frame notice.",
-		field: func(s *Settings) any { return &s.FlightSQL.RowLimit }},
+		Help: "Rows read per query; the rest is cut with a frame notice."},
 	{Key: "byteLimit", Type: Integer, Default: int64(DefaultFlightSQLByteLimit), Min: minByteLimit, Max: maxByteLimit, Unit: "bytes", Upstream: UpstreamFlightSQL,
-		Help:  "Bytes read per query; the rest is cut with a frame notice.",
-		field: func(s *Settings) any { return &s.FlightSQL.ByteLimit }},
+		Help: "Bytes read per query; the rest is cut with a frame notice."},
 	{Key: "incrementalQueries", Type: Bool, Default: true, Upstream: UpstreamFlightSQL,
-		Help:  "A time_series, time_series_wide or logs query asked again for a range that starts and ends no earlier (a refreshing dashboard) reads from the server only the rows from incrementalOverlap before its kept answer's end on, and the rest from the result cache, when its SQL allows it (one $__timeFilter that alone selects rows by time, no $__timeFrom/$__timeTo, no LIMIT, window, DISTINCT ON or second SELECT, nothing that reads the clock (now(), CURRENT_TIMESTAMP) or a random source, aggregates only with $__timeGroup and otherwise only functions of one row; logs ordered by their time column, if at all). The query's stats say whether it was incremental, and why not. A query can opt out with the query editor's Incremental switch (\"incremental\": false in its JSON).",
-		field: func(s *Settings) any { return &s.FlightSQL.IncrementalQueries }},
+		Help: "A time_series, time_series_wide or logs query asked again for a range that starts and ends no earlier (a refreshing dashboard) reads from the server only the rows from incrementalOverlap before its kept answer's end on, and the rest from the result cache, when its SQL allows it (one $__timeFilter that alone selects rows by time, no $__timeFrom/$__timeTo, no LIMIT, window, DISTINCT ON or second SELECT, nothing that reads the clock (now(), CURRENT_TIMESTAMP) or a random source, aggregates only with $__timeGroup and otherwise only functions of one row; logs ordered by their time column, if at all). The query's stats say whether it was incremental, and why not. A query can opt out with the query editor's Incremental switch (\"incremental\": false in its JSON)."},
 	{Key: "incrementalOverlap", Type: Integer, Default: int64(DefaultIncrementalOverlap), Min: minOverlap, Max: maxOverlap, Unit: "seconds", Upstream: UpstreamFlightSQL,
-		Help:  "How far before the kept answer's end an incremental query reads again, for rows that arrive late and the last, incomplete $__timeGroup bucket. With a $__timeGroup longer than half of it, two of its buckets are read again instead.",
-		field: func(s *Settings) any { return &s.FlightSQL.IncrementalOverlap }},
+		Help: "How far before the kept answer's end an incremental query reads again, for rows that arrive late and the last, incomplete $__timeGroup bucket. With a $__timeGroup longer than half of it, two of its buckets are read again instead."},
 	{Key: "resultCacheBytes", Type: Integer, Default: int64(DefaultResultCacheBytes), Min: minCacheBytes, Max: maxCacheBytes, Unit: "bytes", Upstream: UpstreamFlightSQL,
-		Help:  "Most bytes of compressed kept answers this data source holds in the plugin's memory; the least recently used go first, and an answer above a quarter of it is not kept. They count in the plugin's memory budget (memory_budget) and are given back first when queries need the memory.",
-		field: func(s *Settings) any { return &s.FlightSQL.ResultCacheBytes }},
+		Help: "Most bytes of compressed kept answers this data source holds in the plugin's memory; the least recently used go first, and an answer above a quarter of it is not kept. They count in the plugin's memory budget (memory_budget) and are given back first when queries need the memory."},
 	{Key: "incrementalNotice", Type: Bool, Default: false, Upstream: UpstreamFlightSQL,
-		Help:  "Every time_series, time_series_wide or logs panel shows an info icon in its header whose tooltip says whether its query was incremental (or why not), with the rows read from the server and served from the cache; clicking it opens Inspect → Stats. For watching the cache at work; off, the same figures are in Inspect → Stats only.",
-		field: func(s *Settings) any { return &s.FlightSQL.IncrementalNotice }},
+		Help: "Every time_series, time_series_wide or logs panel shows an info icon in its header whose tooltip says whether its query was incremental (or why not), with the rows read from the server and served from the cache; clicking it opens Inspect → Stats. For watching the cache at work; off, the same figures are in Inspect → Stats only."},
 	{Key: "redisAddress", Type: String, Upstream: UpstreamFlightSQL,
-		Help:  "host:port of a Redis or Valkey server that keeps the result cache instead of the plugin's memory, shared by every Grafana replica that uses this data source. Redis down, slow or full never fails a query: it is answered in full, its stats say why, and Redis is tried again 10 s later. Empty: the plugin's memory (resultCacheBytes).",
-		field: func(s *Settings) any { return &s.FlightSQL.RedisAddress }, Normalize: NormalizeTrim},
+		Help: "host:port of a Redis or Valkey server that keeps the result cache instead of the plugin's memory, shared by every Grafana replica that uses this data source. Redis down, slow or full never fails a query: it is answered in full, its stats say why, and Redis is tried again 10 s later. Empty: the plugin's memory (resultCacheBytes).", Normalize: NormalizeTrim},
 	{Key: "redisTLS", Type: Bool, Upstream: UpstreamFlightSQL,
-		Help:  "Connect to Redis with TLS, checking its certificate against the system's roots.",
-		field: func(s *Settings) any { return &s.FlightSQL.RedisTLS }},
+		Help: "Connect to Redis with TLS, checking its certificate against the system's roots."},
 	{Key: "redisUsername", Type: String, Upstream: UpstreamFlightSQL,
-		Help:  "Redis ACL user name (empty: the default user).",
-		field: func(s *Settings) any { return &s.FlightSQL.RedisUsername }},
+		Help: "Redis ACL user name (empty: the default user)."},
 	{Key: "redisPassword", Type: Secure, Upstream: UpstreamFlightSQL,
-		Help:  "Redis password.",
-		field: func(s *Settings) any { return &s.FlightSQL.RedisPassword }},
+		Help: "Redis password."},
 	{Key: "redisKeyPrefix", Type: String, Default: DefaultRedisKeyPrefix, Upstream: UpstreamFlightSQL,
-		Help:  "Prefix of the keys of kept answers in Redis.",
-		field: func(s *Settings) any { return &s.FlightSQL.RedisKeyPrefix }},
+		Help: "Prefix of the keys of kept answers in Redis."},
 	{Key: "redisTTL", Type: Integer, Default: int64(DefaultRedisTTL), Min: minRedisTTL, Max: maxRedisTTL, Unit: "seconds", Upstream: UpstreamFlightSQL,
-		Help:  "How long Redis keeps an answer after it was last written.",
-		field: func(s *Settings) any { return &s.FlightSQL.RedisTTL }},
+		Help: "How long Redis keeps an answer after it was last written."},
 }
 
 // Table returns every setting, in the order of the editor.
