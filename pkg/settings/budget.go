@@ -127,17 +127,21 @@ func ReadBudget(getenv func(string) string) (Budget, error) {
 	bad := func(from, format string, args ...any) {
 		errs = append(errs, fmt.Errorf("settings: "+from+": "+format, args...))
 	}
-	if v, from := lookup(getenv, IniMemoryBudget, EnvMemoryBudget); v != "" {
-		n, err := parseBudgetBytes(v)
-		switch {
-		case err != nil:
-			bad(from, "%s %w", quote(v), err)
-		case n < MinBudget || n > MaxBudget:
-			bad(from, "%s is not within %s – %s", quote(v), FormatBytes(MinBudget), FormatBytes(MaxBudget))
-		default:
-			b.Bytes, b.From = n, from+" = "+v
+	// size reads a size setting of at least lo and at most MaxBudget.
+	size := func(key, env string, lo int64, set func(n int64, v, from string)) {
+		if v, from := lookup(getenv, key, env); v != "" {
+			n, err := parseBudgetBytes(v)
+			switch {
+			case err != nil:
+				bad(from, "%s %w", quote(v), err)
+			case n < lo || n > MaxBudget:
+				bad(from, "%s is not within %s – %s", quote(v), FormatBytes(lo), FormatBytes(MaxBudget))
+			default:
+				set(n, v, from)
+			}
 		}
 	}
+	size(IniMemoryBudget, EnvMemoryBudget, MinBudget, func(n int64, v, from string) { b.Bytes, b.From = n, from+" = "+v })
 	if v, from := lookup(getenv, IniMemoryBudgetWait, EnvMemoryBudgetWait); v != "" {
 		d, err := time.ParseDuration(v)
 		switch {
@@ -151,17 +155,7 @@ func ReadBudget(getenv func(string) string) (Budget, error) {
 			b.Wait = d
 		}
 	}
-	if v, from := lookup(getenv, IniGoMemoryLimit, ""); v != "" {
-		n, err := parseBudgetBytes(v)
-		switch {
-		case err != nil:
-			bad(from, "%s %w", quote(v), err)
-		case n < MinGoMemoryLimit || n > MaxBudget:
-			bad(from, "%s is not within %s – %s", quote(v), FormatBytes(MinGoMemoryLimit), FormatBytes(MaxBudget))
-		default:
-			b.GoLimit = n
-		}
-	}
+	size(IniGoMemoryLimit, "", MinGoMemoryLimit, func(n int64, _, _ string) { b.GoLimit = n })
 	return b, errors.Join(errs...)
 }
 
