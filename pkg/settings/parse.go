@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"reflect"
 	"regexp"
 	"slices"
 	"sort"
@@ -119,23 +120,10 @@ func parseHeaders(keys map[string]json.RawMessage, secure map[string]string) ([]
 
 // set stores v (of the setting's Go type) in the setting's field of s.
 func (st *Setting) set(s *Settings, v any) {
-	switch p := st.field(s).(type) {
-	case *string:
-		*p = v.(string)
-	case *bool:
-		*p = v.(bool)
-	case *int64:
-		*p = v.(int64)
-	case *float64:
-		*p = v.(float64)
-	case *Secret:
-		*p = v.(Secret)
-	default:
-		panic(fmt.Sprintf("settings: %s: field of type %T", st.Key, p))
-	}
+	reflect.ValueOf(st.field(s)).Elem().Set(reflect.ValueOf(v))
 }
 
-// get returns the setting's field of s as a float64, for range checks.
+// number returns the setting's field of s as a float64, for range checks.
 func (st *Setting) number(s *Settings) float64 {
 	switch p := st.field(s).(type) {
 	case *int64:
