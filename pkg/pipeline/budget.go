@@ -445,16 +445,15 @@ func (b *Budget) settle() {
 			w = b.queue[i]
 			if b.used+w.n > 2*b.limit {
 				w.err = b.refusal(w)
-				b.queue = append(b.queue[:i], b.queue[i+1:]...)
-				w.acct.setWaiting(-1)
-				close(w.ready)
-				continue
+			} else {
+				b.observer.Overdrawn()
 			}
-			b.observer.Overdrawn()
 		}
 		b.queue = append(b.queue[:i], b.queue[i+1:]...)
 		w.acct.setWaiting(-1)
-		b.take(w.acct, w.n)
+		if w.err == nil {
+			b.take(w.acct, w.n)
+		}
 		close(w.ready)
 	}
 }

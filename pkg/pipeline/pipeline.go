@@ -129,7 +129,7 @@ func (p *Pipeline) Run(ctx context.Context, q Query, acct *Account, emit func(in
 	k := &sink{cancel: cancel, p: p, q: q, acct: acct, emit: emit,
 		log: func(msg string, args ...any) { p.log(ctx, msg, args...) }}
 	k.credit = Held{a: acct}
-	defer k.releaseCredit()
+	defer k.Unreserve()
 	var to source.Sink = k
 	if !q.JSON {
 		to = lendingSink{k} // the JSON format copies every record: it lends none

@@ -111,9 +111,7 @@ func (k *sink) hold(ctx context.Context, n int64) (Held, error) {
 }
 
 // Unreserve gives back the credit (source.Unreserver).
-func (k *sink) Unreserve() { k.releaseCredit() }
-
-func (k *sink) releaseCredit() {
+func (k *sink) Unreserve() {
 	k.mu.Lock()
 	c := k.credit.Move()
 	k.mu.Unlock()
@@ -153,15 +151,14 @@ func (k *sink) fail(err error) {
 func (k *sink) admit(frames int, rows int64, indexed bool) (int, error) {
 	k.mu.Lock()
 	defer k.mu.Unlock()
+	switch lim := k.q.Query.Limits; {
+	case k.err != nil:
+	case lim.MaxSeries > 0 && k.frames+frames > lim.MaxSeries:
+		k.err = lim.Series("series").Exceeded("the query returned", "")
+	case lim.MaxPoints > 0 && k.rows+rows > lim.MaxPoints:
+		k.err = lim.Points("points").Exceeded("the query returned", "")
+	}
 	if k.err != nil {
-		return 0, k.err
-	}
-	if k.q.Query.Limits.MaxSeries > 0 && k.frames+frames > k.q.Query.Limits.MaxSeries {
-		k.err = k.q.Query.Limits.Series("series").Exceeded("the query returned", "")
-		return 0, k.err
-	}
-	if k.q.Query.Limits.MaxPoints > 0 && k.rows+rows > k.q.Query.Limits.MaxPoints {
-		k.err = k.q.Query.Limits.Points("points").Exceeded("the query returned", "")
 		return 0, k.err
 	}
 	k.frames += frames
