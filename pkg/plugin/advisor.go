@@ -219,18 +219,16 @@ func (s *Service) measure(ctx context.Context, inst *Instance, pc backend.Plugin
 	}
 	res := &AdviseResult{Frames: len(col.inputs), Rows: col.rows, Decoder: gd.Name}
 	var buf []byte
+	var none int64
 	for _, st := range adviseSettings {
 		fig, err := measureSetting(ctx, st, inst.settings.MinSavings, gd, col.inputs, &buf)
 		if err != nil {
 			return nil, err
 		}
-		res.Settings = append(res.Settings, fig)
-	}
-	var none int64
-	for _, f := range res.Settings {
-		if f.Codec == "none" {
-			none = f.WireBytes
+		if st.Codec == "none" {
+			none = fig.WireBytes
 		}
+		res.Settings = append(res.Settings, fig)
 	}
 	for i := range res.Settings {
 		if w := res.Settings[i].WireBytes; w > 0 {

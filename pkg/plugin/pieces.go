@@ -83,9 +83,7 @@ func (p writtenPool) Get(n int) *[]byte {
 
 // Put: the buffer wrapping the frame's last pooled piece, and so every
 // piece before it, has been written out.
-func (p writtenPool) Put(*[]byte) { p.finish() }
-
-func (p writtenPool) finish() {
+func (p writtenPool) Put(*[]byte) {
 	p.lent.Release()
 	if p.done != nil {
 		p.done()
