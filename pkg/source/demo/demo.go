@@ -79,6 +79,8 @@ func (Source) Query(ctx context.Context, q source.Query, sink source.Sink) error
 		if err != nil {
 			return err
 		}
+		f.RefID = q.RefID
+		f.Meta = &data.FrameMeta{PreferredVisualization: data.VisTypeTable}
 		if err := source.Reserve(ctx, sink, source.Add(source.Mul(int64(f.Rows()), tableRowMemBytes), frameMemOverhead)); err != nil {
 			return err
 		}

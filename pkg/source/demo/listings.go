@@ -20,9 +20,10 @@ const (
 )
 
 // listings are the scenarios answered with one frame built from the query
-// alone (series count and seed).
+// alone (series count and seed), a table (Source.Query names it after
+// the query and sets its meta).
 var listings = map[string]func(q source.Query, series int, seed uint64) (*data.Frame, error){
-	Labels: func(q source.Query, series int, _ uint64) (*data.Frame, error) { return labelValues(q, series) },
+	Labels: labelValues,
 	Events: events,
 }
 
@@ -50,7 +51,7 @@ type listingQuery struct {
 // labelValues answers a labels query: one frame with one text column named
 // after the label, holding its distinct values over the first series
 // series, in the order the series carry them.
-func labelValues(q source.Query, series int) (*data.Frame, error) {
+func labelValues(q source.Query, series int, _ uint64) (*data.Frame, error) {
 	var lq listingQuery
 	if err := json.Unmarshal(q.JSON, &lq); err != nil {
 		return nil, source.BadQuery("demo query: %v", err)
@@ -84,10 +85,7 @@ func labelValues(q source.Query, series int) (*data.Frame, error) {
 	if q.Limits.MaxPoints > 0 && int64(len(values)) > q.Limits.MaxPoints {
 		return nil, q.Limits.Points("points").Exceeded(fmt.Sprintf("demo query: %d values are", len(values)), "lower seriesCount")
 	}
-	f := data.NewFrame(lq.Label, data.NewField(lq.Label, nil, values))
-	f.RefID = q.RefID
-	f.Meta = &data.FrameMeta{PreferredVisualization: data.VisTypeTable}
-	return f, nil
+	return data.NewFrame(lq.Label, data.NewField(lq.Label, nil, values)), nil
 }
 
 // events answers an events query: deploys (instants) and incidents (regions)
@@ -136,13 +134,10 @@ func events(q source.Query, series int, seed uint64) (*data.Frame, error) {
 	if q.Limits.MaxPoints > 0 && int64(len(start)) > q.Limits.MaxPoints {
 		return nil, q.Limits.Points("points").Exceeded(fmt.Sprintf("demo query: %d events are", len(start)), "narrow the time range")
 	}
-	f := data.NewFrame("events",
+	return data.NewFrame("events",
 		data.NewField("time", nil, start),
 		data.NewField("timeEnd", nil, end),
 		data.NewField("text", nil, text),
 		data.NewField("tags", nil, tags),
-	)
-	f.RefID = q.RefID
-	f.Meta = &data.FrameMeta{PreferredVisualization: data.VisTypeTable}
-	return f, nil
+	), nil
 }
