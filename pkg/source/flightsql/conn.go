@@ -91,7 +91,7 @@ func newConn(cfg settings.FlightSQL, mem memory.Allocator, extra []grpc.DialOpti
 		schema:  cfg.Schema,
 		remotes: map[string]*flightsql.Client{},
 		dialect: newDialectState(cfg.Dialect),
-		auth:    authenticator{kind: cfg.AuthType, user: cfg.Username, turn: newTurn(), refusedFor: refusedFor},
+		auth:    authenticator{kind: cfg.AuthType, user: cfg.Username, turn: newTurn()},
 
 		sessionTurn: newTurn(),
 
@@ -452,7 +452,7 @@ func do[T any](ctx context.Context, c *conn, fn func(ctx context.Context) (T, er
 // one obtained by the Flight SQL basic handshake and kept until rejected.
 type authenticator struct {
 	kind   string
-	static string // "Bearer <token>"
+	static string // "Bearer <token>" with authType token, else ""
 	basic  string // "Basic <base64>"
 	user   string
 
@@ -466,9 +466,8 @@ type authenticator struct {
 	// refused is the server's refusal of the user name or password and
 	// when it came: for refusedFor, the calls that would run the handshake
 	// again get it instead.
-	refused    error
-	refusedAt  time.Time
-	refusedFor time.Duration
+	refused   error
+	refusedAt time.Time
 }
 
 // refusedFor is how long a refused password is not sent again: a burst of
@@ -506,12 +505,8 @@ func (a *authenticator) kept() string {
 // runs the handshake while the others wait for its token, each no longer
 // than its own context; a refusal is theirs too, for refusedFor.
 func (a *authenticator) value(ctx context.Context, c *conn) (string, error) {
-	switch a.kind {
-	case settings.AuthToken:
+	if a.kind != settings.AuthPassword {
 		return a.static, nil
-	case settings.AuthPassword:
-	default:
-		return "", nil
 	}
 	if tok := a.kept(); tok != "" {
 		return tok, nil
@@ -525,7 +520,7 @@ func (a *authenticator) value(ctx context.Context, c *conn) (string, error) {
 	}
 	a.mu.Lock()
 	refused := a.refused
-	if refused != nil && time.Since(a.refusedAt) >= a.refusedFor {
+	if refused != nil && time.Since(a.refusedAt) >= refusedFor {
 		refused = nil
 	}
 	a.mu.Unlock()
