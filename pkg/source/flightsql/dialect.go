@@ -292,10 +292,8 @@ func serverText(s string) string {
 type dialectState struct {
 	setting string
 
-	mu    sync.Mutex
-	known bool
-	d     *dialect
-	why   string // how auto chose d, when it is worth saying
+	mu sync.Mutex
+	d  *dialect // nil until auto has kept one
 }
 
 func newDialectState(setting string) *dialectState {
@@ -305,29 +303,27 @@ func newDialectState(setting string) *dialectState {
 	return &dialectState{setting: setting}
 }
 
-// learn records what GetSqlInfo told (err != nil: the server answers, but
-// not GetSqlInfo) and, for auto, picks the dialect.
-func (st *dialectState) learn(info serverInfo, err error) {
-	d, why := st.choose(info, err)
-	st.mu.Lock()
-	defer st.mu.Unlock()
-	st.known, st.d, st.why = true, d, why
-}
-
-// choose picks the dialect for what GetSqlInfo told, and says why when auto
-// fell back to ansi.
-func (st *dialectState) choose(info serverInfo, err error) (*dialect, string) {
+// learn picks the dialect for what GetSqlInfo told (err != nil: the server
+// answers, but not GetSqlInfo), says why when auto fell back to ansi and,
+// with keep, keeps it.
+func (st *dialectState) learn(info serverInfo, err error, keep bool) (*dialect, string) {
 	if st.setting != settings.DialectAuto {
 		return dialects[st.setting], ""
 	}
 	name, ok := detectDialect(info.name, info.version)
+	why := ""
 	switch {
 	case err != nil:
-		return dialects[name], "the server does not tell its name (GetSqlInfo)" + fallbackAdvice
+		why = "the server does not tell its name (GetSqlInfo)" + fallbackAdvice
 	case !ok:
-		return dialects[name], "server name " + source.Quote(info.name) + " not recognised" + fallbackAdvice
+		why = "server name " + source.Quote(info.name) + " not recognised" + fallbackAdvice
 	}
-	return dialects[name], ""
+	if keep {
+		st.mu.Lock()
+		defer st.mu.Unlock()
+		st.d = dialects[name]
+	}
+	return dialects[name], why
 }
 
 // fallbackAdvice says, after why auto fell back to ansi, what ansi does and
@@ -347,9 +343,9 @@ func (s *Source) sqlDialect(ctx context.Context) (*dialect, error) {
 		return dialects[st.setting], nil
 	}
 	st.mu.Lock()
-	d, known := st.d, st.known
+	d := st.d
 	st.mu.Unlock()
-	if known {
+	if d != nil {
 		return d, nil
 	}
 	ctx, cancel := context.WithTimeout(ctx, s.cfg.TimeoutDuration())
@@ -358,10 +354,7 @@ func (s *Source) sqlDialect(ctx context.Context) (*dialect, error) {
 	if err != nil && !fallbackWorthy(err) {
 		return nil, err
 	}
-	if !s.conn.forwards(ctx) {
-		st.learn(info, err)
-	}
-	d, _ = st.choose(info, err)
+	d, _ = st.learn(info, err, !s.conn.forwards(ctx))
 	return d, nil
 }
 
@@ -426,10 +419,8 @@ func (s *Source) HealthReport(ctx context.Context) (string, error) {
 		}
 	}
 	st := s.conn.dialect
-	d, why := st.choose(info, err)
-	if !s.conn.forwards(ctx) {
-		st.learn(info, err) // a forwarded user's answer may be theirs alone (dialectState)
-	}
+	// A forwarded user's answer may be theirs alone (dialectState).
+	d, why := st.learn(info, err, !s.conn.forwards(ctx))
 	server := s.cfg.Address
 	if info.name != "" {
 		server = strings.TrimSpace(serverText(info.name)+" "+serverText(info.version)) + " at " + s.cfg.Address

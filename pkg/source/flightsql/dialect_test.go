@@ -209,7 +209,7 @@ func TestDialectUnreachable(t *testing.T) {
 	s := newTestSource(t, baseConfig(addr))
 	_, err := runQuery(t, s, "SELECT $__timeGroup(ts, 1m)", FormatTable, source.Limits{})
 	mustKind(t, err, source.KindUpstream, "reading the server's name for the dialect setting (auto)")
-	if s.conn.dialect.known {
+	if s.conn.dialect.d != nil {
 		t.Fatal("a failed lookup was remembered")
 	}
 }
@@ -276,13 +276,13 @@ func TestDialectsDoc(t *testing.T) {
 // TestDialectRelearn: a later health check replaces what auto found.
 func TestDialectRelearn(t *testing.T) {
 	st := newDialectState("")
-	st.learn(serverInfo{name: "mystery"}, nil)
-	if st.d.name != settings.DialectANSI || st.why == "" {
-		t.Fatalf("unknown server: %s %q", st.d.name, st.why)
+	_, why := st.learn(serverInfo{name: "mystery"}, nil, true)
+	if st.d.name != settings.DialectANSI || why == "" {
+		t.Fatalf("unknown server: %s %q", st.d.name, why)
 	}
-	st.learn(serverInfo{name: "DuckDB", version: "v1.4.1"}, nil)
-	if st.d.name != settings.DialectDuckDB || st.why != "" {
-		t.Fatalf("after DuckDB answered: %s %q", st.d.name, st.why)
+	_, why = st.learn(serverInfo{name: "DuckDB", version: "v1.4.1"}, nil, true)
+	if st.d.name != settings.DialectDuckDB || why != "" {
+		t.Fatalf("after DuckDB answered: %s %q", st.d.name, why)
 	}
 }
 
@@ -333,7 +333,7 @@ func TestDialectNotLearntFromAForwardedUser(t *testing.T) {
 		if msg, err := s.HealthReport(user); err != nil || !strings.Contains(msg, "SQL dialect ansi") {
 			t.Fatalf("a user's health check: %q, %v", msg, err)
 		}
-		if st := s.conn.dialect; st.known {
+		if st := s.conn.dialect; st.d != nil {
 			t.Fatalf("learnt %s from a forwarded user's call", st.d.name)
 		}
 		learn(s)
