@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"maps"
 	"net/http"
+	"net/url"
 	"slices"
 	"strings"
 	"time"
@@ -37,9 +38,17 @@ import (
 // (upstream failure) or 504 (no answer in time).
 func (s *Source) Resources() http.Handler {
 	mux := http.NewServeMux()
-	mux.HandleFunc("GET /tables", s.handleTables)
-	mux.HandleFunc("GET /columns", s.handleColumns)
-	mux.HandleFunc("GET /dialect", s.handleDialect)
+	mux.HandleFunc("GET /tables", s.resource("tables", s.listTables))
+	mux.HandleFunc("GET /columns", s.resource("columns", s.listColumns))
+	mux.HandleFunc("GET /dialect", s.resource("dialect", func(ctx context.Context, _ url.Values) (any, error) {
+		d, err := s.sqlDialect(ctx)
+		if err != nil {
+			return nil, err
+		}
+		// The dialect's quote function is the one home of its quoting; its
+		// rendering of the empty name is the quote character twice.
+		return Dialect{Dialect: d.name, Setting: s.conn.dialect.setting, IdentifierQuote: d.quote("")[:1]}, nil
+	}))
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		switch name := strings.TrimPrefix(r.URL.Path, "/"); name {
 		case "tables", "columns", "dialect":
@@ -108,17 +117,19 @@ type Dialect struct {
 	IdentifierQuote string `json:"identifierQuote"`
 }
 
-func (s *Source) handleDialect(w http.ResponseWriter, r *http.Request) {
-	ctx, cancel := context.WithTimeout(r.Context(), s.resourceTimeout())
-	defer cancel()
-	d, err := s.sqlDialect(ctx)
-	if err != nil {
-		s.writeResourceError(w, ctx, "dialect", err)
-		return
+// resource serves one schema-browsing call: what answer returns within the
+// call's deadline, or its error.
+func (s *Source) resource(what string, answer func(ctx context.Context, q url.Values) (any, error)) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		ctx, cancel := context.WithTimeout(r.Context(), s.resourceTimeout())
+		defer cancel()
+		v, err := answer(ctx, r.URL.Query())
+		if err != nil {
+			s.writeResourceError(w, ctx, what, err)
+			return
+		}
+		writeJSON(w, http.StatusOK, v)
 	}
-	// The dialect's quote function is the one home of its quoting; its
-	// rendering of the empty name is the quote character twice.
-	writeJSON(w, http.StatusOK, Dialect{Dialect: d.name, Setting: s.conn.dialect.setting, IdentifierQuote: d.quote("")[:1]})
 }
 
 // resourceTimeout is the deadline of one resource call: the timeout
@@ -127,8 +138,7 @@ func (s *Source) resourceTimeout() time.Duration {
 	return min(s.cfg.TimeoutDuration(), s.bounds.timeout)
 }
 
-func (s *Source) tablesOpts(r *http.Request) *flightsql.GetTablesOpts {
-	q := r.URL.Query()
+func (s *Source) tablesOpts(q url.Values) *flightsql.GetTablesOpts {
 	opts := &flightsql.GetTablesOpts{}
 	if c := cmp.Or(q.Get("catalog"), s.cfg.Catalog); c != "" {
 		opts.Catalog = &c
@@ -150,11 +160,9 @@ func literalPattern(name string) string {
 	return strings.ReplaceAll(name, "%", "_")
 }
 
-func (s *Source) handleTables(w http.ResponseWriter, r *http.Request) {
-	ctx, cancel := context.WithTimeout(r.Context(), s.resourceTimeout())
-	defer cancel()
+func (s *Source) listTables(ctx context.Context, q url.Values) (any, error) {
 	tables := []Table{}
-	err := s.readTables(ctx, "tables", s.tablesOpts(r), func(rec arrow.RecordBatch, i int) (int64, error) {
+	err := s.readTables(ctx, "tables", s.tablesOpts(q), func(rec arrow.RecordBatch, i int) (int64, error) {
 		t := Table{
 			Catalog: stringAt(rec, "catalog_name", i),
 			Schema:  stringAt(rec, "db_schema_name", i),
@@ -163,23 +171,15 @@ func (s *Source) handleTables(w http.ResponseWriter, r *http.Request) {
 		tables = append(tables, t)
 		return int64(len(t.Catalog) + len(t.Schema) + len(t.Name) + resourceRowBytes), nil
 	})
-	if err != nil {
-		s.writeResourceError(w, ctx, "tables", err)
-		return
-	}
-	writeJSON(w, http.StatusOK, map[string]any{"tables": tables})
+	return map[string]any{"tables": tables}, err
 }
 
-func (s *Source) handleColumns(w http.ResponseWriter, r *http.Request) {
-	q := r.URL.Query()
+func (s *Source) listColumns(ctx context.Context, q url.Values) (any, error) {
 	table := q.Get("table")
 	if table == "" {
-		writeError(w, source.BadQuery("flightsql: columns: the table parameter is required"))
-		return
+		return nil, source.BadQuery("flightsql: columns: the table parameter is required")
 	}
-	ctx, cancel := context.WithTimeout(r.Context(), s.resourceTimeout())
-	defer cancel()
-	opts := s.tablesOpts(r)
+	opts := s.tablesOpts(q)
 	schema := cmp.Or(q.Get("schema"), s.cfg.Schema)
 	if schema != "" {
 		p := literalPattern(schema)
@@ -188,10 +188,9 @@ func (s *Source) handleColumns(w http.ResponseWriter, r *http.Request) {
 	pattern := literalPattern(table)
 	opts.TableNameFilterPattern = &pattern
 	opts.IncludeSchema = true
-	var cols []Column
-	found := false
+	var cols []Column // nil until the table is found
 	err := s.readTables(ctx, "columns", opts, func(rec arrow.RecordBatch, i int) (int64, error) {
-		if found || stringAt(rec, "table_name", i) != table || (schema != "" && stringAt(rec, "db_schema_name", i) != schema) {
+		if cols != nil || stringAt(rec, "table_name", i) != table || (schema != "" && stringAt(rec, "db_schema_name", i) != schema) {
 			return 0, nil
 		}
 		idx := rec.Schema().FieldIndices("table_schema")
@@ -206,7 +205,6 @@ func (s *Source) handleColumns(w http.ResponseWriter, r *http.Request) {
 		if err != nil {
 			return 0, fmt.Errorf("flightsql: columns: reading the schema of %s: %w", source.Quote(table), err)
 		}
-		found = true
 		cols = make([]Column, sc.NumFields())
 		kept := int64(0)
 		for j, f := range sc.Fields() {
@@ -215,15 +213,10 @@ func (s *Source) handleColumns(w http.ResponseWriter, r *http.Request) {
 		}
 		return kept, nil
 	})
-	if err != nil {
-		s.writeResourceError(w, ctx, "columns", err)
-		return
+	if err == nil && cols == nil {
+		err = source.WithStatus(http.StatusNotFound, errors.New("flightsql: columns: table "+source.Quote(table)+" not found"))
 	}
-	if !found {
-		writeJSON(w, http.StatusNotFound, map[string]string{"error": "flightsql: columns: table " + source.Quote(table) + " not found"})
-		return
-	}
-	writeJSON(w, http.StatusOK, map[string]any{"columns": cols})
+	return map[string]any{"columns": cols}, err
 }
 
 // readTables calls GetTables and hands each row to fn, which returns the
