@@ -226,7 +226,8 @@ func (c *conn) remote(uri string) (*flightsql.Client, error) {
 	if err != nil {
 		return nil, errors.New("flightsql: an endpoint location the server sent is not a URL")
 	}
-	name := named(u.Scheme + "://" + u.Host)
+	key := u.Scheme + "://" + u.Host
+	name := named(key)
 	var t *tls.Config
 	switch u.Scheme {
 	case "arrow-flight-reuse-connection":
@@ -251,7 +252,6 @@ func (c *conn) remote(uri string) (*flightsql.Client, error) {
 	if u.Host == c.address && (t == nil) == (c.tls == nil) {
 		return c.main, nil
 	}
-	key := u.Scheme + "://" + u.Host
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.closed {
@@ -341,13 +341,10 @@ func (c *conn) session(ctx context.Context) error {
 	res, err := do(ctx, c, func(cctx context.Context) (*flight.SetSessionOptionsResult, error) {
 		return c.main.SetSessionOptions(cctx, &flight.SetSessionOptionsRequest{SessionOptions: opts})
 	})
-	switch {
-	case status.Code(err) == codes.Unimplemented:
-		c.sessionSent = true
-		return nil
-	case err != nil:
+	if err != nil && status.Code(err) != codes.Unimplemented {
 		return c.upstream(ctx, "setting the default catalog and schema", err)
 	}
+	// Unimplemented comes with a nil result, which refuses nothing.
 	if refused := res.GetErrors(); len(refused) > 0 {
 		var msgs []string
 		for _, n := range slices.Sorted(maps.Keys(refused)) {
