@@ -47,7 +47,7 @@ import (
 // A unary response keeps its frames until the whole response is written,
 // so a request can hold bytes while another of its queries waits for more.
 // A chunked request's sent frames give theirs back as the transport writes
-// them (Account.Drains): while it has any on their way out, a release will
+// them (Held.Drain): while it has any on their way out, a release will
 // come, and it is not blocked on itself however much it holds.
 // When every request that holds bytes is waiting, no release can come: the
 // first such waiter in the order above is then let through over the budget
@@ -97,7 +97,7 @@ type Account struct {
 	b        *Budget
 	share    string
 	held     int64 // guarded by b.mu
-	draining int64 // of held, on their way out (Drains); guarded by b.mu
+	draining int64 // of held, on their way out (Held.Drain); guarded by b.mu
 	waiting  int   // guarded by b.mu
 }
 
@@ -243,17 +243,6 @@ func (b *Budget) await(ctx context.Context, w *waiter) error {
 	}
 }
 
-// Force takes n bytes without waiting: for what an encoded frame weighs
-// above its estimate, which a worker must not wait for.
-func (a *Account) Force(n int64) {
-	if n <= 0 {
-		return
-	}
-	a.b.mu.Lock()
-	a.b.take(a, n)
-	a.b.mu.Unlock()
-}
-
 // Release gives back n bytes of a's.
 func (a *Account) Release(n int64) {
 	if n <= 0 {
@@ -261,30 +250,6 @@ func (a *Account) Release(n int64) {
 	}
 	b := a.b
 	b.mu.Lock()
-	b.give(a, n)
-	b.settle()
-	b.mu.Unlock()
-}
-
-// Drains marks n of the bytes a holds as on their way out: a send will give
-// them back, with ReleaseDrained, without waiting for anything a waits for.
-func (a *Account) Drains(n int64) {
-	if n <= 0 {
-		return
-	}
-	a.b.mu.Lock()
-	a.change(func() { a.draining += n })
-	a.b.mu.Unlock()
-}
-
-// ReleaseDrained gives back n bytes that Drains marked.
-func (a *Account) ReleaseDrained(n int64) {
-	if n <= 0 {
-		return
-	}
-	b := a.b
-	b.mu.Lock()
-	a.change(func() { a.draining = max(a.draining-n, 0) })
 	b.give(a, n)
 	b.settle()
 	b.mu.Unlock()

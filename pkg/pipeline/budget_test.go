@@ -178,7 +178,7 @@ func TestBudgetBreaksHoldAndWait(t *testing.T) {
 	}
 }
 
-// A chunked request whose sent frames are on their way out (Drains) is not
+// A chunked request whose sent frames are on their way out (Held.Drain) is not
 // blocked on itself: it waits for its own sends to give their bytes back
 // instead of being let over the budget or refused as too large; a request
 // whose bytes drain nothing is let over the budget as before.
@@ -188,13 +188,13 @@ func TestBudgetWaitsForItsOwnSends(t *testing.T) {
 	if err := chunked.Acquire(context.Background(), 70); err != nil {
 		t.Fatal(err)
 	}
-	chunked.Drains(70) // sent: the transport will give them back
+	sent := (&Held{a: chunked, n: 70}).Drain() // sent: the transport will give them back
 	w := acquireAsync(chunked, context.Background(), 60)
 	expectPending(t, w, "a request whose sends are on their way out")
 	if used, _, _, _ := b.Stats(); used != 70 {
 		t.Fatalf("used %d while it waits: want 70, no overdraft", used)
 	}
-	chunked.ReleaseDrained(70)
+	sent()
 	if err := expectResult(t, w, "once its sends are written"); err != nil {
 		t.Fatalf("after its sends: %v", err)
 	}
@@ -204,10 +204,10 @@ func TestBudgetWaitsForItsOwnSends(t *testing.T) {
 	if err := unary.Acquire(context.Background(), 70); err != nil {
 		t.Fatal(err)
 	}
-	unary.Drains(30) // part on its way out, part kept for the response
+	sent = (&Held{a: unary, n: 30}).Drain() // part on its way out, part kept for the response
 	w = acquireAsync(unary, context.Background(), 60)
 	expectPending(t, w, "while 30 are on their way out")
-	unary.ReleaseDrained(30) // written: what is left is kept, nothing drains
+	sent() // written: what is left is kept, nothing drains
 	if err := expectResult(t, w, "holding 40 it keeps, waiting for 60"); err != nil {
 		t.Fatalf("%v", err) // 100 in all: it fits now
 	}
@@ -241,7 +241,7 @@ func TestBudgetOverdraftLeavesTheOthersTheirRoom(t *testing.T) {
 	if err := stalled.Acquire(context.Background(), 60); err != nil {
 		t.Fatal(err)
 	}
-	stalled.Drains(130) // sent, never read
+	sent := (&Held{a: stalled, n: 130}).Drain() // sent, never read
 	other := b.account("other")
 	if err := expectResult(t, acquireAsync(other, context.Background(), 10), "another share beside the stalled one"); err != nil {
 		t.Fatal(err)
@@ -251,7 +251,7 @@ func TestBudgetOverdraftLeavesTheOthersTheirRoom(t *testing.T) {
 	}
 	w := acquireAsync(other, context.Background(), 1)
 	expectPending(t, w, "past the quarter the stalled share leaves")
-	stalled.ReleaseDrained(130)
+	sent()
 	if err := expectResult(t, w, "once the stalled share gave back"); err != nil {
 		t.Fatal(err)
 	}

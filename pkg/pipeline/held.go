@@ -25,11 +25,15 @@ func (a *Account) Hold(ctx context.Context, n int64) (Held, error) {
 	return Held{a: a, n: max(n, 0)}, nil
 }
 
-// Take takes n bytes for a without waiting (Account.Force): for what an
-// encoded frame weighs beyond its estimate, or a copy of it, which a
-// worker or a sender must not wait for.
+// Take takes n bytes for a without waiting: for what an encoded frame
+// weighs beyond its estimate, or a copy of it, which a worker or a sender
+// must not wait for.
 func (a *Account) Take(n int64) Held {
-	a.Force(n)
+	if n > 0 {
+		a.b.mu.Lock()
+		a.b.take(a, n)
+		a.b.mu.Unlock()
+	}
 	return Held{a: a, n: max(n, 0)}
 }
 
@@ -77,21 +81,30 @@ func (h *Held) Join(o *Held) {
 func (h *Held) Fit(n int64) {
 	switch {
 	case n > h.n:
-		h.a.Force(n - h.n)
+		h.a.Take(n - h.n) // its claim is h's: h.n becomes n below
 	case n < h.n:
 		h.a.Release(h.n - n)
 	}
 	h.n = n
 }
 
-// Drain marks h's bytes as on their way out (Account.Drains): a send will
-// give them back without waiting for anything the account waits for. It
+// Drain marks h's bytes as on their way out: a send will give them back
+// without waiting for anything the account waits for (see Budget). It
 // returns what gives them back once sent; h is left empty.
 func (h *Held) Drain() (release func()) {
 	m := h.Move()
 	if m.n <= 0 {
 		return func() {}
 	}
-	m.a.Drains(m.n)
-	return func() { m.a.ReleaseDrained(m.n) }
+	m.a.b.mu.Lock()
+	m.a.change(func() { m.a.draining += m.n })
+	m.a.b.mu.Unlock()
+	return func() {
+		b := m.a.b
+		b.mu.Lock()
+		m.a.change(func() { m.a.draining = max(m.a.draining-m.n, 0) })
+		b.give(m.a, m.n)
+		b.settle()
+		b.mu.Unlock()
+	}
 }

@@ -167,10 +167,7 @@ func (w *partWriter) encodePart(rec arrow.RecordBatch, held Held, lent bool) (er
 		w.lent = append(w.lent, rec)
 		w.spare += spareOf(rec)
 	}
-	if size := w.parts.Size() + w.spare; size > w.held.Bytes() {
-		more := k.acct.Take(size - w.held.Bytes())
-		w.held.Join(&more)
-	}
+	w.held.Fit(max(w.parts.Size()+w.spare, w.held.Bytes()))
 	return nil
 }
 

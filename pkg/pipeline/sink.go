@@ -88,25 +88,15 @@ func (k *sink) Reserve(ctx context.Context, n int64) error {
 }
 
 // hold holds n bytes for a frame: from the credit, and the rest from the
-// budget.
+// budget, without waiting once the source has reserved.
 func (k *sink) hold(ctx context.Context, n int64) (Held, error) {
 	k.mu.Lock()
-	h := k.credit.Split(n)
-	reserved := k.reserved
+	h, reserved := k.credit.Split(n), k.reserved
 	k.mu.Unlock()
-	if rest := n - h.Bytes(); rest > 0 {
-		var more Held
-		if reserved {
-			more = k.acct.Take(rest)
-		} else {
-			var err error
-			if more, err = k.acct.Hold(ctx, rest); err != nil {
-				h.Release()
-				return Held{}, err
-			}
-		}
-		h.Join(&more)
+	if !reserved {
+		return k.acct.Hold(ctx, n) // h is empty: only Reserve fills the credit
 	}
+	h.Fit(n) // n > 0 (a frame's estimate), and h holds at most n
 	return h, nil
 }
 
