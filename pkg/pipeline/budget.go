@@ -455,48 +455,42 @@ const frameOverhead = 2 << 10
 func FrameBytes(f *data.Frame) int64 {
 	total := int64(frameOverhead)
 	for _, fd := range f.Fields {
-		n := int64(fd.Len())
 		t := fd.Type()
 		per, fixed := frame.ValueBytes(t)
 		if t.Nullable() {
 			per += 8
 		}
-		if fixed {
-			total = source.Add(total, source.Mul(n, per))
-			continue
+		if !fixed {
+			per += 24 // strings, JSON, and anything else: headers plus the bytes (varBytes)
 		}
-		// strings, JSON, and anything else: headers plus the bytes.
-		total = source.Add(total, source.Mul(n, per+24))
-		total = source.Add(total, varBytes(fd))
+		total = source.Add(source.Add(total, source.Mul(int64(fd.Len()), per)), varBytes(fd))
 	}
 	return total
 }
 
 // varBytes sums the bytes of a string or JSON field's values, read in
-// place (no boxing).
+// place (no boxing); 0 for other fields.
 func varBytes(fd *data.Field) int64 {
-	var total int64
-	switch fd.Type() {
+	switch fd.Type().NonNullableType() {
 	case data.FieldTypeString:
-		for _, v := range frame.Values[string](fd) {
-			total += int64(len(v))
-		}
-	case data.FieldTypeNullableString:
-		for _, v := range frame.Values[*string](fd) {
-			if v != nil {
-				total += int64(len(*v))
-			}
-		}
+		return valueBytes[string](fd)
 	case data.FieldTypeJSON:
-		for _, v := range frame.Values[json.RawMessage](fd) {
-			total += int64(len(v))
-		}
-	case data.FieldTypeNullableJSON:
-		for _, v := range frame.Values[*json.RawMessage](fd) {
+		return valueBytes[json.RawMessage](fd)
+	}
+	return 0
+}
+
+func valueBytes[T ~string | ~[]byte](fd *data.Field) (total int64) {
+	if fd.Nullable() {
+		for _, v := range frame.Values[*T](fd) {
 			if v != nil {
 				total += int64(len(*v))
 			}
 		}
+		return total
+	}
+	for _, v := range frame.Values[T](fd) {
+		total += int64(len(v))
 	}
 	return total
 }

@@ -28,13 +28,7 @@ type Frame struct {
 // spare capacity included, or of its pieces, their lengths (a piece after
 // the first may be a lent record's buffer: how it counts is the lending
 // contract's, in package source, beside source.PartLender).
-func (f Frame) Memory() int64 {
-	n := HeldBytes(f.B) + f.spare
-	for _, p := range f.Rest {
-		n += int64(len(p))
-	}
-	return n
-}
+func (f Frame) Memory() int64 { return HeldBytes(f.B) + f.spare + int64(f.Size()-len(f.B)) }
 
 // Size is the frame's length in bytes.
 func (f Frame) Size() int {
