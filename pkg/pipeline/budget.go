@@ -162,21 +162,19 @@ func (a *Account) Acquire(ctx context.Context, n int64) error {
 			ErrTooLarge, settings.FormatBytes(n), settings.FormatBytes(b.shareOf()), b.setting(), settings.MemoryBudgetSetting)
 	}
 	b.mu.Lock()
-	if b.grant(a, n) {
-		b.mu.Unlock()
-		return nil
-	}
-	if b.keptHeld > 0 && b.used+n > b.limit {
+	granted := b.grant(a, n)
+	if !granted && b.keptHeld > 0 && b.used+n > b.limit {
 		// Kept memory yields to queries (kept.go).
 		b.reclaiming++
 		b.mu.Unlock()
 		b.reclaim(n)
 		b.mu.Lock()
 		b.reclaiming--
-		if b.grant(a, n) {
-			b.mu.Unlock()
-			return nil
-		}
+		granted = b.grant(a, n)
+	}
+	if granted {
+		b.mu.Unlock()
+		return nil
 	}
 	w := &waiter{n: n, acct: a, ready: make(chan struct{})}
 	b.queue = append(b.queue, w)
@@ -229,10 +227,8 @@ func (b *Budget) await(ctx context.Context, w *waiter) error {
 		b.mu.Lock()
 		last := b.released
 		b.mu.Unlock()
-		if last.Before(start) {
-			last = start
-		}
-		stalled := time.Since(last)
+		now := time.Now()
+		stalled := min(now.Sub(last), now.Sub(start))
 		if stalled < b.wait {
 			timer.Reset(b.wait - stalled)
 			continue

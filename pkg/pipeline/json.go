@@ -27,7 +27,12 @@ import (
 func (k *sink) marshalJSON(j job, held *Held) ([]byte, error) {
 	in := frame.Input{Frame: j.frame, Record: j.rec}
 	s := k.p.jsonScratches.Get().(*jsonScratch)
-	defer k.p.putJSONScratch(s)
+	defer func() {
+		if cap(s.buf) > maxJSONScratch {
+			s.buf = nil
+		}
+		k.p.jsonScratches.Put(s)
+	}()
 	if hint := int64(frame.JSONSizeHint(in)); hint > maxJSONScratch {
 		held.Fit(max(held.Bytes(), hint))
 		b, err := s.w.Append(make([]byte, 0, hint), in)
@@ -69,11 +74,3 @@ type jsonScratch struct {
 // maxJSONScratch is the largest scratch buffer kept for the next frame: a
 // larger one (a frame of many megabytes) goes back to the garbage collector.
 const maxJSONScratch = 4 << 20
-
-// putJSONScratch gives s back to the pipeline's pool of JSON scratches.
-func (p *Pipeline) putJSONScratch(s *jsonScratch) {
-	if cap(s.buf) > maxJSONScratch {
-		s.buf = nil
-	}
-	p.jsonScratches.Put(s)
-}

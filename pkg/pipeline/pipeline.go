@@ -136,9 +136,11 @@ func (p *Pipeline) Run(ctx context.Context, q Query, acct *Account, emit func(in
 	}
 	err := p.RunSource(ctx, q.Source, q.Query, to)
 	k.wg.Wait() // also after a failure: no worker touches the query afterwards
-	if kerr := k.failure(); kerr != nil {
-		err = kerr // the sink's first error caused the source's
+	k.mu.Lock()
+	if k.err != nil {
+		err = k.err // the sink's first error caused the source's
 	}
+	k.mu.Unlock()
 	if n := k.abortOpen(); n > 0 && err == nil {
 		err = fmt.Errorf("internal error in Quiver: the source did not close %d frame(s) it handed over in parts", n)
 	}

@@ -114,14 +114,6 @@ func (k *sink) drop(j job) {
 	j.held.Release()
 }
 
-var _ source.Sink = (*sink)(nil)
-
-func (k *sink) failure() error {
-	k.mu.Lock()
-	defer k.mu.Unlock()
-	return k.err
-}
-
 func (k *sink) fail(err error) {
 	k.mu.Lock()
 	if k.err == nil {
