@@ -25,10 +25,11 @@ type Frame struct {
 }
 
 // Memory is the budget the frame calls for: the memory of its bytes, their
-// spare capacity included, or of its pieces, their lengths (a piece after
-// the first may be a lent record's buffer: how it counts is the lending
-// contract's, in package source, beside source.PartLender).
-func (f Frame) Memory() int64 { return HeldBytes(f.B) + f.spare + int64(f.Size()-len(f.B)) }
+// spare capacity included (the encoder and the JSON path write frames into
+// buffers of exactly their size), or of its pieces, their lengths (a piece
+// after the first may be a lent record's buffer: how it counts is the
+// lending contract's, in package source, beside source.PartLender).
+func (f Frame) Memory() int64 { return int64(cap(f.B)) + f.spare + int64(f.Size()-len(f.B)) }
 
 // Size is the frame's length in bytes.
 func (f Frame) Size() int {
@@ -47,11 +48,6 @@ func (f Frame) Joined() []byte {
 	}
 	return bytes.Join(append([][]byte{f.B}, f.Rest...), nil)
 }
-
-// HeldBytes is the budget an encoded frame's bytes hold: the memory they
-// keep alive, the slice's spare capacity included (the encoder and the
-// JSON path write frames into buffers of exactly their size).
-func HeldBytes(b []byte) int64 { return int64(cap(b)) }
 
 // Lent is the lent records whose buffers a frame's pieces reference (a lent
 // series record, or a table's lent parts): released once, when nothing reads

@@ -23,7 +23,7 @@ import (
 // held, the job's budget, grows to count that memory, and the copy while
 // both exist, before either is made (taken without waiting: a worker must
 // not wait); the caller fits it to the frame once written. The budget a
-// frame holds is its capacity (HeldBytes).
+// frame holds is its capacity (Frame.Memory).
 func (k *sink) marshalJSON(j job, held *Held) ([]byte, error) {
 	in := frame.Input{Frame: j.frame, Record: j.rec}
 	s := k.p.jsonScratches.Get().(*jsonScratch)
