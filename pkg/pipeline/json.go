@@ -2,6 +2,7 @@ package pipeline
 
 import (
 	"bytes"
+	"slices"
 
 	"github.com/quiverdata/quiver/pkg/frame"
 )
@@ -56,12 +57,8 @@ func (k *sink) marshalJSON(j job, held *Held) ([]byte, error) {
 // a megabyte at a time.
 func joinChunks(b []byte) []byte {
 	const chunk = 1 << 20
-	pieces := make([][]byte, 0, len(b)/chunk+2)
-	for len(b) > chunk {
-		pieces = append(pieces, b[:chunk])
-		b = b[chunk:]
-	}
-	return bytes.Join(append(pieces, b, nil), nil) // two pieces at least: see marshalJSON
+	pieces := slices.AppendSeq(make([][]byte, 0, len(b)/chunk+2), slices.Chunk(b, chunk))
+	return bytes.Join(append(pieces, nil), nil) // two pieces at least: see marshalJSON
 }
 
 // jsonScratch is a JSON frame writer and the buffer it writes into.
