@@ -296,26 +296,22 @@ func (b *Builder) create(i int, h uint64, slot uint64) (int32, error) {
 	if max := b.cfg.Limits.MaxSeries; max > 0 && (len(b.series)+1)*len(b.valueIdx) > max {
 		return 0, b.cfg.Limits.Series("series").Exceeded("flightsql: the query returns", "filter or group by fewer labels")
 	}
-	s := &series{id: int32(len(b.series)), keys: make([]string, len(b.labelIdx)), present: make([]bool, len(b.labelIdx))}
-	if len(b.labelIdx) > 0 {
+	s := &series{id: int32(len(b.series))}
+	if len(b.labels) > 0 {
 		s.labels = data.Labels{}
-		for k, la := range b.labels {
-			if la.a.IsNull(i) {
-				continue
-			}
-			text := string(la.text(nil, la.a, i))
-			s.keys[k], s.present[k] = text, true
+	}
+	for k, la := range b.labels {
+		text, present := "", !la.a.IsNull(i)
+		if present {
+			text = string(la.text(nil, la.a, i))
 			s.labels[b.labelNames[k]] = text
 		}
+		b.keys, b.present = append(b.keys, text), append(b.present, present)
 	}
-	b.runs = append(b.runs, nil)
-	b.series = append(b.series, s)
-	b.hashOf = append(b.hashOf, h)
-	b.keys = append(b.keys, s.keys...)
-	if len(s.keys) == 1 {
-		b.words = append(b.words, newKeyWords(s.keys[0], s.present[0]))
+	if len(b.labels) == 1 {
+		b.words = append(b.words, newKeyWords(b.keys[s.id], b.present[s.id]))
 	}
-	b.present = append(b.present, s.present...)
+	b.runs, b.series, b.hashOf = append(b.runs, nil), append(b.series, s), append(b.hashOf, h)
 	id := int32(len(b.series))
 	b.slots[slot] = id
 	if 2*len(b.series) > len(b.slots) {

@@ -58,7 +58,8 @@ type Builder struct {
 
 	// The lookup table, flat for the row loop: slots (open addressing) hold
 	// a series index + 1 (0 is empty); per series index, its hash and, per
-	// label column, its value and whether it is present (not null).
+	// label column, its value as text ("" when null) and whether it is
+	// present (not null).
 	slots       []int32
 	hashOf      []uint64
 	periodFirst bool // lookupText tries the row one period back first
@@ -111,10 +112,8 @@ type labelAccess struct {
 }
 
 type series struct {
-	id      int32    // index of its points in the builder
-	keys    []string // label column values (as text); "" when null
-	present []bool   // label column is not null
-	labels  data.Labels
+	id     int32 // index of its points, and of its label values (keys, present), in the builder
+	labels data.Labels
 }
 
 var labelSeed = maphash.MakeSeed()
@@ -263,11 +262,13 @@ func (b *Builder) flush() {
 // one value column (data.SortWideFrameFields, keyed by the label columns):
 // by their label values column by column, in the result's column order, a
 // null one as empty, and a null before an empty one.
-func compareSeries(x, y *series) int {
-	if c := slices.Compare(x.keys, y.keys); c != 0 {
+func (b *Builder) compareSeries(x, y *series) int {
+	n := len(b.labels)
+	xs, ys := int(x.id)*n, int(y.id)*n
+	if c := slices.Compare(b.keys[xs:xs+n], b.keys[ys:ys+n]); c != 0 {
 		return c
 	}
-	return slices.CompareFunc(x.present, y.present, func(a, b bool) int { return b2i(a) - b2i(b) })
+	return slices.CompareFunc(b.present[xs:xs+n], b.present[ys:ys+n], func(a, b bool) int { return b2i(a) - b2i(b) })
 }
 
 func b2i(b bool) int {
@@ -296,7 +297,7 @@ func (b *Builder) Finish(ctx context.Context, sink source.Sink, notices []data.N
 	b.lender, _ = sink.(source.RecordLender)
 	all := slices.Clone(b.series)
 	defer b.Release()
-	slices.SortFunc(all, compareSeries)
+	slices.SortFunc(all, b.compareSeries)
 	sorted := make([]*sortedSeries, 0, len(all))
 	defer func() {
 		for _, ss := range sorted {
