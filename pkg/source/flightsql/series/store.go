@@ -34,26 +34,24 @@ type run struct{ seg, start, tstart, n uint32 }
 
 // numStore holds a value column: its segments, with their validity (nil
 // for a segment without nulls), and its pending values, with their
-// validity when a pending row is null (pnulls).
+// validity once a pending row is null (pvalid; empty while none is).
 type numStore[T Number] struct {
 	vals   segments[T]
 	valid  [][]bool
 	pvalid []bool
-	pnulls bool
 }
 
 func (s *numStore[T]) take(a arrow.Array) {
 	k := len(s.vals.pend)
 	s.vals.pend = appendPending(s.vals.scratch, s.vals.pend, a.(interface{ Values() []T }).Values())
-	if a.NullN() == 0 && !s.pnulls {
-		return
-	}
-	if !s.pnulls {
+	if len(s.pvalid) == 0 {
+		if a.NullN() == 0 {
+			return
+		}
 		s.pvalid = grow(s.pvalid, k)
 		for i := range s.pvalid {
 			s.pvalid[i] = true
 		}
-		s.pnulls = true
 	}
 	s.pvalid = slices.Grow(s.pvalid, a.Len())
 	for i := range a.Len() {
@@ -64,10 +62,10 @@ func (s *numStore[T]) take(a arrow.Array) {
 func (s *numStore[T]) flush(g *rowGroups) {
 	s.vals.flush(g)
 	var valid []bool
-	if s.pnulls {
+	if len(s.pvalid) > 0 {
 		valid = make([]bool, g.rows)
 		gatherRows(g, valid, s.pvalid)
-		s.pvalid, s.pnulls = s.pvalid[:0], false
+		s.pvalid = s.pvalid[:0]
 	}
 	s.valid = append(s.valid, valid)
 }
