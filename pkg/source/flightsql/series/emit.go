@@ -74,11 +74,9 @@ func (b *Builder) emit(ctx context.Context, sink source.Sink, ss *sortedSeries, 
 		md := frame.ColumnMetadata(frame.TSTime, nil, "")
 		b.timeMD = &md
 	}
-	vf := b.schema.Field(b.valueIdx[j])
-	config, _ := vf.Metadata.GetValue(frame.KeyConfig)
 	rec, err := frame.NewRecordMD(md, []frame.Column{
 		{Name: b.schema.Field(b.timeIdx).Name, Array: b.timesArrayOf(ss), Metadata: b.timeMD},
-		b.valueField(vf.Name, varr, ss.Labels, config),
+		b.valueField(j, varr, ss.Labels),
 	})
 	if err != nil {
 		return fmt.Errorf("flightsql: %w", err)
@@ -90,12 +88,15 @@ func (b *Builder) emit(ctx context.Context, sink source.Sink, ss *sortedSeries, 
 // metricColumn names the text column whose value names its series.
 const metricColumn = "metric"
 
-// valueField is the field of a series' values: named after the value
-// column, with the series' labels; or, as Grafana's SQL data sources do for
-// a query of a time, a text column named metric and one value (SELECT …
-// AS time, host AS metric, avg(v) AS value), named by the metric's value,
-// without labels, so that the legend reads "a", not "value a".
-func (b *Builder) valueField(name string, values arrow.Array, labels data.Labels, config string) frame.Column {
+// valueField is the field of a series' values of value column j: named
+// after it, with its config and the series' labels; or, as Grafana's SQL
+// data sources do for a query of a time, a text column named metric and one
+// value (SELECT … AS time, host AS metric, avg(v) AS value), named by the
+// metric's value, without labels, so that the legend reads "a", not "value a".
+func (b *Builder) valueField(j int, values arrow.Array, labels data.Labels) frame.Column {
+	vf := b.schema.Field(b.valueIdx[j])
+	name := vf.Name
+	config, _ := vf.Metadata.GetValue(frame.KeyConfig)
 	if b.metricNamed && len(labels) == 1 {
 		if m, ok := labels[metricColumn]; ok {
 			name, labels = m, nil

@@ -139,6 +139,7 @@ func New(cfg Config, s *arrow.Schema) (*Builder, error) {
 			continue
 		}
 		if n := cfg.Types(f.Type.ID()).Numeric; n != nil {
+			b.valueOrder = append(b.valueOrder, len(b.valueIdx))
 			b.valueIdx = append(b.valueIdx, i)
 			b.numerics = append(b.numerics, n)
 			b.stores = append(b.stores, n.newStore(&b.segMem, &b.scratchMem))
@@ -148,9 +149,6 @@ func New(cfg Config, s *arrow.Schema) (*Builder, error) {
 	}
 	if len(b.valueIdx) == 0 {
 		return nil, source.BadQuery("flightsql: format %s needs at least one numeric value column; the result has %s. Choose format table, or select a number", cfg.format(), source.DescribeColumns(s))
-	}
-	for j := range b.valueIdx {
-		b.valueOrder = append(b.valueOrder, j)
 	}
 	slices.SortStableFunc(b.valueOrder, func(x, y int) int { return strings.Compare(s.Field(b.valueIdx[x]).Name, s.Field(b.valueIdx[y]).Name) })
 	b.labels = make([]labelAccess, len(b.labelIdx))

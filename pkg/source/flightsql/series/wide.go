@@ -85,15 +85,13 @@ func (b *Builder) emitWide(ctx context.Context, sink source.Sink, all []*sortedS
 			}
 		}
 		for j, varr := range ss.Values {
-			vf := b.schema.Field(b.valueIdx[j])
-			config, _ := vf.Metadata.GetValue(frame.KeyConfig)
 			out := varr
 			if aligned {
 				varr.Retain()
 			} else {
 				out = b.numerics[j].spread(varr, pos, len(times))
 			}
-			byValue[j] = append(byValue[j], b.valueField(vf.Name, out, ss.Labels, config))
+			byValue[j] = append(byValue[j], b.valueField(j, out, ss.Labels))
 		}
 	}
 	fields := []frame.Column{{Name: b.schema.Field(b.timeIdx).Name, Array: timesArray(times), TSType: frame.TSTime}}
