@@ -41,15 +41,6 @@ type sortedSeries struct {
 	inSegments bool
 }
 
-// timesArray is Times as a timestamp[ns] array (no copy).
-func (ss *sortedSeries) timesArray() arrow.Array {
-	if ss.timesBuf == nil || unsafe.SliceData(ss.Times) != (*arrow.Timestamp)(unsafe.Pointer(unsafe.SliceData(ss.timesBuf.Bytes()))) {
-		return timesArray(ss.Times)
-	}
-	ss.timesBuf.Retain()
-	return arrayOn(frame.Timestamp, ss.timesBuf, len(ss.Times), nil, 0)
-}
-
 // release drops the series' arrays.
 func (ss *sortedSeries) release() {
 	ReleaseArrays(ss.Values)
@@ -155,7 +146,11 @@ func (b *Builder) sortSeries(s *series, reserve func(int64) error) (*sortedSerie
 	ss := &sortedSeries{Labels: s.labels, Times: times, Values: make([]arrow.Array, len(b.stores)), timesBuf: tbuf,
 		inSegments: len(runs) == 1 && perm == nil}
 	if b.lender != nil && !shared && perm == nil && !ss.inSegments && tbuf != nil {
-		b.setLastTimes(times, runs, tbuf)
+		// The times the next series may share: the builder holds a
+		// reference to tbuf, and drops the one to the previous times'.
+		tbuf.Retain()
+		b.dropLastTimes()
+		b.lastTimes, b.lastRuns, b.lastTimesBuf = times, runs, tbuf
 	}
 	for j, st := range b.stores {
 		ss.Values[j] = st.array(runs, b.schema.Field(b.valueIdx[j]).Type, perm, b.mem)
@@ -169,28 +164,27 @@ func (b *Builder) sortSeries(s *series, reserve func(int64) error) (*sortedSerie
 	return ss, nil
 }
 
-// timesArrayOf is ss.timesArray, the same array for every series whose
-// times are still lastTimes (built for the first; a post step may have
-// replaced a series' times since).
+// timesArrayOf is ss.Times as a timestamp[ns] array (no copy): over
+// ss.timesBuf when they lie there, and the same array for every series
+// whose times are still lastTimes (built for the first; a post step may
+// have replaced a series' times since).
 func (b *Builder) timesArrayOf(ss *sortedSeries) arrow.Array {
-	if ss.timesBuf == nil || ss.timesBuf != b.lastTimesBuf ||
-		len(ss.Times) != len(b.lastTimes) || unsafe.SliceData(ss.Times) != unsafe.SliceData(b.lastTimes) {
-		return ss.timesArray()
+	buf := ss.timesBuf
+	if buf == nil || unsafe.SliceData(ss.Times) != (*arrow.Timestamp)(unsafe.Pointer(unsafe.SliceData(buf.Bytes()))) {
+		return timesArray(ss.Times)
 	}
-	if b.lastTimesArr == nil {
-		b.lastTimesArr = ss.timesArray()
+	last := buf == b.lastTimesBuf && len(ss.Times) == len(b.lastTimes) // lastTimes lie from lastTimesBuf's start
+	if last && b.lastTimesArr != nil {
+		b.lastTimesArr.Retain()
+		return b.lastTimesArr
 	}
-	b.lastTimesArr.Retain()
-	return b.lastTimesArr
-}
-
-// setLastTimes makes times, collected from runs into tbuf, the times the
-// next series may share, holding a reference to tbuf (and dropping the one
-// to the previous times').
-func (b *Builder) setLastTimes(times []arrow.Timestamp, runs []run, tbuf *memory.Buffer) {
-	tbuf.Retain()
-	b.dropLastTimes()
-	b.lastTimes, b.lastRuns, b.lastTimesBuf = times, runs, tbuf
+	buf.Retain()
+	arr := arrayOn(frame.Timestamp, buf, len(ss.Times), nil, 0)
+	if last {
+		arr.Retain()
+		b.lastTimesArr = arr
+	}
+	return arr
 }
 
 // dropLastTimes drops the builder's references to lastTimes.
