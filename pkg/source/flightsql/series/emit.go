@@ -137,11 +137,7 @@ func (b *Builder) sortSeries(s *series, reserve func(int64) error) (*sortedSerie
 			perm[i] = int32(i)
 		}
 		slices.SortStableFunc(perm, func(x, y int32) int { return cmp.Compare(times[x], times[y]) })
-		times = permute(times, perm)
-		if tbuf != nil {
-			tbuf.Release()
-			tbuf = nil
-		}
+		times, tbuf = permute(times, perm, tbuf), nil
 	}
 	ss := &sortedSeries{Labels: s.labels, Times: times, Values: make([]arrow.Array, len(b.stores)), timesBuf: tbuf,
 		inSegments: len(runs) == 1 && perm == nil}

@@ -91,11 +91,7 @@ func (s *numStore[T]) array(runs []run, dt arrow.DataType, perm []int32, mem *Di
 		pos += int(r.n)
 	}
 	if perm != nil {
-		vals = permute(vals, perm)
-		if buf != nil {
-			buf.Release()
-			buf = nil
-		}
+		vals, buf = permute(vals, perm, buf), nil
 		if bm != nil {
 			pbm := make([]byte, len(bm))
 			for i, p := range perm {
@@ -347,11 +343,15 @@ func (s *segments[T]) collect(runs []run, mem *DirtyPool) (vals []T, buf *memory
 	return vals, memory.NewBufferWithAllocator(b[:size], mem)
 }
 
-// permute returns a new slice whose i-th value is vals[perm[i]].
-func permute[T any](vals []T, perm []int32) []T {
+// permute returns a new slice whose i-th value is vals[perm[i]], and then
+// releases buf, the memory of vals (nil: none to release).
+func permute[T any](vals []T, perm []int32, buf *memory.Buffer) []T {
 	out := make([]T, len(perm))
 	for i, p := range perm {
 		out[i] = vals[p]
+	}
+	if buf != nil {
+		buf.Release()
 	}
 	return out
 }
