@@ -38,10 +38,7 @@ func (h *header) size() int { return len(format.Magic) + 2 + pad8(8+len(h.msg)) 
 
 // addTo adds the header to j.
 func (h *header) addTo(j *joiner) {
-	from := len(j.scratch)
-	j.scratch = append(j.scratch, format.Magic...)
-	j.scratch = append(j.scratch, 0, 0)
-	j.wrote(from)
+	j.scratch = append(append(j.scratch, format.Magic...), 0, 0)
 	j.framed(h.msg)
 }
 
@@ -85,9 +82,7 @@ func (e *Encoder) addBody(j *joiner, borrow bool) (borrowed bool) {
 			if r.packed {
 				prefix = int64(r.rawLen)
 			}
-			from := len(j.scratch)
 			j.scratch = binary.LittleEndian.AppendUint64(j.scratch, uint64(prefix))
-			j.wrote(from)
 		}
 		switch {
 		case r.packed:
@@ -119,18 +114,8 @@ const MinBorrow = 4 << 10
 // thousands of series.
 func addFooter(j *joiner, fb []byte) {
 	j.ref(fb)
-	from := len(j.scratch)
 	j.scratch = binary.LittleEndian.AppendUint32(j.scratch, uint32(len(fb)))
 	j.scratch = append(j.scratch, format.Magic...)
-	j.wrote(from)
-}
-
-// appendFrameHead appends what precedes a message flatbuffer in the file:
-// the continuation marker and the length of what follows it, the
-// flatbuffer padded to 8 bytes (framed is the whole framed length).
-func appendFrameHead(dst []byte, framed int) []byte {
-	dst = binary.LittleEndian.AppendUint32(dst, continuation)
-	return binary.LittleEndian.AppendUint32(dst, uint32(framed-8))
 }
 
 func pad8(n int) int { return (n + alignment - 1) &^ (alignment - 1) }

@@ -33,9 +33,7 @@ func TestJoinerForgetsAnAbandonedAssembly(t *testing.T) {
 		left := func() {
 			if abandon {
 				e.join.ref([]byte("STALE"))
-				from := len(e.join.scratch)
 				e.join.scratch = append(e.join.scratch, "stale"...)
-				e.join.wrote(from)
 			}
 		}
 		prepare := func() {

@@ -98,7 +98,7 @@ func (e *Encoder) appendBatch(f *File, borrow bool) (borrowed bool, err error) {
 	blk := block{offset: f.size, bodyLength: p.length}
 	blk.metaLength = j.framed(e.recordBatchMessage())
 	borrowed = e.addBody(j, borrow)
-	f.size += int64(j.size)
+	f.size += int64(j.size())
 	if borrowed {
 		f.pieces = j.split(f.pieces)
 	} else {
