@@ -160,16 +160,15 @@ type bufRef struct {
 
 // batch is a record batch laid out by Prepare for AppendFile: the schema it
 // was checked against, its field nodes, where each buffer's bytes are and
-// where they go in the body. Its slices are reused from one batch to the
-// next.
+// how many bytes it takes in the body (bufRef.stored). Its slices are
+// reused from one batch to the next.
 type batch struct {
 	fields []Field // as passed to Prepare
 	infos  []typeInfo
 	keys   []uint64 // fieldKey of each field
 	rows   int64
-	nodes  []fieldNode
+	nulls  []int64 // each field's null count; its node's length is rows
 	refs   []bufRef
-	layout []buffer // each buffer's offset and stored length in the body
 	stats  []BufferStats
 	packed []byte     // the compressed buffers, back to back
 	alt    []byte     // codec.Auto's lz4 attempt, back to back
@@ -220,7 +219,7 @@ func (e *Encoder) prepare(rows int, cols []Column) (BodyStats, error) {
 		return BodyStats{}, fmt.Errorf("%w: negative row count %d", ErrBatch, rows)
 	}
 	b.rows = int64(rows)
-	b.nodes = b.nodes[:0]
+	b.nulls = b.nulls[:0]
 	b.refs = b.refs[:0]
 	b.packed = b.packed[:0]
 	b.compressed = false
@@ -248,7 +247,7 @@ func (e *Encoder) prepare(rows int, cols []Column) (BodyStats, error) {
 			end := int(binary.LittleEndian.Uint32(c.Offsets[4*rows:]))
 			e.addBuffer(c.Values[:end], false, key+roleData)
 		}
-		b.nodes = append(b.nodes, fieldNode{length: int64(rows), nulls: int64(c.NullCount)})
+		b.nulls = append(b.nulls, int64(c.NullCount))
 	}
 	if e.auto {
 		e.choose()
@@ -258,40 +257,34 @@ func (e *Encoder) prepare(rows int, cols []Column) (BodyStats, error) {
 	return st, nil
 }
 
-// layOut places every buffer in the body, each padded to 8 bytes, and sums
-// what compression did.
+// layOut sizes the body, each buffer padded to 8 bytes, and sums what
+// compression did.
 func (b *batch) layOut() BodyStats {
-	st := BodyStats{Rows: b.rows, Codec: codec.None}
+	st := BodyStats{Rows: b.rows, Codec: codec.None, Buffers: len(b.refs)}
 	if b.compressed {
 		st.Codec = b.kind
 	}
-	b.layout = b.layout[:0]
 	b.stats = b.stats[:0]
 	var off int64
 	for i := range b.refs {
 		r := &b.refs[i]
-		n := r.stored(b.compressed)
-		b.layout = append(b.layout, buffer{offset: off, length: int64(n)})
+		n := r.stored(b.compressed) // 0 for an empty buffer
 		off += int64(pad8(n))
-		bs := BufferStats{RawBytes: r.rawLen, WireBytes: n}
+		bs := BufferStats{RawBytes: r.rawLen, WireBytes: n, Outcome: BufferRaw}
 		switch {
 		case r.rawLen == 0:
 			bs.Outcome = BufferEmpty
+			st.Buffers--
 		case r.packed:
 			bs.Outcome = BufferCompressed
 			st.Compressed++
 		case r.skipped:
 			bs.Outcome = BufferSkipped
 			st.Skipped++
-		default:
-			bs.Outcome = BufferRaw
 		}
 		b.stats = append(b.stats, bs)
-		if r.rawLen > 0 {
-			st.Buffers++
-			st.RawBytes += int64(r.rawLen)
-			st.WireBytes += int64(n)
-		}
+		st.RawBytes += int64(r.rawLen)
+		st.WireBytes += int64(n)
 	}
 	b.length = off
 	st.PerBuffer = b.stats
@@ -465,11 +458,9 @@ func (e *Encoder) choose() {
 		}
 		n++
 		raw += r.rawLen
+		zwire += r.stored(false)
 		if r.packed {
-			zwire += r.end - r.start
 			packedRaw += r.rawLen
-		} else {
-			zwire += r.rawLen
 		}
 	}
 	price, d := e.bytePrice, e.decoder

@@ -59,16 +59,17 @@ func (e *Encoder) assembleFile(meta []KeyValue, borrow bool) *joiner {
 	return j
 }
 
-// addBody adds the prepared batch's body to j as recordBatchMessage laid it
-// out: each buffer (after its uncompressed length, or -1 for one stored
-// raw, when the batch is compressed) padded to 8 bytes. The batch drops its
+// addBody adds the prepared batch's body to j as buffersToFB lays it out:
+// each buffer (after its uncompressed length, or -1 for one stored raw,
+// when the batch is compressed) padded to 8 bytes. The batch drops its
 // references to the caller's memory (j holds them until it joins) and its
 // compressed buffers stay referenced until then: j must join (or split)
-// before the encoder prepares again. With borrow set, the caller's buffers of at least
-// MinBorrow bytes are borrowed (see joiner.split) when the batch stores
-// none compressed, and reports whether it borrowed any: a borrowed buffer keeps the memory it lies in alive, a
-// received message's whole body, the raw bytes of its compressed buffers
-// included, which would then be held twice (raw and compressed).
+// before the encoder prepares again. With borrow set, the caller's buffers
+// of at least MinBorrow bytes are borrowed (see joiner.split) when the
+// batch stores none compressed, and reports whether it borrowed any: a
+// borrowed buffer keeps the memory it lies in alive, a received message's
+// whole body, the raw bytes of its compressed buffers included, which would
+// then be held twice (raw and compressed).
 func (e *Encoder) addBody(j *joiner, borrow bool) (borrowed bool) {
 	p := &e.batch
 	borrow = borrow && !p.compressed
@@ -93,7 +94,7 @@ func (e *Encoder) addBody(j *joiner, borrow bool) (borrowed bool) {
 		default:
 			j.ref(r.raw)
 		}
-		n := int(p.layout[i].length)
+		n := r.stored(p.compressed)
 		j.pad(pad8(n) - n)
 		r.raw = nil
 	}

@@ -77,8 +77,8 @@ func (e *Encoder) recordBatchMessage() []byte {
 		b.PrependInt8Slot(format.BodyCompressionCodec, compressionTypes[p.kind], -1)
 		comp = b.EndObject()
 	}
-	bufs := buffersToFB(b, p.layout)
-	nodes := fieldNodesToFB(b, p.nodes)
+	bufs := buffersToFB(b, p)
+	nodes := fieldNodesToFB(b, p.rows, p.nulls)
 	b.StartObject(format.RecordBatchSlots)
 	b.PrependInt64Slot(format.RecordBatchLength, p.rows, 0)
 	b.PrependUOffsetTSlot(format.RecordBatchNodes, nodes, 0)
@@ -196,29 +196,30 @@ func offsetsToFB(b *flatbuffers.Builder, offs []flatbuffers.UOffsetT) flatbuffer
 	return b.EndVector(len(offs))
 }
 
-type fieldNode struct{ length, nulls int64 }
-
-func fieldNodesToFB(b *flatbuffers.Builder, nodes []fieldNode) flatbuffers.UOffsetT {
-	b.StartVector(format.FieldNodeSize, len(nodes), 8)
-	for i := len(nodes) - 1; i >= 0; i-- {
+// fieldNodesToFB writes the FieldNode vector: rows, and each field's nulls.
+func fieldNodesToFB(b *flatbuffers.Builder, rows int64, nulls []int64) flatbuffers.UOffsetT {
+	b.StartVector(format.FieldNodeSize, len(nulls), 8)
+	for i := len(nulls) - 1; i >= 0; i-- {
 		b.Prep(8, format.FieldNodeSize)
-		b.PrependInt64(nodes[i].nulls)
-		b.PrependInt64(nodes[i].length)
+		b.PrependInt64(nulls[i])
+		b.PrependInt64(rows)
 	}
-	return b.EndVector(len(nodes))
+	return b.EndVector(len(nulls))
 }
 
-// buffer is where one body buffer lies in the body.
-type buffer struct{ offset, length int64 }
-
-func buffersToFB(b *flatbuffers.Builder, bufs []buffer) flatbuffers.UOffsetT {
-	b.StartVector(format.BufferSize, len(bufs), 8)
-	for i := len(bufs) - 1; i >= 0; i-- {
+// buffersToFB writes where each buffer of p lies in its body: the buffers
+// back to back, each stored (bufRef.stored) and padded to 8 bytes.
+func buffersToFB(b *flatbuffers.Builder, p *batch) flatbuffers.UOffsetT {
+	b.StartVector(format.BufferSize, len(p.refs), 8)
+	off := p.length
+	for i := len(p.refs) - 1; i >= 0; i-- {
+		n := p.refs[i].stored(p.compressed)
+		off -= int64(pad8(n))
 		b.Prep(8, format.BufferSize)
-		b.PrependInt64(bufs[i].length)
-		b.PrependInt64(bufs[i].offset)
+		b.PrependInt64(int64(n))
+		b.PrependInt64(off)
 	}
-	return b.EndVector(len(bufs))
+	return b.EndVector(len(p.refs))
 }
 
 type block struct {
