@@ -76,17 +76,16 @@ type Encoder struct {
 	enc        codec.Encoder // borrowed by compress until the batch is laid out
 	encOpen    bool
 
-	b      *flatbuffers.Builder // the schema and its message
-	rb     *flatbuffers.Builder // the RecordBatch message
-	fb     *flatbuffers.Builder // the footer
-	hdr    header               // the schema message built in b
-	blocks [1]block             // the footer's of a one-batch file
-	batch  batch                // phase one's result, phase two's input
-	err    error                // why the last Prepare failed, until the next one
-	offs   []flatbuffers.UOffsetT
-	kvs    []flatbuffers.UOffsetT
-	rec    recordScratch // PrepareRecord's
-	join   joiner        // the file or batch being written
+	b     *flatbuffers.Builder // the schema and its message
+	rb    *flatbuffers.Builder // the RecordBatch message
+	fb    *flatbuffers.Builder // the footer
+	hdr   header               // the schema message built in b
+	batch batch                // phase one's result, phase two's input
+	err   error                // why the last Prepare failed, until the next one
+	offs  []flatbuffers.UOffsetT
+	kvs   []flatbuffers.UOffsetT
+	rec   recordScratch // PrepareRecord's
+	join  joiner        // the file or batch being written
 }
 
 // NewEncoder returns an Encoder configured by o.

@@ -38,9 +38,7 @@ func (e *Encoder) AppendRecords(dst []byte, schema *arrow.Schema, recs ...arrow.
 		if err != nil {
 			return dst, e.settle(err)
 		}
-		blk := block{offset: int64(len(out) - len(dst)), bodyLength: e.batch.length}
-		blk.metaLength = j.framed(e.recordBatchMessage())
-		e.addBody(j, false)
+		blk, _ := e.addBatch(j, int64(len(out)-len(dst)), false)
 		out = j.join(out)
 		blocks = append(blocks, blk)
 	}

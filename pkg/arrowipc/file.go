@@ -43,35 +43,33 @@ func (h *header) addTo(j *joiner) {
 }
 
 // assembleFile lays the whole file of the prepared batch out in e.join,
-// for the caller to join or split (see addBody for borrow).
+// for the caller to join or split (see addBatch for borrow).
 func (e *Encoder) assembleFile(meta []KeyValue, borrow bool) *joiner {
-	p := &e.batch
-	e.buildHeader(p.fields, p.infos, meta)
-	rb := e.recordBatchMessage()
-	e.blocks[0] = block{offset: int64(e.hdr.size()), metaLength: int32(pad8(8 + len(rb))), bodyLength: p.length}
-	fb := e.buildFooter(e.blocks[:])
+	e.buildHeader(e.batch.fields, e.batch.infos, meta)
 	j := &e.join
 	j.begin()
 	e.hdr.addTo(j)
-	j.framed(rb)
-	e.addBody(j, borrow)
-	addFooter(j, fb)
+	blk, _ := e.addBatch(j, int64(e.hdr.size()), borrow)
+	addFooter(j, e.buildFooter([]block{blk}))
 	return j
 }
 
-// addBody adds the prepared batch's body to j as buffersToFB lays it out:
-// each buffer (after its uncompressed length, or -1 for one stored raw,
-// when the batch is compressed) padded to 8 bytes. The batch drops its
-// references to the caller's memory (j holds them until it joins) and its
-// compressed buffers stay referenced until then: j must join (or split)
-// before the encoder prepares again. With borrow set, the caller's buffers
-// of at least MinBorrow bytes are borrowed (see joiner.split) when the
-// batch stores none compressed, and reports whether it borrowed any: a
-// borrowed buffer keeps the memory it lies in alive, a received message's
-// whole body, the raw bytes of its compressed buffers included, which would
-// then be held twice (raw and compressed).
-func (e *Encoder) addBody(j *joiner, borrow bool) (borrowed bool) {
+// addBatch adds the prepared batch to j, its RecordBatch message framed and
+// then its body, and returns its block, the batch lying at offset in the
+// file. The body is laid out as buffersToFB says: each buffer (after its
+// uncompressed length, or -1 for one stored raw, when the batch is
+// compressed) padded to 8 bytes. The batch drops its references to the
+// caller's memory (j holds them until it joins) and its compressed buffers
+// stay referenced until then: j must join (or split) before the encoder
+// prepares again. With borrow set, the caller's buffers of at least
+// MinBorrow bytes are borrowed (see joiner.split) when the batch stores
+// none compressed, and reports whether it borrowed any: a borrowed buffer
+// keeps the memory it lies in alive, a received message's whole body, the
+// raw bytes of its compressed buffers included, which would then be held
+// twice (raw and compressed).
+func (e *Encoder) addBatch(j *joiner, offset int64, borrow bool) (blk block, borrowed bool) {
 	p := &e.batch
+	blk = block{offset: offset, metaLength: j.framed(e.recordBatchMessage()), bodyLength: p.length}
 	borrow = borrow && !p.compressed
 	for i := range p.refs {
 		r := &p.refs[i]
@@ -98,7 +96,7 @@ func (e *Encoder) addBody(j *joiner, borrow bool) (borrowed bool) {
 		j.pad(pad8(n) - n)
 		r.raw = nil
 	}
-	return borrowed
+	return blk, borrowed
 }
 
 // MinBorrow is the smallest buffer a File that borrows references rather

@@ -95,9 +95,7 @@ func (e *Encoder) appendBatch(f *File, borrow bool) (borrowed bool, err error) {
 	}
 	j := &e.join
 	j.begin()
-	blk := block{offset: f.size, bodyLength: p.length}
-	blk.metaLength = j.framed(e.recordBatchMessage())
-	borrowed = e.addBody(j, borrow)
+	blk, borrowed := e.addBatch(j, f.size, borrow)
 	f.size += int64(j.size())
 	if borrowed {
 		f.pieces = j.split(f.pieces)
