@@ -482,37 +482,25 @@ func (e *Encoder) choose() {
 				}
 				b.packed, b.alt = b.alt, b.packed
 				b.kind = codec.LZ4
-				e.settleHistory(true)
-				return
 			}
 		}
 	}
-	if costZstd <= costNone {
-		b.kind = codec.Zstd
-		e.settleHistory(true)
-		return
-	}
-	// Uncompressed is cheaper: what was compressed did not pay.
-	e.settleHistory(false)
+	// Else b.kind stays zstd, as prepare set it. Every slot whose buffer is
+	// stored compressed (by the codec kept) learns whether sending the
+	// batch compressed paid; when it did not, the batch goes uncompressed.
+	paid := b.kind == codec.LZ4 || costZstd <= costNone
 	for i := range b.refs {
-		b.refs[i].packed = false
-	}
-	b.compressed = false
-	b.kind = codec.None
-}
-
-// settleHistory records in the history of every slot whose buffer zstd
-// compressed whether sending the batch compressed paid.
-func (e *Encoder) settleHistory(paid bool) {
-	for i := range e.batch.refs {
-		if !e.batch.refs[i].packed || i >= len(e.history) {
-			continue
-		}
-		if paid {
+		switch r := &b.refs[i]; {
+		case !r.packed:
+		case paid:
 			e.history[i].paid()
-		} else {
+		default:
 			e.history[i].failed()
+			r.packed = false
 		}
+	}
+	if !paid {
+		b.compressed, b.kind = false, codec.None
 	}
 }
 
