@@ -120,7 +120,7 @@ const (
 
 // fieldKey hashes a field's name and type (FNV-1a), the identity of its
 // buffers' slots.
-func fieldKey(f Field) uint64 {
+func fieldKey(f *Field) uint64 {
 	h := uint64(14695981039346656037)
 	for i := 0; i < len(f.Name); i++ {
 		h = (h ^ uint64(f.Name[i])) * 1099511628211
@@ -165,7 +165,6 @@ type bufRef struct {
 type batch struct {
 	fields []Field // as passed to Prepare
 	infos  []typeInfo
-	keys   []uint64 // fieldKey of each field
 	rows   int64
 	nulls  []int64 // each field's null count; its node's length is rows
 	refs   []bufRef
@@ -190,7 +189,6 @@ func (b *batch) setSchema(fields []Field) error {
 			return err
 		}
 		b.infos = append(b.infos, info)
-		b.keys = append(b.keys, fieldKey(f))
 	}
 	return nil
 }
@@ -202,16 +200,14 @@ func (b *batch) drop() {
 	}
 	b.fields = nil
 	b.infos = b.infos[:0]
-	b.keys = b.keys[:0]
 	b.ready = false
 }
 
 // prepare checks cols against b's schema, compresses what is worth it into
 // b.packed, lays the body out and returns what compression did. It is the
-// work of phase one; appendBody in file.go is its other half.
+// work of phase one; addBatch in file.go is its other half.
 func (e *Encoder) prepare(rows int, cols []Column) (BodyStats, error) {
 	b := &e.batch
-	b.ready = false
 	if len(cols) != len(b.fields) {
 		return BodyStats{}, fmt.Errorf("%w: %d columns for %d fields", ErrBatch, len(cols), len(b.fields))
 	}
@@ -231,7 +227,7 @@ func (e *Encoder) prepare(rows int, cols []Column) (BodyStats, error) {
 		if err := checkColumn(b.fields[i].Name, info, rows, c); err != nil {
 			return BodyStats{}, err
 		}
-		key := b.keys[i]
+		key := fieldKey(&b.fields[i])
 		if c.NullCount > 0 {
 			e.addBuffer(c.Validity[:bitmapLen(rows)], false, key+roleValidity)
 		} else {
