@@ -44,7 +44,6 @@ func Inspect(file []byte) (batches []BatchInfo, err error) {
 	}
 	footer := file[n-10-flen : n-10]
 	ft := root(footer)
-	var out []BatchInfo
 	vec, count := vector(ft, format.FooterRecordBatches)
 	for i := 0; i < count; i++ {
 		at := vec + flatbuffers.UOffsetT(format.BlockSize*i)
@@ -59,29 +58,25 @@ func Inspect(file []byte) (batches []BatchInfo, err error) {
 		if err != nil {
 			return nil, fmt.Errorf("arrowipctest: block %d: %w", i, err)
 		}
-		out = append(out, info)
+		batches = append(batches, info)
 	}
-	return out, nil
+	return batches, nil
 }
 
 func inspectBatch(msg, body []byte) (BatchInfo, error) {
 	m := root(msg)
-	if ht := field(m, format.MessageHeaderType); ht == 0 || m.GetByte(m.Pos+flatbuffers.UOffsetT(ht)) != format.HeaderRecordBatch {
+	if m.GetByteSlot(slot(format.MessageHeaderType), 0) != format.HeaderRecordBatch {
 		return BatchInfo{}, errors.New("not a record batch")
 	}
-	rb := &flatbuffers.Table{Bytes: msg, Pos: m.Indirect(m.Pos + flatbuffers.UOffsetT(field(m, format.MessageHeader)))}
-	info := BatchInfo{Codec: "none", BodyBytes: int64(len(body))}
-	if o := field(rb, format.RecordBatchLength); o != 0 {
-		info.Rows = rb.GetInt64(rb.Pos + flatbuffers.UOffsetT(o))
-	}
-	compressed := false
-	if o := field(rb, format.RecordBatchCompression); o != 0 {
+	header := flatbuffers.UOffsetT(m.Offset(slot(format.MessageHeader)))
+	rb := &flatbuffers.Table{Bytes: msg, Pos: m.Indirect(m.Pos + header)}
+	info := BatchInfo{Rows: rb.GetInt64Slot(slot(format.RecordBatchLength), 0), Codec: "none", BodyBytes: int64(len(body))}
+	if o := rb.Offset(slot(format.RecordBatchCompression)); o != 0 {
 		c := &flatbuffers.Table{Bytes: msg, Pos: rb.Indirect(rb.Pos + flatbuffers.UOffsetT(o))}
 		info.Codec = "lz4"
-		if co := field(c, format.BodyCompressionCodec); co != 0 && c.GetInt8(c.Pos+flatbuffers.UOffsetT(co)) == format.CompressionZstd {
+		if c.GetInt8Slot(slot(format.BodyCompressionCodec), format.CompressionLZ4Frame) == format.CompressionZstd {
 			info.Codec = "zstd"
 		}
-		compressed = true
 	}
 	vec, count := vector(rb, format.RecordBatchBuffers)
 	for i := 0; i < count; i++ {
@@ -95,7 +90,7 @@ func inspectBatch(msg, body []byte) (BatchInfo, error) {
 			return BatchInfo{}, fmt.Errorf("buffer %d out of the body", i)
 		}
 		info.Buffers++
-		if compressed && length >= 8 && int64(binary.LittleEndian.Uint64(body[off:])) != -1 {
+		if info.Codec != "none" && length >= 8 && int64(binary.LittleEndian.Uint64(body[off:])) != -1 {
 			info.Compressed++
 		}
 	}
@@ -106,17 +101,15 @@ func root(b []byte) *flatbuffers.Table {
 	return &flatbuffers.Table{Bytes: b, Pos: flatbuffers.GetUOffsetT(b)}
 }
 
-// field returns the vtable offset of slot i of t, 0 when absent.
-func field(t *flatbuffers.Table, slot int) flatbuffers.VOffsetT {
-	return t.Offset(flatbuffers.VOffsetT(4 + 2*slot))
-}
+// slot is the vtable offset of a table's field number i.
+func slot(i int) flatbuffers.VOffsetT { return flatbuffers.VOffsetT(4 + 2*i) }
 
 // vector returns where the elements of the vector in slot i start, and how
 // many there are.
-func vector(t *flatbuffers.Table, slot int) (flatbuffers.UOffsetT, int) {
-	o := field(t, slot)
+func vector(t *flatbuffers.Table, i int) (flatbuffers.UOffsetT, int) {
+	o := flatbuffers.UOffsetT(t.Offset(slot(i)))
 	if o == 0 {
 		return 0, 0
 	}
-	return t.Vector(flatbuffers.UOffsetT(o)), t.VectorLen(flatbuffers.UOffsetT(o))
+	return t.Vector(o), t.VectorLen(o)
 }
