@@ -379,7 +379,7 @@ func TestPartsFrameIsItsPieces(t *testing.T) {
 	if len(frames.list) != 1 {
 		t.Fatalf("%d frames", len(frames.list))
 	}
-	f := pipeline.Frame{B: frames.list[0], Rest: frames.rest.rest(frames.list[0])}
+	f := pipeline.Frame{B: frames.list[0], Rest: frames.rest.of(frames.list[0]).rest}
 	if len(f.Rest) < 5+1 { // the parts (each one piece or more), the footer
 		t.Fatalf("a frame of 5 parts in %d pieces", 1+len(f.Rest))
 	}

@@ -27,10 +27,6 @@ type piecedFrame struct {
 	lent *pipeline.Lent
 }
 
-// rest returns the pieces after f when f is the first piece of one of the
-// frames (nil otherwise).
-func (p piecedFrames) rest(f []byte) [][]byte { return p.of(f).rest }
-
 // of returns the pieces after f and their lent record (zero when f is not
 // the first piece of one of the frames).
 func (p piecedFrames) of(f []byte) piecedFrame {
@@ -58,7 +54,7 @@ func joinPieced(resp *pluginv2.QueryDataResponse, frames piecedFrames) {
 			continue
 		}
 		for i, f := range dr.Frames {
-			if rest := frames.rest(f); rest != nil {
+			if rest := frames.of(f).rest; rest != nil {
 				dr.Frames[i] = pipeline.Frame{B: f, Rest: rest}.Joined()
 			}
 		}

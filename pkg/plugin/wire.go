@@ -1,7 +1,3 @@
-// This file is over 400 lines: one wire codec, the protobuf encoding of the
-// Data service's two messages with their frames referenced, and the checks
-// that fall back to the registered codec, which read best together.
-
 package plugin
 
 import (
@@ -137,12 +133,6 @@ const (
 // the previous codec must write m, those frames are joined first. Once m is
 // written out, it runs done (when set and ok).
 func marshalQueryData(m *pluginv2.QueryDataResponse, pieces piecedFrames, done func()) (mem.BufferSlice, bool, error) {
-	written := false // the frames' lent records go with the buffers returned
-	defer func() {
-		if !written {
-			pieces.release()
-		}
-	}()
 	if len(m.ProtoReflect().GetUnknown()) > 0 {
 		joinPieced(m, pieces) // the copies are the proto codec's to hold
 		return nil, false, nil
@@ -166,14 +156,14 @@ func marshalQueryData(m *pluginv2.QueryDataResponse, pieces piecedFrames, done f
 		entry := keyedSize(fieldMapKey, int64(len(k))) + keyedSize(fieldMapValue, sizes[i])
 		total += keyedSize(fieldResponses, entry)
 		if total > maxWireMessage {
+			pieces.release() // nothing is written
 			return nil, false, tooLarge(total)
 		}
-		if dr != nil {
-			for _, f := range dr.Frames {
-				frames += frameLen(f, pieces.rest(f))
-				if len(f) > 0 {
-					nframes += 1 + len(pieces.rest(f))
-				}
+		for _, f := range dr.GetFrames() {
+			rest := pieces.of(f).rest
+			frames += frameLen(f, rest)
+			if len(f) > 0 {
+				nframes += 1 + len(rest)
 			}
 		}
 	}
@@ -184,20 +174,16 @@ func marshalQueryData(m *pluginv2.QueryDataResponse, pieces piecedFrames, done f
 		w.length(fieldResponses, entry)
 		w.bytes(fieldMapKey, k)
 		w.length(fieldMapValue, sizes[i])
-		if dr == nil {
-			continue
-		}
-		for _, f := range dr.Frames {
+		for _, f := range dr.GetFrames() { // the frames' lent records go with the buffers returned
 			pf := pieces.of(f)
 			w.frame(fieldFrames, f, pf.rest, pf.lent)
 		}
-		w.optBytes(fieldError, dr.Error)
-		w.optBytes(fieldJSONMeta, string(dr.JsonMeta))
-		w.optVarint(fieldStatus, int64(dr.Status))
-		w.optBytes(fieldErrorSource, dr.ErrorSource)
-		w.optVarint(fieldFormat, int64(dr.Format))
+		w.optBytes(fieldError, dr.GetError())
+		w.optBytes(fieldJSONMeta, string(dr.GetJsonMeta()))
+		w.optVarint(fieldStatus, int64(dr.GetStatus()))
+		w.optBytes(fieldErrorSource, dr.GetErrorSource())
+		w.optVarint(fieldFormat, int64(dr.GetFormat()))
 	}
-	written = true
 	return w.finish(done), true, nil
 }
 
@@ -208,19 +194,16 @@ func plainDataResponse(dr *pluginv2.DataResponse) bool {
 		utf8.ValidString(dr.Error) && utf8.ValidString(dr.ErrorSource)
 }
 
-// dataResponseSize is dr's size on the wire, without its own tag and
-// length, its frames kept in pieces whole.
+// dataResponseSize is dr's size on the wire (0 for nil), without its own
+// tag and length, its frames kept in pieces whole.
 func dataResponseSize(dr *pluginv2.DataResponse, pieces piecedFrames) int64 {
-	if dr == nil {
-		return 0
-	}
 	var n int64
-	for _, f := range dr.Frames {
-		n += keyedSize(fieldFrames, frameLen(f, pieces.rest(f)))
+	for _, f := range dr.GetFrames() {
+		n += keyedSize(fieldFrames, frameLen(f, pieces.of(f).rest))
 	}
-	return n + optBytesSize(fieldError, len(dr.Error)) + optBytesSize(fieldJSONMeta, len(dr.JsonMeta)) +
-		optVarintSize(fieldStatus, int64(dr.Status)) + optBytesSize(fieldErrorSource, len(dr.ErrorSource)) +
-		optVarintSize(fieldFormat, int64(dr.Format))
+	return n + optBytesSize(fieldError, len(dr.GetError())) + optBytesSize(fieldJSONMeta, len(dr.GetJsonMeta())) +
+		optVarintSize(fieldStatus, int64(dr.GetStatus())) + optBytesSize(fieldErrorSource, len(dr.GetErrorSource())) +
+		optVarintSize(fieldFormat, int64(dr.GetFormat()))
 }
 
 // frameLen is the length of the frame made of f and then rest.
