@@ -46,21 +46,18 @@ func (s *Service) queryData(ctx context.Context, preq *pluginv2.QueryDataRequest
 		if err == nil {
 			dr.Format = replyFormat(inst, preq.Format)
 			err = s.runQuery(ctx, inst, q, backend.DataFrameFormat(dr.Format), dec, acct, nil, frames.add)
-			dr.Frames = frames.list
-			if err != nil {
-				frames.budget.Release() // the frames are dropped below
-				frames.rest.release()
-			}
 		}
 		if err != nil {
+			frames.budget.Release() // the frames, if any, are dropped
+			frames.rest.release()
 			status, src, msg := classify(err)
-			dr.Frames, dr.Error, dr.Status, dr.ErrorSource = nil, msg, int32(status), string(src)
+			dr.Error, dr.Status, dr.ErrorSource = msg, int32(status), string(src)
 		} else {
-			dr.Status = int32(backend.StatusOK)
+			dr.Frames, dr.Status = frames.list, int32(backend.StatusOK)
 		}
 		mu.Lock()
 		resp.Responses[q.RefID] = dr
-		if dr.Frames != nil && frames.rest != nil {
+		if err == nil && frames.rest != nil {
 			if pieces == nil {
 				pieces = piecedFrames{}
 			}
@@ -205,14 +202,10 @@ func (o *inOrder) add(i int, q queued) {
 		o.pending[i] = q
 		return
 	}
-	o.put(q)
-	for o.next++; ; o.next++ {
-		q, ok := o.pending[o.next]
-		if !ok {
-			return
-		}
+	for ok := true; ok; q, ok = o.pending[o.next] {
 		delete(o.pending, o.next)
 		o.put(q)
+		o.next++
 	}
 }
 
@@ -231,10 +224,8 @@ func (o *inOrder) flush() {
 // (pipeline.Budget): its tenant's (as Grafana sends it) data source.
 func budgetShare(ctx context.Context, pc backend.PluginContext) string {
 	var tenant, ds string
-	if md, ok := metadata.FromIncomingContext(ctx); ok {
-		if v := md.Get(tenantMetadataKey); len(v) > 0 {
-			tenant = v[0]
-		}
+	if v := metadata.ValueFromIncomingContext(ctx, tenantMetadataKey); len(v) > 0 {
+		tenant = v[0]
 	}
 	if pc.DataSourceInstanceSettings != nil {
 		ds = pc.DataSourceInstanceSettings.UID
