@@ -28,7 +28,6 @@ type Instance struct {
 	// invalid is the settings error; an instance with invalid settings
 	// fails its health check and every query with this message.
 	invalid error
-	codec   codec.Codec
 	source  source.Source
 	// optional capabilities of source, found once
 	reporter  source.HealthReporter
@@ -82,6 +81,7 @@ func DefaultSources(_ context.Context, s settings.Settings) (source.Source, erro
 // generic error): the instance keeps the error and reports it.
 func newInstance(ctx context.Context, ds backend.DataSourceInstanceSettings, sources SourceFactory, p *pipeline.Pipeline) *Instance {
 	inst := &Instance{version: strconv.FormatInt(ds.Updated.UnixNano(), 10), dsName: ds.Name, dsUID: ds.UID}
+	inst.idle = make(chan struct{})
 	s, err := settings.Parse(ds.JSONData, ds.DecryptedSecureJSONData)
 	if err == nil {
 		err = s.Validate()
@@ -93,7 +93,6 @@ func newInstance(ctx context.Context, ds backend.DataSourceInstanceSettings, sou
 	inst.settings = s
 	o, err := encoderOptions(s.Codec, s.CodecLevel(), s.CodecPreference, s.MinSavings)
 	if err == nil {
-		inst.codec = o.Codec
 		inst.metrics = newCodecMetrics(o.Codec.String())
 		inst.encoders, err = pipeline.NewEncoders(o)
 	}
@@ -133,9 +132,8 @@ func (inst *Instance) hold() bool {
 func (inst *Instance) let() {
 	inst.mu.Lock()
 	defer inst.mu.Unlock()
-	if inst.holders--; inst.holders == 0 && inst.idle != nil {
+	if inst.holders--; inst.holders == 0 && inst.disposing {
 		close(inst.idle)
-		inst.idle = nil
 	}
 }
 
@@ -153,17 +151,13 @@ func (inst *Instance) disposeWait() time.Duration {
 func (inst *Instance) Dispose() {
 	inst.mu.Lock()
 	inst.disposing = true
-	idle := inst.idle
-	if inst.holders > 0 && idle == nil {
-		idle = make(chan struct{})
-		inst.idle = idle
-	}
+	busy := inst.holders > 0
 	inst.mu.Unlock()
 	logger := backend.Logger.With("pluginId", PluginID, "dsName", inst.dsName, "dsUid", inst.dsUID)
-	if idle != nil {
+	if busy {
 		t := time.NewTimer(inst.disposeWait())
 		select {
-		case <-idle:
+		case <-inst.idle:
 		case <-t.C:
 			logger.Warn("closing a replaced data source under requests still running", "after", inst.disposeWait())
 		}

@@ -160,9 +160,10 @@ func (s *Service) CheckHealth(ctx context.Context, req *backend.CheckHealthReque
 		}
 		what = msg
 	}
-	msg := fmt.Sprintf("%s; frames are sent as %s (%s)", what, inst.codec, inst.codec.Effective())
-	if inst.codec.Kind() == codec.Auto {
-		msg = fmt.Sprintf("%s; frames are sent as auto (none, lz4 or zstd per frame, preferring %s)", what, inst.encoders.Options().Preference.Name)
+	o := inst.encoders.Options()
+	msg := fmt.Sprintf("%s; frames are sent as %s (%s)", what, o.Codec, o.Codec.Effective())
+	if o.Codec.Kind() == codec.Auto {
+		msg = fmt.Sprintf("%s; frames are sent as auto (none, lz4 or zstd per frame, preferring %s)", what, o.Preference.Name)
 	}
 	if ws := inst.settings.Warnings; len(ws) > 0 {
 		msg += "; warning: " + strings.Join(ws, "; ")
