@@ -338,13 +338,9 @@ func (c *collector) hold(ctx context.Context, rows, n int64) error {
 		return source.LimitExceeded("the query returned more than %d rows, the advisor's limit; narrow the time range", c.limits.MaxPoints)
 	}
 	c.rows += rows
-	if n <= c.reserved {
-		c.reserved -= n
-		return nil
-	}
-	n -= c.reserved
-	c.reserved = 0
-	return c.acct.Acquire(ctx, n)
+	taken := min(n, c.reserved) // reserved ahead (Reserve)
+	c.reserved -= taken
+	return c.acct.Acquire(ctx, n-taken) // nothing for 0
 }
 
 // Frame implements source.Sink.
