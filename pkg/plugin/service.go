@@ -118,11 +118,7 @@ func (s *Service) instance(ctx context.Context, pc backend.PluginContext) (*Inst
 	if err != nil {
 		return nil, err
 	}
-	inst, ok := i.(*Instance)
-	if !ok {
-		return nil, fmt.Errorf("plugin: unexpected instance type %T", i)
-	}
-	return inst, nil
+	return i.(*Instance), nil // s.im's factory makes nothing else (NewService)
 }
 
 // held is instance, held (Instance.hold) until the caller calls let. An
