@@ -5,6 +5,7 @@
 package plugin
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"net/http"
@@ -296,10 +297,8 @@ func sentJSON(qs []backend.DataQuery) func(refID string) string {
 	return func(refID string) string {
 		if byRef == nil {
 			byRef = make(map[string][]byte, len(qs))
-			for _, q := range qs {
-				if _, ok := byRef[q.RefID]; !ok {
-					byRef[q.RefID] = q.JSON
-				}
+			for _, q := range slices.Backward(qs) { // the first of a refId written last
+				byRef[q.RefID] = q.JSON
 			}
 		}
 		return string(byRef[refID])
@@ -363,10 +362,7 @@ func (s *Service) chunks(preq *pluginv2.QueryChunkedDataRequest, ss grpc.ServerS
 		sendErr = s.queryChunkedData(ctx, preq, req, record)
 		return out, nil // a failed send is the stream's error, not a query's
 	})
-	if err != nil {
-		return err
-	}
-	return sendErr
+	return cmp.Or(err, sendErr)
 }
 
 // outcome is what the middlewares see of one query's answer: status, error
