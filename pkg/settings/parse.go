@@ -39,17 +39,15 @@ func Parse(jsonData []byte, secure map[string]string) (Settings, error) {
 		}
 	}
 	var s Settings
-	for i := range table {
-		if st := &table[i]; st.index != nil && st.Default != nil {
-			st.set(&s, st.Default)
-		}
-	}
 	var errs []error
 	levelSet := false
 	for i := range table {
 		st := &table[i]
 		if st.index == nil {
 			continue
+		}
+		if st.Default != nil {
+			st.set(&s, st.Default) // another upstream's settings too
 		}
 		if st.Upstream != "" && st.Upstream != s.Upstream {
 			continue // upstream comes first in the table
@@ -69,8 +67,7 @@ func Parse(jsonData []byte, secure map[string]string) (Settings, error) {
 		levelSet = levelSet || (st.ByCodec && set)
 	}
 	if !levelSet {
-		c, _ := codecByName(s.Codec)
-		s.Level = c.DefaultLevel
+		s.Level = codecByName(s.Codec).DefaultLevel
 	}
 	if s.Upstream == UpstreamFlightSQL {
 		h, err := parseHeaders(keys, secure)
@@ -121,17 +118,6 @@ func parseHeaders(keys map[string]json.RawMessage, secure map[string]string) ([]
 // set stores v (of the setting's Go type) in the setting's field of s.
 func (st *Setting) set(s *Settings, v any) {
 	reflect.ValueOf(st.field(s)).Elem().Set(reflect.ValueOf(v))
-}
-
-// number returns the setting's field of s as a float64, for range checks.
-func (st *Setting) number(s *Settings) float64 {
-	switch p := st.field(s).(type) {
-	case *int64:
-		return float64(*p)
-	case *float64:
-		return *p
-	}
-	panic(fmt.Sprintf("settings: %s is not a number setting", st.Key))
 }
 
 // decode reads one jsonData value into s; set is false when the value
@@ -218,8 +204,8 @@ func (st *Setting) bounds(s *Settings) (lo, hi float64, unit string, ok bool) {
 	if !st.ByCodec {
 		return st.Min, st.Max, st.Unit, st.Max != 0
 	}
-	c, known := codecByName(s.Codec)
-	if !known || !c.Levels {
+	c := codecByName(s.Codec)
+	if !c.Levels {
 		return 0, 0, "", false
 	}
 	return float64(c.MinLevel), float64(c.MaxLevel), c.Name + " levels", true
@@ -242,18 +228,21 @@ func (s *Settings) check(upstream string) []error {
 			}
 		case st.Type == Integer || st.Type == Number:
 			lo, hi, unit, ok := st.bounds(s)
-			if v := st.number(s); ok && (math.IsNaN(v) || v < lo || v > hi) {
-				errs = append(errs, fmt.Errorf("settings: %s: %s", st.Key, rangeMessage(st.format(s), lo, hi, unit)))
+			if v, text := st.number(s); ok && (math.IsNaN(v) || v < lo || v > hi) {
+				errs = append(errs, fmt.Errorf("settings: %s: %s", st.Key, rangeMessage(text, lo, hi, unit)))
 			}
 		}
 	}
 	return errs
 }
 
-// format writes the value of a numeric setting as a message shows it.
-func (st *Setting) format(s *Settings) string {
+// number returns a numeric setting's field of s (*int64 or *float64, as
+// TestTableCoversEverySetting checks) as a float64, for range checks, and
+// written as a message shows it.
+func (st *Setting) number(s *Settings) (float64, string) {
 	if p, ok := st.field(s).(*int64); ok {
-		return strconv.FormatInt(*p, 10)
+		return float64(*p), strconv.FormatInt(*p, 10)
 	}
-	return FormatNumber(st.number(s))
+	v := *st.field(s).(*float64)
+	return v, FormatNumber(v)
 }

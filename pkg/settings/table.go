@@ -329,13 +329,15 @@ type LevelRun struct {
 // Codecs returns package codec's codecs in the order the editor offers them.
 func Codecs() []CodecSpec { return append([]CodecSpec(nil), codecs...) }
 
-func codecByName(name string) (CodecSpec, bool) {
+// codecByName returns the codec of that name; an unknown name's is the
+// zero CodecSpec, which takes no level.
+func codecByName(name string) CodecSpec {
 	for _, c := range codecs {
 		if c.Name == name {
-			return c, true
+			return c
 		}
 	}
-	return CodecSpec{}, false
+	return CodecSpec{}
 }
 
 func codecNames() []string {
