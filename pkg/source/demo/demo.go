@@ -2,6 +2,7 @@ package demo
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -205,11 +206,7 @@ func timeline(q source.Query) ([]time.Time, error) {
 		maxPoints = DefaultMaxDataPoints
 	}
 	maxPoints = min(maxPoints, MaxPointsPerSeries)
-	span := q.To.Sub(q.From)
-	step := q.Interval
-	if minStep := time.Duration(int64(span) / maxPoints); step < minStep {
-		step = minStep
-	}
+	step := max(q.Interval, time.Duration(int64(q.To.Sub(q.From))/maxPoints))
 	// Whole milliseconds, rounded up: a shorter step would spend maxPoints
 	// before it reached To.
 	if r := step % time.Millisecond; r > 0 && step < math.MaxInt64-time.Millisecond {
@@ -305,6 +302,7 @@ var (
 		"warn":  {"slow query", "retrying upstream", "cache miss storm"},
 		"error": {"upstream timeout", "query failed: deadline exceeded", "connection reset by peer"},
 	}
+	statuses = map[string]int{"warn": 429, "error": 503} // 200 for the other levels
 )
 
 // logs returns one logs frame of n lines from series sources, newest first.
@@ -320,16 +318,9 @@ func logs(refID string, sources int, seed uint64, from, to time.Time, n int) *da
 		src := r.IntN(sources)
 		lvl := levels[r.IntN(len(levels))]
 		msgs := messages[lvl]
-		status := 200
-		switch lvl {
-		case "warn":
-			status = 429
-		case "error":
-			status = 503
-		}
 		body[k] = fmt.Sprintf(`ts=%s level=%s msg=%q method=%s path=%s status=%d duration_ms=%d trace_id=%016x host=host-%d`,
 			ts[k].Format(time.RFC3339Nano), lvl, msgs[r.IntN(len(msgs))], methods[r.IntN(len(methods))],
-			paths[r.IntN(len(paths))], status, 1+r.IntN(900), r.Uint64(), src+1)
+			paths[r.IntN(len(paths))], cmp.Or(statuses[lvl], 200), 1+r.IntN(900), r.Uint64(), src+1)
 		sev[k] = lvl
 		l := seriesLabels(src)
 		lbls[k] = json.RawMessage(fmt.Sprintf(`{"host":%q,"job":%q,"region":%q}`, l["host"], l["job"], l["region"]))
@@ -369,13 +360,11 @@ func table(refID string, rows int, seed uint64, at time.Time) *data.Frame {
 		data.NewField("host", nil, host),
 		data.NewField("region", nil, region),
 		data.NewField("job", nil, job),
-		data.NewField("cpu %", nil, cpu),
-		data.NewField("memory", nil, mem),
+		data.NewField("cpu %", nil, cpu).SetConfig(&data.FieldConfig{Unit: "percent"}),
+		data.NewField("memory", nil, mem).SetConfig(&data.FieldConfig{Unit: "bytes"}),
 		data.NewField("up", nil, up),
 		data.NewField("since", nil, since),
 	)
-	f.Fields[3].Config = &data.FieldConfig{Unit: "percent"}
-	f.Fields[4].Config = &data.FieldConfig{Unit: "bytes"}
 	f.RefID = refID
 	f.Meta = &data.FrameMeta{PreferredVisualization: data.VisTypeTable}
 	return f
