@@ -149,9 +149,16 @@ func (st *Setting) decode(s *Settings, raw json.RawMessage) (set bool, err error
 		}
 		st.set(s, v)
 	case Integer, Number:
-		text, ok, err := numberText(raw)
-		if err != nil || !ok {
-			return false, err
+		// A JSON number, or a string holding one ("" is not set); any
+		// other JSON value is taken as it is and fails to parse.
+		text := string(raw)
+		if raw[0] == '"' {
+			if err := json.Unmarshal(raw, &text); err != nil {
+				return false, err
+			}
+			if text = strings.TrimSpace(text); text == "" {
+				return false, nil
+			}
 		}
 		f, err := strconv.ParseFloat(text, 64)
 		if err != nil || math.IsNaN(f) || math.IsInf(f, 0) {
@@ -181,20 +188,6 @@ func (st *Setting) decode(s *Settings, raw json.RawMessage) (set bool, err error
 		return false, fmt.Errorf("settings: %s: cannot decode type %s", st.Key, st.Type)
 	}
 	return true, nil
-}
-
-// numberText returns the text of a JSON number or of a string holding one
-// (any other JSON value as it is, which then fails to parse as a number),
-// and whether it is set ("" is not).
-func numberText(b []byte) (string, bool, error) {
-	s := string(b)
-	if len(b) > 0 && b[0] == '"' {
-		if err := json.Unmarshal(b, &s); err != nil {
-			return "", false, err
-		}
-		s = strings.TrimSpace(s)
-	}
-	return s, s != "", nil
 }
 
 // bounds returns the range of a numeric setting for s (level: its codec's);
