@@ -236,17 +236,3 @@ func (in *incremental) partsOrder() *sortOrder {
 	}
 	return &in.order
 }
-
-// schemaWhyNot checks the result schema against what the query filters
-// ("" when it may be kept): its time column must be the filtered one, and
-// logs must be sorted by it, if at all.
-func (in *incremental) schemaWhyNot(schema *arrow.Schema, timeIdx int) string {
-	name := schema.Field(timeIdx).Name
-	switch {
-	case !timeColumnFiltered(name, in.sql, in.u):
-		return whyTimeColumn
-	case !in.order.byTime(name, timeIdx, in.u, in.sql):
-		return whyOrder
-	}
-	return ""
-}

@@ -44,9 +44,12 @@ type keeper struct {
 // something else: the answer is not kept, and a delta falls back).
 func newKeeper(inc *incremental, schema *arrow.Schema, mem memory.Allocator, cfg settings.FlightSQL, feed func(arrow.RecordBatch) error) (*keeper, error) {
 	ti, ok := series.TimeColumn(schema, seriesType)
-	why := whyTimeColumn
-	if ok {
-		why = inc.schemaWhyNot(schema, ti)
+	why := ""
+	switch {
+	case !ok || !timeColumnFiltered(schema.Field(ti).Name, inc.sql, inc.u):
+		why = whyTimeColumn
+	case !inc.order.byTime(schema.Field(ti).Name, ti, inc.u, inc.sql):
+		why = whyOrder
 	}
 	if why != "" {
 		if inc.prev != nil {
@@ -66,7 +69,7 @@ func (k *keeper) feedKept() error {
 		return nil
 	}
 	k.keptFed = true
-	from, cut := k.inc.start().UnixNano(), k.inc.cut.UnixNano()
+	from, cut, fed := k.inc.start().UnixNano(), k.inc.cut.UnixNano(), k.rows
 	for _, sg := range k.inc.prev.segs {
 		if sg.hi < from || sg.lo >= cut {
 			continue // before the new start, or all in the rows read again
@@ -75,6 +78,7 @@ func (k *keeper) feedKept() error {
 			return err
 		}
 	}
+	k.inc.fromCache = k.rows - fed // feedRun counts every row a delta feeds
 	return nil
 }
 
@@ -95,13 +99,13 @@ func (k *keeper) readKept(sg segment, from, cut int64) error {
 	}
 	return readSegment(sg, k.schema, k.mem, func(rec arrow.RecordBatch) error {
 		if sg.lo >= from && sg.hi < cut {
-			return k.feedRun(rec, nil, recordBytes(rec), nil, &k.inc.fromCache)
+			return k.feedRun(rec, nil, recordBytes(rec), nil)
 		}
 		times, err := k.timesOf(rec)
 		if err != nil {
 			return err
 		}
-		return k.keepRows(rec, times, func(t int64) bool { return t >= from && t < cut }, w, &k.inc.fromCache)
+		return k.keepRows(rec, times, func(t int64) bool { return t >= from && t < cut }, w)
 	})
 }
 
@@ -144,7 +148,7 @@ func (k *keeper) readPart(rec arrow.RecordBatch, lo, hi time.Time, keep func(int
 	if !k.inc.within(times, lo, hi) {
 		return fallback{whyOutside}
 	}
-	return k.keepRows(rec, times, keep, w, nil)
+	return k.keepRows(rec, times, keep, w)
 }
 
 // timesOf reads the times of rec (valid until the next read). A null time
@@ -158,9 +162,8 @@ func (k *keeper) timesOf(rec arrow.RecordBatch) ([]arrow.Timestamp, error) {
 }
 
 // keepRows feeds the rows of rec, whose times are times, that keep
-// admits, in runs, writing them to w when set and counting them in n when
-// set.
-func (k *keeper) keepRows(rec arrow.RecordBatch, times []arrow.Timestamp, keep func(int64) bool, w *segmentWriter, n *int64) error {
+// admits, in runs, writing them to w when set.
+func (k *keeper) keepRows(rec arrow.RecordBatch, times []arrow.Timestamp, keep func(int64) bool, w *segmentWriter) error {
 	size := recordBytes(rec)
 	for i := 0; i < len(times); {
 		if !keep(int64(times[i])) {
@@ -175,7 +178,7 @@ func (k *keeper) keepRows(rec arrow.RecordBatch, times []arrow.Timestamp, keep f
 		if i > 0 || j < len(times) {
 			part = rec.NewSlice(int64(i), int64(j))
 		}
-		err := k.feedRun(part, times[i:j], mulDiv(size, int64(j-i), int64(len(times))), w, n)
+		err := k.feedRun(part, times[i:j], mulDiv(size, int64(j-i), int64(len(times))), w)
 		if part != rec {
 			part.Release()
 		}
@@ -187,33 +190,21 @@ func (k *keeper) keepRows(rec arrow.RecordBatch, times []arrow.Timestamp, keep f
 	return nil
 }
 
-func (k *keeper) feedRun(rec arrow.RecordBatch, times []arrow.Timestamp, size int64, w *segmentWriter, n *int64) error {
-	if n != nil {
-		*n += rec.NumRows()
+// feedRun feeds rows of a delta's answer, of about size bytes, writing
+// them to w when set. The rows that pass rowLimit or byteLimit give the
+// delta up: the full query's answer is the one cut at them, with its
+// notice.
+func (k *keeper) feedRun(rec arrow.RecordBatch, times []arrow.Timestamp, size int64, w *segmentWriter) error {
+	k.rows, k.bytes = k.rows+rec.NumRows(), k.bytes+size
+	if k.rows > k.rowLimit || k.bytes > k.byteLimit {
+		return fallback{whyLimit}
 	}
-	if err := k.admit(rec.NumRows(), size); err != nil {
-		return err
-	}
-	if w != nil && !k.off {
+	if w != nil {
 		if err := w.write(rec, times); err != nil {
 			return err
 		}
 	}
 	return k.feed(rec)
-}
-
-// admit counts rows of about size bytes fed to a delta's answer. One that
-// passes rowLimit or byteLimit gives the delta up: the full query's answer
-// is the one cut at them, with its notice.
-func (k *keeper) admit(rows, size int64) error {
-	if k.inc.prev == nil {
-		return nil // Source.take cuts the full query's reads
-	}
-	k.rows, k.bytes = k.rows+rows, k.bytes+size
-	if k.rows > k.rowLimit || k.bytes > k.byteLimit {
-		return fallback{whyLimit}
-	}
-	return nil
 }
 
 // store puts the answer's entry in store: the kept segments and the new
