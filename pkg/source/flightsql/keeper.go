@@ -226,11 +226,11 @@ func (k *keeper) store(st Store) error {
 		if w == nil {
 			continue
 		}
-		sg, ok, err := w.finish()
+		sg, err := w.finish()
 		if err != nil {
 			return nil // an IPC writer's failure is not the store's
 		}
-		if ok {
+		if sg.rows > 0 {
 			e.segs = append(e.segs, sg)
 		}
 	}

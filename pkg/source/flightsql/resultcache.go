@@ -124,16 +124,15 @@ func unmarshalEntry(b []byte, key [sha256.Size]byte) (*entry, error) {
 
 // segmentWriter writes batches into a new segment.
 type segmentWriter struct {
-	buf    bytes.Buffer
-	w      *ipc.Writer
-	schema *arrow.Schema // entrySchema of the result's
-	mem    memory.Allocator
-	lo, hi int64
-	rows   int64
+	segment // its times and rows so far; b once finished
+	buf     bytes.Buffer
+	w       *ipc.Writer
+	schema  *arrow.Schema // entrySchema of the result's
+	mem     memory.Allocator
 }
 
 func newSegmentWriter(schema *arrow.Schema, mem memory.Allocator) *segmentWriter {
-	sw := &segmentWriter{lo: 1<<63 - 1, hi: -1 << 63, schema: entrySchema(schema), mem: mem}
+	sw := &segmentWriter{segment: segment{lo: 1<<63 - 1, hi: -1 << 63}, schema: entrySchema(schema), mem: mem}
 	sw.w = ipc.NewWriter(&sw.buf, ipc.WithSchema(sw.schema), ipc.WithAllocator(mem), ipc.WithZstd(), ipc.WithZstdLevel(1))
 	return sw
 }
@@ -149,15 +148,11 @@ func (sw *segmentWriter) write(rec arrow.RecordBatch, times []arrow.Timestamp) e
 	return sw.w.Write(enc)
 }
 
-// finish returns the segment (ok false: it holds no row).
-func (sw *segmentWriter) finish() (segment, bool, error) {
-	if err := sw.w.Close(); err != nil {
-		return segment{}, false, err
-	}
-	if sw.rows == 0 {
-		return segment{}, false, nil
-	}
-	return segment{lo: sw.lo, hi: sw.hi, rows: sw.rows, b: sw.buf.Bytes()}, true, nil
+// finish returns the segment, which may hold no row.
+func (sw *segmentWriter) finish() (segment, error) {
+	err := sw.w.Close()
+	sw.b = sw.buf.Bytes()
+	return sw.segment, err
 }
 
 // readSegment calls fn with each batch of s, whose schema must be want,
