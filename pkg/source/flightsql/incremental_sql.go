@@ -247,13 +247,9 @@ func (o sortOrder) byTime(name string, ti int, u timeUse, sql string) bool {
 	if len(u.groups) > 0 || t != col && !strings.HasSuffix(col, "."+t) {
 		return false
 	}
-	short := t[strings.LastIndexByte(t, '.')+1:]
-	for _, before := range renamedFrom(columnKey(sql), " as "+short) {
-		if before != col && before != short {
-			return false // the name is another column's: the engine sorts by that
-		}
-	}
-	return true
+	// t's last name part is col's: given to another column, it sorts by that.
+	_, only := renamesOf(columnKey(sql), " as "+t[strings.LastIndexByte(t, '.')+1:], col)
+	return only
 }
 
 // columnKey is s lower-cased, without quotes, its spaces one.
@@ -277,15 +273,9 @@ func timeColumnFiltered(name, sql string, u timeUse) bool {
 	// Every "… AS name" must rename the filtered column itself: a column
 	// of that name made of anything else is not the one filtered, even
 	// when the table has a column of that name too.
-	renamed := false
-	for _, before := range renamedFrom(flat, as) {
-		if before != col && before != short {
-			return false
-		}
-		renamed = true
-	}
-	if renamed || short != columnKey(name) {
-		return renamed
+	renamed, only := renamesOf(flat, as, col)
+	if !only || renamed || short != columnKey(name) {
+		return only && renamed
 	}
 	// The result's column has the filtered column's last name part: with
 	// a qualified filter on one of several tables (a.ts), another table's
@@ -344,15 +334,16 @@ func selects(words []string, col string) bool {
 	return false
 }
 
-// renamedFrom returns, for each place sql (columnKey'd) holds as (" as
-// name") with no name character after it, the identifier just before it
-// ("" when something else is: an expression's parenthesis, a literal).
-func renamedFrom(sql, as string) []string {
-	var out []string
+// renamesOf says whether sql (columnKey'd) holds as (" as name") with no
+// name character after it, and whether each time the identifier just before
+// it is col or col's last name part (not another column, an expression's
+// parenthesis or a literal).
+func renamesOf(sql, as, col string) (renamed, only bool) {
+	short := col[strings.LastIndexByte(col, '.')+1:]
 	for i := 0; ; {
 		j := strings.Index(sql[i:], as)
 		if j < 0 {
-			return out
+			return renamed, true
 		}
 		j += i
 		i = j + 1
@@ -363,7 +354,10 @@ func renamedFrom(sql, as string) []string {
 		for k > 0 && (isNameByte(sql[k-1]) || sql[k-1] == '.') {
 			k--
 		}
-		out = append(out, sql[k:j])
+		if sql[k:j] != col && sql[k:j] != short {
+			return true, false
+		}
+		renamed = true
 	}
 }
 
