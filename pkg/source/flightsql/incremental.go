@@ -123,20 +123,13 @@ func (nopObserver) StoreFailed(string)            {}
 // instance (its settings), so they are not part of it. f is the zero
 // Forwarded for a call without a forwarded identity.
 func cacheKey(q source.Query, f source.Forwarded, rawSQL, format string, interval time.Duration) [sha256.Size]byte {
-	h := sha256.New()
-	field := func(s string) {
-		var n [8]byte
+	h, n := sha256.New(), [8]byte{}
+	for _, s := range []string{q.Scope, f.Authorization(), f.IDToken(), rawSQL, format, interval.String(),
+		fmt.Sprint(q.MaxDataPoints, q.Limits.MaxSeries, q.Limits.MaxPoints)} {
 		binary.LittleEndian.PutUint64(n[:], uint64(len(s)))
 		h.Write(n[:])
 		h.Write([]byte(s))
 	}
-	field(q.Scope)
-	field(f.Authorization())
-	field(f.IDToken())
-	field(rawSQL)
-	field(format)
-	field(interval.String())
-	field(fmt.Sprint(q.MaxDataPoints, q.Limits.MaxSeries, q.Limits.MaxPoints))
 	var k [sha256.Size]byte
 	h.Sum(k[:0])
 	return k
