@@ -138,8 +138,7 @@ func stringsFrom(lens *array.Int32, data *array.Binary, n int) (arrow.Array, err
 		if lens.Data().Offset() != 0 {
 			return nil, errors.New("a sliced lengths column")
 		}
-		validity = lens.Data().Buffers()[0]
-		validity.Retain()
+		validity = lens.Data().Buffers()[0] // NewData retains it
 	}
 	if n > 0 {
 		start := int(data.ValueOffset(0))
@@ -149,9 +148,6 @@ func stringsFrom(lens *array.Int32, data *array.Binary, n int) (arrow.Array, err
 	}
 	d := array.NewData(arrow.BinaryTypes.String, n, []*memory.Buffer{validity, memory.NewBufferBytes(arrow.Int32Traits.CastToBytes(offs)), values}, nil, lens.NullN(), 0)
 	defer d.Release()
-	if validity != nil {
-		validity.Release()
-	}
 	values.Release()
 	return array.MakeFromData(d), nil
 }
