@@ -70,12 +70,10 @@ func (r *redisStore) call(fn func(ctx context.Context) error) error {
 		err = nil // no such key: a success
 	}
 	r.mu.Lock()
+	defer r.mu.Unlock()
 	r.failed = time.Time{}
 	if err != nil {
 		r.failed = r.now()
-	}
-	r.mu.Unlock()
-	if err != nil {
 		return fmt.Errorf("Redis at %s: %w", r.client.Options().Addr, err)
 	}
 	return nil
