@@ -168,16 +168,14 @@ func (b *logsBuilder) addRow(rec arrow.RecordBatch, i int, t arrow.Timestamp) {
 		b.appendText(f.b, rec.Column(f.col), i) // text, or JSON as text
 	}
 	buf := append(b.buf[:0], '{')
-	first := true
 	for k, c := range b.others {
 		a := rec.Column(c)
 		if a.IsNull(i) {
 			continue
 		}
-		if !first {
+		if len(buf) > 1 { // after a label
 			buf = append(buf, ',')
 		}
-		first = false
 		buf = appendJSONString(buf, b.otherNames[k])
 		buf = append(buf, ':')
 		buf = jsonStringFrom(typeOf(a.DataType().ID()).grafana.text(buf, a, i), len(buf))
@@ -189,13 +187,11 @@ func (b *logsBuilder) addRow(rec arrow.RecordBatch, i int, t arrow.Timestamp) {
 // addSorted appends the rows Add kept, in the order of b.order, and
 // releases their records.
 func (b *logsBuilder) addSorted() {
-	desc := b.order.desc
-	byTime := func(x, y logRow) int {
-		if desc {
-			return cmp.Compare(y.t, x.t)
-		}
-		return cmp.Compare(x.t, y.t)
+	sign := 1
+	if b.order.desc {
+		sign = -1
 	}
+	byTime := func(x, y logRow) int { return sign * cmp.Compare(x.t, y.t) }
 	if !slices.IsSortedFunc(b.rows, byTime) {
 		slices.SortStableFunc(b.rows, byTime)
 	}
