@@ -62,11 +62,7 @@ func (sb *streamBodies) copy(data mem.BufferSlice, start, n int) []byte {
 		sb.counts.reused.Add(1)
 	}
 	b := (*h)[:n:n]
-	var scratch [32][]byte
-	at := 0 // the pieces add up to n: decodeFlightData checked n against the message's length
-	for _, piece := range rangePieces(scratch[:0], data, start, n) {
-		at += copy(b[at:], piece)
-	}
+	readRange(b, data, start) // all n: decodeFlightData checked n against the message's length
 	sb.last = h
 	return b
 }

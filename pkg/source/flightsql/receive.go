@@ -2,6 +2,7 @@ package flightsql
 
 import (
 	"bytes"
+	"encoding/binary"
 	"slices"
 
 	flightgen "github.com/apache/arrow-go/v18/arrow/flight/gen/flight"
@@ -82,15 +83,14 @@ func (c receiveCodec) Unmarshal(data mem.BufferSlice, v any) error {
 // copied by bodies (a stream's, see bodies.go) when it is set, else, as
 // the other fields, into new memory of its length.
 func decodeFlightData(data mem.BufferSlice, m *flightgen.FlightData, bodies *streamBodies) bool {
-	r := pieceReader{data: data, left: data.Len()}
 	var fields [3]struct {
 		start, n int
 		set      bool
 	}
 	// First pass: the fields' places, nothing copied.
-	for r.left > 0 {
-		tag, ok := r.varint()
-		if !ok {
+	for pos, end := 0, data.Len(); pos < end; {
+		tag, k := varintAt(data, pos, end)
+		if k < 0 {
 			return false
 		}
 		num, typ := protowire.DecodeTag(tag)
@@ -101,12 +101,14 @@ func decodeFlightData(data mem.BufferSlice, m *flightgen.FlightData, bodies *str
 		if f < 0 {
 			return false
 		}
-		n, ok := r.varint()
-		if !ok || n > uint64(r.left) {
+		pos += k
+		n, k := varintAt(data, pos, end)
+		if k < 0 || n > uint64(end-pos-k) {
 			return false
 		}
-		fields[f].start, fields[f].n, fields[f].set = r.pos, int(n), true
-		r.skip(int(n))
+		pos += k
+		fields[f].start, fields[f].n, fields[f].set = pos, int(n), true
+		pos += int(n)
 	}
 	m.Reset()
 	dst := [3]*[]byte{&m.DataHeader, &m.AppMetadata, &m.DataBody}
@@ -155,62 +157,22 @@ func rangePieces(dst [][]byte, data mem.BufferSlice, start, n int) [][]byte {
 	return dst
 }
 
-// pieceReader reads varints from a message split across buffers.
-type pieceReader struct {
-	data mem.BufferSlice
-	i    int // the buffer being read
-	off  int // the offset in it
-	pos  int // the offset in the message
-	left int // bytes after pos
+// varintAt reads the protobuf varint at pos of data, whose length is end,
+// as protowire.ConsumeVarint does: its value and length, the length
+// negative when it is malformed or cut short.
+func varintAt(data mem.BufferSlice, pos, end int) (uint64, int) {
+	var buf [binary.MaxVarintLen64]byte
+	n := readRange(buf[:min(len(buf), end-pos)], data, pos)
+	return protowire.ConsumeVarint(buf[:n])
 }
 
-// byte returns the next byte; the caller has checked left > 0.
-func (r *pieceReader) byte() byte {
-	for {
-		p := r.data[r.i].ReadOnlyData()
-		if r.off < len(p) {
-			c := p[r.off]
-			r.off++
-			r.pos++
-			r.left--
-			return c
-		}
-		r.i, r.off = r.i+1, 0
+// readRange copies data's bytes from start on into dst, as many as fit,
+// and returns how many it copied.
+func readRange(dst []byte, data mem.BufferSlice, start int) int {
+	var scratch [32][]byte
+	n := 0
+	for _, piece := range rangePieces(scratch[:0], data, start, len(dst)) {
+		n += copy(dst[n:], piece)
 	}
-}
-
-// varint reads a protobuf varint: at most 10 bytes, the tenth at most 1,
-// as protowire.ConsumeVarint accepts.
-func (r *pieceReader) varint() (uint64, bool) {
-	var v uint64
-	for shift := uint(0); shift < 64; shift += 7 {
-		if r.left == 0 {
-			return 0, false
-		}
-		c := r.byte()
-		if shift == 63 && c > 1 {
-			return 0, false
-		}
-		v |= uint64(c&0x7f) << shift
-		if c < 0x80 {
-			return v, true
-		}
-	}
-	return 0, false
-}
-
-// skip moves n bytes on; the caller has checked n <= left.
-func (r *pieceReader) skip(n int) {
-	r.pos += n
-	r.left -= n
-	for n > 0 {
-		p := r.data[r.i].ReadOnlyData()
-		if k := len(p) - r.off; n >= k {
-			n -= k
-			r.i, r.off = r.i+1, 0
-			continue
-		}
-		r.off += n
-		return
-	}
+	return n
 }
