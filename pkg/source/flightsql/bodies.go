@@ -82,22 +82,12 @@ func (sb *streamBodies) buffer(body []byte) (buf *memory.Buffer, recycled bool) 
 
 // bodyBuffer is the allocator of one recycled body's buffer: Free gives
 // its memory back to the pool. The buffer is made over the body
-// (NewBufferWithAllocator), so nothing is allocated through it; Allocate
-// and Reallocate are there for the interface.
+// (NewBufferWithAllocator), so nothing is allocated through it; the Go
+// allocator's Allocate and Reallocate are there for the interface.
 type bodyBuffer struct {
+	memory.GoAllocator
 	sb  *streamBodies
 	mem *[]byte
-}
-
-func (*bodyBuffer) Allocate(n int) []byte { return make([]byte, n) }
-
-func (*bodyBuffer) Reallocate(n int, b []byte) []byte {
-	if n <= cap(b) {
-		return b[:n]
-	}
-	nb := make([]byte, n)
-	copy(nb, b)
-	return nb
 }
 
 func (a *bodyBuffer) Free([]byte) {
