@@ -123,24 +123,20 @@ func (b *tableBuilder) flushPart(ctx context.Context) error {
 // with meta. Columns not joined when it fails stay kept, for release.
 func (b *tableBuilder) joined(meta *data.FrameMeta) (arrow.RecordBatch, error) {
 	fields := make([]frame.Column, 0, len(b.parts))
-	defer func() {
-		for _, f := range fields {
-			f.Array.Release()
-		}
-	}()
 	for c, parts := range b.parts {
-		arr, err := joinArrays(b.mem, b.schema.Field(c).Type, parts)
+		f := b.schema.Field(c)
+		arr, err := joinArrays(b.mem, f.Type, parts)
 		b.parts[c] = nil
 		if err != nil {
-			return nil, fmt.Errorf("flightsql: column %s: %w", source.Quote(b.schema.Field(c).Name), err)
+			for _, col := range fields {
+				col.Array.Release()
+			}
+			return nil, fmt.Errorf("flightsql: column %s: %w", source.Quote(f.Name), err)
 		}
-		f := b.schema.Field(c)
 		config, _ := f.Metadata.GetValue(frame.KeyConfig)
 		fields = append(fields, frame.Column{Name: f.Name, Array: arr, Config: config})
 	}
-	owned := fields
-	fields = nil // newFrameRecord takes them over
-	return newFrameRecord("", b.refID, meta, owned)
+	return newFrameRecord("", b.refID, meta, fields) // it takes the columns over
 }
 
 func (b *tableBuilder) Finish(ctx context.Context, sink source.Sink, notices []data.Notice) error {
