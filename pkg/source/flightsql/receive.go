@@ -83,10 +83,7 @@ func (c receiveCodec) Unmarshal(data mem.BufferSlice, v any) error {
 // copied by bodies (a stream's, see bodies.go) when it is set, else, as
 // the other fields, into new memory of its length.
 func decodeFlightData(data mem.BufferSlice, m *flightgen.FlightData, bodies *streamBodies) bool {
-	var fields [3]struct {
-		start, n int
-		set      bool
-	}
+	var fields [3]struct{ start, n int } // a field not sent is as one of length 0: nil
 	// First pass: the fields' places, nothing copied.
 	for pos, end := 0, data.Len(); pos < end; {
 		tag, k := varintAt(data, pos, end)
@@ -107,17 +104,15 @@ func decodeFlightData(data mem.BufferSlice, m *flightgen.FlightData, bodies *str
 			return false
 		}
 		pos += k
-		fields[f].start, fields[f].n, fields[f].set = pos, int(n), true
+		fields[f].start, fields[f].n = pos, int(n)
 		pos += int(n)
 	}
 	m.Reset()
 	dst := [3]*[]byte{&m.DataHeader, &m.AppMetadata, &m.DataBody}
 	for i, f := range fields {
-		switch {
-		case !f.set:
-		case i == 2 && bodies != nil:
+		if i == 2 && bodies != nil {
 			m.DataBody = bodies.copy(data, f.start, f.n)
-		default:
+		} else {
 			*dst[i] = copyRange(data, f.start, f.n)
 		}
 	}
