@@ -6,6 +6,7 @@ package flightsql
 
 import (
 	"fmt"
+	"slices"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
@@ -36,15 +37,7 @@ func normaliseExtension(name string, dt arrow.DataType) conversion {
 	if e, ok := extensionOf(t); ok {
 		return e.normalise(name, dt)
 	}
-	c := normaliseStorage(name, dt)
-	if o, ok := t.(*extensions.OpaqueType); ok {
-		c.notice = opaqueNotice(name, o, c.out)
-	}
-	return c
-}
-
-func normaliseStorage(name string, dt arrow.DataType) conversion {
-	sc := normalise(name, dt.(arrow.ExtensionType).StorageType())
+	sc := normalise(name, t.StorageType())
 	c := sc
 	c.convert = func(mem memory.Allocator, a arrow.Array) (arrow.Array, found, error) {
 		storage := storageOf(a)
@@ -53,6 +46,9 @@ func normaliseStorage(name string, dt arrow.DataType) conversion {
 			return storage, 0, nil
 		}
 		return sc.convert(mem, storage)
+	}
+	if o, ok := t.(*extensions.OpaqueType); ok {
+		c.notice = opaqueNotice(name, o, c.out)
 	}
 	return c
 }
@@ -79,11 +75,7 @@ type opaqueForm struct {
 
 func (f opaqueForm) fits(storage arrow.DataType) bool {
 	if f.width == 0 { // any binary layout: DuckDB's arrow_large_buffer_size sends large_binary
-		switch storage.ID() {
-		case arrow.BINARY, arrow.LARGE_BINARY, arrow.BINARY_VIEW:
-			return true
-		}
-		return false
+		return slices.Contains([]arrow.Type{arrow.BINARY, arrow.LARGE_BINARY, arrow.BINARY_VIEW}, storage.ID())
 	}
 	fs, ok := storage.(*arrow.FixedSizeBinaryType)
 	return ok && fs.ByteWidth == f.width
@@ -98,11 +90,9 @@ func storageOf(a arrow.Array) arrow.Array { return a.(array.ExtensionArray).Stor
 func base64Opaque(dt arrow.DataType) *extensions.OpaqueType {
 	switch t := dt.(type) {
 	case *extensions.OpaqueType:
-		if _, ok := extensionOf(t); !ok {
-			switch t.Storage.ID() {
-			case arrow.BINARY, arrow.LARGE_BINARY, arrow.BINARY_VIEW, arrow.FIXED_SIZE_BINARY:
-				return t
-			}
+		binaryIDs := []arrow.Type{arrow.BINARY, arrow.LARGE_BINARY, arrow.BINARY_VIEW, arrow.FIXED_SIZE_BINARY}
+		if _, ok := extensionOf(t); !ok && slices.Contains(binaryIDs, t.Storage.ID()) {
+			return t
 		}
 	case arrow.ExtensionType:
 		if _, ok := extensionOf(t); !ok {
