@@ -1,6 +1,9 @@
 package codec
 
-import "fmt"
+import (
+	"fmt"
+	"slices"
+)
 
 // Auto is not a compressor: it asks the frame encoder (package arrowipc) to
 // choose, per record batch, whether to send the batch uncompressed, with
@@ -85,10 +88,8 @@ const DefaultPreference = "cpu"
 
 // ParsePreference returns the Preference of a codecPreference value.
 func ParsePreference(s string) (Preference, error) {
-	for _, p := range Preferences {
-		if p.Name == s {
-			return p, nil
-		}
+	if i := slices.IndexFunc(Preferences, func(p Preference) bool { return p.Name == s }); i >= 0 {
+		return Preferences[i], nil
 	}
 	return Preference{}, fmt.Errorf("codec: preference %q is not one of %q, %q", s, Preferences[0].Name, Preferences[1].Name)
 }

@@ -159,7 +159,7 @@ func BenchmarkZstdEncoderOptions(b *testing.B) {
 					}
 					return &zstdEncoder{enc: enc}
 				}
-				prefix := fmt.Sprintf("window=%s/lowmem=%t/level=%s/", w.name, lowMem, zstdSpeedName(l))
+				prefix := fmt.Sprintf("window=%s/lowmem=%t/level=%s/", w.name, lowMem, l)
 				for _, reset := range []bool{false, true} {
 					name := "op=new+encode32KiB"
 					if reset {
@@ -223,7 +223,10 @@ func BenchmarkLZ4EncoderOptions(b *testing.B) {
 		size lz4.BlockSize
 	}{{"64KiB", lz4.Block64Kb}, {"256KiB", lz4.Block256Kb}, {"1MiB", lz4.Block1Mb}, {"4MiB", lz4.Block4Mb}} {
 		for _, level := range []int{0, 9} {
-			lvl := lz4Level(level)
+			lvl := lz4.Fast
+			if level == 9 {
+				lvl = lz4.Level9
+			}
 			prefix := fmt.Sprintf("block=%s/level=%d/", bs.name, level)
 			b.Run(prefix+"op=new+encode32KiB+reset", func(b *testing.B) {
 				var dst []byte

@@ -1,6 +1,10 @@
 package codec
 
-import "slices"
+import (
+	"slices"
+	"strconv"
+	"strings"
+)
 
 // Decoder is a generation of Grafana's Arrow decoder: the SDK's
 // data.UnmarshalArrowFrame over the arrow-go a Grafana build links, whose
@@ -66,39 +70,33 @@ func DecoderFor(version string) *Decoder {
 
 // ParseDecoder returns the generation named name, nil if none is.
 func ParseDecoder(name string) *Decoder {
-	for _, d := range Decoders {
-		if d.Name == name {
-			return d
-		}
+	if i := slices.IndexFunc(Decoders, func(d *Decoder) bool { return d.Name == name }); i >= 0 {
+		return Decoders[i]
 	}
 	return nil
 }
 
 type version [3]int
 
-// parseVersion reads the major.minor.patch a version starts with; what
-// follows (-pre, +security-01, -12345) is ignored.
+// parseVersion reads the major.minor.patch a version starts with, each
+// number of at most 6 digits; what follows (-pre, +security-01, -12345) is
+// ignored.
 func parseVersion(s string) (version, bool) {
 	var v version
 	for i := range v {
-		n, digits := 0, 0
-		for digits < len(s) && s[digits] >= '0' && s[digits] <= '9' && digits < 6 {
-			n = n*10 + int(s[digits]-'0')
-			digits++
-		}
-		if digits == 0 {
+		rest := strings.TrimLeft(s, "0123456789")
+		digits := len(s) - len(rest)
+		if digits == 0 || digits > 6 {
 			return version{}, false
 		}
-		v[i], s = n, s[digits:]
+		v[i], _ = strconv.Atoi(s[:digits])
+		s = rest
 		if i < 2 {
-			if len(s) == 0 || s[0] != '.' {
+			var dot bool
+			if s, dot = strings.CutPrefix(s, "."); !dot {
 				return version{}, false
 			}
-			s = s[1:]
 		}
-	}
-	if len(s) > 0 && s[0] >= '0' && s[0] <= '9' {
-		return version{}, false // more than 6 digits
 	}
 	return v, true
 }

@@ -57,35 +57,15 @@ var (
 
 func init() {
 	for l := zstd.SpeedFastest; l <= zstd.SpeedBestCompression; l++ {
-		zstdPools[l-zstd.SpeedFastest] = newEncoderPool("zstd "+zstdSpeedName(l), func() encoder { return newZstdEncoder(l) })
+		zstdPools[l-zstd.SpeedFastest] = newEncoderPool("zstd "+l.String(), func() encoder { return newZstdEncoder(l) })
 	}
+	// LZ4's level 0 is the library's fast mode, 1..9 its high-compression
+	// levels Level1..Level9.
 	for l := LZ4MinLevel; l <= LZ4MaxLevel; l++ {
-		name := "lz4 fast"
+		name, lvl := "lz4 fast", lz4.Fast
 		if l > 0 {
-			name = "lz4 level " + strconv.Itoa(l)
+			name, lvl = "lz4 level "+strconv.Itoa(l), lz4.CompressionLevel(1<<(8+l))
 		}
-		lvl := lz4Level(l)
 		lz4Pools[l] = newEncoderPool(name, func() encoder { return newLZ4Encoder(lvl) })
 	}
-}
-
-// zstdSpeedName shortens zstd.EncoderLevel.String ("better" for
-// "better-compression", "best" for "best-compression").
-func zstdSpeedName(l zstd.EncoderLevel) string {
-	switch l {
-	case zstd.SpeedBetterCompression:
-		return "better"
-	case zstd.SpeedBestCompression:
-		return "best"
-	}
-	return l.String()
-}
-
-// lz4Level maps 0..9 to the library's levels: 0 is fast mode, 1..9 the
-// high-compression levels Level1..Level9.
-func lz4Level(l int) lz4.CompressionLevel {
-	if l == 0 {
-		return lz4.Fast
-	}
-	return lz4.CompressionLevel(1 << (8 + l))
 }
