@@ -282,6 +282,19 @@ func isNumberByte(c byte) bool {
 // sub-millisecond part, the field's nanos element: each row's part (0 for
 // null), in nanoseconds.
 
+// appendNanos writes the field's nanos element of n rows, sub(i) the part
+// of row i.
+func (w *JSONWriter) appendNanos(n int, sub func(i int) int64) {
+	w.fieldNanos = append(w.fieldNanos, '[')
+	for i := range n {
+		if i > 0 {
+			w.fieldNanos = append(w.fieldNanos, ',')
+		}
+		w.fieldNanos = strconv.AppendInt(w.fieldNanos, sub(i), 10)
+	}
+	w.fieldNanos = append(w.fieldNanos, ']')
+}
+
 func frameTimes(w *JSONWriter, dst []byte, f *data.Field) []byte {
 	v := view[time.Time](f)
 	sub := false
@@ -293,14 +306,7 @@ func frameTimes(w *JSONWriter, dst []byte, f *data.Field) []byte {
 		sub = sub || v[i].Nanosecond()%1e6 != 0
 	}
 	if sub {
-		w.fieldNanos = append(w.fieldNanos, '[')
-		for i := range v {
-			if i > 0 {
-				w.fieldNanos = append(w.fieldNanos, ',')
-			}
-			w.fieldNanos = strconv.AppendInt(w.fieldNanos, int64(v[i].Nanosecond()%1e6), 10)
-		}
-		w.fieldNanos = append(w.fieldNanos, ']')
+		w.appendNanos(len(v), func(i int) int64 { return int64(v[i].Nanosecond() % 1e6) })
 	}
 	return dst
 }
@@ -320,18 +326,12 @@ func frameNullableTimes(w *JSONWriter, dst []byte, f *data.Field) []byte {
 		sub = sub || t.Nanosecond()%1e6 != 0
 	}
 	if sub {
-		w.fieldNanos = append(w.fieldNanos, '[')
-		for i, t := range v {
-			if i > 0 {
-				w.fieldNanos = append(w.fieldNanos, ',')
+		w.appendNanos(len(v), func(i int) int64 {
+			if v[i] == nil {
+				return 0
 			}
-			var ns int64
-			if t != nil {
-				ns = int64(t.Nanosecond() % 1e6)
-			}
-			w.fieldNanos = strconv.AppendInt(w.fieldNanos, ns, 10)
-		}
-		w.fieldNanos = append(w.fieldNanos, ']')
+			return int64(v[i].Nanosecond() % 1e6)
+		})
 	}
 	return dst
 }
@@ -369,18 +369,13 @@ func recordTimes(w *JSONWriter, dst []byte, a arrow.Array, nullable bool) []byte
 		sub = sub || s != 0
 	}
 	if sub {
-		w.fieldNanos = append(w.fieldNanos, '[')
-		for i, ns := range vals {
-			if i > 0 {
-				w.fieldNanos = append(w.fieldNanos, ',')
+		w.appendNanos(len(vals), func(i int) int64 {
+			if nulls && a.IsNull(i) {
+				return 0
 			}
-			var s int64
-			if !nulls || !a.IsNull(i) {
-				_, s = splitMilli(ns)
-			}
-			w.fieldNanos = strconv.AppendInt(w.fieldNanos, s, 10)
-		}
-		w.fieldNanos = append(w.fieldNanos, ']')
+			_, s := splitMilli(vals[i])
+			return s
+		})
 	}
 	return dst
 }
