@@ -88,41 +88,37 @@ func (e *Encoder) SetDecoder(d *Decoder) { e.ipc.SetDecoder(d) }
 // last meta it wrote by pointer, so that frames sharing one FrameMeta pay
 // for its encoding once; change a meta only through a copy.
 func (e *Encoder) Append(dst []byte, in Input, stats *Summary) ([]byte, arrowipc.BodyStats, error) {
+	var kvs []arrowipc.KeyValue
+	var st arrowipc.BodyStats
+	var err error
 	switch {
 	case in.Frame != nil && in.Record != nil:
-		return dst, arrowipc.BodyStats{}, fmt.Errorf("frame: input %q holds both a frame and a record", in.Frame.Name)
+		err = fmt.Errorf("frame: input %q holds both a frame and a record", in.Frame.Name)
 	case in.Frame != nil:
-		return e.appendFrame(dst, in.Frame, stats)
+		kvs, st, err = e.prepareFrame(in.Frame, stats)
+		clear(e.cols) // the arrowipc encoder holds what it needs
 	case in.Record != nil:
-		return e.appendRecord(dst, in.Record, stats)
+		kvs, st, err = e.prepareRecord(in.Record, stats)
+	default:
+		err = fmt.Errorf("frame: nil frame (the input holds neither a frame nor a record)")
 	}
-	return dst, arrowipc.BodyStats{}, fmt.Errorf("frame: nil frame (the input holds neither a frame nor a record)")
-}
-
-func (e *Encoder) appendFrame(dst []byte, f *data.Frame, stats *Summary) ([]byte, arrowipc.BodyStats, error) {
-	start := time.Now()
-	st, err := e.prepareFrame(f)
-	clear(e.cols) // the arrowipc encoder holds what it needs
 	if err != nil {
 		return dst, arrowipc.BodyStats{}, err
 	}
-	kvs, err := e.schemaMetaOfFrame(f, st, stats, start)
-	if err != nil {
-		e.ipc.Discard()
-		return dst, arrowipc.BodyStats{}, fmt.Errorf("frame: %q: %w", f.Name, err)
-	}
 	if dst, err = e.ipc.AppendFile(dst, kvs); err != nil {
-		return dst, arrowipc.BodyStats{}, fmt.Errorf("frame: %q: %w", f.Name, err)
+		return dst, arrowipc.BodyStats{}, fmt.Errorf("frame: %w", err)
 	}
 	return dst, st, nil
 }
 
-// prepareFrame lays f's fields out as columns with their metadata and
-// prepares them in the arrowipc encoder.
-func (e *Encoder) prepareFrame(f *data.Frame) (arrowipc.BodyStats, error) {
+// prepareFrame lays f's fields out as columns with their metadata, prepares
+// them in the arrowipc encoder and returns f's schema metadata, with the
+// query's stats when stats is set.
+func (e *Encoder) prepareFrame(f *data.Frame, stats *Summary) ([]arrowipc.KeyValue, arrowipc.BodyStats, error) {
+	start := time.Now()
 	rows, err := f.RowLen()
 	if err != nil {
-		return arrowipc.BodyStats{}, fmt.Errorf("frame: %q: %w", f.Name, err)
+		return nil, arrowipc.BodyStats{}, fmt.Errorf("frame: %q: %w", f.Name, err)
 	}
 	n := len(f.Fields)
 	e.fields, e.cols = e.fields[:0], e.cols[:0]
@@ -136,17 +132,17 @@ func (e *Encoder) prepareFrame(f *data.Frame) (arrowipc.BodyStats, error) {
 	// the old array, unchanged.
 	for i, fld := range f.Fields {
 		if fld == nil {
-			return arrowipc.BodyStats{}, fmt.Errorf("frame: %q: field %d is nil", f.Name, i)
+			return nil, arrowipc.BodyStats{}, fmt.Errorf("frame: %q: field %d is nil", f.Name, i)
 		}
 		k, ok := kinds[fld.Type()]
 		if !ok {
-			return arrowipc.BodyStats{}, fmt.Errorf("frame: field %q: field type %s cannot be written", fld.Name, fld.Type())
+			return nil, arrowipc.BodyStats{}, fmt.Errorf("frame: field %q: field type %s cannot be written", fld.Name, fld.Type())
 		}
-		start := len(e.kvs)
+		from := len(e.kvs)
 		if fld.Config != nil {
 			b, err := json.Marshal(fld.Config)
 			if err != nil {
-				return arrowipc.BodyStats{}, fmt.Errorf("frame: field %q: encoding config: %w", fld.Name, err)
+				return nil, arrowipc.BodyStats{}, fmt.Errorf("frame: field %q: encoding config: %w", fld.Name, err)
 			}
 			e.kvs = append(e.kvs, arrowipc.KeyValue{Key: KeyConfig, Value: string(b)})
 		}
@@ -156,19 +152,24 @@ func (e *Encoder) prepareFrame(f *data.Frame) (arrowipc.BodyStats, error) {
 			e.kvs = append(e.kvs, arrowipc.KeyValue{Key: KeyLabels, Value: bytesView(e.text[at:])})
 		}
 		e.kvs = append(e.kvs, arrowipc.KeyValue{Key: KeyTSType, Value: k.tstype})
-		e.fields = append(e.fields, arrowipc.Field{Name: fld.Name, Type: k.arrow, Nullable: k.nullable, Metadata: e.kvs[start:len(e.kvs):len(e.kvs)]})
+		e.fields = append(e.fields, arrowipc.Field{Name: fld.Name, Type: k.arrow, Nullable: k.nullable, Metadata: e.kvs[from:len(e.kvs):len(e.kvs)]})
 
 		c := k.column(fld, &e.scratch[i])
 		if c.Offsets != nil && len(c.Values) > math.MaxInt32 {
-			return arrowipc.BodyStats{}, fmt.Errorf("frame: field %q: %d bytes of values exceed the 2 GiB a utf8 or binary column can hold", fld.Name, len(c.Values))
+			return nil, arrowipc.BodyStats{}, fmt.Errorf("frame: field %q: %d bytes of values exceed the 2 GiB a utf8 or binary column can hold", fld.Name, len(c.Values))
 		}
 		e.cols = append(e.cols, c)
 	}
 	st, err := e.ipc.Prepare(e.fields, rows, e.cols)
 	if err != nil {
-		return st, fmt.Errorf("frame: %q: %w", f.Name, err)
+		return nil, arrowipc.BodyStats{}, fmt.Errorf("frame: %q: %w", f.Name, err)
 	}
-	return st, nil
+	kvs, err := e.schemaMetaOfFrame(f, st, stats, start)
+	if err != nil {
+		e.ipc.Discard()
+		return nil, arrowipc.BodyStats{}, fmt.Errorf("frame: %q: %w", f.Name, err)
+	}
+	return kvs, st, nil
 }
 
 // schemaMetaOfFrame returns the schema metadata of f, whose body st
@@ -196,17 +197,6 @@ func (e *Encoder) schemaMetaOfFrame(f *data.Frame, st arrowipc.BodyStats, stats 
 		arrowipc.KeyValue{Key: KeyName, Value: f.Name},
 		arrowipc.KeyValue{Key: KeyRefID, Value: f.RefID})
 	return e.kvs[at:], nil
-}
-
-func (e *Encoder) appendRecord(dst []byte, rec arrow.RecordBatch, stats *Summary) ([]byte, arrowipc.BodyStats, error) {
-	kvs, st, err := e.prepareRecord(rec, stats)
-	if err != nil {
-		return dst, arrowipc.BodyStats{}, err
-	}
-	if dst, err = e.ipc.AppendFile(dst, kvs); err != nil {
-		return dst, arrowipc.BodyStats{}, fmt.Errorf("frame: %w", err)
-	}
-	return dst, st, nil
 }
 
 // AppendLent is Append for a record whose larger buffers the frame
@@ -294,7 +284,10 @@ const (
 
 // withStats returns a copy of meta (or a new one) with the query's encoding
 // stats appended: others plus this frame, whose body st describes and whose
-// encoding began at start.
+// encoding began at start. Under codec auto, when one codec carried every
+// frame, the codec stat names it (a frame count per codec would make auto's
+// stats longer than an explicit codec's, and its response larger than
+// theirs); else StatFramesAs stats count the frames of each codec.
 func (e *Encoder) withStats(meta *data.FrameMeta, others *Summary, st arrowipc.BodyStats, start time.Time) *data.FrameMeta {
 	m := data.FrameMeta{}
 	if meta != nil {
@@ -306,50 +299,33 @@ func (e *Encoder) withStats(meta *data.FrameMeta, others *Summary, st arrowipc.B
 	if sum.WireBytes > 0 {
 		ratio = math.Round(float64(sum.RawBytes)/float64(sum.WireBytes)*100) / 100
 	}
+	sole, used := codec.None, 0 // the last codec that carried a frame, and how many did
+	for k, n := range sum.ByCodec {
+		if n > 0 {
+			sole, used = codec.Kind(k), used+1
+		}
+	}
+	codecName := e.codec
+	if e.auto && used <= 1 {
+		codecName += " (" + sole.String() + ")"
+	}
 	m.Stats = append(slices.Clip(m.Stats),
 		data.QueryStat{FieldConfig: data.FieldConfig{DisplayName: StatFrames}, Value: float64(sum.Frames)},
 		data.QueryStat{FieldConfig: data.FieldConfig{DisplayName: StatRawBytes, Unit: "decbytes"}, Value: float64(sum.RawBytes)},
 		data.QueryStat{FieldConfig: data.FieldConfig{DisplayName: StatWireBytes, Unit: "decbytes"}, Value: float64(sum.WireBytes)},
 		data.QueryStat{FieldConfig: data.FieldConfig{DisplayName: StatRatio}, Value: ratio},
 		data.QueryStat{FieldConfig: data.FieldConfig{DisplayName: StatEncode, Unit: "ms"}, Value: math.Round(float64(sum.Encode.Nanoseconds())/1e3) / 1e3},
-		e.codecStat(&sum),
+		data.QueryStat{FieldConfig: data.FieldConfig{DisplayName: StatCodec + codecName}, Value: float64(e.level)},
 		data.QueryStat{FieldConfig: data.FieldConfig{DisplayName: StatCompressed}, Value: float64(sum.Compressed)},
 		data.QueryStat{FieldConfig: data.FieldConfig{DisplayName: StatRaw}, Value: float64(sum.Raw)},
 		data.QueryStat{FieldConfig: data.FieldConfig{DisplayName: StatSkipped}, Value: float64(sum.Skipped)},
 	)
-	if _, one := soleCodec(&sum); e.auto && !one {
-		for k, n := range sum.ByCodec {
-			if n == 0 {
-				continue
-			}
+	for k, n := range sum.ByCodec {
+		if e.auto && used > 1 && n > 0 {
 			m.Stats = append(m.Stats, data.QueryStat{FieldConfig: data.FieldConfig{DisplayName: StatFramesAs + codec.Kind(k).String()}, Value: float64(n)})
 		}
 	}
 	return &m
-}
-
-// codecStat is the codec stat of a query whose frames sum describes. Under
-// codec auto, when one codec carried every frame, the stat names it (a
-// frame count per codec would make auto's stats longer than an explicit
-// codec's, and its response larger than theirs).
-func (e *Encoder) codecStat(sum *Summary) data.QueryStat {
-	name := e.codec
-	if k, one := soleCodec(sum); e.auto && one {
-		name += " (" + k.String() + ")"
-	}
-	return data.QueryStat{FieldConfig: data.FieldConfig{DisplayName: StatCodec + name}, Value: float64(e.level)}
-}
-
-// soleCodec returns the last codec that carried a frame sum describes (none
-// when none did) and whether at most one codec did.
-func soleCodec(sum *Summary) (k codec.Kind, one bool) {
-	used := 0
-	for i, n := range sum.ByCodec {
-		if n > 0 {
-			k, used = codec.Kind(i), used+1
-		}
-	}
-	return k, used <= 1
 }
 
 // bytesView returns b as a string without copying. The caller must not
