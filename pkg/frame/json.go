@@ -106,6 +106,16 @@ func appendQuoted(dst []byte, s string, q quoting) []byte {
 	return append(dst, '"')
 }
 
+// appendComma appends the comma that precedes element i of a JSON array or
+// object. The value loops in generic closures (jsonOf, jsonFixed, recordVar)
+// compare i themselves: a call there is not inlined.
+func appendComma(dst []byte, i int) []byte {
+	if i > 0 {
+		return append(dst, ',')
+	}
+	return dst
+}
+
 // appendLabelsQuoted appends labels as a JSON object with its keys sorted
 // and its strings escaped as q says (quoteCompacted: as the SDK's
 // json.Marshal(labels) writes them). keys is scratch for the sort and is
@@ -115,9 +125,7 @@ func appendLabelsQuoted(dst []byte, labels data.Labels, keys []string, q quoting
 	slices.Sort(keys)
 	dst = append(dst, '{')
 	for i, k := range keys {
-		if i > 0 {
-			dst = append(dst, ',')
-		}
+		dst = appendComma(dst, i)
 		dst = appendQuoted(dst, k, q)
 		dst = append(dst, ':')
 		dst = appendQuoted(dst, labels[k], q)

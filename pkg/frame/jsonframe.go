@@ -107,9 +107,7 @@ func (w *JSONWriter) appendFrame(dst []byte, f *data.Frame) ([]byte, error) {
 	}
 	dst = appendKey(dst, `"fields":[`)
 	for i, fld := range f.Fields {
-		if i > 0 {
-			dst = append(dst, ',')
-		}
+		dst = appendComma(dst, i)
 		ft := fld.Type()
 		if _, ok := kinds[ft]; !ok {
 			return dst, fmt.Errorf("frame: %q: field %q: field type %s cannot be written as JSON", f.Name, fld.Name, ft)
@@ -130,9 +128,7 @@ func (w *JSONWriter) appendFrame(dst []byte, f *data.Frame) ([]byte, error) {
 	dst = append(dst, `]},"data":{"values":[`...)
 	w.startData()
 	for i, fld := range f.Fields {
-		if i > 0 {
-			dst = append(dst, ',')
-		}
+		dst = appendComma(dst, i)
 		dst = append(dst, '[')
 		if rows > 0 {
 			dst = kinds[fld.Type()].frameJSON(w, dst, fld)
@@ -143,8 +139,8 @@ func (w *JSONWriter) appendFrame(dst []byte, f *data.Frame) ([]byte, error) {
 	return w.endData(dst), nil
 }
 
-// appendKey appends a key of the schema object, after a comma unless it is
-// the object's first.
+// appendKey appends a key of an object (the schema, a field's entities),
+// after a comma unless it is the object's first.
 func appendKey(dst []byte, key string) []byte {
 	if dst[len(dst)-1] != '{' {
 		dst = append(dst, ',')
@@ -236,20 +232,13 @@ func (w *JSONWriter) endField(i int) {
 	}
 	w.anyEntity = true
 	w.entities = append(w.entities, '{')
-	first := true
 	for k, rows := range w.ents {
 		if len(rows) == 0 {
 			continue
 		}
-		if !first {
-			w.entities = append(w.entities, ',')
-		}
-		first = false
-		w.entities = append(w.entities, entityKeys[k]...)
+		w.entities = appendKey(w.entities, entityKeys[k])
 		for j, r := range rows {
-			if j > 0 {
-				w.entities = append(w.entities, ',')
-			}
+			w.entities = appendComma(w.entities, j)
 			w.entities = strconv.AppendInt(w.entities, int64(r), 10)
 		}
 		w.entities = append(w.entities, ']')

@@ -136,9 +136,7 @@ func (w *JSONWriter) appendRecord(dst []byte, rec arrow.RecordBatch) ([]byte, er
 	}
 	for i := range cols {
 		af := schema.Field(i) // Fields() would copy them
-		if i > 0 {
-			dst = append(dst, ',')
-		}
+		dst = appendComma(dst, i)
 		ft, err := recordFieldType(af)
 		if err != nil {
 			return dst, fmt.Errorf("frame: %q: %w", name, err)
@@ -163,9 +161,7 @@ func (w *JSONWriter) appendRecord(dst []byte, rec arrow.RecordBatch) ([]byte, er
 	w.startData()
 	rows := rec.NumRows()
 	for i, col := range cols {
-		if i > 0 {
-			dst = append(dst, ',')
-		}
+		dst = appendComma(dst, i)
 		af := schema.Field(i)
 		if int64(col.Len()) != rows {
 			return dst, fmt.Errorf("frame: %q: column %q has %d rows, the record %d", name, af.Name, col.Len(), rows)

@@ -287,9 +287,7 @@ func isNumberByte(c byte) bool {
 func (w *JSONWriter) appendNanos(n int, sub func(i int) int64) {
 	w.fieldNanos = append(w.fieldNanos, '[')
 	for i := range n {
-		if i > 0 {
-			w.fieldNanos = append(w.fieldNanos, ',')
-		}
+		w.fieldNanos = appendComma(w.fieldNanos, i)
 		w.fieldNanos = strconv.AppendInt(w.fieldNanos, sub(i), 10)
 	}
 	w.fieldNanos = append(w.fieldNanos, ']')
@@ -299,9 +297,7 @@ func frameTimes(w *JSONWriter, dst []byte, f *data.Field) []byte {
 	v := view[time.Time](f)
 	sub := false
 	for i := range v {
-		if i > 0 {
-			dst = append(dst, ',')
-		}
+		dst = appendComma(dst, i)
 		dst = strconv.AppendInt(dst, v[i].UnixMilli(), 10)
 		sub = sub || v[i].Nanosecond()%1e6 != 0
 	}
@@ -315,9 +311,7 @@ func frameNullableTimes(w *JSONWriter, dst []byte, f *data.Field) []byte {
 	v := view[*time.Time](f)
 	sub := false
 	for i, t := range v {
-		if i > 0 {
-			dst = append(dst, ',')
-		}
+		dst = appendComma(dst, i)
 		if t == nil {
 			dst = append(dst, "null"...)
 			continue
@@ -357,9 +351,7 @@ func recordTimes(w *JSONWriter, dst []byte, a arrow.Array, nullable bool) []byte
 	nulls := nullable && a.NullN() > 0
 	sub := false
 	for i, ns := range vals {
-		if i > 0 {
-			dst = append(dst, ',')
-		}
+		dst = appendComma(dst, i)
 		if nulls && a.IsNull(i) {
 			dst = append(dst, "null"...)
 			continue
