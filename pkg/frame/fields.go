@@ -84,13 +84,11 @@ func ValueBytes(ft data.FieldType) (n int64, fixed bool) {
 // example float64 for a FieldTypeFloat64 field, *float64 for a nullable
 // one), as the slice it is: no copy, and writes through it change the field.
 // It panics when T is not the field's element type. Sources use it to fill
-// a field made with data.NewFieldFromFieldType in place.
-func Values[T any](f *data.Field) []T { return view[T](f) }
-
-// view returns the field's vector as the slice it is, without copying. Every
-// SDK vector is a Go slice and PointerAt(i) returns &vector[i]; the
-// PointerAt contract test pins this, so an SDK that changes it fails loudly.
-func view[T any](f *data.Field) []T {
+// a field made with data.NewFieldFromFieldType in place; the encoders read
+// every vector through it. Every SDK vector is a Go slice and PointerAt(i)
+// returns &vector[i]; the PointerAt contract test pins this, so an SDK that
+// changes it fails loudly.
+func Values[T any](f *data.Field) []T {
 	n := f.Len()
 	if n == 0 {
 		return nil
@@ -113,7 +111,7 @@ type fixedWidth interface {
 }
 
 func fixed[T fixedWidth](f *data.Field, _ *scratch) arrowipc.Column {
-	return arrowipc.Column{Values: asBytes(view[T](f))}
+	return arrowipc.Column{Values: asBytes(Values[T](f))}
 }
 
 // withValidity returns c with the validity of v's rows (a nil row is null)
@@ -143,7 +141,7 @@ func resize(b []byte, n int) []byte {
 }
 
 func nullableFixed[T fixedWidth](f *data.Field, s *scratch) arrowipc.Column {
-	v := view[*T](f)
+	v := Values[*T](f)
 	var zero T
 	size := int(unsafe.Sizeof(zero))
 	s.values = resize(s.values, len(v)*size)
@@ -159,7 +157,7 @@ func nullableFixed[T fixedWidth](f *data.Field, s *scratch) arrowipc.Column {
 }
 
 func bools(f *data.Field, s *scratch) arrowipc.Column {
-	v := view[bool](f)
+	v := Values[bool](f)
 	s.values = resize(s.values, (len(v)+7)/8)
 	clear(s.values)
 	for i, b := range v {
@@ -171,7 +169,7 @@ func bools(f *data.Field, s *scratch) arrowipc.Column {
 }
 
 func nullableBools(f *data.Field, s *scratch) arrowipc.Column {
-	v := view[*bool](f)
+	v := Values[*bool](f)
 	s.values = resize(s.values, (len(v)+7)/8)
 	clear(s.values)
 	for i, b := range v {
@@ -183,7 +181,7 @@ func nullableBools(f *data.Field, s *scratch) arrowipc.Column {
 }
 
 func times(f *data.Field, s *scratch) arrowipc.Column {
-	v := view[time.Time](f)
+	v := Values[time.Time](f)
 	s.values = resize(s.values, 8*len(v))
 	for i := range v {
 		binary.LittleEndian.PutUint64(s.values[8*i:], uint64(v[i].UnixNano()))
@@ -192,7 +190,7 @@ func times(f *data.Field, s *scratch) arrowipc.Column {
 }
 
 func nullableTimes(f *data.Field, s *scratch) arrowipc.Column {
-	v := view[*time.Time](f)
+	v := Values[*time.Time](f)
 	s.values = resize(s.values, 8*len(v))
 	for i, p := range v {
 		var ns int64
@@ -207,7 +205,7 @@ func nullableTimes(f *data.Field, s *scratch) arrowipc.Column {
 type bytesLike interface{ ~string | ~[]byte }
 
 func varWidth[T bytesLike](f *data.Field, s *scratch) arrowipc.Column {
-	v := view[T](f)
+	v := Values[T](f)
 	s.offsets = resize(s.offsets, 4*(len(v)+1))[:4]
 	binary.LittleEndian.PutUint32(s.offsets, 0)
 	s.values = s.values[:0]
@@ -219,7 +217,7 @@ func varWidth[T bytesLike](f *data.Field, s *scratch) arrowipc.Column {
 }
 
 func nullableVarWidth[T bytesLike](f *data.Field, s *scratch) arrowipc.Column {
-	v := view[*T](f)
+	v := Values[*T](f)
 	s.offsets = resize(s.offsets, 4*(len(v)+1))[:4]
 	binary.LittleEndian.PutUint32(s.offsets, 0)
 	s.values = s.values[:0]

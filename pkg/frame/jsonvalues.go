@@ -60,7 +60,7 @@ var jsonRecordKinds = func() map[arrow.Type]jsonKind {
 func jsonOf[T any](p put[T], record recordValues, maxLen int) jsonKind {
 	return jsonKind{
 		values: func(w *JSONWriter, dst []byte, f *data.Field) []byte {
-			for i, v := range view[T](f) {
+			for i, v := range Values[T](f) {
 				if i > 0 {
 					dst = append(dst, ',')
 				}
@@ -69,7 +69,7 @@ func jsonOf[T any](p put[T], record recordValues, maxLen int) jsonKind {
 			return dst
 		},
 		nullable: func(w *JSONWriter, dst []byte, f *data.Field) []byte {
-			for i, v := range view[*T](f) {
+			for i, v := range Values[*T](f) {
 				if i > 0 {
 					dst = append(dst, ',')
 				}
@@ -294,7 +294,7 @@ func (w *JSONWriter) appendNanos(n int, sub func(i int) int64) {
 }
 
 func frameTimes(w *JSONWriter, dst []byte, f *data.Field) []byte {
-	v := view[time.Time](f)
+	v := Values[time.Time](f)
 	sub := false
 	for i := range v {
 		dst = appendComma(dst, i)
@@ -308,7 +308,7 @@ func frameTimes(w *JSONWriter, dst []byte, f *data.Field) []byte {
 }
 
 func frameNullableTimes(w *JSONWriter, dst []byte, f *data.Field) []byte {
-	v := view[*time.Time](f)
+	v := Values[*time.Time](f)
 	sub := false
 	for i, t := range v {
 		dst = appendComma(dst, i)
