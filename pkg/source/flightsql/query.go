@@ -8,6 +8,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -233,26 +234,17 @@ func labelsLost(fb frameBuilder, plans []*plan) error {
 	if !ok {
 		return nil
 	}
+	labels := sb.LabelColumns()
 	for _, p := range plans {
-		if i := p.outOfRangeIn(sb.LabelColumns()); i >= 0 {
-			f := p.in.Field(i)
+		p.mu.Lock()
+		j := slices.IndexFunc(labels, func(i int) bool { return p.found[i]&outOfRange != 0 })
+		p.mu.Unlock()
+		if j >= 0 {
+			f := p.in.Field(labels[j])
 			return source.BadQuery("flightsql: column %s (%s) labels series and has values outside the times Grafana reads (1677-09-21 to 2262-04-11; infinity and -infinity too): empty, they would make the series they label one. Cast the column to text in the SQL", source.Quote(f.Name), f.Type)
 		}
 	}
 	return nil
-}
-
-// outOfRangeIn returns the first of columns whose values met a time
-// outside Grafana's range (made null), -1 for none.
-func (p *plan) outOfRangeIn(columns []int) int {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	for _, i := range columns {
-		if p.found[i]&outOfRange != 0 {
-			return i
-		}
-	}
-	return -1
 }
 
 // deleteEntry deletes a kept answer that did not read.
