@@ -306,11 +306,10 @@ func (s *Source) readEndpoint(ctx context.Context, st *streamState, ep *flight.F
 	// The notices of what this endpoint's values met (deduplicated by st.notice).
 	defer func() { st.notice(st.plan.notices()...) }()
 
-	rowLimit, byteLimit := s.cfg.RowLimit, s.cfg.ByteLimit
 	p := prefetch(rdr, cancel)
 	defer p.stop()
 	for rec := range p.ch {
-		done, err = s.take(st, rec, rowLimit, byteLimit, onBatch)
+		done, err = s.take(st, rec, onBatch)
 		rec.Release()
 		if err != nil || done {
 			return done, err
@@ -322,16 +321,16 @@ func (s *Source) readEndpoint(ctx context.Context, st *streamState, ep *flight.F
 	return false, nil
 }
 
-// take counts rec against the row and byte limits and hands what fits to
-// onBatch; done reports that a limit was reached.
-func (s *Source) take(st *streamState, rec arrow.RecordBatch, rowLimit, byteLimit int64, onBatch batchFunc) (done bool, err error) {
+// take counts rec against the row and byte limits, normalises what fits
+// and hands it to onBatch; done reports that a limit was reached.
+func (s *Source) take(st *streamState, rec arrow.RecordBatch, onBatch batchFunc) (done bool, err error) {
 	n := rec.NumRows()
 	if n == 0 {
 		return false, nil
 	}
 	// A batch's length is the server's word (a null column costs no bytes
 	// at any length): the sums are written not to overflow.
-	keep := n
+	rowLimit, byteLimit, keep := s.cfg.RowLimit, s.cfg.ByteLimit, n
 	if n > rowLimit-st.rows {
 		keep = rowLimit - st.rows
 		st.notice(fmt.Sprintf("The result was truncated to %d rows (rowLimit setting): the server had more. Narrow the query or raise rowLimit.", rowLimit))
@@ -343,14 +342,19 @@ func (s *Source) take(st *streamState, rec arrow.RecordBatch, rowLimit, byteLimi
 		st.notice(fmt.Sprintf("The result was truncated after about %d bytes (byteLimit setting): the server had more. Narrow the query or raise byteLimit.", byteLimit))
 		done = true
 	}
-	if keep > 0 {
-		if err := s.consume(st.plan, rec, keep, onBatch); err != nil {
-			return false, err
-		}
-	}
 	st.rows += keep
 	st.bytes += mulDiv(size, keep, n)
-	return done, nil
+	if keep == 0 {
+		return done, nil
+	}
+	part := rec
+	if keep < n {
+		part = rec.NewSlice(0, keep)
+		defer part.Release()
+	}
+	norm := st.plan.apply(s.mem, part)
+	defer norm.Release()
+	return done, onBatch(norm, keep == n && keptAll(part, norm))
 }
 
 // mulDiv is a × b ÷ c for non-negative a and b and a positive c, without
@@ -369,18 +373,6 @@ func mulDiv(a, b, c int64) int64 {
 // column replaced by normalising (whose received buffers would otherwise
 // live on in the message's body as long as the batch's others).
 type batchFunc func(rec arrow.RecordBatch, whole bool) error
-
-// consume normalises the first keep rows of rec and hands them to onBatch.
-func (s *Source) consume(p *plan, rec arrow.RecordBatch, keep int64, onBatch batchFunc) error {
-	whole := keep == rec.NumRows()
-	if !whole {
-		rec = rec.NewSlice(0, keep)
-		defer rec.Release()
-	}
-	norm := p.apply(s.mem, rec)
-	defer norm.Release()
-	return onBatch(norm, whole && keptAll(rec, norm))
-}
 
 // keptAll says whether norm is rec as received and rec's memory is its
 // buffers' alone: every buffer of norm is one of rec's (normalising
