@@ -207,17 +207,14 @@ func (k *keeper) feedRun(rec arrow.RecordBatch, times []arrow.Timestamp, size in
 	return k.feed(rec)
 }
 
-// store puts the answer's entry in store: the kept segments and the new
-// ones. Its end is the query's, or the time it was asked when that is
-// earlier (a range that ends in the future, "Today"): the next delta
-// reads again from before what the server could have had. An entry past
-// the limit is deleted rather than kept: a refresh's entry is the kept
-// one and its new rows, so a widening range would grow it without end. A
-// failure only costs the next refresh a full query.
+// store puts the answer's entry, not off (finish), in store: the kept
+// segments and the new ones. Its end is the query's, or the time it was
+// asked when that is earlier (a range that ends in the future, "Today"):
+// the next delta reads again from before what the server could have had.
+// An entry past the limit is deleted rather than kept: a refresh's entry
+// is the kept one and its new rows, so a widening range would grow it
+// without end. A failure only costs the next refresh a full query.
 func (k *keeper) store(st Store) error {
-	if k.off {
-		return nil
-	}
 	e := &entry{key: k.inc.key, from: k.inc.from, to: k.inc.to, segs: k.segs}
 	if k.inc.asOf.Before(e.to) {
 		e.to = k.inc.asOf

@@ -158,7 +158,9 @@ func (s *Source) query(ctx context.Context, q source.Query, m queryModel, env ma
 	var notices []data.Notice
 	if inc.prev != nil && inc.width > 0 {
 		// The first time group, the kept rows, the new ones: in time order.
-		notices, err = s.readHead(qctx, m, env, inc, onPlan, func() *keeper { return k })
+		notices, err = s.readHead(qctx, m, env, inc, onPlan, func(rec arrow.RecordBatch, _ bool) error {
+			return k.addHead(rec) // made by onPlan: a delta has a keeper or falls back
+		})
 	}
 	if err == nil {
 		var more []data.Notice
@@ -267,19 +269,14 @@ func (in *incremental) deltaSQL(ctx context.Context, m queryModel, env macroEnv,
 // readHead reads the first time group of the range again: its rows
 // labelled before the start are the full query's first, partial, bucket
 // (the kept one holds rows from before the new start). onPlan makes the
-// builder and the keeper, which keeper returns.
-func (s *Source) readHead(ctx context.Context, m queryModel, env macroEnv, inc *incremental, onPlan func(*plan) (bool, error), keeper func() *keeper) ([]data.Notice, error) {
+// builder and the keeper, whose addHead onBatch is.
+func (s *Source) readHead(ctx context.Context, m queryModel, env macroEnv, inc *incremental, onPlan func(*plan) (bool, error), onBatch batchFunc) ([]data.Notice, error) {
 	env.from, env.to = inc.from, inc.from.Add(inc.width)
 	exp, err := expandMacros(ctx, m.RawSQL, env)
 	if err != nil {
 		return nil, err
 	}
-	return s.stream(ctx, exp.SQL, onPlan, func(rec arrow.RecordBatch, _ bool) error {
-		if k := keeper(); k != nil {
-			return k.addHead(rec)
-		}
-		return fallback{whyTimeColumn} // not kept: newKeeper said why
-	})
+	return s.stream(ctx, exp.SQL, onPlan, onBatch)
 }
 
 // queryError words a query's failure: cancelled, timed out or the
