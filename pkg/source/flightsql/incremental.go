@@ -147,8 +147,7 @@ type incremental struct {
 	from, to time.Time // the query's range
 	asOf     time.Time // when it was asked: a kept answer's end is no later
 	cut      time.Time // the delta reads from here; kept rows before it
-	width    time.Duration
-	u        timeUse
+	u        timeUse   // its SQL's time filters and groups: u.width is its bucket's
 	sql      string    // the expanded SQL the delta or full query sends
 	order    sortOrder // of a logs query's rows
 
@@ -189,8 +188,8 @@ func (in *incremental) planDelta(prev *entry, overlap time.Duration) {
 		in.why = whyBackwards
 		return
 	}
-	step := max(in.width, time.Second)
-	overlap = max(overlap, 2*in.width) // a kept bucket before cut is whole
+	step := max(in.u.width, time.Second)
+	overlap = max(overlap, 2*in.u.width) // a kept bucket before cut is whole
 	cut := time.Unix(0, prev.to.Add(-overlap).UnixNano()/int64(step)*int64(step))
 	if !cut.After(in.from) {
 		in.why = whyTooFar
@@ -212,7 +211,7 @@ func (in *incremental) start() time.Time { return in.from.Truncate(max(in.u.unit
 // other than that filter (NOT, OR, a join on another table's time): such
 // an answer is not the union of its parts, and is not kept.
 func (in *incremental) within(times []arrow.Timestamp, from, to time.Time) bool {
-	lo, hi := from.Add(-in.width-time.Second).UnixNano(), to.Add(time.Second).UnixNano()
+	lo, hi := from.Add(-in.u.width-time.Second).UnixNano(), to.Add(time.Second).UnixNano()
 	for _, t := range times {
 		if int64(t) < lo || int64(t) > hi {
 			return false

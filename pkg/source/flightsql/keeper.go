@@ -135,7 +135,7 @@ func (k *keeper) addRead(rec arrow.RecordBatch) error {
 func (k *keeper) addHead(rec arrow.RecordBatch) error {
 	k.inc.fromServer += rec.NumRows()
 	from := k.inc.start().UnixNano()
-	return k.readPart(rec, k.inc.from, k.inc.from.Add(k.inc.width), func(t int64) bool { return t < from }, nil)
+	return k.readPart(rec, k.inc.from, k.inc.from.Add(k.inc.u.width), func(t int64) bool { return t < from }, nil)
 }
 
 // readPart takes a batch of a delta's query for lo – hi (within): the

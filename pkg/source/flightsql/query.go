@@ -59,7 +59,7 @@ func (f fallback) Error() string { return "flightsql: incremental query abandone
 // planIncremental plans q: full or incremental, and whether its answer is
 // kept.
 func (s *Source) planIncremental(ctx context.Context, q source.Query, m queryModel, exp expansion, interval time.Duration) *incremental {
-	inc := &incremental{from: q.From, to: q.To, asOf: time.Now(), width: exp.Time.width, u: exp.Time, sql: exp.SQL}
+	inc := &incremental{from: q.From, to: q.To, asOf: time.Now(), u: exp.Time, sql: exp.SQL}
 	format := m.Format
 	switch {
 	case !s.cfg.IncrementalQueries || s.cache == nil:
@@ -156,7 +156,7 @@ func (s *Source) query(ctx context.Context, q source.Query, m queryModel, env ma
 		return feed(rec)
 	}
 	var notices []data.Notice
-	if inc.prev != nil && inc.width > 0 {
+	if inc.prev != nil && inc.u.width > 0 {
 		// The first time group, the kept rows, the new ones: in time order.
 		notices, err = s.readHead(qctx, m, env, inc, onPlan, func(rec arrow.RecordBatch, _ bool) error {
 			return k.addHead(rec) // made by onPlan: a delta has a keeper or falls back
@@ -271,7 +271,7 @@ func (in *incremental) deltaSQL(ctx context.Context, m queryModel, env macroEnv,
 // (the kept one holds rows from before the new start). onPlan makes the
 // builder and the keeper, whose addHead onBatch is.
 func (s *Source) readHead(ctx context.Context, m queryModel, env macroEnv, inc *incremental, onPlan func(*plan) (bool, error), onBatch batchFunc) ([]data.Notice, error) {
-	env.from, env.to = inc.from, inc.from.Add(inc.width)
+	env.from, env.to = inc.from, inc.from.Add(inc.u.width)
 	exp, err := expandMacros(ctx, m.RawSQL, env)
 	if err != nil {
 		return nil, err
