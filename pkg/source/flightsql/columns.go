@@ -97,22 +97,12 @@ func appendText(dst []byte, a arrow.Array, i int) []byte {
 	return append(dst, a.ValueStr(i)...)
 }
 
-func appendTextOrNull(dst []byte, a arrow.Array, i int) []byte {
-	if a.IsNull(i) {
-		return append(dst, array.NullValueStr...)
+// encodedText writes an encoded value as its value's text.
+func encodedText(dst []byte, a arrow.Array, i int) []byte {
+	if vals, j := encodedValues(a), encodedIndex(a, i); !vals.IsNull(j) {
+		return appendText(dst, vals, j)
 	}
-	return appendText(dst, a, i)
-}
-
-// dictionaryText and runEndText write an encoded value as its value's text.
-func dictionaryText(dst []byte, a arrow.Array, i int) []byte {
-	d := a.(*array.Dictionary)
-	return appendTextOrNull(dst, d.Dictionary(), d.GetValueIndex(i))
-}
-
-func runEndText(dst []byte, a arrow.Array, i int) []byte {
-	r := a.(*array.RunEndEncoded)
-	return appendTextOrNull(dst, r.Values(), r.GetPhysicalIndex(i))
+	return append(dst, array.NullValueStr...)
 }
 
 // The text and JSON of the canonical extension types (extensionTypes).

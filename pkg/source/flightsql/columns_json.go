@@ -99,15 +99,9 @@ func unionJSON(dst []byte, a arrow.Array, i int) []byte {
 	return append(dst, '}')
 }
 
-// dictionaryJSON and runEndJSON write an encoded value as its value's JSON.
-func dictionaryJSON(dst []byte, a arrow.Array, i int) []byte {
-	d := a.(*array.Dictionary)
-	return appendJSON(dst, d.Dictionary(), d.GetValueIndex(i))
-}
-
-func runEndJSON(dst []byte, a arrow.Array, i int) []byte {
-	r := a.(*array.RunEndEncoded)
-	return appendJSON(dst, r.Values(), r.GetPhysicalIndex(i))
+// encodedJSON writes an encoded value as its value's JSON.
+func encodedJSON(dst []byte, a arrow.Array, i int) []byte {
+	return appendJSON(dst, encodedValues(a), encodedIndex(a, i))
 }
 
 func boolJSON(dst []byte, a arrow.Array, i int) []byte {

@@ -316,29 +316,34 @@ func convertJSON(mem memory.Allocator, a arrow.Array) (arrow.Array, found, error
 	}), 0, nil
 }
 
-// normaliseDictionary decodes a dictionary into its (normalised) values.
-func normaliseDictionary(name string, dt arrow.DataType) conversion {
-	return decoded(name, dt.(*arrow.DictionaryType).ValueType, func(a arrow.Array) (arrow.Array, func(int) int) {
-		d := a.(*array.Dictionary)
-		return d.Dictionary(), d.GetValueIndex
-	})
+// encodedValues returns the values of encoded column a (dictionary or run-end
+// encoded), and encodedIndex the index into them of row i.
+func encodedValues(a arrow.Array) arrow.Array {
+	if d, ok := a.(*array.Dictionary); ok {
+		return d.Dictionary()
+	}
+	return a.(*array.RunEndEncoded).Values()
 }
 
-// normaliseRunEnd expands a run-end encoded column into its (normalised) values.
-func normaliseRunEnd(name string, dt arrow.DataType) conversion {
-	return decoded(name, dt.(*arrow.RunEndEncodedType).Encoded(), func(a arrow.Array) (arrow.Array, func(int) int) {
-		r := a.(*array.RunEndEncoded)
-		return r.Values(), r.GetPhysicalIndex
-	})
+func encodedIndex(a arrow.Array, i int) int {
+	if d, ok := a.(*array.Dictionary); ok {
+		return d.GetValueIndex(i)
+	}
+	return a.(*array.RunEndEncoded).GetPhysicalIndex(i)
 }
 
-// decoded normalises an encoded column: values(a) returns the values and the
-// index into them of each row (the row itself being null when the value is).
-func decoded(name string, valueType arrow.DataType, values func(arrow.Array) (arrow.Array, func(int) int)) conversion {
-	vc := normalise(name, valueType)
+// normaliseEncoded decodes a dictionary or run-end encoded column into its
+// (normalised) values; a row is null when its value is.
+func normaliseEncoded(name string, dt arrow.DataType) conversion {
+	var vc conversion
+	if d, ok := dt.(*arrow.DictionaryType); ok {
+		vc = normalise(name, d.ValueType)
+	} else {
+		vc = normalise(name, dt.(*arrow.RunEndEncodedType).Encoded())
+	}
 	col := typeOf(vc.out.ID()).grafana
 	return conversion{out: vc.out, notice: vc.notice, config: vc.config, convert: func(mem memory.Allocator, a arrow.Array) (arrow.Array, found, error) {
-		vals, index := values(a)
+		vals := encodedValues(a)
 		var f found
 		if vc.convert != nil {
 			v, vf, err := vc.convert(mem, vals)
@@ -349,7 +354,7 @@ func decoded(name string, valueType arrow.DataType, values func(arrow.Array) (ar
 			vals, f = v, vf
 		}
 		return eachValid(array.NewBuilder(mem, vc.out), a, func(b array.Builder, i int) {
-			col.appendAt(b, vals, index(i))
+			col.appendAt(b, vals, encodedIndex(a, i))
 		}), f, nil
 	}}
 }

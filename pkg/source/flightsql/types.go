@@ -173,8 +173,8 @@ func registerNested() {
 	register(arrow.SPARSE_UNION, nestedType(unionJSON))
 	register(arrow.DENSE_UNION, nestedType(unionJSON))
 
-	register(arrow.DICTIONARY, typeInfo{normalise: normaliseDictionary, text: dictionaryText, json: dictionaryJSON})
-	register(arrow.RUN_END_ENCODED, typeInfo{normalise: normaliseRunEnd, text: runEndText, json: runEndJSON})
+	register(arrow.DICTIONARY, typeInfo{normalise: normaliseEncoded, text: encodedText, json: encodedJSON})
+	register(arrow.RUN_END_ENCODED, typeInfo{normalise: normaliseEncoded, text: encodedText, json: encodedJSON})
 	register(arrow.EXTENSION, typeInfo{normalise: normaliseExtension, text: extensionText, json: extensionJSON})
 }
 
