@@ -40,8 +40,10 @@ import (
 // address, plus one client per other endpoint location a server points to.
 // Every call carries the custom headers and the authorization header.
 type conn struct {
-	address  string
-	timeout  time.Duration
+	// cfg is the settings it was made with. With OAuthPassThru a forwarded
+	// user identity replaces auth (outgoing); a call without one is refused
+	// unless NoForwardedIdentity is settings.NoIdentityConfigured.
+	cfg      settings.FlightSQL
 	tls      *tls.Config // nil: plaintext
 	mem      memory.Allocator
 	dialOpts []grpc.DialOption
@@ -50,9 +52,6 @@ type conn struct {
 	// but those that would carry an identity (settings.Header.CarriesIdentity).
 	userHeaders []string
 	auth        authenticator
-	// oauthPassThru: a forwarded user identity replaces auth (outgoing);
-	// a call without one is refused unless noIdentityConfigured.
-	oauthPassThru, noIdentityConfigured bool
 	// locationHosts are the hosts an endpoint location may name: the
 	// address's and allowedLocationHosts (lowercase).
 	locationHosts []string
@@ -64,10 +63,9 @@ type conn struct {
 
 	main *flightsql.Client
 
-	// The default catalog and schema, sent once as session options.
-	catalog, schema string
-	sessionTurn     turn // held while the options are sent
-	sessionSent     bool
+	// The default catalog and schema are sent once as session options.
+	sessionTurn turn // held while the options are sent
+	sessionSent bool
 
 	dialect *dialectState // the SQL dialect of the macros (dialect.go)
 
@@ -84,20 +82,13 @@ func maxMessage(byteLimit int64) int {
 
 func newConn(cfg settings.FlightSQL, mem memory.Allocator, extra []grpc.DialOption) (*conn, error) {
 	c := &conn{
-		address: cfg.Address,
-		timeout: cfg.TimeoutDuration(),
-		mem:     mem,
-		catalog: cfg.Catalog,
-		schema:  cfg.Schema,
-		remotes: map[string]*flightsql.Client{},
-		dialect: newDialectState(cfg.Dialect),
-		auth:    authenticator{kind: cfg.AuthType, user: cfg.Username, turn: newTurn()},
-
-		sessionTurn: newTurn(),
-
-		oauthPassThru:        cfg.OAuthPassThru,
-		noIdentityConfigured: cfg.NoForwardedIdentity == settings.NoIdentityConfigured,
-		locationHosts:        cfg.LocationHosts(),
+		cfg:           cfg,
+		mem:           mem,
+		remotes:       map[string]*flightsql.Client{},
+		dialect:       newDialectState(cfg.Dialect),
+		auth:          authenticator{turn: newTurn()},
+		sessionTurn:   newTurn(),
+		locationHosts: cfg.LocationHosts(),
 	}
 	for _, s := range []settings.Secret{cfg.Token, cfg.Password, cfg.TLSClientKey, cfg.RedisPassword} {
 		if s.IsSet() {
@@ -172,7 +163,7 @@ func (c *conn) dial(address string, t *tls.Config) (*flightsql.Client, error) {
 	// serves every user, so it keeps no cookie: one user's session (or an
 	// auth cookie a server sets) must not be replayed for another.
 	var mw []flight.ClientMiddleware
-	if !c.oauthPassThru {
+	if !c.cfg.OAuthPassThru {
 		mw = append(mw, flight.CreateClientMiddleware(flight.NewCookieMiddleware()))
 	}
 	// An explicit dns:/// target: without one gRPC reads a host named
@@ -249,7 +240,7 @@ func (c *conn) remote(uri string) (*flightsql.Client, error) {
 		return nil, &source.Error{Kind: source.KindQuery, Err: fmt.Errorf("%w: the server sent the query to host %s, which is neither the host of address nor listed in allowedLocationHosts: "+
 			"the plugin sends credentials and forwarded user tokens only there (an administrator may add the host to allowedLocationHosts)", ErrLocationHost, named(u.Hostname()))}
 	}
-	if u.Host == c.address && (t == nil) == (c.tls == nil) {
+	if u.Host == c.cfg.Address && (t == nil) == (c.tls == nil) {
 		return c.main, nil
 	}
 	c.mu.Lock()
@@ -322,7 +313,7 @@ func (c *conn) close() error {
 // left alone: the defaults still serve schema browsing and the $__catalog /
 // $__schema macros. An option the server refuses fails the query, naming it.
 func (c *conn) session(ctx context.Context) error {
-	if (c.catalog == "" && c.schema == "") || c.oauthPassThru {
+	if (c.cfg.Catalog == "" && c.cfg.Schema == "") || c.cfg.OAuthPassThru {
 		return nil // with oauthPassThru no session is kept (see dial)
 	}
 	if err := c.sessionTurn.take(ctx); err != nil {
@@ -333,7 +324,7 @@ func (c *conn) session(ctx context.Context) error {
 		return nil
 	}
 	opts := map[string]*flight.SessionOptionValue{}
-	for name, v := range map[string]string{"catalog": c.catalog, "schema": c.schema} {
+	for name, v := range map[string]string{"catalog": c.cfg.Catalog, "schema": c.cfg.Schema} {
 		if v != "" {
 			opts[name] = &flight.SessionOptionValue{OptionValue: &flightgen.SessionOptionValue_StringValue{StringValue: v}}
 		}
@@ -372,9 +363,9 @@ var errNoSignedInUser error = &source.Error{Kind: source.KindQuery, Err: fmt.Err
 // identity, for the health check; "" when oauthPassThru is off.
 func (c *conn) passThruRule() string {
 	switch {
-	case !c.oauthPassThru:
+	case !c.cfg.OAuthPassThru:
 		return ""
-	case c.noIdentityConfigured:
+	case c.cfg.NoForwardedIdentity == settings.NoIdentityConfigured:
 		return fmt.Sprintf("oauthPassThru: calls without a signed-in user are sent with the configured credentials (noForwardedIdentity %q)", settings.NoIdentityConfigured)
 	}
 	return fmt.Sprintf("oauthPassThru: calls without a signed-in user are refused (noForwardedIdentity %q)", settings.NoIdentityRefuse)
@@ -384,7 +375,7 @@ func (c *conn) passThruRule() string {
 // forwarded identity rather than the data source's own credentials.
 func (c *conn) forwards(ctx context.Context) bool {
 	_, ok := source.ForwardedFrom(ctx)
-	return ok && c.oauthPassThru
+	return ok && c.cfg.OAuthPassThru
 }
 
 // outgoing returns ctx carrying the headers and authorization of a call, and
@@ -394,7 +385,7 @@ func (c *conn) forwards(ctx context.Context) bool {
 // call without one is refused (ErrNoSignedInUser) unless noForwardedIdentity
 // is "configured".
 func (c *conn) outgoing(ctx context.Context) (context.Context, string, error) {
-	if c.oauthPassThru {
+	if c.cfg.OAuthPassThru {
 		fw, ok := source.ForwardedFrom(ctx)
 		switch {
 		case ok:
@@ -403,7 +394,7 @@ func (c *conn) outgoing(ctx context.Context) (context.Context, string, error) {
 				kv = append(kv, "x-id-token", fw.IDToken())
 			}
 			return metadata.AppendToOutgoingContext(ctx, kv...), "", nil
-		case !c.noIdentityConfigured:
+		case c.cfg.NoForwardedIdentity != settings.NoIdentityConfigured:
 			return nil, "", errNoSignedInUser
 		}
 	}
@@ -438,7 +429,7 @@ func do[T any](ctx context.Context, c *conn, fn func(ctx context.Context) (T, er
 			return zero, err
 		}
 		v, err := fn(cctx)
-		if err == nil || attempt > 0 || authz == "" || c.auth.kind != settings.AuthPassword || status.Code(err) != codes.Unauthenticated {
+		if err == nil || attempt > 0 || authz == "" || c.cfg.AuthType != settings.AuthPassword || status.Code(err) != codes.Unauthenticated {
 			return v, err
 		}
 		c.auth.invalidate(authz)
@@ -448,10 +439,8 @@ func do[T any](ctx context.Context, c *conn, fn func(ctx context.Context) (T, er
 // authenticator supplies the authorization header: a static bearer token, or
 // one obtained by the Flight SQL basic handshake and kept until rejected.
 type authenticator struct {
-	kind   string
 	static string // "Bearer <token>" with authType token, else ""
 	basic  string // "Basic <base64>"
-	user   string
 
 	turn turn // held by the call that runs the handshake
 
@@ -502,7 +491,7 @@ func (a *authenticator) kept() string {
 // runs the handshake while the others wait for its token, each no longer
 // than its own context; a refusal is theirs too, for refusedFor.
 func (a *authenticator) value(ctx context.Context, c *conn) (string, error) {
-	if a.kind != settings.AuthPassword {
+	if c.cfg.AuthType != settings.AuthPassword {
 		return a.static, nil
 	}
 	if tok := a.kept(); tok != "" {

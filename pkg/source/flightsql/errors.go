@@ -74,13 +74,13 @@ func (c *conn) hint(err error, code codes.Code, detail string) string {
 	// gRPC's own words for a call that found no ready connection: the
 	// server never completed the connection's setup.
 	case timedOut(err) && d == "context deadline exceeded while waiting for connections to become ready":
-		return fmt.Sprintf("timed out after %s with no connection to %q: nothing there completed a gRPC connection (an unreachable host, a firewall that drops the traffic, or a port that is not the server's Flight SQL port): check the address and port, or raise the timeout setting on a slow network", c.timeout, c.address)
+		return fmt.Sprintf("timed out after %s with no connection to %q: nothing there completed a gRPC connection (an unreachable host, a firewall that drops the traffic, or a port that is not the server's Flight SQL port): check the address and port, or raise the timeout setting on a slow network", c.cfg.TimeoutDuration(), c.cfg.Address)
 	case timedOut(err):
-		return fmt.Sprintf("timed out after %s (raise the timeout setting, or narrow the query)", c.timeout)
+		return fmt.Sprintf("timed out after %s (raise the timeout setting, or narrow the query)", c.cfg.TimeoutDuration())
 	case errors.Is(err, context.Canceled) || code == codes.Canceled:
 		return "cancelled"
 	case code == codes.Unauthenticated:
-		switch c.auth.kind {
+		switch c.cfg.AuthType {
 		case "token":
 			return "authentication failed: the server rejected the token"
 		case "password":
@@ -92,11 +92,11 @@ func (c *conn) hint(err error, code codes.Code, detail string) string {
 	// A gRPC server without the Flight service (gRPC-Go's and gRPC-Java's
 	// words, at the start of the message: not a server's echo of a query).
 	case code == codes.Unimplemented && (strings.HasPrefix(d, "unknown service arrow.flight.protocol.flightservice") || strings.HasPrefix(d, "method not found: arrow.flight.protocol.flightservice/")):
-		return fmt.Sprintf("the server at %q speaks gRPC but does not serve Arrow Flight: check the address and port (the server's Flight SQL port)", c.address)
+		return fmt.Sprintf("the server at %q speaks gRPC but does not serve Arrow Flight: check the address and port (the server's Flight SQL port)", c.cfg.Address)
 	case transport && (strings.Contains(d, "no such host") || strings.Contains(d, "produced zero addresses") || strings.Contains(d, "server misbehaving")):
-		return fmt.Sprintf("cannot resolve the host of %q (DNS): check the address", c.address)
+		return fmt.Sprintf("cannot resolve the host of %q (DNS): check the address", c.cfg.Address)
 	case transport && strings.Contains(d, "connection refused"):
-		return fmt.Sprintf("connection refused by %q: check the host and port, and that the server is running", c.address)
+		return fmt.Sprintf("connection refused by %q: check the host and port, and that the server is running", c.cfg.Address)
 	case transport && strings.Contains(d, "certificate signed by unknown authority"):
 		return "TLS: the server's certificate is not signed by a trusted CA: add the CA certificate (tlsAuthWithCACert + tlsCACert), or for tests only turn on tlsSkipVerify"
 	case transport && (strings.Contains(d, "certificate is valid for") || strings.Contains(d, "certificate is not valid for")):
@@ -104,9 +104,9 @@ func (c *conn) hint(err error, code codes.Code, detail string) string {
 	case transport && strings.Contains(d, "first record does not look like a tls handshake"):
 		return "TLS: the server does not speak TLS: turn tlsEnabled off"
 	case transport && (strings.Contains(d, "missing selected alpn property") || strings.Contains(d, "no application protocol")):
-		return fmt.Sprintf(`TLS: the server at %q does not negotiate HTTP/2 (ALPN "h2"), which gRPC needs: check that the port is the server's Flight SQL port, not an HTTPS web port; a TLS proxy in front of the server must offer ALPN "h2"`, c.address)
+		return fmt.Sprintf(`TLS: the server at %q does not negotiate HTTP/2 (ALPN "h2"), which gRPC needs: check that the port is the server's Flight SQL port, not an HTTPS web port; a TLS proxy in front of the server must offer ALPN "h2"`, c.cfg.Address)
 	case transport && strings.Contains(d, "looked like an http/1.1 header"):
-		return fmt.Sprintf("the server at %q answered in HTTP/1.1, not gRPC: check the port (the server's Flight SQL port, not a web or REST port)", c.address)
+		return fmt.Sprintf("the server at %q answered in HTTP/1.1, not gRPC: check the port (the server's Flight SQL port, not a web or REST port)", c.cfg.Address)
 	case transport && (strings.Contains(d, "certificate required") || strings.Contains(d, "bad certificate") || strings.Contains(d, "unknown certificate authority")):
 		return "TLS: the server rejected the client certificate (tlsAuth with tlsClientCert and tlsClientKey)"
 	case transport && (strings.Contains(d, "x509:") || strings.Contains(d, "tls:")):
@@ -119,9 +119,9 @@ func (c *conn) hint(err error, code codes.Code, detail string) string {
 	case code == codes.Unavailable && !c.received.Load() && c.tls == nil && (strings.Contains(d, "server preface") || strings.Contains(d, "eof") || strings.Contains(d, "connection reset")):
 		return "the server closed the connection during setup: if it requires TLS, turn tlsEnabled on"
 	case code == codes.Unavailable && c.received.Load():
-		return fmt.Sprintf("the server at %q closed the connection or became unavailable after answering", c.address)
+		return fmt.Sprintf("the server at %q closed the connection or became unavailable after answering", c.cfg.Address)
 	case code == codes.Unavailable:
-		return fmt.Sprintf("the server at %q is unavailable", c.address)
+		return fmt.Sprintf("the server at %q is unavailable", c.cfg.Address)
 	case code == codes.ResourceExhausted && strings.Contains(d, "larger than max"):
 		return "a single record batch is larger than the byte limit allows (raise byteLimit)"
 	}
@@ -266,8 +266,8 @@ func (c *conn) secretsOf(ctx context.Context, auth bool) []string {
 		secrets = append(secrets, withoutScheme(fw.Authorization())...)
 		secrets = append(secrets, fw.IDToken())
 	}
-	if auth && c.auth.user != "" {
-		secrets = append(secrets, c.auth.user)
+	if auth && c.cfg.Username != "" {
+		secrets = append(secrets, c.cfg.Username)
 	}
 	return secrets
 }

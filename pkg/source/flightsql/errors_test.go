@@ -16,6 +16,7 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
+	"github.com/quiverdata/quiver/pkg/settings"
 	"github.com/quiverdata/quiver/pkg/source"
 )
 
@@ -88,7 +89,7 @@ func TestNoTLSHintAfterTheServerAnswered(t *testing.T) {
 }
 
 func TestUpstreamTimeoutKind(t *testing.T) {
-	c := &conn{address: "db:1", timeout: 3e9}
+	c := &conn{cfg: settings.FlightSQL{Address: "db:1", Timeout: 3}}
 	for _, err := range []error{
 		status.Error(codes.DeadlineExceeded, "context deadline exceeded"),
 		context.DeadlineExceeded,

@@ -154,7 +154,7 @@ func TestLocationOnAnotherHost(t *testing.T) {
 	}
 
 	// A host name longer than the quoting rule is cut in the message.
-	c := &conn{address: addr, locationHosts: []string{"127.0.0.1"}}
+	c := &conn{cfg: settings.FlightSQL{Address: addr}, locationHosts: []string{"127.0.0.1"}}
 	long := strings.Repeat("h", 200) + ".example"
 	_, err := c.remote("grpc://" + long + ":1")
 	if err == nil || strings.Contains(err.Error(), long) || !strings.Contains(err.Error(), "(208 bytes)") {

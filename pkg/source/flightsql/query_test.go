@@ -17,6 +17,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/ipc"
 	"github.com/grafana/grafana-plugin-sdk-go/data"
 
+	"github.com/quiverdata/quiver/pkg/settings"
 	"github.com/quiverdata/quiver/pkg/source"
 )
 
@@ -361,7 +362,7 @@ func TestEndpointsAndLocations(t *testing.T) {
 	}
 
 	// A plaintext location is refused when TLS is on; an unknown scheme names itself.
-	c := &conn{tls: nil, address: addr}
+	c := &conn{tls: nil, cfg: settings.FlightSQL{Address: addr}}
 	if _, err := c.remote("http://x:1"); err == nil || !strings.Contains(err.Error(), `scheme "http" is not supported`) {
 		t.Errorf("scheme: %v", err)
 	}
