@@ -304,26 +304,26 @@ func newDialectState(setting string) *dialectState {
 }
 
 // learn picks the dialect for what GetSqlInfo told (err != nil: the server
-// answers, but not GetSqlInfo), says why when auto fell back to ansi and,
-// with keep, keeps it.
+// answers, but not GetSqlInfo), says how it was picked ("dialect setting",
+// or "auto" and why when auto fell back to ansi) and, with keep, keeps it.
 func (st *dialectState) learn(info serverInfo, err error, keep bool) (*dialect, string) {
 	if st.setting != settings.DialectAuto {
-		return dialects[st.setting], ""
+		return dialects[st.setting], "dialect setting"
 	}
 	name, ok := detectDialect(info.name, info.version)
-	why := ""
+	how := "auto"
 	switch {
 	case err != nil:
-		why = "the server does not tell its name (GetSqlInfo)" + fallbackAdvice
+		how += ": the server does not tell its name (GetSqlInfo)" + fallbackAdvice
 	case !ok:
-		why = "server name " + source.Quote(info.name) + " not recognised" + fallbackAdvice
+		how += ": server name " + source.Quote(info.name) + " not recognised" + fallbackAdvice
 	}
 	if keep {
 		st.mu.Lock()
 		defer st.mu.Unlock()
 		st.d = dialects[name]
 	}
-	return dialects[name], why
+	return dialects[name], how
 }
 
 // fallbackAdvice says, after why auto fell back to ansi, what ansi does and
@@ -418,19 +418,11 @@ func (s *Source) HealthReport(ctx context.Context) (string, error) {
 			return "", ferr
 		}
 	}
-	st := s.conn.dialect
 	// A forwarded user's answer may be theirs alone (dialectState).
-	d, why := st.learn(info, err, !s.conn.forwards(ctx))
+	d, how := s.conn.dialect.learn(info, err, !s.conn.forwards(ctx))
 	server := s.cfg.Address
 	if info.name != "" {
 		server = strings.TrimSpace(serverText(info.name)+" "+serverText(info.version)) + " at " + s.cfg.Address
-	}
-	how := "dialect setting"
-	if st.setting == settings.DialectAuto {
-		how = "auto"
-		if why != "" {
-			how += ": " + why
-		}
 	}
 	msg := fmt.Sprintf("Connected to %s; SQL dialect %s (%s)", server, d.name, how)
 	if rule := s.conn.passThruRule(); rule != "" {

@@ -276,13 +276,13 @@ func TestDialectsDoc(t *testing.T) {
 // TestDialectRelearn: a later health check replaces what auto found.
 func TestDialectRelearn(t *testing.T) {
 	st := newDialectState("")
-	_, why := st.learn(serverInfo{name: "mystery"}, nil, true)
-	if st.d.name != settings.DialectANSI || why == "" {
-		t.Fatalf("unknown server: %s %q", st.d.name, why)
+	_, how := st.learn(serverInfo{name: "mystery"}, nil, true)
+	if st.d.name != settings.DialectANSI || !strings.HasPrefix(how, "auto: ") {
+		t.Fatalf("unknown server: %s %q", st.d.name, how)
 	}
-	_, why = st.learn(serverInfo{name: "DuckDB", version: "v1.4.1"}, nil, true)
-	if st.d.name != settings.DialectDuckDB || why != "" {
-		t.Fatalf("after DuckDB answered: %s %q", st.d.name, why)
+	_, how = st.learn(serverInfo{name: "DuckDB", version: "v1.4.1"}, nil, true)
+	if st.d.name != settings.DialectDuckDB || how != "auto" {
+		t.Fatalf("after DuckDB answered: %s %q", st.d.name, how)
 	}
 }
 
