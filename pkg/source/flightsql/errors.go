@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"slices"
 	"strings"
 
@@ -163,10 +162,7 @@ func (s *notingStream) RecvMsg(m any) error {
 // note records the outcome of a call or a receive: nil and io.EOF (the
 // end of a stream) are answers, and so is every status the server sends.
 func (c *conn) note(err error) {
-	if errors.Is(err, io.EOF) {
-		err = nil
-	}
-	switch status.Code(err) {
+	switch status.Code(err) { // OK for nil, Unknown for io.EOF
 	case codes.Unavailable, codes.DeadlineExceeded, codes.Canceled:
 	default:
 		c.received.Store(true)

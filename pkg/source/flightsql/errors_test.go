@@ -3,6 +3,8 @@ package flightsql
 import (
 	"context"
 	"errors"
+	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -110,6 +112,8 @@ func TestNoteResponses(t *testing.T) {
 		want bool
 	}{
 		{nil, true},
+		{io.EOF, true},
+		{fmt.Errorf("reading: %w", io.EOF), true},
 		{status.Error(codes.InvalidArgument, "syntax"), true},
 		{status.Error(codes.Unavailable, "connection closed before server preface received"), false},
 		{status.Error(codes.DeadlineExceeded, "deadline"), false},
