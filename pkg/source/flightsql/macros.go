@@ -277,8 +277,11 @@ type expander struct {
 	budget int // bytes the expansion may still produce
 	calls  int // macros expanded so far
 	d      *dialect
-	fill   *series.FillSpec
-	time   timeUse
+	// dialectErr is the failure to find the dialect (an upstream failure,
+	// as a rule): expandMacros returns it unchanged, not as a BadQuery.
+	dialectErr error
+	fill       *series.FillSpec
+	time       timeUse
 }
 
 // errBudget is returned when the expanded text would exceed its bound.
@@ -292,23 +295,11 @@ func (x *expander) spend(n int) error {
 }
 
 func (x *expander) dialect() (*dialect, error) {
-	if x.d != nil {
-		return x.d, nil
+	if x.d == nil && x.dialectErr == nil {
+		x.d, x.dialectErr = x.env.dialect()
 	}
-	d, err := x.env.dialect()
-	if err != nil {
-		return nil, &dialectError{err}
-	}
-	x.d = d
-	return d, nil
+	return x.d, x.dialectErr
 }
-
-// dialectError carries an error from finding the dialect (an upstream
-// failure, as a rule) through expansion unchanged.
-type dialectError struct{ err error }
-
-func (e *dialectError) Error() string { return e.err.Error() }
-func (e *dialectError) Unwrap() error { return e.err }
 
 // expandMacros replaces $__name and $__name(args) outside string literals,
 // quoted identifiers ("x", `x`) and comments (-- …, /* … */). Literals use
@@ -327,12 +318,11 @@ func expandMacros(ctx context.Context, sql string, env macroEnv) (expansion, err
 	limit := expandFactor*len(sql) + expandSlack
 	x := &expander{env: env, budget: limit}
 	out, err := x.expand(ctx, sql, 0)
-	var de *dialectError
 	switch {
 	case err == nil:
 		return expansion{SQL: out, Fill: x.fill, Time: x.time}, nil
-	case errors.As(err, &de):
-		return expansion{}, de.err
+	case x.dialectErr != nil: // every error ends the expansion, so err carries it
+		return expansion{}, x.dialectErr
 	case errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded):
 		return expansion{}, fmt.Errorf("flightsql: macro expansion cancelled: %w", err)
 	case errors.Is(err, errBudget):

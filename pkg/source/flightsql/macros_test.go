@@ -309,8 +309,10 @@ func TestExpandMacrosDialectAskedLazily(t *testing.T) {
 	}
 	want := source.Upstream(errors.New("flightsql: reading the server's name: unavailable"))
 	env.dialect = func() (*dialect, error) { return nil, want }
-	if _, err := expand(t, "$__timeFilter(a)", env); err != want {
-		t.Fatalf("got %v, want the lookup's error as is", err)
+	for _, sql := range []string{"$__timeFilter(a)", "$__unixEpochFilter($__timeFrom())"} {
+		if _, err := expand(t, sql, env); err != want {
+			t.Fatalf("%s: got %v, want the lookup's error as is", sql, err)
+		}
 	}
 }
 
