@@ -533,16 +533,26 @@ func skipQuoted(sql string, i int) int {
 
 // splitArgs reads the parenthesised argument list starting at s[open] and
 // returns the index after ')', the first keep top-level comma-separated
-// arguments, without their comments (withoutComments), and how many there
-// are. A parenthesis or comma in a comment or a literal is not one of the
-// list's.
+// arguments, and how many there are. A parenthesis or comma in a comment or
+// a literal is not one of the list's. In a kept argument, each comment is
+// made one space: a macro writes its arguments into the SQL, where a
+// comment would hide what follows it on the line (a -- comment ends before
+// its newline, which stays).
 func splitArgs(s string, open, keep int) (int, []string, int, error) {
-	depth, start, count := 0, open+1, 0
+	depth, start, count := 0, open+1, 0 // start: of the argument's text not yet in args or b
 	var args []string
-	arg := func(a string) {
+	var b strings.Builder // the argument up to its last comment, once it has one
+	arg := func(end int) {
 		if count++; len(args) < keep {
-			args = append(args, withoutComments(a))
+			a := s[start:end]
+			if b.Len() > 0 {
+				b.WriteString(a)
+				a = b.String()
+				b.Reset()
+			}
+			args = append(args, a)
 		}
+		start = end + 1
 	}
 	for i := open; i < len(s); i++ {
 		switch s[i] {
@@ -550,49 +560,26 @@ func splitArgs(s string, open, keep int) (int, []string, int, error) {
 			i = skipQuoted(s, i) - 1
 		case '-', '/':
 			if commentAt(s, i) {
-				i = commentEnd(s, i) - 1
+				if len(args) < keep {
+					b.WriteString(s[start:i])
+					b.WriteByte(' ')
+				}
+				start = commentEnd(s, i)
+				i = start - 1
 			}
 		case '(':
 			depth++
 		case ')':
 			depth--
 			if depth == 0 {
-				arg(s[start:i])
+				arg(i)
 				return i + 1, args, count, nil
 			}
 		case ',':
 			if depth == 1 {
-				arg(s[start:i])
-				start = i + 1
+				arg(i)
 			}
 		}
 	}
 	return 0, nil, 0, fmt.Errorf("missing ')'")
-}
-
-// withoutComments is s with each comment outside quotes made one space: a
-// macro writes its arguments into the SQL, where a comment would hide what
-// follows it on the line (a -- comment ends before its newline, which
-// stays).
-func withoutComments(s string) string {
-	if !strings.Contains(s, "--") && !strings.Contains(s, "/*") {
-		return s
-	}
-	var b strings.Builder
-	start := 0
-	for i := 0; i < len(s); {
-		switch {
-		case s[i] == '\'' || s[i] == '"' || s[i] == '`':
-			i = skipQuoted(s, i)
-		case commentAt(s, i):
-			b.WriteString(s[start:i])
-			b.WriteByte(' ')
-			i = commentEnd(s, i)
-			start = i
-		default:
-			i++
-		}
-	}
-	b.WriteString(s[start:])
-	return b.String()
 }

@@ -59,6 +59,10 @@ func TestExpandMacrosAnyDialect(t *testing.T) {
 			{"WHERE $__unixEpochFilter(t /* the column, in s */)", "WHERE (t >= 1704161045 AND t <= 1704168245)"},
 			{"WHERE $__unixEpochFilter(t -- it's the time\n)", "WHERE (t >= 1704161045 AND t <= 1704168245)"},
 			{"WHERE $__unixEpochFilter(t || '--not a comment')", "WHERE (t || '--not a comment' >= 1704161045 AND t || '--not a comment' <= 1704168245)"},
+			// Each comment is one space; a -- comment's newline stays.
+			{"$__unixEpochFilter(a/*x*/b-- y\n/**/c)", "(a b \n c >= 1704161045 AND a b \n c <= 1704168245)"},
+			{"$__unixEpochFilter(f(a /* , */,'/*' -- )\n)--z\n)", "(f(a  ,'/*'  \n) >= 1704161045 AND f(a  ,'/*'  \n) <= 1704168245)"},
+			{"$__unixEpochFrom(/* none */) $__unixEpochTo(--\n)", "1704161045 1704168245"},
 		} {
 			got, err := expand(t, tc.in, env)
 			if err != nil {
