@@ -107,18 +107,10 @@ const (
 	DefaultFlightSQLRowLimit  = 1_000_000
 	DefaultFlightSQLByteLimit = 256 << 20
 
-	minTimeout, maxTimeout     = 1, 3600
-	minRowLimit, maxRowLimit   = 1, 100_000_000
-	minByteLimit, maxByteLimit = 1024, 16 << 30
-
 	DefaultIncrementalOverlap = 300 // seconds
 	DefaultResultCacheBytes   = 64 << 20
 	DefaultRedisKeyPrefix     = "quiver:"
 	DefaultRedisTTL           = 86400 // seconds
-	minRedisTTL, maxRedisTTL  = 10, 30 * 86400
-
-	minOverlap, maxOverlap       = 1, 86400
-	minCacheBytes, maxCacheBytes = 1 << 20, 16 << 30
 )
 
 // Type is the JSON type of a setting's value.
@@ -276,17 +268,17 @@ var table = []Setting{
 		Help: "Sent once per connection as the Flight SQL session option schema (servers without session options ignore it); the default of schema browsing and of the $__schema macro."},
 	{Key: "dialect", Type: String, Default: DialectAuto, Values: Dialects, Upstream: UpstreamFlightSQL,
 		Help: "How the macros ($__timeFilter, $__timeGroup, …) write SQL. auto asks the server for its name; the health check says which dialect it chose.", Normalize: NormalizeLower},
-	{Key: "timeout", Type: Integer, Default: int64(DefaultFlightSQLTimeout), Min: minTimeout, Max: maxTimeout, Unit: "seconds", Upstream: UpstreamFlightSQL,
+	{Key: "timeout", Type: Integer, Default: int64(DefaultFlightSQLTimeout), Min: 1, Max: 3600, Unit: "seconds", Upstream: UpstreamFlightSQL,
 		Help: "Query timeout."},
-	{Key: "rowLimit", Type: Integer, Default: int64(DefaultFlightSQLRowLimit), Min: minRowLimit, Max: maxRowLimit, Unit: "rows", Upstream: UpstreamFlightSQL,
+	{Key: "rowLimit", Type: Integer, Default: int64(DefaultFlightSQLRowLimit), Min: 1, Max: 100_000_000, Unit: "rows", Upstream: UpstreamFlightSQL,
 		Help: "Rows read per query; the rest is cut with a frame notice."},
-	{Key: "byteLimit", Type: Integer, Default: int64(DefaultFlightSQLByteLimit), Min: minByteLimit, Max: maxByteLimit, Unit: "bytes", Upstream: UpstreamFlightSQL,
+	{Key: "byteLimit", Type: Integer, Default: int64(DefaultFlightSQLByteLimit), Min: 1024, Max: 16 << 30, Unit: "bytes", Upstream: UpstreamFlightSQL,
 		Help: "Bytes read per query; the rest is cut with a frame notice."},
 	{Key: "incrementalQueries", Type: Bool, Default: true, Upstream: UpstreamFlightSQL,
 		Help: "A time_series, time_series_wide or logs query asked again for a range that starts and ends no earlier (a refreshing dashboard) reads from the server only the rows from incrementalOverlap before its kept answer's end on, and the rest from the result cache, when its SQL allows it (one $__timeFilter that alone selects rows by time, no $__timeFrom/$__timeTo, no LIMIT, window, DISTINCT ON or second SELECT, nothing that reads the clock (now(), CURRENT_TIMESTAMP) or a random source, aggregates only with $__timeGroup and otherwise only functions of one row; logs ordered by their time column, if at all). The query's stats say whether it was incremental, and why not. A query can opt out with the query editor's Incremental switch (\"incremental\": false in its JSON)."},
-	{Key: "incrementalOverlap", Type: Integer, Default: int64(DefaultIncrementalOverlap), Min: minOverlap, Max: maxOverlap, Unit: "seconds", Upstream: UpstreamFlightSQL,
+	{Key: "incrementalOverlap", Type: Integer, Default: int64(DefaultIncrementalOverlap), Min: 1, Max: 86400, Unit: "seconds", Upstream: UpstreamFlightSQL,
 		Help: "How far before the kept answer's end an incremental query reads again, for rows that arrive late and the last, incomplete $__timeGroup bucket. With a $__timeGroup longer than half of it, two of its buckets are read again instead."},
-	{Key: "resultCacheBytes", Type: Integer, Default: int64(DefaultResultCacheBytes), Min: minCacheBytes, Max: maxCacheBytes, Unit: "bytes", Upstream: UpstreamFlightSQL,
+	{Key: "resultCacheBytes", Type: Integer, Default: int64(DefaultResultCacheBytes), Min: 1 << 20, Max: 16 << 30, Unit: "bytes", Upstream: UpstreamFlightSQL,
 		Help: "Most bytes of compressed kept answers this data source holds in the plugin's memory; the least recently used go first, and an answer above a quarter of it is not kept. They count in the plugin's memory budget (memory_budget) and are given back first when queries need the memory."},
 	{Key: "incrementalNotice", Type: Bool, Default: false, Upstream: UpstreamFlightSQL,
 		Help: "Every time_series, time_series_wide or logs panel shows an info icon in its header whose tooltip says whether its query was incremental (or why not), with the rows read from the server and served from the cache; clicking it opens Inspect → Stats. For watching the cache at work; off, the same figures are in Inspect → Stats only."},
@@ -300,7 +292,7 @@ var table = []Setting{
 		Help: "Redis password."},
 	{Key: "redisKeyPrefix", Type: String, Default: DefaultRedisKeyPrefix, Upstream: UpstreamFlightSQL,
 		Help: "Prefix of the keys of kept answers in Redis."},
-	{Key: "redisTTL", Type: Integer, Default: int64(DefaultRedisTTL), Min: minRedisTTL, Max: maxRedisTTL, Unit: "seconds", Upstream: UpstreamFlightSQL,
+	{Key: "redisTTL", Type: Integer, Default: int64(DefaultRedisTTL), Min: 10, Max: 30 * 86400, Unit: "seconds", Upstream: UpstreamFlightSQL,
 		Help: "How long Redis keeps an answer after it was last written."},
 }
 
