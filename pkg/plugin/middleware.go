@@ -1,7 +1,3 @@
-// This file is over 400 lines: the SDK's handler chain mirrored for the
-// Data service, middleware by middleware in the SDK's order, kept in one
-// file so that it can be compared with the SDK's as a whole.
-
 package plugin
 
 import (
@@ -288,23 +284,6 @@ func redactIdentitySent(ctx context.Context, msg, sent string) string {
 	return msg
 }
 
-// sentJSON returns a lookup of the JSON of the queries qs by refId, "" for
-// none: the first query of a refId (precheck answers the others with an
-// error). It indexes qs at its first call, once a request however many
-// of its queries fail.
-func sentJSON(qs []backend.DataQuery) func(refID string) string {
-	var byRef map[string][]byte
-	return func(refID string) string {
-		if byRef == nil {
-			byRef = make(map[string][]byte, len(qs))
-			for _, q := range slices.Backward(qs) { // the first of a refId written last
-				byRef[q.RefID] = q.JSON
-			}
-		}
-		return string(byRef[refID])
-	}
-}
-
 // reply answers a QueryData request as the gRPC server calls it
 // (dataService), through the query chain: frames in pieces stay in pieces,
 // for the wire codec.
@@ -314,11 +293,7 @@ func (s *Service) reply(ctx context.Context, preq *pluginv2.QueryDataRequest) (*
 	err := s.chain.run(ctx, backend.EndpointQueryData, req, func(ctx context.Context, req *backend.QueryDataRequest) (*backend.QueryDataResponse, error) {
 		r = s.queryData(ctx, preq, req)
 		out := &backend.QueryDataResponse{Responses: make(backend.Responses, len(r.msg.Responses))}
-		sent := sentJSON(req.Queries)
 		for refID, dr := range r.msg.Responses {
-			if dr.Error != "" {
-				dr.Error = redactIdentitySent(ctx, dr.Error, sent(refID))
-			}
 			out.Responses[refID] = outcome(ctx, dr.Status, dr.ErrorSource, dr.Error)
 		}
 		return out, nil
@@ -347,13 +322,9 @@ func (s *Service) chunks(preq *pluginv2.QueryChunkedDataRequest, ss grpc.ServerS
 	var sendErr error
 	err := s.chain.run(ctx, backend.EndpointQueryChunkedData, qreq, func(ctx context.Context, _ *backend.QueryDataRequest) (*backend.QueryDataResponse, error) {
 		out := &backend.QueryDataResponse{Responses: backend.Responses{}}
-		sent := sentJSON(req.Queries)
 		// Called by queryChunkedData's one sending goroutine, a chunk at a time.
 		record := func(c *chunk) error {
 			m := c.msg
-			if m.Error != "" {
-				m.Error = redactIdentitySent(ctx, m.Error, sent(m.RefId))
-			}
 			if _, seen := out.Responses[m.RefId]; !seen || m.Error != "" {
 				out.Responses[m.RefId] = outcome(ctx, m.Status, m.ErrorSource, m.Error)
 			}

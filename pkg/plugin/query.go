@@ -23,7 +23,8 @@ import (
 )
 
 // queryData answers every query of the request, each with its frames or its
-// own error: a query that fails does not fail the others. Frames in pieces
+// own error (the forwarded identity redacted from it where the query did not
+// send it): a query that fails does not fail the others. Frames in pieces
 // stay in pieces for the wire codec. reply (middleware.go) calls it through
 // the query chain.
 func (s *Service) queryData(ctx context.Context, preq *pluginv2.QueryDataRequest, req *backend.QueryDataRequest) *reply {
@@ -51,7 +52,7 @@ func (s *Service) queryData(ctx context.Context, preq *pluginv2.QueryDataRequest
 			frames.budget.Release() // the frames, if any, are dropped
 			frames.rest.release()
 			status, src, msg := classify(err)
-			dr.Error, dr.Status, dr.ErrorSource = msg, int32(status), string(src)
+			dr.Error, dr.Status, dr.ErrorSource = redactIdentitySent(ctx, msg, string(q.JSON)), int32(status), string(src)
 		} else {
 			dr.Frames, dr.Status = frames.list, int32(backend.StatusOK)
 		}
@@ -115,7 +116,7 @@ func (l *frameList) add(i int, f pipeline.Frame) error {
 // queryChunkedData streams every frame as its own chunk, with out, as soon
 // as it and the query's frames before it are encoded (a client places them
 // in the order they come); a query that fails sends one chunk with its
-// error, after its frames.
+// error, redacted as queryData's, after its frames.
 // Frames in pieces stay in pieces for the wire codec. chunks
 // (middleware.go) calls it through the query chain.
 //
@@ -171,7 +172,7 @@ func (s *Service) queryChunkedData(ctx context.Context, preq *pluginv2.QueryChun
 		if err != nil {
 			status, src, msg := classify(err)
 			box.put(queued{c: &chunk{msg: &pluginv2.QueryChunkedDataResponse{
-				RefId: q.RefID, Error: msg, Status: int32(status), ErrorSource: string(src), Format: preq.Format,
+				RefId: q.RefID, Error: redactIdentitySent(ctx, msg, string(q.JSON)), Status: int32(status), ErrorSource: string(src), Format: preq.Format,
 			}}})
 		}
 	})

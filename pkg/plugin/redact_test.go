@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/grafana/grafana-plugin-sdk-go/backend"
+	"github.com/grafana/grafana-plugin-sdk-go/genproto/pluginv2"
 
 	"github.com/quiverdata/quiver/pkg/source"
 )
@@ -33,16 +33,36 @@ func TestRedactIdentityConfirmsNoGuess(t *testing.T) {
 	}
 }
 
-// sentJSON finds a query's JSON by refId, the first query's of a refId
-// sent twice, and "" for a refId not sent.
-func TestSentJSON(t *testing.T) {
-	if got := sentJSON(nil)("A"); got != "" {
-		t.Errorf("no queries: %q", got)
-	}
-	sent := sentJSON([]backend.DataQuery{{RefID: "A", JSON: []byte(`{"a":1}`)}, {RefID: "B", JSON: []byte(`{"b":1}`)}, {RefID: "A", JSON: []byte(`{"a":2}`)}})
-	for refID, want := range map[string]string{"A": `{"a":1}`, "B": `{"b":1}`, "C": ""} {
-		if got := sent(refID); got != want {
-			t.Errorf("%s: %q, want %q", refID, got, want)
+// A query's message is redacted against that query's own JSON, in a
+// unary and in a chunked answer: the query that sent the identity reads
+// the echo as is, another of the same request sees it redacted.
+func TestRedactAgainstTheQuerysOwnJSON(t *testing.T) {
+	s := newTestService(t, &identitySource{}, 1)
+	headers := map[string]string{"Authorization": "Bearer user-access-token", "X-Id-Token": "user-id-token"}
+	const echo = "token Bearer user-access-token and id user-id-token rejected"
+	queries := []*pluginv2.DataQuery{query("A", `"Bearer user-access-token user-id-token"`), query("B", `"ok"`)}
+	check := func(how string, msgs map[string]string) {
+		t.Helper()
+		if msgs["A"] != echo {
+			t.Errorf("%s: A, which sent the identity: %q", how, msgs["A"])
+		}
+		if b := msgs["B"]; strings.Contains(b, "user-access-token") || strings.Contains(b, "user-id-token") || !strings.Contains(b, "[redacted]") {
+			t.Errorf("%s: B: %q", how, b)
 		}
 	}
+	resp, err := s.QueryData(context.Background(), &pluginv2.QueryDataRequest{PluginContext: pluginContext(`{}`), Headers: headers, Queries: queries})
+	if err != nil {
+		t.Fatal(err)
+	}
+	check("unary", map[string]string{"A": resp.Responses["A"].Error, "B": resp.Responses["B"].Error})
+	stream := &fakeStream{ctx: context.Background()}
+	if err := s.QueryChunkedData(&pluginv2.QueryChunkedDataRequest{PluginContext: pluginContext(`{}`), Headers: headers, Queries: queries}, stream); err != nil {
+		t.Fatal(err)
+	}
+	msgs := map[string]string{}
+	for _, c := range stream.chunks {
+		msgs[c.RefId] = c.Error
+	}
+	check("chunked", msgs)
+
 }
