@@ -36,7 +36,7 @@ func (k *sink) Parts(schema *arrow.Schema) (source.FrameWriter, error) {
 	if _, err := k.admit(1, 0, false); err != nil {
 		return nil, err
 	}
-	w := &partWriter{k: k, idx: -1, parts: frame.NewParts(schema), held: Held{a: k.acct}}
+	w := &partWriter{k: k, parts: frame.NewParts(schema), held: Held{a: k.acct}}
 	k.mu.Lock()
 	k.writers = append(k.writers, w)
 	k.mu.Unlock()
@@ -55,7 +55,6 @@ func (k *sink) Parts(schema *arrow.Schema) (source.FrameWriter, error) {
 // pieces), released by emit's caller as any encoded frame's.
 type partWriter struct {
 	k     *sink
-	idx   int // the frame's index, given when it is closed (see admit)
 	parts *frame.Parts
 	state writerState
 	md    arrow.Metadata // from Close
@@ -181,22 +180,18 @@ func (w *partWriter) Close(ctx context.Context, md arrow.Metadata) error {
 	}
 	w.state, w.md = writerClosed, md
 	k.mu.Lock()
-	w.idx = k.index()
+	idx := k.index() // its place among the query's frames (see admit)
 	k.mu.Unlock()
-	if w.idx == 0 && !k.q.Streamed {
-		// It carries the query's stats: finished last (sink.finish).
-		k.finishFirst, k.dropFirst = func() error { return w.finishAndEmit(&k.summary) }, w.drop
-		return nil
-	}
-	if err := k.room(ctx); err != nil {
-		w.drop()
-		return err
-	}
-	return k.dispatch(ctx, func() {
-		if err := w.finishAndEmit(nil); err != nil {
-			k.fail(err)
+	// The frame is finished and emitted as a whole frame is (sink.queue),
+	// with the budget its parts held.
+	j := job{parts: w, held: w.held.Move()}
+	if idx > 0 || k.q.Streamed { // the first waits for no room (sink.finish)
+		if err := k.room(ctx); err != nil {
+			j.release()
+			return err
 		}
-	}, w.drop)
+	}
+	return k.queue(ctx, idx, j)
 }
 
 func (w *partWriter) Abort() {
@@ -212,39 +207,9 @@ func (w *partWriter) Abort() {
 // budget.
 func (w *partWriter) drop() {
 	w.parts.Reset()
-	w.releaseLent()
-	w.held.Release()
-}
-
-// releaseLent releases the lent parts the frame will not reference.
-func (w *partWriter) releaseLent() {
 	NewLent(w.lent...).Release()
 	w.lent, w.spare = nil, 0
-}
-
-// finishAndEmit finishes the frame (with the query's stats when summary is
-// set) and emits it: its header, its parts and its footer as the pieces of
-// one Frame, not joined. The budget the parts held becomes the frame's.
-func (w *partWriter) finishAndEmit(summary *frame.Summary) (err error) {
-	k := w.k
-	held := w.held.Move()
-	defer held.Release()  // what the frame does not take
-	defer w.releaseLent() // when the frame did not take them
-	defer k.recoverEncode(&err)
-	defer w.parts.Reset() // on error, what FinishPartsPieces left
-	e := k.q.Encoders.Get(k.q.Decoder)
-	defer k.q.Encoders.Put(e)
-	start := time.Now()
-	pieces, st, err := e.FinishPartsPieces(w.parts, w.md, summary)
-	if err != nil {
-		return fmt.Errorf("encoding frame %d: %w", w.idx, err)
-	}
-	f := Frame{B: pieces[0], Rest: pieces[1:], Lent: NewLent(w.lent...), spare: w.spare}
-	w.lent, w.spare = nil, 0 // the frame's taker releases them (Frame.Lent)
-	k.encoded(st, f.Size(), w.took+time.Since(start), summary)
-	held.Fit(f.Memory())
-	f.Budget = held.Move()
-	return k.emit(w.idx, f)
+	w.held.Release()
 }
 
 // abortOpen aborts the frames the source left open (after a failure, or a

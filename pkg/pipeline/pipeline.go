@@ -145,8 +145,8 @@ func (p *Pipeline) Run(ctx context.Context, q Query, acct *Account, emit func(in
 		err = fmt.Errorf("internal error in Quiver: the source did not close %d frame(s) it handed over in parts", n)
 	}
 	if err != nil {
-		if k.dropFirst != nil {
-			k.dropFirst()
+		if k.first != nil {
+			k.first.release()
 		}
 		return err
 	}

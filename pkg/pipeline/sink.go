@@ -15,12 +15,13 @@ import (
 	"github.com/quiverdata/quiver/pkg/source"
 )
 
-// job is one frame to encode: an SDK frame or an Arrow record, and the
-// budget it holds.
+// job is one frame to encode: an SDK frame, an Arrow record or a closed
+// frame in parts (parts.go), and the budget it holds.
 type job struct {
 	frame *data.Frame
 	rec   arrow.RecordBatch
 	lent  bool // rec's larger buffers are referenced, not copied (LendRecord)
+	parts *partWriter
 	held  Held
 }
 
@@ -31,10 +32,16 @@ func (j job) bytes() int64 {
 	return RecordBytes(j.rec)
 }
 
+// release releases j's frame, its record or its encoded parts and the lent
+// parts they reference, and the budget it holds.
 func (j job) release() {
 	if j.rec != nil {
 		j.rec.Release()
 	}
+	if j.parts != nil {
+		j.parts.drop()
+	}
+	j.held.Release()
 }
 
 // sink receives a query's frames, checks the limits and encodes each frame
@@ -55,11 +62,10 @@ type sink struct {
 	indexed int // frames given their index (admit, index)
 	rows    int64
 	summary frame.Summary // what encoding the others did
-	// The first frame (whole, or in parts once closed), held back until
-	// the others are encoded: what encodes and emits it, and what drops it.
-	finishFirst func() error
-	dropFirst   func()
-	writers     []*partWriter // the frames in parts (parts.go), every one opened
+	// first is the first frame (whole, or in parts once closed), held back
+	// until the others are encoded.
+	first   *job
+	writers []*partWriter // the frames in parts (parts.go), every one opened
 	// credit is budget the source reserved (Reserve) that no frame has
 	// drawn yet; reserved says it reserved, so that frames beyond the
 	// estimate take the rest without waiting (a query holding a
@@ -106,12 +112,6 @@ func (k *sink) Unreserve() {
 	c := k.credit.Move()
 	k.mu.Unlock()
 	c.Release()
-}
-
-// drop releases a job that will not be encoded, and its budget.
-func (k *sink) drop(j job) {
-	j.release()
-	j.held.Release()
 }
 
 func (k *sink) fail(err error) {
@@ -198,15 +198,22 @@ func (k *sink) submit(ctx context.Context, rows int64, j job) error {
 		return err
 	}
 	j.held = held
+	return k.queue(ctx, idx, j)
+}
+
+// queue hands j, the frame of index idx, to a free encode worker (waiting
+// for one), which encodes and emits it; the first frame is held back
+// instead (finish), but for a Streamed query.
+func (k *sink) queue(ctx context.Context, idx int, j job) error {
 	if idx == 0 && !k.q.Streamed {
-		k.finishFirst, k.dropFirst = func() error { return k.encodeAndEmit(0, j, &k.summary) }, func() { k.drop(j) }
+		k.first = new(j)
 		return nil
 	}
 	return k.dispatch(ctx, func() {
 		if err := k.encodeAndEmit(idx, j, nil); err != nil {
 			k.fail(err)
 		}
-	}, func() { k.drop(j) })
+	}, func() { j.release() })
 }
 
 // room waits until the query's caller has room for another encoded frame
@@ -246,34 +253,35 @@ func (k *sink) dispatch(ctx context.Context, work, dropped func()) error {
 // finish encodes and emits the held-back first frame (whole or in parts)
 // with the query's stats, on an encode worker like the others.
 func (k *sink) finish(ctx context.Context) error {
-	if k.finishFirst == nil {
+	if k.first == nil {
 		return nil // the query returned no frame
 	}
+	j := *k.first
 	if err := k.room(ctx); err != nil {
-		k.dropFirst()
+		j.release()
 		return err
 	}
 	done := make(chan error, 1)
-	if err := k.dispatch(ctx, func() { done <- k.finishFirst() }, k.dropFirst); err != nil {
+	if err := k.dispatch(ctx, func() { done <- k.encodeAndEmit(0, j, &k.summary) }, func() { j.release() }); err != nil {
 		return err
 	}
 	return <-done
 }
 
 // encodeAndEmit encodes j (with the query's stats when summary is set; see
-// encode), hands that to emit, and releases j; a lent record the pieces
-// reference goes with the frame instead (Frame.Lent). The budget j held
+// encode), hands that to emit, and releases j; lent records the pieces
+// reference go with the frame instead (Frame.Lent). The budget j held
 // becomes the encoded frame's (Frame.Budget).
 // A panic fails the query, not the process.
 func (k *sink) encodeAndEmit(idx int, j job, summary *frame.Summary) (err error) {
+	held := j.held.Move()
+	defer held.Release() // what the frame does not take
 	var f Frame
 	defer func() {
-		if f.Lent == nil { // else the frame's taker releases the record (Frame.Lent)
+		if f.Lent == nil { // else the frame's taker releases them (Frame.Lent)
 			j.release()
 		}
 	}()
-	held := j.held.Move()
-	defer held.Release() // what the frame does not take
 	defer k.recoverEncode(&err)
 	if k.q.JSON {
 		f.B, err = k.marshalJSON(j, &held)
@@ -299,29 +307,37 @@ func (k *sink) recoverEncode(err *error) {
 
 // encode encodes j into a new buffer of exactly its size (Append to nil),
 // written once: no copy of the frame is made to hand it over; a lent
-// record, into pieces that reference its larger buffers (AppendLent).
+// record, into pieces that reference its larger buffers (AppendLent); a
+// frame in parts, into its header, its parts and its footer, not joined.
 func (k *sink) encode(j job, summary *frame.Summary) (Frame, error) {
 	e := k.q.Encoders.Get(k.q.Decoder)
 	defer k.q.Encoders.Put(e)
 	start := time.Now()
 	var f Frame
 	var st arrowipc.BodyStats
+	var pieces [][]byte
+	var took time.Duration // encoding the parts before
 	var err error
-	if j.lent {
-		var pieces [][]byte
+	switch w := j.parts; {
+	case w != nil:
+		if pieces, st, err = e.FinishPartsPieces(w.parts, w.md, summary); err == nil {
+			f = Frame{B: pieces[0], Rest: pieces[1:], Lent: NewLent(w.lent...), spare: w.spare}
+			w.lent, w.spare, took = nil, 0, w.took // the frame's taker releases them (Frame.Lent)
+		}
+	case j.lent:
 		if pieces, st, err = e.AppendLent(j.rec, summary); err == nil {
 			f = Frame{B: pieces[0], Rest: pieces[1:]}
 			if len(f.Rest) > 0 { // some piece references the record's memory
 				f.Lent, f.spare = NewLent(j.rec), spareOf(j.rec)
 			}
 		}
-	} else {
+	default:
 		f.B, st, err = e.Append(nil, frame.Input{Frame: j.frame, Record: j.rec}, summary)
 	}
 	if err != nil {
 		return Frame{}, err
 	}
-	k.encoded(st, f.Size(), time.Since(start), summary)
+	k.encoded(st, f.Size(), took+time.Since(start), summary)
 	return f, nil
 }
 
