@@ -54,10 +54,10 @@ func (k *sink) Parts(schema *arrow.Schema) (source.FrameWriter, error) {
 // rest copies), which become the finished frame's (its parts are its
 // pieces), released by emit's caller as any encoded frame's.
 type partWriter struct {
-	k     *sink
-	parts *frame.Parts
-	state writerState
-	md    arrow.Metadata // from Close
+	k               *sink
+	parts           *frame.Parts
+	closed, aborted bool           // by Close, by Abort
+	md              arrow.Metadata // from Close
 
 	// Set by the worker encoding a part, read once done is closed.
 	done chan struct{} // closed when the last part handed over is encoded
@@ -70,14 +70,6 @@ type partWriter struct {
 	lent  []arrow.RecordBatch
 	spare int64
 }
-
-type writerState uint8
-
-const (
-	writerOpen writerState = iota
-	writerClosed
-	writerAborted
-)
 
 // wait waits for the part in flight, if any, and returns why a part failed.
 func (w *partWriter) wait() error {
@@ -99,7 +91,7 @@ func (w *partWriter) LendPart(ctx context.Context, rec arrow.RecordBatch) error 
 
 func (w *partWriter) part(ctx context.Context, rec arrow.RecordBatch, lent bool) error {
 	k := w.k
-	if w.state != writerOpen {
+	if w.closed || w.aborted {
 		rec.Release()
 		return errWriterDone
 	}
@@ -172,13 +164,13 @@ func (w *partWriter) encodePart(rec arrow.RecordBatch, held Held, lent bool) (er
 
 func (w *partWriter) Close(ctx context.Context, md arrow.Metadata) error {
 	k := w.k
-	if w.state != writerOpen {
+	if w.closed || w.aborted {
 		return errWriterDone
 	}
 	if err := w.wait(); err != nil {
 		return err
 	}
-	w.state, w.md = writerClosed, md
+	w.closed, w.md = true, md
 	k.mu.Lock()
 	idx := k.index() // its place among the query's frames (see admit)
 	k.mu.Unlock()
@@ -195,10 +187,10 @@ func (w *partWriter) Close(ctx context.Context, md arrow.Metadata) error {
 }
 
 func (w *partWriter) Abort() {
-	if w.state != writerOpen {
+	if w.closed || w.aborted {
 		return
 	}
-	w.state = writerAborted
+	w.aborted = true
 	_ = w.wait() // the part in flight is encoded: nothing touches the parts now
 	w.drop()
 }
@@ -223,7 +215,7 @@ func (k *sink) abortOpen() int {
 	k.mu.Unlock()
 	unclosed := 0
 	for _, w := range writers {
-		if w.state != writerClosed {
+		if !w.closed {
 			unclosed++
 			w.Abort()
 		}
