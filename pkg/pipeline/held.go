@@ -63,12 +63,10 @@ func (h *Held) Split(n int64) Held {
 	return Held{a: h.a, n: n}
 }
 
-// Join moves o's bytes into h; both are of one account.
+// Join moves o's bytes into h; both are of one account, o's when h has
+// none.
 func (h *Held) Join(o *Held) {
 	m := o.Move()
-	if m.n == 0 {
-		return
-	}
 	if h.a == nil {
 		h.a = m.a
 	}

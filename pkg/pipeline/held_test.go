@@ -4,6 +4,12 @@ import (
 	"context"
 	"testing"
 	"time"
+
+	"github.com/grafana/grafana-plugin-sdk-go/data"
+
+	"github.com/quiverdata/quiver/pkg/arrowipc"
+	"github.com/quiverdata/quiver/pkg/settings"
+	"github.com/quiverdata/quiver/pkg/source"
 )
 
 // A Held's bytes move with it and are given back once: what the budget
@@ -73,4 +79,48 @@ func TestHeldKeepsItsAccount(t *testing.T) {
 		t.Fatalf("budget %d, Held %d, want 64", got, m.Bytes())
 	}
 	a.Close()
+}
+
+// reservingSource reserves reserve bytes, when not negative, then hands
+// over one frame of a row.
+type reservingSource struct{ reserve int64 }
+
+func (r reservingSource) Query(ctx context.Context, q source.Query, sink source.Sink) error {
+	if r.reserve >= 0 {
+		if err := source.Reserve(ctx, sink, r.reserve); err != nil {
+			return err
+		}
+	}
+	return sink.Frame(ctx, data.NewFrame("f", data.NewField("v", nil, []int64{1})))
+}
+
+// A query's frames wait for the budget until its source reserves; once it
+// has, even nothing, they take what they lack without waiting.
+func TestFramesDrawOnTheReservation(t *testing.T) {
+	p := New(Options{Workers: 1, Budget: settings.Budget{Bytes: 64 << 10, Wait: time.Minute}})
+	defer p.Close()
+	for share, n := range map[string]int64{"a": 48 << 10, "b": 16 << 10} { // the whole budget
+		if err := p.Account(share).Acquire(context.Background(), n); err != nil {
+			t.Fatal(err)
+		}
+	}
+	es, err := NewEncoders(arrowipc.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, reserve := range []int64{-1, 0} {
+		ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
+		acct := p.Account("s")
+		frames := 0
+		err := p.Run(ctx, Query{Source: reservingSource{reserve}, Encoders: es}, acct, func(_ int, f Frame) error {
+			frames++
+			f.Budget.Release()
+			return nil
+		})
+		cancel()
+		acct.Close()
+		if reserved := reserve >= 0; (err == nil) != reserved || (frames == 1) != reserved {
+			t.Errorf("reserved %d: %d frames, %v", reserve, frames, err)
+		}
+	}
 }

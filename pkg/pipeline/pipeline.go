@@ -128,7 +128,6 @@ func (p *Pipeline) Run(ctx context.Context, q Query, acct *Account, emit func(in
 	}
 	k := &sink{cancel: cancel, p: p, q: q, acct: acct, emit: emit,
 		log: func(msg string, args ...any) { p.log(ctx, msg, args...) }}
-	k.credit = Held{a: acct}
 	defer k.Unreserve()
 	var to source.Sink = k
 	if !q.JSON {

@@ -67,11 +67,11 @@ type sink struct {
 	first   *job
 	writers []*partWriter // the frames in parts (parts.go), every one opened
 	// credit is budget the source reserved (Reserve) that no frame has
-	// drawn yet; reserved says it reserved, so that frames beyond the
-	// estimate take the rest without waiting (a query holding a
-	// reservation must not wait for more: see budget).
-	credit   Held
-	reserved bool
+	// drawn yet. It has an account once the source reserved, even if
+	// nothing, so that frames beyond the estimate take the rest without
+	// waiting (a query holding a reservation must not wait for more: see
+	// budget).
+	credit Held
 }
 
 var (
@@ -87,8 +87,7 @@ func (k *sink) Reserve(ctx context.Context, n int64) error {
 		return err
 	}
 	k.mu.Lock()
-	k.credit.Join(&h)
-	k.reserved = true
+	k.credit.Join(&h) // h's account, whatever it holds
 	k.mu.Unlock()
 	return nil
 }
@@ -97,10 +96,10 @@ func (k *sink) Reserve(ctx context.Context, n int64) error {
 // budget, without waiting once the source has reserved.
 func (k *sink) hold(ctx context.Context, n int64) (Held, error) {
 	k.mu.Lock()
-	h, reserved := k.credit.Split(n), k.reserved
+	h := k.credit.Split(n)
 	k.mu.Unlock()
-	if !reserved {
-		return k.acct.Hold(ctx, n) // h is empty: only Reserve fills the credit
+	if h.a == nil { // not reserved: h is empty
+		return k.acct.Hold(ctx, n)
 	}
 	h.Fit(n) // n > 0 (a frame's estimate), and h holds at most n
 	return h, nil
