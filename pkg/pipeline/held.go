@@ -25,18 +25,6 @@ func (a *Account) Hold(ctx context.Context, n int64) (Held, error) {
 	return Held{a: a, n: max(n, 0)}, nil
 }
 
-// Take takes n bytes for a without waiting: for what an encoded frame
-// weighs beyond its estimate, or a copy of it, which a worker or a sender
-// must not wait for.
-func (a *Account) Take(n int64) Held {
-	if n > 0 {
-		a.b.mu.Lock()
-		a.b.take(a, n)
-		a.b.mu.Unlock()
-	}
-	return Held{a: a, n: max(n, 0)}
-}
-
 // Bytes is what h holds.
 func (h *Held) Bytes() int64 { return h.n }
 
@@ -74,12 +62,16 @@ func (h *Held) Join(o *Held) {
 }
 
 // Fit makes h hold exactly n bytes: what it lacks taken without waiting
-// (as Take), what it holds beyond given back. h has an account: it was
-// made by one (Hold, Take, Held{a: a}) or split from one that has.
+// (what an encoded frame weighs beyond its estimate, or a copy of it,
+// which a worker or a sender must not wait for), what it holds beyond
+// given back. h has an account: it was made by one (Hold, Held{a: a}) or
+// split from one that has.
 func (h *Held) Fit(n int64) {
 	switch {
 	case n > h.n:
-		h.a.Take(n - h.n) // its claim is h's: h.n becomes n below
+		h.a.b.mu.Lock()
+		h.a.b.take(h.a, n-h.n)
+		h.a.b.mu.Unlock()
 	case n < h.n:
 		h.a.Release(h.n - n)
 	}

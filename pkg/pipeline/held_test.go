@@ -49,7 +49,8 @@ func TestHeldMovesAndGivesBackOnce(t *testing.T) {
 	frame := part.Move()
 	part.Release() // moved: gives back nothing
 	used(500, "release after move")
-	more := a.Take(200)
+	more := Held{a: a}
+	more.Fit(200) // taken without waiting
 	frame.Join(&more)
 	used(700, "take")
 	release := frame.Drain()
