@@ -29,9 +29,8 @@ type kind struct {
 	nullable bool
 	tstype   string
 	column   func(f *data.Field, s *scratch) arrowipc.Column
-	json     jsonKind
-	// frameJSON writes the field's values as JSON: json.values, or
-	// json.nullable for a nullable type.
+	// frameJSON writes the field's values as JSON: its jsonKind's values,
+	// or nullable for a nullable type.
 	frameJSON frameValues
 	// goBytes is the Go memory of one value as the SDK's vector holds it
 	// (a nullable one adds its pointer); 0 for text and JSON, whose values
@@ -43,12 +42,21 @@ type kind struct {
 // Arrow types the SDK's own MarshalArrow gives them: a field type added
 // here is written in both formats. Each row adds a type and its nullable
 // variant, whose vector holds pointers and whose column takes nullable.
-var kinds = func() map[data.FieldType]kind {
-	m := map[data.FieldType]kind{}
+// Each row fills too the tables a record's JSON is written by: the jsonKind
+// of the Arrow column type the row writes in a record (jsonRecordKinds), and
+// the SDK field types data.FromArrowRecord gives columns (recordTypes).
+var kinds, jsonRecordKinds, recordTypes = func() (
+	map[data.FieldType]kind, map[arrow.Type]jsonKind, map[recordKey]data.FieldType) {
+	m, rk, rt := map[data.FieldType]kind{}, map[arrow.Type]jsonKind{}, map[recordKey]data.FieldType{}
 	add := func(ft data.FieldType, t arrow.DataType, tstype string,
 		column, nullable func(*data.Field, *scratch) arrowipc.Column, j jsonKind, goBytes int64) {
-		m[ft] = kind{t, false, tstype, column, j, j.values, goBytes}
-		m[ft.NullableType()] = kind{t, true, tstype, nullable, j, j.nullable, goBytes}
+		m[ft] = kind{t, false, tstype, column, j.values, goBytes}
+		m[ft.NullableType()] = kind{t, true, tstype, nullable, j.nullable, goBytes}
+		if j.record != nil {
+			rk[t.ID()] = j
+		}
+		rt[recordKey{t.ID(), false, tstype == TSEnum}] = ft
+		rt[recordKey{t.ID(), true, tstype == TSEnum}] = ft.NullableType()
 	}
 	add(data.FieldTypeInt8, arrow.PrimitiveTypes.Int8, TSNumber, fixed[int8], nullableFixed[int8], jsonInt(putInt[int8], len("-128")), 1)
 	add(data.FieldTypeInt16, arrow.PrimitiveTypes.Int16, TSNumber, fixed[int16], nullableFixed[int16], jsonInt(putInt[int16], len("-32768")), 2)
@@ -69,7 +77,7 @@ var kinds = func() map[data.FieldType]kind {
 		jsonOf(putString, recordVar[string](putString), len("null")), 0)
 	add(data.FieldTypeJSON, arrow.BinaryTypes.Binary, TSOther, varWidth[json.RawMessage], nullableVarWidth[json.RawMessage],
 		jsonOf(putRaw[json.RawMessage], recordVar[[]byte](putRaw[[]byte]), len("null")), 0)
-	return m
+	return m, rk, rt
 }()
 
 // ValueBytes is the Go memory of one value of an SDK field type as its

@@ -185,16 +185,6 @@ type recordKey struct {
 	nullable, enum bool
 }
 
-// recordTypes maps columns to the SDK field types data.FromArrowRecord
-// gives them, derived from the one table of field types (kinds).
-var recordTypes = func() map[recordKey]data.FieldType {
-	m := make(map[recordKey]data.FieldType, len(kinds))
-	for ft, k := range kinds {
-		m[recordKey{k.arrow.ID(), k.nullable, k.tstype == TSEnum}] = ft
-	}
-	return m
-}()
-
 // recordFieldType is the SDK field type of a record's field: its column
 // type, its nullable flag, and, for uint16, whether its tstype is enum.
 func recordFieldType(af arrow.Field) (data.FieldType, error) {

@@ -42,18 +42,6 @@ type jsonKind struct {
 	valueLen func(a arrow.Array) int
 }
 
-// jsonRecordKinds is the jsonKind of each Arrow column type, the one of
-// the rows of the field-type table that writes it in a record.
-var jsonRecordKinds = func() map[arrow.Type]jsonKind {
-	m := map[arrow.Type]jsonKind{}
-	for _, k := range kinds {
-		if k.json.record != nil {
-			m[k.arrow.ID()] = k.json
-		}
-	}
-	return m
-}()
-
 // jsonOf is the jsonKind of an SDK field type whose values are of type T
 // (and of its nullable variant, *T), written by p; its record column is
 // written by record.
