@@ -95,21 +95,6 @@ func (e *Encoder) appendPart(p *Parts, rec arrow.RecordBatch, lent bool) (arrowi
 // (PerBuffer nil; Codec the one most parts declare). p is then empty; on
 // error p is left as it was, for the caller to Reset.
 func (e *Encoder) FinishPartsPieces(p *Parts, md arrow.Metadata, stats *Summary) ([][]byte, arrowipc.BodyStats, error) {
-	kvs, st, err := e.partsMeta(p, md, stats)
-	if err != nil {
-		return nil, st, err
-	}
-	pieces, err := e.ipc.FinishFilePieces(&p.file, kvs)
-	if err != nil {
-		return nil, arrowipc.BodyStats{}, fmt.Errorf("frame: %w", err)
-	}
-	p.Reset()
-	return pieces, st, nil
-}
-
-// partsMeta readies p to be finished (a part of no row when it has none)
-// and returns its schema metadata and its body stats.
-func (e *Encoder) partsMeta(p *Parts, md arrow.Metadata, stats *Summary) ([]arrowipc.KeyValue, arrowipc.BodyStats, error) {
 	start := time.Now().Add(-p.sum.Encode)
 	if p.Len() == 0 {
 		if err := e.appendEmptyPart(p); err != nil {
@@ -128,7 +113,12 @@ func (e *Encoder) partsMeta(p *Parts, md arrow.Metadata, stats *Summary) ([]arro
 	if err != nil {
 		return nil, arrowipc.BodyStats{}, fmt.Errorf("frame: %w", err)
 	}
-	return kvs, st, nil
+	pieces, err := e.ipc.FinishFilePieces(&p.file, kvs)
+	if err != nil {
+		return nil, arrowipc.BodyStats{}, fmt.Errorf("frame: %w", err)
+	}
+	p.Reset()
+	return pieces, st, nil
 }
 
 // appendEmptyPart appends a part of no row of p's fields.
