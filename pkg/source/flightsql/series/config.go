@@ -92,8 +92,3 @@ func (c *Config) format() string {
 	}
 	return "time_series"
 }
-
-// meta is the FrameMeta of one frame of the query.
-func (c *Config) meta(typ data.FrameType, version data.FrameTypeVersion, notices []data.Notice, stats []data.QueryStat) *data.FrameMeta {
-	return &data.FrameMeta{Type: typ, TypeVersion: version, ExecutedQueryString: c.SQL, Notices: notices, Stats: stats}
-}

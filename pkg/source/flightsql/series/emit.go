@@ -55,25 +55,39 @@ func (ss *sortedSeries) release() {
 func (b *Builder) emit(ctx context.Context, sink source.Sink, ss *sortedSeries, j int, notices *[]data.Notice) error {
 	varr := ss.Values[j]
 	ss.Values[j] = nil
-	md, err := b.frameMD(*notices)
-	if err != nil {
-		varr.Release()
-		return err
-	}
-	*notices = nil
 	if b.timeMD == nil {
 		md := frame.ColumnMetadata(frame.TSTime, nil, "")
 		b.timeMD = &md
 	}
-	rec, err := frame.NewRecordMD(md, []frame.Column{
+	cols := []frame.Column{
 		{Name: b.schema.Field(b.timeIdx).Name, Array: b.timesArrayOf(ss), Metadata: b.timeMD},
 		b.valueField(j, varr, ss.Labels),
-	})
+	}
+	n := *notices
+	*notices = nil
+	return b.emitFrame(ctx, sink, n, cols, !ss.inSegments)
+}
+
+// emitFrame hands sink the frame of cols (taking their arrays) with the
+// query's frame meta and notices: lent when the sink lends and the frame's
+// memory is its own (lendable), else as a record to copy.
+func (b *Builder) emitFrame(ctx context.Context, sink source.Sink, notices []data.Notice, cols []frame.Column, lendable bool) error {
+	md, err := b.frameMD(notices)
+	if err != nil {
+		for _, c := range cols {
+			c.Array.Release()
+		}
+		return err
+	}
+	rec, err := frame.NewRecordMD(md, cols)
 	if err != nil {
 		return fmt.Errorf("flightsql: %w", err)
 	}
-	b.segmentsOut = b.segmentsOut || ss.inSegments
-	return b.hand(ctx, sink, rec, !ss.inSegments)
+	b.segmentsOut = b.segmentsOut || !lendable
+	if b.lender != nil && lendable {
+		return b.lender.LendRecord(ctx, rec)
+	}
+	return sink.Record(ctx, rec)
 }
 
 // metricColumn names the text column whose value names its series.
@@ -94,25 +108,6 @@ func (b *Builder) valueField(j int, values arrow.Array, labels data.Labels) fram
 		}
 	}
 	return frame.Column{Name: name, Array: values, TSType: frame.TSNumber, Labels: labels, Config: config}
-}
-
-// emitEmpty hands sink the one frame of an answer without series: a frame
-// of the query's type without fields, carrying the frame meta (the
-// notices, such as rows left out for their time, the stats, the SQL sent).
-// Grafana's SQL data sources answer a query without rows so, and it is the
-// data-plane contract's "no data": alert and recording rules read it as
-// NoData, where a typed frame with a time field and no value field is an
-// error (grafana/dataplane, sdata/timeseries multi.go and wide.go).
-func (b *Builder) emitEmpty(ctx context.Context, sink source.Sink, notices []data.Notice) error {
-	md, err := b.frameMD(notices)
-	if err != nil {
-		return err
-	}
-	rec, err := frame.NewRecordMD(md, nil)
-	if err != nil {
-		return fmt.Errorf("flightsql: %w", err)
-	}
-	return b.hand(ctx, sink, rec, true)
 }
 
 // sortSeries gathers the points of s, sorted by time (stable: rows of one
@@ -194,15 +189,6 @@ func (b *Builder) dropLastTimes() {
 	b.lastTimes, b.lastRuns, b.lastTimesBuf, b.lastTimesArr = nil, nil, nil, nil
 }
 
-// hand hands rec to sink: lent when the sink lends and rec's memory is its
-// own (lendable), else as a record to copy.
-func (b *Builder) hand(ctx context.Context, sink source.Sink, rec arrow.RecordBatch, lendable bool) error {
-	if b.lender != nil && lendable {
-		return b.lender.LendRecord(ctx, rec)
-	}
-	return sink.Record(ctx, rec)
-}
-
 // sameTimes says whether runs hold the times b.lastTimes holds, compared
 // where they lie (not collected first); a run that reads the same times'
 // segment place as the last series' run at its position is the same.
@@ -231,26 +217,27 @@ func (b *Builder) sameTimes(runs []run) bool {
 	return pos == len(last)
 }
 
-// frameMD is the schema metadata of a timeseries-multi frame (or of the
-// empty timeseries-wide one, emitEmpty). Without notices it is the same
-// for every frame of the query, so it is built (its meta marshalled to
+// frameMD is the schema metadata of a frame of the query: timeseries-multi
+// or timeseries-wide, as the format is. Without notices and stats it is the
+// same for every frame of the query, so it is built (its meta marshalled to
 // JSON) once.
 func (b *Builder) frameMD(notices []data.Notice) (arrow.Metadata, error) {
 	stats := b.cfg.Stats
 	b.cfg.Stats = nil // the first frame's only
-	if len(notices) == 0 && len(stats) == 0 && b.plainMD != nil {
-		return *b.plainMD, nil
+	if len(notices) == 0 && len(stats) == 0 && b.plainMD.Len() > 0 {
+		return b.plainMD, nil
 	}
 	typ := data.FrameTypeTimeSeriesMulti
 	if b.cfg.Wide {
 		typ = data.FrameTypeTimeSeriesWide
 	}
-	md, err := frame.SchemaMetadata("", b.cfg.RefID, b.cfg.meta(typ, data.FrameTypeVersion{0, 1}, notices, stats))
+	md, err := frame.SchemaMetadata("", b.cfg.RefID, &data.FrameMeta{Type: typ, TypeVersion: data.FrameTypeVersion{0, 1},
+		ExecutedQueryString: b.cfg.SQL, Notices: notices, Stats: stats})
 	if err != nil {
 		return arrow.Metadata{}, fmt.Errorf("flightsql: %w", err)
 	}
 	if len(notices) == 0 && len(stats) == 0 {
-		b.plainMD = &md
+		b.plainMD = md
 	}
 	return md, nil
 }

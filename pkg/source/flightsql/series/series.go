@@ -26,7 +26,7 @@ type Builder struct {
 	cfg  Config
 	post seriesPost // nil: none
 
-	plainMD *arrow.Metadata // frameMD without notices, once built
+	plainMD arrow.Metadata // frameMD without notices or stats, once built (empty until then)
 
 	schema   *arrow.Schema
 	timeIdx  int
@@ -336,7 +336,15 @@ func (b *Builder) Finish(ctx context.Context, sink source.Sink, notices []data.N
 		sorted = append(sorted, ss)
 	}
 	if len(all) == 0 {
-		return b.emitEmpty(ctx, sink, notices)
+		// The one frame of an answer without series: a frame of the
+		// query's type without fields, carrying the frame meta (the
+		// notices, such as rows left out for their time, the stats, the
+		// SQL sent). Grafana's SQL data sources answer a query without
+		// rows so, and it is the data-plane contract's "no data": alert
+		// and recording rules read it as NoData, where a typed frame with
+		// a time field and no value field is an error (grafana/dataplane,
+		// sdata/timeseries multi.go and wide.go).
+		return b.emitFrame(ctx, sink, notices, nil, true)
 	}
 	if b.cfg.Wide {
 		return b.emitWide(ctx, sink, sorted, notices)

@@ -102,13 +102,7 @@ func (b *Builder) emitWide(ctx context.Context, sink source.Sink, all []*sortedS
 		notices = append(notices, data.Notice{Severity: data.NoticeSeverityWarning,
 			Text: fmt.Sprintf("%d points were left out of the wide frame: their series has another point at the same time. Choose format time_series to see them.", dropped)})
 	}
-	rec, err := frame.NewRecord("", b.cfg.RefID, b.cfg.meta(data.FrameTypeTimeSeriesWide, data.FrameTypeVersion{0, 1}, notices, b.cfg.Stats), fields)
-	if err != nil {
-		return fmt.Errorf("flightsql: %w", err)
-	}
-	lendable := !slices.ContainsFunc(all, func(ss *sortedSeries) bool { return ss.inSegments })
-	b.segmentsOut = b.segmentsOut || !lendable
-	return b.hand(ctx, sink, rec, lendable)
+	return b.emitFrame(ctx, sink, notices, fields, !slices.ContainsFunc(all, func(ss *sortedSeries) bool { return ss.inSegments }))
 }
 
 // spread is the Numeric spread of T (see Numeric).
