@@ -166,9 +166,7 @@ func (e *Encoder) AppendFile(dst []byte, meta []KeyValue) ([]byte, error) {
 	if !e.batch.ready {
 		return dst, cmp.Or(e.err, ErrState)
 	}
-	dst = e.assembleFile(meta, false).join(dst)
-	e.batch.drop()
-	return dst, nil
+	return e.assembleFile(meta, false).join(dst), nil
 }
 
 // AppendFilePieces is AppendFile into pieces, borrowing as
@@ -182,10 +180,7 @@ func (e *Encoder) AppendFilePieces(meta []KeyValue) ([][]byte, error) {
 	if !e.batch.ready {
 		return nil, cmp.Or(e.err, ErrState)
 	}
-	j := e.assembleFile(meta, true)
-	pieces := j.split(nil)
-	e.batch.drop()
-	return pieces, nil
+	return e.assembleFile(meta, true).split(nil), nil
 }
 
 // Discard drops the prepared batch without writing it, and every reference

@@ -78,18 +78,14 @@ func (e *Encoder) AppendRecordsAsFile(dst []byte, schema *arrow.Schema, recs ...
 // dst nil, in a buffer of exactly the file's size), for the tests that
 // compare whole files.
 func (e *Encoder) FinishFile(dst []byte, f *File, meta []KeyValue) ([]byte, error) {
-	fb, err := e.finishLayout(f, meta)
+	pieces, err := e.FinishFilePieces(f, meta)
 	if err != nil {
 		return dst, err
 	}
 	j := &e.join
 	j.begin()
-	e.hdr.addTo(j)
-	for _, b := range f.pieces {
+	for _, b := range pieces {
 		j.ref(b)
 	}
-	addFooter(j, fb)
-	out := j.join(dst)
-	*f = File{done: true}
-	return out, nil
+	return j.join(dst), nil
 }

@@ -43,7 +43,8 @@ func (h *header) addTo(j *joiner) {
 }
 
 // assembleFile lays the whole file of the prepared batch out in e.join,
-// for the caller to join or split (see addBatch for borrow).
+// for the caller to join or split (see addBatch for borrow); the batch is
+// then no longer prepared.
 func (e *Encoder) assembleFile(meta []KeyValue, borrow bool) *joiner {
 	e.buildHeader(e.batch.fields, e.batch.infos, meta)
 	j := &e.join
@@ -51,6 +52,7 @@ func (e *Encoder) assembleFile(meta []KeyValue, borrow bool) *joiner {
 	e.hdr.addTo(j)
 	blk, _ := e.addBatch(j, int64(e.hdr.size()), borrow)
 	addFooter(j, e.buildFooter([]block{blk}))
+	e.batch.drop()
 	return j
 }
 

@@ -150,25 +150,6 @@ func (f *File) match(fields []Field) error {
 // finished. A File without a batch returns ErrState, a finished one
 // ErrFinished, f then unchanged.
 func (e *Encoder) FinishFilePieces(f *File, meta []KeyValue) ([][]byte, error) {
-	fb, err := e.finishLayout(f, meta)
-	if err != nil {
-		return nil, err
-	}
-	j := &e.join
-	j.begin()
-	e.hdr.addTo(j)
-	head := j.join(nil)
-	addFooter(j, fb)
-	tail := j.join(nil)
-	pieces := make([][]byte, 0, len(f.pieces)+2) // exactly: slices.Concat rounds up
-	pieces = append(append(append(pieces, head), f.pieces...), tail)
-	*f = File{done: true}
-	return pieces, nil
-}
-
-// finishLayout checks that f can be finished, builds its header (in e.hdr)
-// with meta, moves its blocks past the header and returns its footer.
-func (e *Encoder) finishLayout(f *File, meta []KeyValue) ([]byte, error) {
 	switch {
 	case f.done:
 		return nil, ErrFinished
@@ -176,9 +157,17 @@ func (e *Encoder) finishLayout(f *File, meta []KeyValue) ([]byte, error) {
 		return nil, fmt.Errorf("%w: the file has no batch", ErrState)
 	}
 	e.buildHeader(f.fields, f.infos, meta)
-	h := int64(e.hdr.size())
 	for i := range f.blocks {
-		f.blocks[i].offset += h
+		f.blocks[i].offset += int64(e.hdr.size()) // the batches follow the header
 	}
-	return e.buildFooter(f.blocks), nil
+	j := &e.join
+	j.begin()
+	e.hdr.addTo(j)
+	head := j.join(nil)
+	addFooter(j, e.buildFooter(f.blocks))
+	tail := j.join(nil)
+	pieces := make([][]byte, 0, len(f.pieces)+2) // exactly: slices.Concat rounds up
+	pieces = append(append(append(pieces, head), f.pieces...), tail)
+	*f = File{done: true}
+	return pieces, nil
 }
