@@ -47,7 +47,8 @@
 // converting types (other timestamp units, dictionaries, decimals…) is the
 // job of package frame.
 //
-// arrowipc imports arrow-go's type definitions, package codec and its own
-// internal/format (the format's slots and enums, shared with the reader in
-// arrowipctest); never the Grafana SDK and no other Quiver package.
+// arrowipc imports arrow-go's type definitions and bitmap copy, package
+// codec and its own internal/format (the format's slots and enums, shared
+// with the reader in arrowipctest); never the Grafana SDK and no other
+// Quiver package.
 package arrowipc

@@ -3,9 +3,11 @@ package arrowipc
 import (
 	"encoding/binary"
 	"fmt"
+	"slices"
 	"unsafe"
 
 	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/bitutil"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 )
 
@@ -164,25 +166,14 @@ func bufBytes(bufs []*memory.Buffer, i int) []byte {
 // bitmap starting at bit 0, ceil(n/8) bytes with the bits past n cleared,
 // and returns the extended slice. A nil src (no bitmap) reads as all set.
 func copyBitmap(dst, src []byte, off, n int) []byte {
-	nb := (n + 7) / 8
-	start := len(dst)
-	switch {
-	case src == nil:
-		for range nb {
-			dst = append(dst, 0xFF)
+	start, nb := len(dst), (n+7)/8
+	dst = slices.Grow(dst, nb)[:start+nb]
+	if src == nil {
+		for i := start; i < len(dst); i++ {
+			dst[i] = 0xFF
 		}
-	case off%8 == 0:
-		dst = append(dst, src[off/8:off/8+nb]...)
-	default:
-		shift := uint(off % 8)
-		base := off / 8
-		for i := range nb {
-			v := src[base+i] >> shift
-			if base+i+1 < len(src) {
-				v |= src[base+i+1] << (8 - shift)
-			}
-			dst = append(dst, v)
-		}
+	} else {
+		bitutil.CopyBitmap(src, off, n, dst[start:], 0)
 	}
 	if rem := n % 8; rem != 0 {
 		dst[start+nb-1] &= byte(1)<<uint(rem) - 1
