@@ -232,24 +232,16 @@ func duckDBTimeGroup(col string, d time.Duration) (string, error) {
 
 // detectRules map what a server reports as its name (then, when the name
 // says nothing, its version: GizmoSQL reports "duckdb v1.x" there) to a
-// dialect; the first rule whose text is contained, ignoring case, wins.
-var detectRules = []struct{ text, dialect string }{
-	{"duckdb", settings.DialectDuckDB},
-	{"influx", settings.DialectDataFusion}, // InfluxDB 3 ("InfluxDB IOx")
-	{"iox", settings.DialectDataFusion},
-	{"datafusion", settings.DialectDataFusion},
-	{"greptime", settings.DialectDataFusion},
-	{"cnosdb", settings.DialectDataFusion},
-	{"datalayers", settings.DialectDataFusion},
-	{"seafowl", settings.DialectDataFusion},
-	{"ballista", settings.DialectDataFusion},
-	{"dremio", settings.DialectDremio},
-	{"postgres", settings.DialectPostgres},
-	{"doris", settings.DialectMySQL},
-	{"starrocks", settings.DialectMySQL},
-	{"mysql", settings.DialectMySQL},
-	{"mariadb", settings.DialectMySQL},
-	{"sqlite", settings.DialectANSI},
+// dialect; the first of the rules' names that is contained, ignoring case,
+// wins.
+var detectRules = []struct{ dialect, names string }{
+	{settings.DialectDuckDB, "duckdb"},
+	// InfluxDB 3 reports "InfluxDB IOx".
+	{settings.DialectDataFusion, "influx iox datafusion greptime cnosdb datalayers seafowl ballista"},
+	{settings.DialectDremio, "dremio"},
+	{settings.DialectPostgres, "postgres"},
+	{settings.DialectMySQL, "doris starrocks mysql mariadb"},
+	{settings.DialectANSI, "sqlite"},
 }
 
 // detectDialect picks the dialect of a server from its name and version;
@@ -258,8 +250,10 @@ func detectDialect(name, version string) (d string, ok bool) {
 	for _, s := range []string{name, version} {
 		s = strings.ToLower(s)
 		for _, r := range detectRules {
-			if strings.Contains(s, r.text) {
-				return r.dialect, true
+			for text := range strings.FieldsSeq(r.names) {
+				if strings.Contains(s, text) {
+					return r.dialect, true
+				}
 			}
 		}
 	}
