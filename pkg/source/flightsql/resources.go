@@ -270,13 +270,20 @@ func rowBytes(rec arrow.RecordBatch, i int) int64 {
 	return n
 }
 
-// writeResourceError writes err of resource what; a deadline of the call's
-// own says which bound it hit.
+// writeResourceError writes err of resource what, with the HTTP status of
+// its kind; a deadline of the call's own says which bound it hit.
 func (s *Source) writeResourceError(w http.ResponseWriter, ctx context.Context, what string, err error) {
 	if source.KindOf(err) == source.KindTimeout && deadlinePassed(ctx) {
 		err = &source.Error{Kind: source.KindTimeout, Err: fmt.Errorf("flightsql: %s: no answer within %s, the schema browser's bound (the timeout setting, at most %s): %w", what, s.resourceTimeout(), s.bounds.timeout, err)}
 	}
-	writeError(w, err)
+	code := http.StatusBadGateway
+	switch source.KindOf(err) {
+	case source.KindQuery, source.KindLimit:
+		code = http.StatusBadRequest
+	case source.KindTimeout:
+		code = http.StatusGatewayTimeout
+	}
+	writeJSON(w, source.StatusOf(err, code), map[string]string{"error": err.Error()})
 }
 
 // deadlinePassed reports whether ctx's deadline has come, whether or not
@@ -302,17 +309,6 @@ func stringAt(rec arrow.RecordBatch, name string, i int) string {
 		return strings.Clone(s.Value(i))
 	}
 	return a.ValueStr(i)
-}
-
-func writeError(w http.ResponseWriter, err error) {
-	code := http.StatusBadGateway
-	switch source.KindOf(err) {
-	case source.KindQuery, source.KindLimit:
-		code = http.StatusBadRequest
-	case source.KindTimeout:
-		code = http.StatusGatewayTimeout
-	}
-	writeJSON(w, source.StatusOf(err, code), map[string]string{"error": err.Error()})
 }
 
 func writeJSON(w http.ResponseWriter, code int, v any) {
