@@ -340,13 +340,7 @@ func selects(words []string, col string) bool {
 // parenthesis or a literal).
 func renamesOf(sql, as, col string) (renamed, only bool) {
 	short := col[strings.LastIndexByte(col, '.')+1:]
-	for i := 0; ; {
-		j := strings.Index(sql[i:], as)
-		if j < 0 {
-			return renamed, true
-		}
-		j += i
-		i = j + 1
+	for j := indexFrom(sql, as, 0); j >= 0; j = indexFrom(sql, as, j+1) {
 		if end := j + len(as); end < len(sql) && isNameByte(sql[end]) {
 			continue
 		}
@@ -359,20 +353,24 @@ func renamesOf(sql, as, col string) (renamed, only bool) {
 		}
 		renamed = true
 	}
+	return renamed, true
 }
 
 // containsWord says whether s holds w with no name character either side.
 func containsWord(s, w string) bool {
-	for i := 0; ; {
-		j := strings.Index(s[i:], w)
-		if j < 0 {
-			return false
-		}
-		j += i
+	for j := indexFrom(s, w, 0); j >= 0; j = indexFrom(s, w, j+1) {
 		end := j + len(w)
 		if (j == 0 || !isNameByte(s[j-1])) && (end == len(s) || !isNameByte(s[end])) {
 			return true
 		}
-		i = j + 1
 	}
+	return false
+}
+
+// indexFrom is the index in s of the first w at or after from, or -1.
+func indexFrom(s, w string, from int) int {
+	if j := strings.Index(s[from:], w); j >= 0 {
+		return from + j
+	}
+	return -1
 }
