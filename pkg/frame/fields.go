@@ -104,22 +104,14 @@ func Values[T any](f *data.Field) []T {
 	return unsafe.Slice(f.PointerAt(0).(*T), n)
 }
 
-// asBytes reinterprets a slice of fixed-width numbers as its little-endian
-// bytes (every platform Grafana runs plugins on is little-endian).
-func asBytes[T any](v []T) []byte {
-	if len(v) == 0 {
-		return nil
-	}
-	var zero T
-	return unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(v))), len(v)*int(unsafe.Sizeof(zero)))
-}
-
 type fixedWidth interface {
 	~int8 | ~int16 | ~int32 | ~int64 | ~uint8 | ~uint16 | ~uint32 | ~uint64 | ~float32 | ~float64
 }
 
+// fixed's column is the vector's own memory, as its little-endian bytes
+// (every platform Grafana runs plugins on is little-endian).
 func fixed[T fixedWidth](f *data.Field, _ *scratch) arrowipc.Column {
-	return arrowipc.Column{Values: asBytes(Values[T](f))}
+	return arrowipc.Column{Values: arrow.GetBytes(Values[T](f))}
 }
 
 // withValidity returns c with the validity of v's rows (a nil row is null)

@@ -312,11 +312,7 @@ func equalTimes(a, b []arrow.Timestamp) bool {
 	if len(a) != len(b) {
 		return false
 	}
-	return bytes.Equal(timeBytes(a), timeBytes(b))
-}
-
-func timeBytes(t []arrow.Timestamp) []byte {
-	return unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(t))), len(t)*8)
+	return bytes.Equal(arrow.GetBytes(a), arrow.GetBytes(b))
 }
 
 // collect returns the values of runs as one slice: the segment's own memory
