@@ -70,9 +70,6 @@ func timeText(dst []byte, v arrow.Timestamp) []byte {
 	return time.Unix(0, int64(v)).UTC().AppendFormat(dst, time.RFC3339Nano)
 }
 
-// timestampNS is the only timestamp type Grafana reads correctly.
-var timestampNS = &arrow.TimestampType{Unit: arrow.Nanosecond}
-
 // The engine's text and JSON of any Arrow value
 //
 // appendText writes a value the way DuckDB's CAST(x AS VARCHAR) does, and

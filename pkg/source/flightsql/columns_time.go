@@ -16,6 +16,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 
+	"github.com/quiverdata/quiver/pkg/frame"
 	"github.com/quiverdata/quiver/pkg/source/flightsql/series"
 )
 
@@ -349,7 +350,7 @@ var unitName = map[arrow.TimeUnit]string{arrow.Second: "s", arrow.Millisecond: "
 // Arrow stores timestamps as UTC instants whatever the zone says, so dropping
 // the zone keeps the instant; Grafana renders it in the viewer's zone.
 func normaliseTimestamp(_ string, dt arrow.DataType) conversion {
-	return conversion{out: timestampNS, convert: scaleToNS[arrow.Timestamp, *array.Timestamp](unitNS(dt))}
+	return conversion{out: frame.Timestamp, convert: scaleToNS[arrow.Timestamp, *array.Timestamp](unitNS(dt))}
 }
 
 // normaliseDuration keeps the integer value and says its unit in the field
@@ -402,11 +403,11 @@ func scaleToNS[T arrow.Timestamp | arrow.Date32 | arrow.Date64, A valueArray[T]]
 			// The values slice, nulls' slots included: an infinity there
 			// only sends the column to the careful loop below.
 			if !hasInfinity(a.(interface{ Values() []T }).Values(), maxV) {
-				return retype(timestampNS)(mem, a)
+				return retype(frame.Timestamp)(mem, a)
 			}
 		}
 		var f found
-		out := eachValid(array.NewTimestampBuilder(mem, timestampNS), a, func(b *array.TimestampBuilder, i int) {
+		out := eachValid(array.NewTimestampBuilder(mem, frame.Timestamp), a, func(b *array.TimestampBuilder, i int) {
 			v := int64(src.Value(i))
 			if v > math.MaxInt64/mul || v < math.MinInt64/mul || isInfinity(v, maxV) {
 				b.AppendNull()

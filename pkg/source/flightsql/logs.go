@@ -126,7 +126,7 @@ func newLogsBuilder(mem memory.Allocator, fi frameInfo, s *arrow.Schema, order *
 		}
 	}
 	b.otherNames, b.renamed = series.UniqueLabels(b.otherNames)
-	b.times = array.NewTimestampBuilder(mem, timestampNS)
+	b.times = array.NewTimestampBuilder(mem, frame.Timestamp)
 	b.labels = array.NewBinaryBuilder(mem, arrow.BinaryTypes.Binary)
 	for _, t := range []textField{{logsBody, body, nil}, {logsSeverity, severity, nil}, {logsID, id, nil}} {
 		if t.col >= 0 {

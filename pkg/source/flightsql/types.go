@@ -11,6 +11,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/decimal"
 	"github.com/apache/arrow-go/v18/arrow/extensions"
 
+	"github.com/quiverdata/quiver/pkg/frame"
 	"github.com/quiverdata/quiver/pkg/source/flightsql/series"
 )
 
@@ -123,7 +124,7 @@ func registerNumbers() {
 	register(arrow.DECIMAL256, decimalType(decimal256Reader))
 
 	register(arrow.BOOL, typeInfo{normalise: passThrough, json: boolJSON,
-		grafana: valueColumn[bool, *array.Boolean, *array.BooleanBuilder]("boolean", strconv.AppendBool)})
+		grafana: valueColumn[bool, *array.Boolean, *array.BooleanBuilder](frame.TSBoolean, strconv.AppendBool)})
 	register(arrow.NULL, typeInfo{normalise: fixed(arrow.BinaryTypes.String, allNull), json: nullJSON})
 }
 
@@ -132,9 +133,9 @@ func registerNumbers() {
 // months (which have no fixed length) are text.
 func registerTimes() {
 	register(arrow.TIMESTAMP, typeInfo{normalise: normaliseTimestamp, text: timestampText, times: series.TimestampValues,
-		grafana: valueColumn[arrow.Timestamp, *array.Timestamp, *array.TimestampBuilder]("time", timeText)})
-	register(arrow.DATE32, typeInfo{normalise: fixed(timestampNS, scaleToNS[arrow.Date32, *array.Date32](int64(24*3600*1e9))), text: date32Text})
-	register(arrow.DATE64, typeInfo{normalise: fixed(timestampNS, scaleToNS[arrow.Date64, *array.Date64](1e6)), text: date64Text})
+		grafana: valueColumn[arrow.Timestamp, *array.Timestamp, *array.TimestampBuilder](frame.TSTime, timeText)})
+	register(arrow.DATE32, typeInfo{normalise: fixed(frame.Timestamp, scaleToNS[arrow.Date32, *array.Date32](int64(24*3600*1e9))), text: date32Text})
+	register(arrow.DATE64, typeInfo{normalise: fixed(frame.Timestamp, scaleToNS[arrow.Date64, *array.Date64](1e6)), text: date64Text})
 	register(arrow.TIME32, textType(timeOfDayText[arrow.Time32, *array.Time32]))
 	register(arrow.TIME64, textType(timeOfDayText[arrow.Time64, *array.Time64]))
 
@@ -148,12 +149,12 @@ func registerTimes() {
 // binary column holds JSON (Grafana reads an Arrow binary column as JSON).
 func registerBytes() {
 	register(arrow.STRING, typeInfo{normalise: passThrough,
-		grafana: valueColumn[string, *array.String, *array.StringBuilder]("string", appendRaw[string])})
+		grafana: valueColumn[string, *array.String, *array.StringBuilder](frame.TSString, appendRaw[string])})
 	register(arrow.LARGE_STRING, typeInfo{normalise: fixed(arrow.BinaryTypes.String, toString[*array.LargeString])})
 	register(arrow.STRING_VIEW, typeInfo{normalise: fixed(arrow.BinaryTypes.String, toString[*array.StringView])})
 
 	register(arrow.BINARY, base64Type[*array.Binary]().withColumn(
-		valueColumn[[]byte, *array.Binary, *array.BinaryBuilder]("other", appendRaw[[]byte])))
+		valueColumn[[]byte, *array.Binary, *array.BinaryBuilder](frame.TSOther, appendRaw[[]byte])))
 	register(arrow.LARGE_BINARY, base64Type[*array.LargeBinary]())
 	register(arrow.BINARY_VIEW, base64Type[*array.BinaryView]())
 	register(arrow.FIXED_SIZE_BINARY, base64Type[*array.FixedSizeBinary]())
@@ -219,7 +220,7 @@ var opaqueForms = map[opaqueKey]opaqueForm{
 // of series, its text (and, unless json says otherwise, its JSON) written
 // by text.
 func numberType[T series.Number, A valueArray[T], B valueBuilder[T]](text func([]byte, T) []byte) typeInfo {
-	c := valueColumn[T, A, B]("number", text)
+	c := valueColumn[T, A, B](frame.TSNumber, text)
 	return typeInfo{normalise: passThrough, text: c.text, json: c.text, grafana: c, numeric: series.NumericOf[T]()}
 }
 
