@@ -43,7 +43,7 @@ func ColumnMetadata(tstype string, labels data.Labels, config string) arrow.Meta
 func NewRecord(name, refID string, meta *data.FrameMeta, cols []Column) (arrow.RecordBatch, error) {
 	md, err := SchemaMetadata(name, refID, meta)
 	if err != nil {
-		releaseColumns(cols)
+		ReleaseColumns(cols)
 		return nil, fmt.Errorf("frame: %w", err)
 	}
 	return NewRecordMD(md, cols)
@@ -52,7 +52,7 @@ func NewRecord(name, refID string, meta *data.FrameMeta, cols []Column) (arrow.R
 // NewRecordMD is NewRecord with the frame's schema metadata (SchemaMetadata)
 // given.
 func NewRecordMD(md arrow.Metadata, cols []Column) (arrow.RecordBatch, error) {
-	defer releaseColumns(cols)
+	defer ReleaseColumns(cols)
 	afs := make([]arrow.Field, len(cols))
 	arrs := make([]arrow.Array, len(cols))
 	rows := 0
@@ -74,7 +74,8 @@ func (c *Column) metadata() arrow.Metadata {
 	return ColumnMetadata(c.TSType, c.Labels, c.Config)
 }
 
-func releaseColumns(cols []Column) {
+// ReleaseColumns releases the arrays of columns no record took over.
+func ReleaseColumns(cols []Column) {
 	for _, c := range cols {
 		c.Array.Release()
 	}

@@ -41,9 +41,7 @@ func newFrameRecord(name, refID string, meta *data.FrameMeta, cols []frame.Colum
 		g := typeOf(cols[i].Array.DataType().ID()).grafana
 		if g == nil {
 			err := fmt.Errorf("flightsql: internal: column %s has type %s after normalisation", source.Quote(cols[i].Name), cols[i].Array.DataType())
-			for _, c := range cols {
-				c.Array.Release()
-			}
+			frame.ReleaseColumns(cols)
 			return nil, err
 		}
 		cols[i].TSType = g.tstype

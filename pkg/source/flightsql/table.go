@@ -128,9 +128,7 @@ func (b *tableBuilder) joined(meta *data.FrameMeta) (arrow.RecordBatch, error) {
 		arr, err := joinArrays(b.mem, f.Type, parts)
 		b.parts[c] = nil
 		if err != nil {
-			for _, col := range fields {
-				col.Array.Release()
-			}
+			frame.ReleaseColumns(fields)
 			return nil, fmt.Errorf("flightsql: column %s: %w", source.Quote(f.Name), err)
 		}
 		config, _ := f.Metadata.GetValue(frame.KeyConfig)

@@ -74,9 +74,7 @@ func (b *Builder) emit(ctx context.Context, sink source.Sink, ss *sortedSeries, 
 func (b *Builder) emitFrame(ctx context.Context, sink source.Sink, notices []data.Notice, cols []frame.Column, lendable bool) error {
 	md, err := b.frameMD(notices)
 	if err != nil {
-		for _, c := range cols {
-			c.Array.Release()
-		}
+		frame.ReleaseColumns(cols)
 		return err
 	}
 	rec, err := frame.NewRecordMD(md, cols)
