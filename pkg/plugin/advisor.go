@@ -195,7 +195,7 @@ func (s *Service) measure(ctx context.Context, inst *Instance, pc backend.Plugin
 		MaxSeries: min(int(inst.settings.MaxSeries), adviseMaxSeries),
 		MaxPoints: min(inst.settings.MaxPoints, adviseMaxPoints),
 	}
-	lim.MaxBytes = min(inst.settings.MaxBytes(), lim.MaxPoints*16)
+	lim.MaxBytes = lim.MaxPoints * source.PointBytes // within the data source's (runQuery)
 	acct := s.pipeline.Account(budgetShare(ctx, pc))
 	defer acct.Close()
 	col := &collector{acct: acct, limits: lim}

@@ -17,10 +17,10 @@ import (
 	"github.com/quiverdata/quiver/pkg/source"
 )
 
-// The leaves keep their own copies of two facts; they must agree.
+// The leaves keep their own copies of a fact; they must agree.
 func TestLeafCopiesAgree(t *testing.T) {
-	if settings.QuoteMax != source.QuoteMax || settings.PointBytes != source.PointBytes {
-		t.Error("settings and source disagree on QuoteMax or PointBytes")
+	if settings.QuoteMax != source.QuoteMax {
+		t.Error("settings and source disagree on QuoteMax")
 	}
 }
 

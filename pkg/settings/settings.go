@@ -1,9 +1,6 @@
 package settings
 
-import (
-	"errors"
-	"math"
-)
+import "errors"
 
 // Settings of one data-source instance. Table describes every key: its
 // default, range or accepted values, and what it does.
@@ -54,20 +51,3 @@ func (s Settings) CodecLevel() int {
 	}
 	return int(s.Level)
 }
-
-// MaxBytes is the Arrow body bytes a query may produce: MaxPoints ×
-// PointBytes, so that a query of heavier rows (log lines, wide tables)
-// gets fewer of them. It saturates instead of overflowing.
-func (s Settings) MaxBytes() int64 {
-	if s.MaxPoints <= 0 {
-		return 0
-	}
-	if s.MaxPoints > math.MaxInt64/PointBytes {
-		return math.MaxInt64
-	}
-	return s.MaxPoints * PointBytes
-}
-
-// PointBytes is what one time-series point weighs in a frame body; package
-// source's PointBytes is the same (a test in package plugin checks it).
-const PointBytes = 16
