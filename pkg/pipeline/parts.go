@@ -141,7 +141,7 @@ func (w *partWriter) encodePart(rec arrow.RecordBatch, held Held, lent bool) (er
 		}
 		held.Release()
 	}()
-	defer k.recoverEncode(&err)
+	defer Recover(&err, k.log, "panic encoding a frame", k.q.Query.RefID, " while encoding a frame")
 	e := k.q.Encoders.Get(k.q.Decoder)
 	start := time.Now()
 	if lent {

@@ -155,13 +155,18 @@ func (p *Pipeline) Run(ctx context.Context, q Query, acct *Account, emit func(in
 // RunSource runs src's query into sink, turning a panic into the query's
 // error.
 func (p *Pipeline) RunSource(ctx context.Context, src source.Source, q source.Query, sink source.Sink) (err error) {
-	defer func() {
-		if r := recover(); r != nil {
-			p.log(ctx, "panic in a source", "refId", q.RefID, "panic", r, "stack", string(debug.Stack()))
-			err = fmt.Errorf("internal error in Quiver: %v", r)
-		}
-	}()
+	defer Recover(&err, func(msg string, args ...any) { p.log(ctx, msg, args...) }, "panic in a source", q.RefID, "")
 	return src.Query(ctx, q, sink)
+}
+
+// Recover, deferred, turns a panic into *err ("internal error in Quiver",
+// what, and the panic) and logs it as msg, with refID and the stack: it
+// fails the query or the request, not the process.
+func Recover(err *error, log func(msg string, args ...any), msg, refID, what string) {
+	if p := recover(); p != nil {
+		log(msg, "refId", refID, "panic", p, "stack", string(debug.Stack()))
+		*err = fmt.Errorf("internal error in Quiver%s: %v", what, p)
+	}
 }
 
 // Encoders is a data source's pool of frame encoders, all configured with

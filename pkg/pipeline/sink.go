@@ -3,7 +3,6 @@ package pipeline
 import (
 	"context"
 	"fmt"
-	"runtime/debug"
 	"sync"
 	"time"
 
@@ -281,7 +280,7 @@ func (k *sink) encodeAndEmit(idx int, j job, summary *frame.Summary) (err error)
 			j.release()
 		}
 	}()
-	defer k.recoverEncode(&err)
+	defer Recover(&err, k.log, "panic encoding a frame", k.q.Query.RefID, " while encoding a frame")
 	if k.q.JSON {
 		f.B, err = k.marshalJSON(j, &held)
 	} else {
@@ -293,15 +292,6 @@ func (k *sink) encodeAndEmit(idx int, j job, summary *frame.Summary) (err error)
 	held.Fit(f.Memory())
 	f.Budget = held.Move()
 	return k.emit(idx, f)
-}
-
-// recoverEncode, deferred, turns a panic while encoding a frame into *err
-// and logs it: it fails the query, not the process.
-func (k *sink) recoverEncode(err *error) {
-	if p := recover(); p != nil {
-		k.log("panic encoding a frame", "refId", k.q.Query.RefID, "panic", p, "stack", string(debug.Stack()))
-		*err = fmt.Errorf("internal error in Quiver while encoding a frame: %v", p)
-	}
 }
 
 // encode encodes j into a new buffer of exactly its size (Append to nil),

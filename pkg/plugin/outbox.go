@@ -2,9 +2,9 @@ package plugin
 
 import (
 	"context"
-	"fmt"
-	"runtime/debug"
 	"sync"
+
+	"github.com/quiverdata/quiver/pkg/pipeline"
 )
 
 // MaxUnsent bounds the encoded bytes of one chunked request that wait to be
@@ -156,11 +156,6 @@ func (o *outbox) run(send func(*chunk) error, failed func(error)) error {
 // sendRecovering is send(c), a panic turned into its error (and logged):
 // it fails the request, not the process.
 func sendRecovering(logError func(msg string, args ...any), send func(*chunk) error, c *chunk) (err error) {
-	defer func() {
-		if p := recover(); p != nil {
-			logError("panic sending a chunk", "refId", c.msg.GetRefId(), "panic", p, "stack", string(debug.Stack()))
-			err = fmt.Errorf("internal error in Quiver while sending a chunk: %v", p)
-		}
-	}()
+	defer pipeline.Recover(&err, logError, "panic sending a chunk", c.msg.GetRefId(), " while sending a chunk")
 	return send(c)
 }
